@@ -1,0 +1,131 @@
+// Customers: create, read, update, soft-delete, list. Every change records its event in the
+// same transaction. Deleted customers disappear from reads but stay referenced by ledgers.
+import type { Customer } from '../../generated/prisma/client.ts';
+import type { Ctx } from '../../platform/context.ts';
+import { inTransaction, type Db } from '../../platform/db/tenant.ts';
+import { NotFoundError } from '../../platform/errors.ts';
+import { newId } from '../../platform/ids.ts';
+import { paginate, type Page } from '../../platform/pagination.ts';
+import { parse } from '../../platform/validation.ts';
+import { previousAttributes, recordEvent } from '../events/index.ts';
+import {
+  customerCreate,
+  customerUpdate,
+  type CustomerCreateInput,
+  type CustomerListQuery,
+  type CustomerUpdateInput,
+} from './schema.ts';
+
+export * from './schema.ts';
+
+export interface CustomerJSON {
+  id: string;
+  object: 'customer';
+  email: string;
+  name: string | null;
+  phone: string | null;
+  currency: string | null;
+  metadata: Record<string, string>;
+  created_at: string;
+  updated_at: string;
+}
+
+export function customerToJSON(c: Customer): CustomerJSON {
+  return {
+    id: c.id,
+    object: 'customer',
+    email: c.email,
+    name: c.name,
+    phone: c.phone,
+    currency: c.currency,
+    metadata: (c.metadata ?? {}) as Record<string, string>,
+    created_at: c.createdAt.toISOString(),
+    updated_at: c.updatedAt.toISOString(),
+  };
+}
+
+/** GET /customers/:id shape: the customer with its subscriptions and saved payment methods. */
+export async function customerWithEmbeds(ctx: Ctx, c: Customer) {
+  // Subscriptions and payment methods arrive with their areas; until then both are empty.
+  return { ...customerToJSON(c), subscriptions: [] as unknown[], payment_methods: [] as unknown[] };
+}
+
+function dropEmpty(meta: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(meta).filter(([, v]) => v !== ''));
+}
+
+export async function createCustomer(ctx: Ctx, input: CustomerCreateInput): Promise<Customer> {
+  const data = parse(customerCreate, input);
+  return inTransaction(ctx.db, async (tx) => {
+    const c = await tx.customer.create({
+      data: {
+        id: newId('customer'),
+        merchantId: ctx.merchant.id,
+        email: data.email,
+        name: data.name ?? null,
+        phone: data.phone ?? null,
+        currency: data.currency ?? null,
+        metadata: dropEmpty(data.metadata ?? {}),
+      },
+    });
+    await recordEvent(tx, ctx.merchant.id, 'customer.created', customerToJSON(c));
+    return c;
+  });
+}
+
+/** A live (not deleted) customer of this merchant, or 404. */
+export async function getCustomer(ctx: Ctx, id: string, db: Db = ctx.db): Promise<Customer> {
+  const c = await db.customer.findFirst({ where: { id, deletedAt: null } });
+  if (!c) throw new NotFoundError('customer', id);
+  return c;
+}
+
+export async function updateCustomer(ctx: Ctx, id: string, input: CustomerUpdateInput): Promise<Customer> {
+  const data = parse(customerUpdate, input);
+  return inTransaction(ctx.db, async (tx) => {
+    // Lock the row so concurrent updates (and their events) apply one after the other.
+    await tx.$queryRaw`SELECT id FROM customers WHERE id = ${id} AND merchant_id = ${ctx.merchant.id} FOR UPDATE`;
+    const before = await getCustomer(ctx, id, tx);
+    const metadata = data.metadata
+      ? dropEmpty({ ...(before.metadata as Record<string, string>), ...data.metadata })
+      : undefined;
+    const after = await tx.customer.update({
+      where: { id },
+      data: {
+        email: data.email,
+        name: data.name,
+        phone: data.phone,
+        currency: data.currency,
+        metadata,
+      },
+    });
+    const prevJson = customerToJSON(before);
+    const afterJson = customerToJSON(after);
+    const { updated_at: _u, ...prev } = previousAttributes(prevJson as any, afterJson as any);
+    if (Object.keys(prev).length > 0) {
+      await recordEvent(tx, ctx.merchant.id, 'customer.updated', afterJson, prev);
+    }
+    return after;
+  });
+}
+
+export async function deleteCustomer(ctx: Ctx, id: string): Promise<Customer> {
+  return inTransaction(ctx.db, async (tx) => {
+    await tx.$queryRaw`SELECT id FROM customers WHERE id = ${id} AND merchant_id = ${ctx.merchant.id} FOR UPDATE`;
+    await getCustomer(ctx, id, tx);
+    // When subscriptions exist, this is where the customer's active ones are cancelled
+    // immediately, in this same transaction.
+    const c = await tx.customer.update({ where: { id }, data: { deletedAt: new Date() } });
+    await recordEvent(tx, ctx.merchant.id, 'customer.deleted', { ...customerToJSON(c), deleted: true });
+    return c;
+  });
+}
+
+export async function listCustomers(ctx: Ctx, q: CustomerListQuery): Promise<Page<Customer>> {
+  return paginate(q, ({ where, ...page }) =>
+    ctx.db.customer.findMany({
+      where: { AND: [where, { deletedAt: null }, q.email ? { email: q.email } : {}] },
+      ...page,
+    }),
+  );
+}

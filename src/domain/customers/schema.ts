@@ -1,0 +1,32 @@
+// Customer inputs. REST validates requests with these, the OpenAPI document is generated from
+// them, and the domain functions parse GraphQL input with the same schemas.
+import { z, email, phone, currency, metadata, listQuery } from '../../platform/validation.ts';
+
+const name = z.string().trim().min(1, { error: 'must not be empty' }).max(256, { error: 'must be at most 256 characters' });
+
+export const customerCreate = z.strictObject({
+  email,
+  name: name.nullable().optional(),
+  phone: phone.nullable().optional().meta({ description: 'E.164, e.g. +256700000001. Needed for mobile money.' }),
+  currency: currency.nullable().optional().meta({ description: 'Default currency (ISO 4217).' }),
+  metadata: metadata.optional(),
+});
+
+export const customerUpdate = z.strictObject({
+  email: email.optional(),
+  name: name.nullable().optional(),
+  phone: phone.nullable().optional(),
+  currency: currency.nullable().optional(),
+  metadata: metadata
+    .optional()
+    .meta({ description: 'Merged into the existing metadata; a key set to an empty string is removed.' }),
+});
+
+export const customerListQuery = z.strictObject({
+  email: z.string().max(254).meta({ description: 'Exact email match.' }).optional(),
+  ...listQuery,
+});
+
+export type CustomerCreateInput = z.input<typeof customerCreate>;
+export type CustomerUpdateInput = z.input<typeof customerUpdate>;
+export type CustomerListQuery = z.output<typeof customerListQuery>;

@@ -1,0 +1,84 @@
+// Events: an append-only record of every state change, written by `recordEvent` inside the
+// transaction that makes the change, so there is never an event without its change or a
+// change without its event. Webhook delivery reads from here.
+import type { Event } from '../../generated/prisma/client.ts';
+import type { Ctx } from '../../platform/context.ts';
+import type { Db } from '../../platform/db/tenant.ts';
+import { NotFoundError } from '../../platform/errors.ts';
+import { newId } from '../../platform/ids.ts';
+import { paginate, type Page } from '../../platform/pagination.ts';
+import { z, listQuery, timestamp } from '../../platform/validation.ts';
+import { EVENT_TYPES, type EventType } from './types.ts';
+
+export { EVENT_TYPES, type EventType };
+
+export interface EventJSON {
+  id: string;
+  object: 'event';
+  type: string;
+  created_at: string;
+  data: { object: unknown; previous_attributes?: Record<string, unknown> };
+}
+
+/**
+ * Records one event. `db` must be the transaction that makes the change; `object` is the
+ * record's API representation after the change.
+ */
+export async function recordEvent(
+  db: Db,
+  merchantId: string,
+  type: EventType,
+  object: unknown,
+  previousAttributes?: Record<string, unknown>,
+): Promise<Event> {
+  const data: EventJSON['data'] = { object };
+  if (previousAttributes && Object.keys(previousAttributes).length > 0) data.previous_attributes = previousAttributes;
+  return db.event.create({ data: { id: newId('event'), merchantId, type, data: data as object } });
+}
+
+export function eventToJSON(e: Event): EventJSON {
+  return { id: e.id, object: 'event', type: e.type, created_at: e.createdAt.toISOString(), data: e.data as EventJSON['data'] };
+}
+
+export const eventListQuery = z.strictObject({
+  type: z
+    .string()
+    .max(100)
+    .meta({ description: 'Exact event type, or a prefix ending in `.*` (e.g. `customer.*`).', example: 'customer.created' })
+    .optional(),
+  created_after: timestamp.optional(),
+  created_before: timestamp.optional(),
+  ...listQuery,
+});
+export type EventListQuery = z.output<typeof eventListQuery>;
+
+export async function listEvents(ctx: Ctx, q: EventListQuery): Promise<Page<Event>> {
+  const type = q.type?.endsWith('.*') ? { startsWith: q.type.slice(0, -1) } : q.type;
+  return paginate(q, ({ where, ...page }) =>
+    ctx.db.event.findMany({
+      where: {
+        AND: [
+          where,
+          type ? { type } : {},
+          q.created_after || q.created_before ? { createdAt: { gt: q.created_after, lt: q.created_before } } : {},
+        ],
+      },
+      ...page,
+    }),
+  );
+}
+
+export async function getEvent(ctx: Ctx, id: string): Promise<Event> {
+  const e = await ctx.db.event.findUnique({ where: { id } });
+  if (!e) throw new NotFoundError('event', id);
+  return e;
+}
+
+/** Changed fields between two API representations: the values before the change. */
+export function previousAttributes(before: Record<string, unknown>, after: Record<string, unknown>): Record<string, unknown> {
+  const prev: Record<string, unknown> = {};
+  for (const k of Object.keys(after)) {
+    if (JSON.stringify(before[k]) !== JSON.stringify(after[k])) prev[k] = before[k] ?? null;
+  }
+  return prev;
+}

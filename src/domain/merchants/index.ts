@@ -1,0 +1,94 @@
+// Merchants and their API keys. Used by the CLI and at start (bootstrap); not exposed over the API.
+import type { PrismaClient } from '../../platform/db/index.ts';
+import { hashSecret } from '../../platform/auth.ts';
+import { newId, randomToken } from '../../platform/ids.ts';
+
+export type Mode = 'test' | 'live';
+
+export interface IssuedCredentials {
+  merchant_id: string;
+  client_id: string;
+  client_secret: string;
+  mode: Mode;
+}
+
+export async function createMerchant(prisma: PrismaClient, input: { name: string; mode?: Mode }): Promise<IssuedCredentials> {
+  const name = input.name.trim();
+  if (!name || name.length > 200) throw new Error('merchant name must be 1 to 200 characters');
+  const mode = input.mode ?? 'test';
+  const clientId = newId('client_id');
+  const secret = `sk_${mode}_${randomToken(32)}`;
+  const secretHash = await hashSecret(secret);
+  const merchant = await prisma.$transaction(async (tx) => {
+    const m = await tx.merchant.create({ data: { id: newId('merchant'), name, mode } });
+    await tx.apiKey.create({ data: { id: newId('api_key'), merchantId: m.id, clientId, secretHash, secretLast4: secret.slice(-4) } });
+    return m;
+  });
+  return { merchant_id: merchant.id, client_id: clientId, client_secret: secret, mode };
+}
+
+export async function createApiKey(prisma: PrismaClient, merchantId: string): Promise<IssuedCredentials> {
+  const m = await prisma.merchant.findUnique({ where: { id: merchantId } });
+  if (!m) throw new Error(`no such merchant: ${merchantId}`);
+  const clientId = newId('client_id');
+  const secret = `sk_${m.mode}_${randomToken(32)}`;
+  await prisma.apiKey.create({
+    data: { id: newId('api_key'), merchantId, clientId, secretHash: await hashSecret(secret), secretLast4: secret.slice(-4) },
+  });
+  return { merchant_id: m.id, client_id: clientId, client_secret: secret, mode: m.mode as Mode };
+}
+
+/** Revokes a key by client id; returns false when there is no such active key. */
+export async function revokeApiKey(prisma: PrismaClient, clientId: string): Promise<boolean> {
+  const r = await prisma.apiKey.updateMany({ where: { clientId, revokedAt: null }, data: { revokedAt: new Date() } });
+  return r.count === 1;
+}
+
+export async function listMerchants(prisma: PrismaClient) {
+  const rows = await prisma.merchant.findMany({
+    orderBy: { createdAt: 'asc' },
+    include: { apiKeys: { orderBy: { createdAt: 'asc' } } },
+  });
+  return rows.map((m) => ({
+    merchant_id: m.id,
+    name: m.name,
+    mode: m.mode,
+    created_at: m.createdAt.toISOString(),
+    keys: m.apiKeys.map((k) => ({
+      client_id: k.clientId,
+      secret_last4: k.secretLast4,
+      created_at: k.createdAt.toISOString(),
+      revoked_at: k.revokedAt?.toISOString() ?? null,
+    })),
+  }));
+}
+
+/**
+ * Start-up bootstrap. With explicit credentials (BILLING_BOOTSTRAP_CLIENT_ID/SECRET) a test-mode
+ * merchant holding exactly those is ensured (the secret is re-hashed when it changed). Without
+ * them, a test merchant is created only when the database has no merchant at all; the returned
+ * credentials are then printed once.
+ */
+export async function bootstrapMerchant(
+  prisma: PrismaClient,
+  explicit?: { clientId: string; clientSecret: string },
+): Promise<IssuedCredentials | null> {
+  if (explicit) {
+    const key = await prisma.apiKey.findUnique({ where: { clientId: explicit.clientId } });
+    const secretHash = await hashSecret(explicit.clientSecret);
+    if (key) {
+      await prisma.apiKey.update({
+        where: { id: key.id },
+        data: { secretHash, secretLast4: explicit.clientSecret.slice(-4), revokedAt: null },
+      });
+      return null;
+    }
+    const m = await prisma.merchant.create({ data: { id: newId('merchant'), name: 'Bootstrap merchant', mode: 'test' } });
+    await prisma.apiKey.create({
+      data: { id: newId('api_key'), merchantId: m.id, clientId: explicit.clientId, secretHash, secretLast4: explicit.clientSecret.slice(-4) },
+    });
+    return null;
+  }
+  if ((await prisma.merchant.count()) > 0) return null;
+  return createMerchant(prisma, { name: 'Test merchant', mode: 'test' });
+}

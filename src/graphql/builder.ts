@@ -1,0 +1,114 @@
+// The Pothos schema builder: Prisma-backed object types, Relay nodes and connections whose ids
+// and cursors are the same strings REST uses, typed error unions, and depth/complexity limits.
+import SchemaBuilder from '@pothos/core';
+import ComplexityPlugin from '@pothos/plugin-complexity';
+import ErrorsPlugin from '@pothos/plugin-errors';
+import PrismaPlugin from '@pothos/plugin-prisma';
+import RelayPlugin from '@pothos/plugin-relay';
+import { GraphQLError, Kind } from 'graphql';
+import type PrismaTypes from '../generated/pothos-types.ts';
+import { getDatamodel } from '../generated/pothos-types.ts';
+import type { PrismaClient } from '../platform/db/index.ts';
+import type { Ctx } from '../platform/context.ts';
+import { kindOfId, type IdKind } from '../platform/ids.ts';
+import { MAX_AMOUNT } from '../platform/money.ts';
+import type { Services } from '../server/env.ts';
+
+export interface GraphQLContext {
+  ctx: Ctx;
+  services: Services;
+}
+
+/** GraphQL type name for each id prefix (global ids are the plain API ids). */
+export const TYPENAME_BY_KIND: Partial<Record<IdKind, string>> = {
+  customer: 'Customer',
+  event: 'Event',
+};
+
+export const builder = new SchemaBuilder<{
+  Context: GraphQLContext;
+  PrismaTypes: PrismaTypes;
+  DefaultFieldNullability: false;
+  DefaultEdgesNullability: false;
+  DefaultNodeNullability: false;
+  Scalars: {
+    DateTime: { Input: Date; Output: Date | string };
+    JSON: { Input: unknown; Output: unknown };
+    Money: { Input: number; Output: number | bigint };
+  };
+}>({
+  plugins: [ErrorsPlugin, PrismaPlugin, RelayPlugin, ComplexityPlugin],
+  defaultFieldNullability: false,
+  prisma: {
+    // Every query goes through the request's merchant-scoped client.
+    client: (gctx) => gctx.ctx.db as unknown as PrismaClient,
+    dmmf: getDatamodel(),
+    exposeDescriptions: false,
+    filterConnectionTotalCount: true,
+    onUnusedQuery: null,
+  },
+  relay: {
+    clientMutationId: 'omit',
+    cursorType: 'String',
+    edgesFieldOptions: { nullable: false },
+    nodeFieldOptions: { nullable: false },
+    encodeGlobalID: (_typename, id) => String(id),
+    decodeGlobalID: (globalID) => {
+      const kind = kindOfId(globalID);
+      return { typename: (kind && TYPENAME_BY_KIND[kind]) || 'Unknown', id: globalID };
+    },
+    nodeQueryOptions: {
+      nullable: true,
+      resolve: (_root, { id }, _ctx, _info, resolveNode) => (id.typename === 'Unknown' ? null : resolveNode(id)),
+    },
+    nodesQueryOptions: false,
+  },
+  errors: { defaultTypes: [] },
+  complexity: {
+    defaultComplexity: 1,
+    defaultListMultiplier: 10,
+    limit: (gctx) => ({
+      depth: gctx.services.config.GRAPHQL_MAX_DEPTH,
+      complexity: gctx.services.config.GRAPHQL_MAX_COMPLEXITY,
+      breadth: 500,
+    }),
+  },
+});
+
+builder.queryType({});
+builder.mutationType({});
+
+builder.scalarType('DateTime', {
+  description: 'An ISO 8601 timestamp, e.g. 2026-01-31T12:00:00.000Z.',
+  serialize: (v) => (v instanceof Date ? v.toISOString() : new Date(v).toISOString()),
+  parseValue: (v) => {
+    if (typeof v !== 'string' || Number.isNaN(Date.parse(v))) throw new GraphQLError('DateTime must be an ISO 8601 string.');
+    return new Date(v);
+  },
+});
+
+builder.scalarType('JSON', {
+  description: 'Arbitrary JSON value.',
+  serialize: (v) => v,
+  parseValue: (v) => v,
+});
+
+function toSafeMoney(v: unknown): number {
+  if (typeof v === 'number' && Number.isSafeInteger(v)) return v;
+  throw new GraphQLError(`Money must be an integer between -${MAX_AMOUNT} and ${MAX_AMOUNT} in the smallest currency unit.`);
+}
+
+builder.scalarType('Money', {
+  description:
+    'An integer amount in the smallest currency unit (cents, yen …). A JSON number that is always a safe integer (GraphQL Int is 32-bit and too small).',
+  serialize: (v) => {
+    const n = typeof v === 'bigint' ? Number(v) : v;
+    if (!Number.isSafeInteger(n)) throw new GraphQLError('Money value out of safe-integer range.');
+    return n;
+  },
+  parseValue: toSafeMoney,
+  parseLiteral: (ast) => {
+    if (ast.kind !== Kind.INT) throw new GraphQLError('Money must be an integer literal.');
+    return toSafeMoney(Number(ast.value));
+  },
+});

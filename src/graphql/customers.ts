@@ -1,0 +1,117 @@
+import * as customers from '../domain/customers/index.ts';
+import { NotFoundError } from '../platform/errors.ts';
+import { builder } from './builder.ts';
+import { COMMON_ERRORS } from './errors.ts';
+import { mutate, pageArgs, toConnection } from './helpers.ts';
+
+export const Customer = builder.prismaNode('Customer', {
+  id: { field: 'id' },
+  // node(id:) must not find deleted customers either.
+  findUnique: (id) => ({ id, deletedAt: null }),
+  fields: (t) => ({
+    email: t.exposeString('email'),
+    name: t.exposeString('name', { nullable: true }),
+    phone: t.exposeString('phone', { nullable: true, description: 'E.164' }),
+    currency: t.exposeString('currency', { nullable: true, description: 'Default currency (ISO 4217).' }),
+    metadata: t.field({ type: 'JSON', resolve: (c) => c.metadata ?? {} }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+  }),
+});
+
+export const CustomerConnection = builder.connectionObject({ type: Customer, name: 'CustomerConnection' }, { name: 'CustomerEdge' });
+
+builder.queryFields((t) => ({
+  customer: t.field({
+    type: Customer,
+    nullable: true,
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (_, { id }, { ctx }) => {
+      try {
+        return await customers.getCustomer(ctx, String(id));
+      } catch (e) {
+        if (e instanceof NotFoundError) return null;
+        throw e;
+      }
+    },
+  }),
+  customers: t.field({
+    type: CustomerConnection,
+    description: 'Customers, newest first.',
+    args: {
+      first: t.arg.int({ description: '1 to 100, default 20.' }),
+      after: t.arg.string(),
+      email: t.arg.string({ description: 'Exact email match.' }),
+    },
+    resolve: async (_, a, { ctx }) =>
+      toConnection(await customers.listCustomers(ctx, { ...pageArgs(a), email: a.email ?? undefined })),
+  }),
+}));
+
+const metadataDescription = 'String key-value pairs (≤ 50 keys, values ≤ 500 characters).';
+
+const CreateCustomerInput = builder.inputType('CreateCustomerInput', {
+  fields: (t) => ({
+    email: t.string({ required: true }),
+    name: t.string(),
+    phone: t.string({ description: 'E.164, e.g. +256700000001' }),
+    currency: t.string({ description: 'ISO 4217' }),
+    metadata: t.field({ type: 'JSON', description: metadataDescription }),
+    idempotencyKey: t.string({ description: 'Retries with the same key and input within 24 h return the first result.' }),
+  }),
+});
+
+const UpdateCustomerInput = builder.inputType('UpdateCustomerInput', {
+  fields: (t) => ({
+    id: t.id({ required: true }),
+    email: t.string(),
+    name: t.string({ description: 'null clears it' }),
+    phone: t.string({ description: 'null clears it' }),
+    currency: t.string({ description: 'null clears it' }),
+    metadata: t.field({ type: 'JSON', description: `${metadataDescription} Merged; an empty string removes a key.` }),
+    idempotencyKey: t.string(),
+  }),
+});
+
+const DeleteCustomerInput = builder.inputType('DeleteCustomerInput', {
+  fields: (t) => ({ id: t.id({ required: true }), idempotencyKey: t.string() }),
+});
+
+const DeletedCustomer = builder.objectRef<{ id: string }>('DeletedCustomer').implement({
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    deleted: t.boolean({ resolve: () => true }),
+  }),
+});
+
+const reload = (ctx: Parameters<typeof customers.getCustomer>[0], id: string) => customers.getCustomer(ctx, id);
+
+builder.mutationFields((t) => ({
+  createCustomer: t.field({
+    type: Customer,
+    errors: { types: COMMON_ERRORS, dataField: { name: 'customer' }, result: { name: 'CreateCustomerSuccess' }, union: { name: 'CreateCustomerResult' } },
+    args: { input: t.arg({ type: CreateCustomerInput, required: true }) },
+    resolve: (_, { input }, gctx) =>
+      mutate(gctx, 'createCustomer', input, (ctx, data: customers.CustomerCreateInput) => customers.createCustomer(ctx, data), reload),
+  }),
+  updateCustomer: t.field({
+    type: Customer,
+    errors: { types: [...COMMON_ERRORS, NotFoundError], dataField: { name: 'customer' }, result: { name: 'UpdateCustomerSuccess' }, union: { name: 'UpdateCustomerResult' } },
+    args: { input: t.arg({ type: UpdateCustomerInput, required: true }) },
+    resolve: (_, { input }, gctx) =>
+      mutate(
+        gctx,
+        'updateCustomer',
+        input,
+        (ctx, { id, ...fields }: { id: string } & customers.CustomerUpdateInput) => customers.updateCustomer(ctx, String(id), fields),
+        reload,
+      ),
+  }),
+  deleteCustomer: t.field({
+    type: DeletedCustomer,
+    errors: { types: [...COMMON_ERRORS, NotFoundError], dataField: { name: 'deletedCustomer' }, result: { name: 'DeleteCustomerSuccess' }, union: { name: 'DeleteCustomerResult' } },
+    args: { input: t.arg({ type: DeleteCustomerInput, required: true }) },
+    resolve: (_, { input }, gctx) =>
+      mutate(gctx, 'deleteCustomer', input, (ctx) => customers.deleteCustomer(ctx, String(input.id)), async (_ctx, id) => ({ id })),
+  }),
+}));

@@ -1,0 +1,55 @@
+import * as events from '../domain/events/index.ts';
+import { NotFoundError } from '../platform/errors.ts';
+import { builder } from './builder.ts';
+import { pageArgs, toConnection } from './helpers.ts';
+
+export const Event = builder.prismaNode('Event', {
+  id: { field: 'id' },
+  fields: (t) => ({
+    type: t.exposeString('type', { description: 'e.g. customer.created' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    data: t.field({
+      type: 'JSON',
+      description: '{ object: the record after the change (REST representation), previous_attributes?: changed fields before the change }',
+      resolve: (e) => e.data,
+    }),
+  }),
+});
+
+export const EventConnection = builder.connectionObject({ type: Event, name: 'EventConnection' }, { name: 'EventEdge' });
+
+builder.queryFields((t) => ({
+  event: t.field({
+    type: Event,
+    nullable: true,
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (_, { id }, { ctx }) => {
+      try {
+        return await events.getEvent(ctx, String(id));
+      } catch (e) {
+        if (e instanceof NotFoundError) return null;
+        throw e;
+      }
+    },
+  }),
+  events: t.field({
+    type: EventConnection,
+    description: 'Events, newest first.',
+    args: {
+      first: t.arg.int({ description: '1 to 100, default 20.' }),
+      after: t.arg.string(),
+      type: t.arg.string({ description: 'Exact type, or a prefix ending in .* (customer.*).' }),
+      createdAfter: t.arg({ type: 'DateTime', description: 'Exclusive lower bound on createdAt.' }),
+      createdBefore: t.arg({ type: 'DateTime', description: 'Exclusive upper bound on createdAt.' }),
+    },
+    resolve: async (_, a, { ctx }) =>
+      toConnection(
+        await events.listEvents(ctx, {
+          ...pageArgs(a),
+          type: a.type ?? undefined,
+          created_after: a.createdAfter ?? undefined,
+          created_before: a.createdBefore ?? undefined,
+        }),
+      ),
+  }),
+}));

@@ -1,0 +1,93 @@
+// Shared resolver plumbing: Relay connections from domain pages, and mutations with
+// idempotencyKey support that map GraphQL input onto the domain's (REST-shaped) input.
+import type { Ctx } from '../platform/context.ts';
+import {
+  AppError,
+  IdempotencyError,
+  InsufficientBalanceError,
+  NotFoundError,
+  StateError,
+  ValidationError,
+} from '../platform/errors.ts';
+import { forMerchant } from '../platform/db/tenant.ts';
+import { runIdempotent, validateKey } from '../platform/idempotency.ts';
+import { checkLimit, encodeCursor, type Keyed, type Page } from '../platform/pagination.ts';
+import type { GraphQLContext } from './builder.ts';
+
+/** GraphQL's `first`/`after` as the domain's page arguments (`first` is checked under its own name). */
+export function pageArgs(a: { first?: number | null; after?: string | null }) {
+  return { limit: checkLimit(a.first, 'first'), after: a.after ?? undefined };
+}
+
+export function toConnection<T extends Keyed>(page: Page<T>) {
+  const edges = page.data.map((node) => ({ cursor: encodeCursor(node), node }));
+  return {
+    edges,
+    pageInfo: {
+      hasNextPage: page.hasMore,
+      hasPreviousPage: false,
+      startCursor: edges[0]?.cursor ?? null,
+      endCursor: edges[edges.length - 1]?.cursor ?? null,
+    },
+  };
+}
+
+/** camelCase GraphQL input → snake_case domain input. Keys inside `metadata` are left alone. */
+export function snakeKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(snakeKeys);
+  if (value === null || typeof value !== 'object' || value instanceof Date) return value instanceof Date ? value.toISOString() : value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (v === undefined) continue;
+    const key = k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    out[key] = key === 'metadata' ? v : snakeKeys(v);
+  }
+  return out;
+}
+
+interface StoredError {
+  error: { type: string; code: string; message: string; param: string | null; balance?: number };
+}
+
+function restoreError(status: number, body: StoredError): AppError {
+  const { type, code, message, param } = body.error;
+  let e: AppError;
+  if (status === 404) e = new NotFoundError('record', null, param);
+  else if (status === 402) e = new InsufficientBalanceError(message, BigInt(body.error.balance ?? 0), param);
+  else if (type === 'idempotency_error') e = new IdempotencyError(code, message, param);
+  else if (type === 'state_error') e = new StateError(code, message, param);
+  else e = new ValidationError(code, message, param);
+  e.message = message;
+  return e;
+}
+
+/**
+ * Runs a mutation. With an idempotencyKey, the first run's outcome is stored with the change;
+ * a repeat returns the same record (re-read by id) or the same error without doing the work again.
+ */
+export async function mutate<T extends { id: string }, I = any>(
+  gctx: GraphQLContext,
+  operation: string,
+  input: { idempotencyKey?: string | null } & Record<string, unknown>,
+  work: (ctx: Ctx, input: I) => Promise<T>,
+  reload: (ctx: Ctx, id: string) => Promise<T>,
+): Promise<T> {
+  const { idempotencyKey, ...rest } = input;
+  const domainInput = snakeKeys(rest) as I;
+  if (idempotencyKey === undefined || idempotencyKey === null) return work(gctx.ctx, domainInput);
+  validateKey(idempotencyKey, 'idempotencyKey');
+  const ctx = gctx.ctx;
+  let result: T | undefined;
+  const outcome = await runIdempotent(
+    forMerchant(gctx.services.db.prisma, ctx.merchant.id),
+    { merchantId: ctx.merchant.id, key: idempotencyKey, scope: `graphql ${operation}`, payload: rest },
+    async (tx) => {
+      result = await work({ ...ctx, db: tx }, domainInput);
+      return { status: 200, body: { id: result.id } };
+    },
+    (err) => ({ status: err.status, body: { error: { type: err.type, code: err.code, message: err.message, param: err.param, ...(err instanceof InsufficientBalanceError ? { balance: Number(err.balance) } : {}) } } }),
+  );
+  if (!outcome.replayed) return result!;
+  if (outcome.response.status >= 400) throw restoreError(outcome.response.status, outcome.response.body as StoredError);
+  return reload(ctx, (outcome.response.body as { id: string }).id);
+}

@@ -1,0 +1,13 @@
+// Assembles the GraphQL schema from every area's types. `npm run schema:print` writes it to
+// schema.graphql, which is committed; a test fails when the two differ.
+import { lexicographicSortSchema, printSchema } from 'graphql';
+import { builder } from './builder.ts';
+import './errors.ts';
+import './customers.ts';
+import './events.ts';
+
+export const schema = builder.toSchema({ sortSchema: false });
+
+export function printedSchema(): string {
+  return printSchema(lexicographicSortSchema(schema)) + '\n';
+}

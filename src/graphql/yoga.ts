@@ -1,0 +1,53 @@
+// GraphQL over HTTP with graphql-yoga. GraphiQL is served from the local bundle (no CDN), so it
+// works offline. Expected errors thrown by queries keep their code; anything else is masked
+// and logged with the request id.
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
+import { GraphQLError } from 'graphql';
+import { createYoga } from 'graphql-yoga';
+import { AppError, toAppError } from '../platform/errors.ts';
+import { requestScope } from '../platform/request-context.ts';
+import type { GraphQLContext } from './builder.ts';
+import { camelParam } from './errors.ts';
+import { schema } from './schema.ts';
+
+const DEFAULT_QUERY = `# Authenticate with HTTP Basic (your browser asks), or add a header in the
+# Headers tab: {"Authorization": "Basic <base64 of client_id:client_secret>"}
+query Customers {
+  customers(first: 5) {
+    edges { cursor node { id email name createdAt } }
+    pageInfo { hasNextPage endCursor }
+  }
+}
+`;
+
+export function createGraphQLServer() {
+  return createYoga<{ gctx?: GraphQLContext }, GraphQLContext>({
+    schema,
+    graphqlEndpoint: '/graphql',
+    landingPage: false,
+    logging: false,
+    graphiql: { title: 'Billing API · GraphiQL', defaultQuery: DEFAULT_QUERY, credentials: 'same-origin' },
+    renderGraphiQL,
+    context: ({ gctx }) => gctx!,
+    maskedErrors: {
+      maskError(error) {
+        const original = error instanceof GraphQLError ? error.originalError : error;
+        if (!original || original instanceof GraphQLError) return error as Error; // syntax/validation errors
+        const app = toAppError(original);
+        if (original instanceof AppError || app.status === 503) {
+          return new GraphQLError(app.message, {
+            nodes: (error as GraphQLError).nodes,
+            path: (error as GraphQLError).path,
+            extensions: { code: app.code, type: app.type, param: camelParam(app.param) },
+          });
+        }
+        const scope = requestScope.getStore();
+        scope?.log.error({ err: original }, 'unexpected GraphQL resolver error');
+        return new GraphQLError('Unexpected error.', {
+          path: (error as GraphQLError).path,
+          extensions: { code: 'internal_error', request_id: scope?.requestId ?? null },
+        });
+      },
+    },
+  });
+}

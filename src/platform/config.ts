@@ -1,0 +1,47 @@
+// Configuration from the environment, validated once at start. A bad value stops the process
+// with a message naming the variable, instead of failing later in some request.
+import { z } from 'zod';
+
+const bool = z
+  .enum(['1', '0', 'true', 'false', 'yes', 'no', ''])
+  .transform((v) => v === '1' || v === 'true' || v === 'yes');
+
+const schema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(4000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgresql:// connection string')
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
+  DATA_DIR: z.string().min(1).default('./.data'),
+  PUBLIC_BASE_URL: z.url({ protocol: /^https?$/ }).optional().or(z.literal('').transform(() => undefined)),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  BILLING_BOOTSTRAP_CLIENT_ID: z.string().regex(/^ck_[A-Za-z0-9_-]{8,}$/, 'must look like ck_…').optional(),
+  BILLING_BOOTSTRAP_CLIENT_SECRET: z.string().regex(/^sk_[A-Za-z0-9_-]{16,}$/, 'must look like sk_… (16+ characters after the prefix)').optional(),
+  BILLING_ALLOW_HTTP_WEBHOOKS: bool.default(false),
+  /** How long a verified API key stays cached before it is checked against the database again. */
+  AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
+  /** GraphQL limits: maximum query depth and estimated cost. */
+  GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(2).max(50).default(12),
+  GRAPHQL_MAX_COMPLEXITY: z.coerce.number().int().min(10).default(5000),
+});
+
+export type Config = z.infer<typeof schema> & { publicBaseUrl: string };
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const r = schema.safeParse(env);
+  if (!r.success) {
+    const lines = r.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const c = r.data;
+  if (!!c.BILLING_BOOTSTRAP_CLIENT_ID !== !!c.BILLING_BOOTSTRAP_CLIENT_SECRET) {
+    throw new ConfigError('Invalid configuration:\n  BILLING_BOOTSTRAP_CLIENT_ID and BILLING_BOOTSTRAP_CLIENT_SECRET must be set together');
+  }
+  const publicBaseUrl = (c.PUBLIC_BASE_URL ?? `http://localhost:${c.PORT}`).replace(/\/+$/, '');
+  return { ...c, publicBaseUrl };
+}

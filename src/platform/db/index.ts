@@ -1,0 +1,93 @@
+// The database: PostgreSQL through @prisma/adapter-pg when DATABASE_URL is set, otherwise an
+// embedded PostgreSQL (PGlite) kept in DATA_DIR. Both expose the same Prisma client plus a raw
+// `exec` for migration SQL (multi-statement scripts cannot go through a prepared statement).
+import { PGlite } from '@electric-sql/pglite';
+import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
+import { PrismaPGlite } from 'pglite-prisma-adapter';
+import { mkdirSync } from 'node:fs';
+import { PrismaClient } from '../../generated/prisma/client.ts';
+import type { Logger } from '../logger.ts';
+
+export { PrismaClient };
+export type { Prisma } from '../../generated/prisma/client.ts';
+
+export interface Database {
+  readonly kind: 'postgres' | 'pglite';
+  readonly prisma: PrismaClient;
+  /** Runs a multi-statement SQL script outside Prisma (migrations). */
+  exec(sql: string): Promise<void>;
+  /** Runs one parameterised statement outside Prisma. */
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+  /** Runs fn on one dedicated connection (advisory locks must stay on the connection that took them). */
+  withConnection<T>(fn: (q: <R = Record<string, unknown>>(sql: string, params?: unknown[]) => Promise<R[]>, exec: (sql: string) => Promise<void>) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  /** postgresql:// URL; when absent, PGlite is used. */
+  url?: string | undefined;
+  /** PGlite data directory; undefined/null = in memory. */
+  dataDir?: string | null | undefined;
+  poolSize?: number;
+  logger?: Logger;
+}
+
+export async function openDatabase(opts: OpenOptions): Promise<Database> {
+  return opts.url ? openPostgres(opts.url, opts.poolSize ?? 10, opts.logger) : openPglite(opts.dataDir ?? null);
+}
+
+function openPostgres(url: string, poolSize: number, logger?: Logger): Database {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000 });
+  // An idle client losing its connection (database restart) must not crash the process.
+  pool.on('error', (err) => logger?.warn({ err: err.message }, 'postgres pool client error'));
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  const query = async <R,>(sql: string, params?: unknown[]) => (await pool.query(sql, params as any[])).rows as R[];
+  return {
+    kind: 'postgres',
+    prisma,
+    exec: async (sql) => {
+      await pool.query(sql);
+    },
+    query,
+    withConnection: async (fn) => {
+      const client = await pool.connect();
+      try {
+        return await fn(
+          async <R,>(sql: string, params?: unknown[]) => (await client.query(sql, params as any[])).rows as R[],
+          async (sql) => {
+            await client.query(sql);
+          },
+        );
+      } finally {
+        client.release();
+      }
+    },
+    close: async () => {
+      await prisma.$disconnect();
+      await pool.end();
+    },
+  };
+}
+
+async function openPglite(dataDir: string | null): Promise<Database> {
+  if (dataDir) mkdirSync(dataDir, { recursive: true });
+  const db = dataDir ? await PGlite.create(dataDir) : await PGlite.create();
+  const prisma = new PrismaClient({ adapter: new PrismaPGlite(db) });
+  const query = async <R,>(sql: string, params?: unknown[]) => (await db.query<R>(sql, params as any[])).rows;
+  const exec = async (sql: string) => {
+    await db.exec(sql);
+  };
+  return {
+    kind: 'pglite',
+    prisma,
+    exec,
+    query,
+    // PGlite has a single connection: every call already runs on it.
+    withConnection: (fn) => fn(query, exec),
+    close: async () => {
+      await prisma.$disconnect();
+      await db.close();
+    },
+  };
+}

@@ -1,0 +1,85 @@
+// Tenancy. Every request works through a client scoped to its merchant: reads, updates and
+// deletes on merchant-owned models get `merchantId` added to their `where`, and creates must
+// carry the same merchantId (the types force it; this checks it). Forgetting the filter is
+// therefore not possible through this client. Raw SQL is the exception and must filter itself.
+import { Prisma, type PrismaClient } from '../../generated/prisma/client.ts';
+
+/** Models that carry merchant_id. Every new merchant-owned model must be added here (a test checks it). */
+export const TENANT_MODELS = new Set<string>(['Customer', 'Event', 'IdempotencyKey']);
+
+const WHERE_OPS = new Set([
+  'findUnique',
+  'findUniqueOrThrow',
+  'findFirst',
+  'findFirstOrThrow',
+  'findMany',
+  'count',
+  'aggregate',
+  'groupBy',
+  'update',
+  'updateMany',
+  'updateManyAndReturn',
+  'delete',
+  'deleteMany',
+  'upsert',
+]);
+
+export class TenancyViolation extends Error {}
+
+function scopeClient(prisma: PrismaClient, merchantId: string) {
+  return prisma.$extends({
+    name: 'tenant',
+    query: {
+      $allModels: {
+        async $allOperations({ model, operation, args, query }) {
+          if (!TENANT_MODELS.has(model)) return query(args);
+          const a: any = args ?? {};
+          if (WHERE_OPS.has(operation)) {
+            a.where = { ...(a.where ?? {}), merchantId };
+          }
+          const check = (data: any) => {
+            if (data && data.merchantId !== undefined && data.merchantId !== merchantId) {
+              throw new TenancyViolation(`${model}.${operation}: merchantId does not match the request's merchant`);
+            }
+          };
+          if (operation === 'create' || operation === 'upsert') check(operation === 'create' ? a.data : a.create);
+          if (operation === 'createMany' || operation === 'createManyAndReturn') {
+            for (const d of Array.isArray(a.data) ? a.data : [a.data]) check(d);
+          }
+          return query(a);
+        },
+      },
+    },
+  });
+}
+
+export type TenantDb = ReturnType<typeof scopeClient>;
+/** The client inside an interactive transaction of a TenantDb. */
+export type TenantTx = Omit<TenantDb, '$transaction' | '$connect' | '$disconnect' | '$on' | '$extends'>;
+/** Either: domain functions accept both and open a transaction only when not already in one. */
+export type Db = TenantDb | TenantTx;
+
+export function forMerchant(prisma: PrismaClient, merchantId: string): TenantDb {
+  return scopeClient(prisma, merchantId);
+}
+
+export const TX_OPTIONS = { maxWait: 10_000, timeout: 30_000 } as const;
+
+// Transaction clients handed out by inTransaction. (Prisma 7's transaction client also has a
+// $transaction method, for savepoints, so its shape cannot tell us whether we are inside one.)
+const openTransactions = new WeakSet<object>();
+
+export function isTransaction(db: Db): boolean {
+  return openTransactions.has(db);
+}
+
+/** Runs fn in a transaction; joins the caller's transaction when db already is one. */
+export async function inTransaction<T>(db: Db, fn: (tx: TenantTx) => Promise<T>): Promise<T> {
+  if (openTransactions.has(db)) return fn(db as TenantTx);
+  return (db as TenantDb).$transaction((tx) => {
+    openTransactions.add(tx);
+    return fn(tx as TenantTx);
+  }, TX_OPTIONS);
+}
+
+export { Prisma };

@@ -1,0 +1,148 @@
+// The error model. Domain code throws these; REST maps them to the documented JSON body and
+// status, GraphQL returns them as typed union members (plugin-errors). Anything else that is
+// thrown is an unexpected failure: logged with the request id, answered as a masked 500.
+
+export type ErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'wallet_error'
+  | 'state_error'
+  | 'idempotency_error'
+  | 'rate_limit_error'
+  | 'api_error';
+
+export abstract class AppError extends Error {
+  abstract readonly status: number;
+  abstract readonly type: ErrorType;
+  readonly code: string;
+  /** The offending field, in the REST (snake_case) spelling, dotted for nested fields. */
+  readonly param: string | null;
+  /** Extra headers for REST (Retry-After, WWW-Authenticate, Allow). */
+  headers: Record<string, string> = {};
+
+  constructor(code: string, message: string, param: string | null = null) {
+    super(message);
+    this.code = code;
+    this.param = param;
+  }
+}
+
+/** 400: parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large … */
+export class ValidationError extends AppError {
+  readonly status: number = 400;
+  readonly type = 'invalid_request_error' as const;
+}
+
+/** 404 resource_missing. Also used for other merchants' ids: existence is never revealed. */
+export class NotFoundError extends AppError {
+  readonly status = 404;
+  readonly type = 'invalid_request_error' as const;
+  constructor(resource: string, id: string | null, param: string | null = 'id') {
+    super('resource_missing', id ? `No such ${resource}: '${id}'.` : `No such ${resource}.`, param);
+  }
+}
+
+/** 409 for an operation that the record's current state does not allow. */
+export class StateError extends AppError {
+  readonly status = 409;
+  readonly type = 'state_error' as const;
+}
+
+/** 409 idempotency_key_reused / idempotency_key_in_use. */
+export class IdempotencyError extends AppError {
+  readonly status = 409;
+  readonly type = 'idempotency_error' as const;
+}
+
+/** 402 insufficient_balance; carries the balance that was available. */
+export class InsufficientBalanceError extends AppError {
+  readonly status = 402;
+  readonly type = 'wallet_error' as const;
+  constructor(
+    message: string,
+    readonly balance: bigint,
+    param: string | null = 'amount',
+  ) {
+    super('insufficient_balance', message, param);
+  }
+}
+
+/** 401 unauthorized (sends WWW-Authenticate). */
+export class AuthenticationError extends AppError {
+  readonly status = 401;
+  readonly type = 'authentication_error' as const;
+  constructor(message = 'Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.') {
+    super('unauthorized', message, null);
+    this.headers = { 'WWW-Authenticate': 'Basic realm="billing", charset="UTF-8"' };
+  }
+}
+
+/** Protocol-level request errors that only REST produces (404 route, 405, 413, 415). */
+export class HttpError extends AppError {
+  readonly type = 'invalid_request_error' as const;
+  constructor(
+    readonly status: number,
+    code: string,
+    message: string,
+    param: string | null = null,
+  ) {
+    super(code, message, param);
+  }
+}
+
+export class RateLimitError extends AppError {
+  readonly status = 429;
+  readonly type = 'rate_limit_error' as const;
+  constructor(retryAfterSeconds: number) {
+    super('rate_limited', 'Too many requests. Retry after the number of seconds in Retry-After.');
+    this.headers = { 'Retry-After': String(retryAfterSeconds) };
+  }
+}
+
+/** 503: the database cannot be reached. The process stays up and recovers by itself. */
+export class ServiceUnavailableError extends AppError {
+  readonly status = 503;
+  readonly type = 'api_error' as const;
+  constructor(message = 'The service is temporarily unavailable (the database cannot be reached). Retry shortly.') {
+    super('service_unavailable', message);
+    this.headers = { 'Retry-After': '5' };
+  }
+}
+
+export class InternalError extends AppError {
+  readonly status = 500;
+  readonly type = 'api_error' as const;
+  constructor() {
+    super('internal_error', 'An internal error occurred. The request id identifies it in our logs.');
+  }
+}
+
+const DB_DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EHOSTUNREACH', '57P01', '57P03', '08000', '08001', '08003', '08006', 'P1001', 'P1002', 'P1017', 'P2024']);
+
+/** True when the error chain says the database is unreachable (connection refused, reset, pool timeout …). */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  let e: any = err;
+  for (let depth = 0; e && depth < 6; depth++) {
+    if (typeof e.code === 'string' && DB_DOWN_CODES.has(e.code)) return true;
+    const kind = e.cause?.kind ?? e.kind;
+    if (kind === 'DatabaseNotReachable' || kind === 'ConnectionClosed' || kind === 'SocketTimeout' || kind === 'TooManyConnections') return true;
+    if (typeof e.message === 'string' && /Connection terminated|connect ECONNREFUSED|Can't reach database|Timed out fetching a new connection/i.test(e.message)) return true;
+    if (Array.isArray(e.errors) && e.errors.some((x: unknown) => isDatabaseUnavailable(x))) return true;
+    e = e.cause;
+  }
+  return false;
+}
+
+/** Normalises anything thrown into an AppError; unknown errors become a masked 500 (or 503). */
+export function toAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  if (isDatabaseUnavailable(err)) return new ServiceUnavailableError();
+  return new InternalError();
+}
+
+export function errorBody(err: AppError, requestId: string) {
+  const extra = err instanceof InsufficientBalanceError ? { balance: Number(err.balance) } : {};
+  return {
+    error: { type: err.type, code: err.code, message: err.message, param: err.param, ...extra, request_id: requestId },
+  };
+}

@@ -1,0 +1,54 @@
+// Prefixed random identifiers: `<prefix>_<22 base62 chars>` ≈ 131 bits of randomness.
+// The prefix names the record type, so the same string serves as REST id and Relay global id.
+import { randomBytes } from 'node:crypto';
+
+export const ID_PREFIXES = {
+  payment: 'pay',
+  refund: 're',
+  customer: 'cus',
+  setup_intent: 'seti',
+  payment_method: 'pm',
+  portal_session: 'cps',
+  wallet: 'wal',
+  wallet_transaction: 'wtx',
+  wallet_topup: 'wtu',
+  plan: 'plan',
+  subscription: 'sub',
+  invoice: 'in',
+  webhook_endpoint: 'we',
+  event: 'evt',
+  delivery_attempt: 'wda',
+  request: 'req',
+  merchant: 'mer',
+  api_key: 'key',
+  client_id: 'ck',
+  client_secret: 'sk',
+} as const;
+
+export type IdKind = keyof typeof ID_PREFIXES;
+
+const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** Uniform base62 string of `length` characters (rejection sampling, no modulo bias). */
+export function randomToken(length = 22): string {
+  let out = '';
+  while (out.length < length) {
+    for (const b of randomBytes(length * 2)) {
+      if (b < 248) out += ALPHABET[b % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+export function newId(kind: IdKind, length = 22): string {
+  return `${ID_PREFIXES[kind]}_${randomToken(length)}`;
+}
+
+const PREFIX_TO_KIND = new Map<string, IdKind>(Object.entries(ID_PREFIXES).map(([k, p]) => [p, k as IdKind]));
+
+/** The record kind an id names, from its prefix, or null for a string that is not one of ours. */
+export function kindOfId(id: string): IdKind | null {
+  const m = /^([a-z]+)_[0-9A-Za-z]{16,40}$/.exec(id);
+  return (m && PREFIX_TO_KIND.get(m[1]!)) || null;
+}

@@ -1,0 +1,131 @@
+// Input validation with zod. One schema per input serves three purposes: REST validation,
+// the OpenAPI document (z.toJSONSchema) and the domain's own check of GraphQL input.
+// Schemas use the REST (snake_case) field names; the first problem becomes a ValidationError
+// with the documented code and the offending parameter.
+import { z } from 'zod';
+import { MAX_AMOUNT, MIN_AMOUNT, normalizeCurrency } from './money.ts';
+import { kindOfId, ID_PREFIXES, type IdKind } from './ids.ts';
+import { ValidationError } from './errors.ts';
+
+export { z };
+
+function at(input: unknown, path: PropertyKey[]): unknown {
+  let v: any = input;
+  for (const p of path) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = v[p as any];
+  }
+  return v;
+}
+
+function joinPath(path: PropertyKey[], prefix?: string): string | null {
+  const parts = [...(prefix ? [prefix] : []), ...path.map(String)];
+  return parts.length ? parts.join('.') : null;
+}
+
+/** Converts the first zod issue into the documented error (unknown fields first, then missing, then invalid). */
+export function issueToError(issues: z.core.$ZodIssue[], input: unknown, prefix?: string): ValidationError {
+  const unknown = issues.find((i) => i.code === 'unrecognized_keys') as z.core.$ZodIssueUnrecognizedKeys | undefined;
+  if (unknown) {
+    const param = joinPath([...unknown.path, unknown.keys[0]!], prefix)!;
+    return new ValidationError('parameter_unknown', `Received unknown parameter: ${param}.`, param);
+  }
+  const missing = issues.find((i) => i.code === 'invalid_type' && at(input, i.path) === undefined);
+  if (missing) {
+    const param = joinPath(missing.path, prefix);
+    return new ValidationError('parameter_missing', `Missing required parameter: ${param}.`, param);
+  }
+  const first = issues[0]!;
+  const param = joinPath(first.path, prefix);
+  const code = (first.code === 'custom' && (first.params as any)?.code) || 'parameter_invalid';
+  const message = first.message.endsWith('.') ? first.message : `${first.message}.`;
+  return new ValidationError(code, param ? `Invalid ${param}: ${message}` : message, param);
+}
+
+/** Parses or throws the documented ValidationError. */
+export function parse<S extends z.ZodType>(schema: S, input: unknown, prefix?: string): z.output<S> {
+  const r = schema.safeParse(input);
+  if (r.success) return r.data;
+  throw issueToError(r.error.issues, input, prefix);
+}
+
+// ---------------------------------------------------------------- common field schemas
+
+export const email = z
+  .string()
+  .trim()
+  .max(254, { error: 'must be at most 254 characters' })
+  .pipe(z.email({ error: 'must be a valid email address' }))
+  .meta({ format: 'email', example: 'jane@example.com' });
+
+export const phone = z
+  .string()
+  .regex(/^\+[1-9][0-9]{6,14}$/, { error: 'must be an E.164 phone number such as +256700000001' })
+  .meta({ example: '+256700000001' });
+
+export const currency = z
+  .string()
+  .transform((v, ctx) => {
+    const c = normalizeCurrency(v);
+    if (c === null) {
+      ctx.addIssue({ code: 'custom', message: `'${v}' is not a supported ISO 4217 currency code` });
+      return z.NEVER;
+    }
+    return c;
+  })
+  .meta({ description: 'ISO 4217 currency code, any case; returned upper-case.', example: 'USD' });
+
+export function amount(min = MIN_AMOUNT) {
+  return z
+    .number({ error: 'must be an integer amount in the smallest currency unit' })
+    .int({ error: 'must be an integer amount in the smallest currency unit' })
+    .superRefine((v, ctx) => {
+      if (v > MAX_AMOUNT) ctx.addIssue({ code: 'custom', params: { code: 'amount_too_large' }, message: `must be at most ${MAX_AMOUNT}` });
+      else if (v < min) ctx.addIssue({ code: 'custom', message: `must be at least ${min}` });
+    })
+    .meta({ description: 'Integer amount in the smallest currency unit.', example: 1000 });
+}
+
+export const metadata = z
+  .record(
+    z.string().min(1, { error: 'keys must not be empty' }).max(40, { error: 'keys must be at most 40 characters' }),
+    z.string({ error: 'values must be strings' }).max(500, { error: 'values must be at most 500 characters' }),
+  )
+  .superRefine((v, ctx) => {
+    if (Object.keys(v).length > 50) ctx.addIssue({ code: 'custom', message: 'must have at most 50 keys' });
+  })
+  .meta({ description: 'Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).', example: { order_id: '6735' } });
+
+export const httpUrl = z
+  .string()
+  .max(2048, { error: 'must be at most 2048 characters' })
+  .pipe(z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' }));
+
+/** An id of the given kind. A malformed id is a 404 (not a 400) at lookup time, as Stripe does; here it only must be a string. */
+export function idOf(kind: IdKind) {
+  return z.string().min(1).max(64).meta({ example: `${ID_PREFIXES[kind]}_0123456789abcdefGHIJKL` });
+}
+
+export function isIdOf(kind: IdKind, id: string): boolean {
+  return kindOfId(id) === kind;
+}
+
+export const timestamp = z
+  .string()
+  .refine((v) => /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(v) && !Number.isNaN(Date.parse(v)), {
+    error: 'must be an ISO 8601 timestamp such as 2026-01-31T12:00:00Z',
+  })
+  .transform((v) => new Date(v))
+  .meta({ format: 'date-time' });
+
+export const limit = z
+  .string()
+  .regex(/^[0-9]{1,3}$/, { error: 'must be an integer between 1 and 100' })
+  .transform(Number)
+  .pipe(z.number().int().min(1, { error: 'must be an integer between 1 and 100' }).max(100, { error: 'must be an integer between 1 and 100' }))
+  .meta({ description: 'Page size, 1 to 100 (default 20).' });
+
+export const cursor = z.string().min(1).max(200).meta({ description: 'The next_cursor of the previous page.' });
+
+/** Query parameters shared by every list endpoint. */
+export const listQuery = { limit: limit.optional(), after: cursor.optional() };

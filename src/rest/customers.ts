@@ -1,0 +1,43 @@
+import * as customers from '../domain/customers/index.ts';
+import { customerToJSON } from '../domain/customers/index.ts';
+import { route, listEnvelope } from './route.ts';
+import { customerObject, customerWithEmbedsObject, deletedObject, idParam, listOf } from './schemas.ts';
+
+const tag = 'Customers';
+
+export const customerRoutes = [
+  route({
+    method: 'post', path: '/v1/customers', operationId: 'createCustomer', tag, summary: 'Create a customer',
+    body: customers.customerCreate,
+    response: { status: 201, description: 'The new customer.', schema: customerObject },
+    handler: async (ctx, { body }) => customerToJSON(await customers.createCustomer(ctx, body)),
+  }),
+  route({
+    method: 'get', path: '/v1/customers/{id}', operationId: 'getCustomer', tag, summary: 'Retrieve a customer with subscriptions and payment methods',
+    params: idParam,
+    response: { status: 200, description: 'The customer.', schema: customerWithEmbedsObject },
+    handler: async (ctx, { params }) => customers.customerWithEmbeds(ctx, await customers.getCustomer(ctx, params.id)),
+  }),
+  route({
+    method: 'patch', path: '/v1/customers/{id}', operationId: 'updateCustomer', tag, summary: 'Update a customer',
+    params: idParam, body: customers.customerUpdate,
+    response: { status: 200, description: 'The updated customer.', schema: customerObject },
+    handler: async (ctx, { params, body }) => customerToJSON(await customers.updateCustomer(ctx, params.id, body)),
+  }),
+  route({
+    method: 'delete', path: '/v1/customers/{id}', operationId: 'deleteCustomer', tag,
+    summary: 'Delete a customer', description: 'Soft delete: the customer disappears from reads and lists; payments and ledgers keep referring to it. Active subscriptions are cancelled immediately.',
+    params: idParam,
+    response: { status: 200, description: 'The deleted customer stub.', schema: deletedObject },
+    handler: async (ctx, { params }) => {
+      const c = await customers.deleteCustomer(ctx, params.id);
+      return { id: c.id, object: 'customer', deleted: true };
+    },
+  }),
+  route({
+    method: 'get', path: '/v1/customers', operationId: 'listCustomers', tag, summary: 'List customers, newest first',
+    query: customers.customerListQuery,
+    response: { status: 200, description: 'A page of customers.', schema: listOf(customerObject, 'CustomerList') },
+    handler: async (ctx, { query }) => listEnvelope(await customers.listCustomers(ctx, query), customerToJSON),
+  }),
+];

@@ -1,0 +1,6 @@
+// Every /v1 route, by area.
+import { customerRoutes } from './customers.ts';
+import { eventRoutes } from './events.ts';
+import type { RouteDef } from './route.ts';
+
+export const routes: RouteDef[] = [...customerRoutes, ...eventRoutes];

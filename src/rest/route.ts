@@ -1,0 +1,56 @@
+// A REST route is one declarative record: method, path, the zod schemas of its params, query
+// and body, the success response, and a thin handler that calls the domain. The same records
+// drive request handling (src/rest/router.ts) and the OpenAPI document (src/rest/openapi.ts).
+import type { z } from 'zod';
+import type { Ctx } from '../platform/context.ts';
+
+export type Method = 'get' | 'post' | 'patch' | 'delete';
+
+export interface RouteInput<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+}
+
+export interface RouteDef<
+  P extends z.ZodType = z.ZodType,
+  Q extends z.ZodType = z.ZodType,
+  B extends z.ZodType = z.ZodType,
+> {
+  method: Method;
+  /** OpenAPI-style path: /v1/customers/{id} */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tag: string;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** documentation of the success response */
+  response: { status: 200 | 201; description: string; schema: z.ZodType };
+  /** error statuses this route can answer besides 400/401/404/413/415/500/503 */
+  errors?: number[];
+  /** answered with 404 for live-mode merchants */
+  testModeOnly?: boolean;
+  /** the raw response instead of JSON (redirects, files) */
+  raw?: boolean;
+  /**
+   * Params and query arrive parsed (z.output). The body arrives validated but as sent (z.input):
+   * the domain function parses it again with the same schema, which is how GraphQL input gets
+   * the same validation.
+   */
+  handler: (ctx: Ctx, input: RouteInput<z.output<P>, z.output<Q>, z.input<B>>) => Promise<unknown>;
+}
+
+/** Declares a route with its input types inferred from its schemas. */
+export function route<P extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType, B extends z.ZodType = z.ZodType>(
+  def: RouteDef<P, Q, B>,
+): RouteDef {
+  return def as unknown as RouteDef;
+}
+
+/** The list envelope of the conventions. */
+export function listEnvelope<T, R>(page: { data: T[]; hasMore: boolean; nextCursor: string | null }, toJSON: (t: T) => R) {
+  return { object: 'list' as const, data: page.data.map(toJSON), has_more: page.hasMore, next_cursor: page.nextCursor };
+}

@@ -1,0 +1,96 @@
+// Mounts the route table on Hono: parses and validates path params, query and JSON body (unknown
+// fields rejected), applies Idempotency-Key to POST/PATCH/DELETE, calls the handler and writes
+// JSON. Unknown paths answer 404 and known paths with another method 405, both with the error body.
+import type { Context, Hono } from 'hono';
+import { z } from 'zod';
+import { errorBody, HttpError, ValidationError } from '../platform/errors.ts';
+import { runIdempotent, validateKey } from '../platform/idempotency.ts';
+import { forMerchant } from '../platform/db/tenant.ts';
+import { parse } from '../platform/validation.ts';
+import type { AppEnv } from '../server/env.ts';
+import type { RouteDef } from './route.ts';
+
+const EMPTY = z.strictObject({});
+
+function honoPath(path: string) {
+  return path.replace(/\{([a-zA-Z_]+)\}/g, ':$1');
+}
+
+function pathRegex(path: string) {
+  return new RegExp(`^${path.replace(/\{[a-zA-Z_]+\}/g, '[^/]+')}/?$`);
+}
+
+function readQuery(c: Context): Record<string, string> {
+  const all = c.req.queries();
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(all)) {
+    if (v.length > 1) throw new ValidationError('parameter_invalid', `Invalid ${k}: the parameter was given more than once.`, k);
+    out[k] = v[0]!;
+  }
+  return out;
+}
+
+async function readBody(c: Context): Promise<unknown> {
+  const text = await c.req.text();
+  if (text.trim() === '') return undefined;
+  const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/json' && !type.endsWith('+json')) {
+    throw new HttpError(415, 'unsupported_media_type', 'Request bodies must be JSON, sent with Content-Type: application/json.');
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ValidationError('invalid_json', 'The request body is not valid JSON.');
+  }
+}
+
+export function mountRoutes(app: Hono<AppEnv>, routes: RouteDef[]) {
+  for (const r of routes) {
+    app.on(r.method.toUpperCase(), honoPath(r.path), async (c) => {
+      const base = c.get('ctx');
+      if (!base) throw new Error('route reached without authentication');
+      if (r.testModeOnly && base.merchant.mode !== 'test') {
+        throw new HttpError(404, 'resource_missing', 'Test helpers are only available to test-mode merchants.');
+      }
+      const params = parse(r.params ?? EMPTY, c.req.param());
+      const query = parse(r.query ?? EMPTY, readQuery(c));
+      let rawBody: unknown = undefined;
+      if (r.method !== 'get') rawBody = await readBody(c);
+      if (rawBody !== undefined && (rawBody === null || typeof rawBody !== 'object' || Array.isArray(rawBody))) {
+        throw new ValidationError('invalid_json', 'The request body must be a JSON object.');
+      }
+      parse(r.body ?? EMPTY, rawBody ?? {});
+      const input = { params, query, body: rawBody ?? {} };
+      const status = r.response.status;
+
+      const key = c.req.header('idempotency-key');
+      if (key !== undefined && r.method !== 'get') {
+        validateKey(key);
+        const db = forMerchant(c.get('services').db.prisma, base.merchant.id);
+        const outcome = await runIdempotent(
+          db,
+          { merchantId: base.merchant.id, key, scope: `${r.method.toUpperCase()} ${c.req.path}`, payload: rawBody ?? {} },
+          async (tx) => ({ status, body: await r.handler({ ...base, db: tx }, input) }),
+          (err) => ({ status: err.status, body: errorBody(err, base.requestId) }),
+        );
+        if (outcome.replayed) c.header('Idempotent-Replayed', 'true');
+        return c.json(outcome.response.body as object, outcome.response.status as 200);
+      }
+      const result = await r.handler(base, input);
+      if (r.raw) return result as Response;
+      return c.json(result as object, status);
+    });
+  }
+}
+
+/** For a path no route matched: 405 with Allow when the path exists under another method. */
+export function unmatched(routes: RouteDef[], method: string, path: string): HttpError {
+  const allowed = [...new Set(routes.filter((r) => pathRegex(r.path).test(path)).map((r) => r.method.toUpperCase()))];
+  if (allowed.length > 0) {
+    const e = new HttpError(405, 'method_not_allowed', `${method} is not allowed on ${path}. Allowed: ${allowed.join(', ')}.`);
+    e.headers = { Allow: allowed.join(', ') };
+    return e;
+  }
+  return new HttpError(404, 'resource_missing', `Unrecognized request URL (${method}: ${path}).`);
+}
+

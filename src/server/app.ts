@@ -1,0 +1,131 @@
+// The HTTP application: one Hono app hosting REST (/v1), GraphQL (/graphql), the OpenAPI
+// document and reference, health checks and (later) hosted pages. Every response carries a
+// Request-Id; every request is logged as one JSON line.
+import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { createGraphQLServer } from '../graphql/yoga.ts';
+import type { Ctx } from '../platform/context.ts';
+import { forMerchant } from '../platform/db/tenant.ts';
+import { pendingMigrations } from '../platform/db/migrate.ts';
+import { AppError, errorBody, HttpError, isDatabaseUnavailable, ServiceUnavailableError, toAppError } from '../platform/errors.ts';
+import { newId } from '../platform/ids.ts';
+import { requestScope } from '../platform/request-context.ts';
+import { routes } from '../rest/index.ts';
+import { buildOpenApi } from '../rest/openapi.ts';
+import { mountRoutes, unmatched } from '../rest/router.ts';
+import { DOCS_HTML, docsAsset } from './docs.ts';
+import type { AppEnv, Services } from './env.ts';
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+export const VERSION = '0.1.0';
+
+function sendError(c: Context<AppEnv>, err: AppError) {
+  for (const [k, v] of Object.entries(err.headers)) c.header(k, v);
+  const requestId = c.get('requestId');
+  if (c.req.path === '/graphql') {
+    return c.json({ errors: [{ message: err.message, extensions: { code: err.code, type: err.type, request_id: requestId } }] }, err.status as 400);
+  }
+  return c.json(errorBody(err, requestId), err.status as 400);
+}
+
+export function createApp(services: Services) {
+  const app = new Hono<AppEnv>();
+  const yoga = createGraphQLServer();
+  let openapi: unknown;
+
+  // Request id, access log, async request scope.
+  app.use('*', async (c, next) => {
+    const requestId = newId('request');
+    const log = services.log.child({ request_id: requestId });
+    c.set('services', services);
+    c.set('requestId', requestId);
+    c.set('log', log);
+    const started = performance.now();
+    await requestScope.run({ requestId, log }, next);
+    c.header('Request-Id', requestId);
+    const status = c.res.status;
+    const entry = {
+      method: c.req.method,
+      path: c.req.path,
+      status,
+      duration_ms: Math.round((performance.now() - started) * 10) / 10,
+      merchant_id: c.get('ctx')?.merchant.id,
+    };
+    if (status >= 500) log.error(entry, 'request failed');
+    else log.info(entry, 'request');
+  });
+
+  app.onError((err, c) => {
+    const appErr = toAppError(err);
+    if (appErr.status >= 500) {
+      c.get('log')?.error({ err, db_unavailable: isDatabaseUnavailable(err) }, 'unhandled error');
+    }
+    return sendError(c, appErr);
+  });
+
+  const limit = bodyLimit({
+    maxSize: MAX_BODY_BYTES,
+    onError: (c) => sendError(c as Context<AppEnv>, new HttpError(413, 'body_too_large', 'The request body is larger than 1 MiB.')),
+  });
+
+  const authenticate = async (c: Context<AppEnv>) => {
+    const merchant = await services.auth.authenticate(c.req.header('authorization'));
+    const ctx: Ctx = { merchant, db: forMerchant(services.db.prisma, merchant.id), requestId: c.get('requestId'), log: c.get('log').child({ merchant_id: merchant.id }) };
+    c.set('ctx', ctx);
+    return ctx;
+  };
+
+  // ---- health
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.get('/readyz', async (c) => {
+    try {
+      const pending = await pendingMigrations(services.db);
+      if (pending.length > 0) {
+        return sendError(c, new ServiceUnavailableError(`Migrations not applied yet: ${pending.join(', ')}.`));
+      }
+      return c.json({ status: 'ready', database: services.db.kind });
+    } catch {
+      return sendError(c, new ServiceUnavailableError());
+    }
+  });
+
+  // ---- API reference
+  app.get('/openapi.json', (c) => {
+    openapi ??= buildOpenApi(routes, { serverUrl: services.config.publicBaseUrl, version: VERSION });
+    return c.json(openapi as object);
+  });
+  app.get('/docs', (c) => c.html(DOCS_HTML));
+  app.get('/docs/assets/:file', async (c) => {
+    const asset = await docsAsset(c.req.param('file'));
+    if (!asset) return sendError(c, new HttpError(404, 'resource_missing', 'No such asset.'));
+    c.header('Cache-Control', 'public, max-age=86400');
+    return c.body(new Uint8Array(asset.body), 200, { 'Content-Type': asset.type });
+  });
+
+  // ---- REST
+  app.use('/v1/*', limit, async (c, next) => {
+    await authenticate(c);
+    await next();
+  });
+  mountRoutes(app, routes);
+
+  // ---- GraphQL: GraphiQL (a browser GET without a query) is public; operations need credentials.
+  app.use('/graphql', limit);
+  app.on(['GET', 'POST'], '/graphql', async (c) => {
+    const wantsGraphiQL = c.req.method === 'GET' && !c.req.query('query') && (c.req.header('accept') ?? '').includes('text/html');
+    if (wantsGraphiQL) return yoga.fetch(c.req.raw, {});
+    const ctx = await authenticate(c);
+    return yoga.fetch(c.req.raw, { gctx: { ctx, services } });
+  });
+
+  app.notFound((c) => {
+    if (c.req.path === '/graphql') {
+      const e = new HttpError(405, 'method_not_allowed', `${c.req.method} is not allowed on /graphql. Use GET or POST.`);
+      e.headers = { Allow: 'GET, POST' };
+      return sendError(c, e);
+    }
+    return sendError(c, unmatched(routes, c.req.method, c.req.path));
+  });
+
+  return app;
+}

@@ -1,0 +1,41 @@
+// The rendered API reference at /docs: Swagger UI served from the swagger-ui-dist package (no
+// CDN), reading /openapi.json.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+const distDir = join(require.resolve('swagger-ui-dist/package.json'), '..');
+const ASSETS = new Map([
+  ['swagger-ui.css', 'text/css; charset=utf-8'],
+  ['swagger-ui-bundle.js', 'text/javascript; charset=utf-8'],
+  ['swagger-ui-standalone-preset.js', 'text/javascript; charset=utf-8'],
+  ['favicon-32x32.png', 'image/png'],
+]);
+
+export const DOCS_HTML = `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <title>Billing API reference</title>
+  <link rel="stylesheet" href="/docs/assets/swagger-ui.css">
+  <link rel="icon" href="/docs/assets/favicon-32x32.png">
+</head>
+<body>
+  <div id="reference"></div>
+  <script src="/docs/assets/swagger-ui-bundle.js"></script>
+  <script src="/docs/assets/swagger-ui-standalone-preset.js"></script>
+  <script>
+    window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#reference', deepLinking: true,
+      presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset], layout: 'StandaloneLayout',
+      persistAuthorization: true, tryItOutEnabled: false });
+  </script>
+</body>
+</html>`;
+
+export async function docsAsset(name: string): Promise<{ body: Buffer; type: string } | null> {
+  const type = ASSETS.get(name);
+  if (!type) return null;
+  return { body: await readFile(join(distDir, name)), type };
+}

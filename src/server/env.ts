@@ -1,0 +1,23 @@
+// Hono environment: what middleware puts on each request.
+import type { Authenticator } from '../platform/auth.ts';
+import type { Config } from '../platform/config.ts';
+import type { Ctx } from '../platform/context.ts';
+import type { Database } from '../platform/db/index.ts';
+import type { Logger } from '../platform/logger.ts';
+
+export interface Services {
+  config: Config;
+  db: Database;
+  log: Logger;
+  auth: Authenticator;
+}
+
+export interface AppEnv {
+  Variables: {
+    services: Services;
+    requestId: string;
+    log: Logger;
+    /** set by the auth middleware on authenticated routes */
+    ctx?: Ctx;
+  };
+}

@@ -1,0 +1,22 @@
+// Opens what the server needs: configuration, logger, database (migrated), authenticator.
+import { Authenticator } from '../platform/auth.ts';
+import type { Config } from '../platform/config.ts';
+import { openDatabase, type Database } from '../platform/db/index.ts';
+import { migrate } from '../platform/db/migrate.ts';
+import { createLogger, type Logger } from '../platform/logger.ts';
+import type { Services } from './env.ts';
+
+export async function openServices(config: Config, opts: { log?: Logger; db?: Database } = {}): Promise<Services> {
+  const log = opts.log ?? createLogger(config.LOG_LEVEL);
+  const db =
+    opts.db ??
+    (await openDatabase({
+      url: config.DATABASE_URL,
+      dataDir: config.DATA_DIR,
+      poolSize: config.DB_POOL_SIZE,
+      logger: log,
+    }));
+  const { applied } = await migrate(db);
+  if (applied.length > 0) log.info({ applied }, 'migrations applied');
+  return { config, db, log, auth: new Authenticator(db.prisma, config.AUTH_CACHE_TTL_MS) };
+}

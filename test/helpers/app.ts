@@ -1,0 +1,93 @@
+// Boots the real application on an ephemeral port: embedded PGlite (in memory) by default, the
+// PostgreSQL at TEST_DATABASE_URL when set. Tests talk to it over HTTP like any client.
+import { serve, type ServerType } from '@hono/node-server';
+import type { AddressInfo } from 'node:net';
+import { createMerchant, type IssuedCredentials, type Mode } from '../../src/domain/merchants/index.ts';
+import { loadConfig } from '../../src/platform/config.ts';
+import { openDatabase } from '../../src/platform/db/index.ts';
+import { createLogger } from '../../src/platform/logger.ts';
+import { createApp } from '../../src/server/app.ts';
+import type { Services } from '../../src/server/env.ts';
+import { openServices } from '../../src/server/services.ts';
+
+export interface TestApp {
+  url: string;
+  services: Services;
+  merchant(opts?: { mode?: Mode; name?: string }): Promise<Client>;
+  close(): Promise<void>;
+}
+
+export interface Res<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export class Client {
+  constructor(
+    readonly url: string,
+    readonly creds: IssuedCredentials,
+  ) {}
+
+  get auth() {
+    return 'Basic ' + Buffer.from(`${this.creds.client_id}:${this.creds.client_secret}`).toString('base64');
+  }
+
+  async request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Res> {
+    const init: RequestInit = { method, headers: { authorization: this.auth, ...headers } };
+    if (body !== undefined) {
+      init.body = typeof body === 'string' ? body : JSON.stringify(body);
+      (init.headers as Record<string, string>)['content-type'] ??= 'application/json';
+    }
+    return send(this.url + path, init);
+  }
+
+  get = (path: string, headers?: Record<string, string>) => this.request('GET', path, undefined, headers);
+  post = (path: string, body?: unknown, headers?: Record<string, string>) => this.request('POST', path, body, headers);
+  patch = (path: string, body?: unknown, headers?: Record<string, string>) => this.request('PATCH', path, body, headers);
+  del = (path: string, headers?: Record<string, string>) => this.request('DELETE', path, undefined, headers);
+
+  async gql<T = any>(query: string, variables?: Record<string, unknown>): Promise<{ data: T; errors?: any[]; status: number }> {
+    const r = await this.post('/graphql', { query, variables });
+    return { ...r.body, status: r.status };
+  }
+}
+
+export async function send(url: string, init: RequestInit = {}): Promise<Res> {
+  const res = await fetch(url, init);
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    /* not JSON */
+  }
+  return { status: res.status, headers: res.headers, body, text };
+}
+
+export const usingPostgres = !!process.env.TEST_DATABASE_URL;
+
+export async function startApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const config = loadConfig({ LOG_LEVEL: 'silent', PORT: '0', ...env });
+  const log = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+  const db = await openDatabase({ url: process.env.TEST_DATABASE_URL, dataDir: null, poolSize: 10, logger: log });
+  const services = await openServices(config, { log, db });
+  const app = createApp(services);
+  const server: ServerType = await new Promise((resolve) => {
+    const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    services,
+    async merchant(opts = {}) {
+      const creds = await createMerchant(services.db.prisma, { name: opts.name ?? 'Test merchant', mode: opts.mode ?? 'test' });
+      return new Client(url, creds);
+    },
+    async close() {
+      await new Promise<void>((r) => server.close(() => r()));
+      await db.close();
+    },
+  };
+}

@@ -1,6 +1,15 @@
+import { createRequire } from 'node:module';
 import { defineConfig } from 'vitest/config';
 
+const require = createRequire(import.meta.url);
+
 export default defineConfig({
+  resolve: {
+    // graphql 16 ships CJS (main) and ESM (module). Vite would pick the ESM build for our source
+    // while Node-native dependencies (Yoga, Pothos) load the CJS build: two `graphql` realms and
+    // broken instanceof checks. Resolve it the way Node (and `npm start`) does.
+    alias: [{ find: /^graphql$/, replacement: require.resolve('graphql') }],
+  },
   test: {
     include: ['test/**/*.test.ts'],
     pool: 'forks',
@@ -8,7 +17,6 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    reporters: ['default'],
     env: { LOG_LEVEL: 'silent' },
   },
 });

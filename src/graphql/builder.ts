@@ -65,8 +65,10 @@ export const builder = new SchemaBuilder<{
   },
   errors: { defaultTypes: [] },
   complexity: {
+    // Connections carry their cost through `first` (see connectionComplexity), so plain lists
+    // inside them are not multiplied again.
     defaultComplexity: 1,
-    defaultListMultiplier: 10,
+    defaultListMultiplier: 1,
     limit: (gctx) => ({
       depth: gctx.services.config.GRAPHQL_MAX_DEPTH,
       complexity: gctx.services.config.GRAPHQL_MAX_COMPLEXITY,
@@ -112,3 +114,6 @@ builder.scalarType('Money', {
     return toSafeMoney(Number(ast.value));
   },
 });
+
+/** Cost of a connection field: its selection counted once per requested row. */
+export const connectionComplexity = (args: { first?: number | null }) => ({ field: 1, multiplier: args.first ?? 20 });

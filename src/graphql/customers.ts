@@ -1,6 +1,6 @@
 import * as customers from '../domain/customers/index.ts';
 import { NotFoundError } from '../platform/errors.ts';
-import { builder } from './builder.ts';
+import { builder, connectionComplexity } from './builder.ts';
 import { COMMON_ERRORS } from './errors.ts';
 import { mutate, pageArgs, toConnection } from './helpers.ts';
 
@@ -38,6 +38,7 @@ builder.queryFields((t) => ({
   customers: t.field({
     type: CustomerConnection,
     description: 'Customers, newest first.',
+    complexity: connectionComplexity,
     args: {
       first: t.arg.int({ description: '1 to 100, default 20.' }),
       after: t.arg.string(),

@@ -1,6 +1,6 @@
 import * as events from '../domain/events/index.ts';
 import { NotFoundError } from '../platform/errors.ts';
-import { builder } from './builder.ts';
+import { builder, connectionComplexity } from './builder.ts';
 import { pageArgs, toConnection } from './helpers.ts';
 
 export const Event = builder.prismaNode('Event', {
@@ -35,6 +35,7 @@ builder.queryFields((t) => ({
   events: t.field({
     type: EventConnection,
     description: 'Events, newest first.',
+    complexity: connectionComplexity,
     args: {
       first: t.arg.int({ description: '1 to 100, default 20.' }),
       after: t.arg.string(),

@@ -4,6 +4,8 @@
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { GraphQLError } from 'graphql';
 import { createYoga } from 'graphql-yoga';
+import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
+import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
 import { AppError, toAppError } from '../platform/errors.ts';
 import { requestScope } from '../platform/request-context.ts';
 import type { GraphQLContext } from './builder.ts';
@@ -20,7 +22,14 @@ query Customers {
 }
 `;
 
-export function createGraphQLServer() {
+export interface GraphQLLimits {
+  /** maximum selection depth, introspection included */
+  maxDepth: number;
+  /** maximum aliases per operation */
+  maxAliases: number;
+}
+
+export function createGraphQLServer(limits: GraphQLLimits) {
   return createYoga<{ gctx?: GraphQLContext }, GraphQLContext>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -28,6 +37,11 @@ export function createGraphQLServer() {
     logging: false,
     graphiql: { title: 'Billing API · GraphiQL', defaultQuery: DEFAULT_QUERY, credentials: 'same-origin' },
     renderGraphiQL,
+    // Validation-time limits on the document (cost is checked by Pothos' complexity plugin).
+    plugins: [
+      maxDepthPlugin({ n: limits.maxDepth, ignoreIntrospection: false, flattenFragments: true, exposeLimits: true }),
+      maxAliasesPlugin({ n: limits.maxAliases, exposeLimits: true }),
+    ],
     context: ({ gctx }) => gctx!,
     maskedErrors: {
       maskError(error) {

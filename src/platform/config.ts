@@ -25,7 +25,7 @@ const schema = z.object({
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
   /** GraphQL limits: maximum query depth and estimated cost. */
   GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(2).max(50).default(12),
-  GRAPHQL_MAX_COMPLEXITY: z.coerce.number().int().min(10).default(5000),
+  GRAPHQL_MAX_COMPLEXITY: z.coerce.number().int().min(10).default(20000),
 });
 
 export type Config = z.infer<typeof schema> & { publicBaseUrl: string };

@@ -124,7 +124,9 @@ async function claimKey(db: TenantDb, req: IdempotentRequest, fp: string, now: (
     const row = await db.idempotencyKey.findUnique({ where: { merchantId_key: { merchantId: req.merchantId, key: req.key } } });
     if (!row) continue; // released between our insert and read: try again
     const expired = row.expiresAt.getTime() <= t.getTime();
-    if (!expired) {
+    // A claim whose holder died never produced an outcome, so it binds the key to nothing.
+    const stale = row.status === 'in_progress' && t.getTime() - row.lockedAt.getTime() >= STALE_LOCK_MS;
+    if (!expired && !stale) {
       if (row.fingerprint !== fp) {
         throw new IdempotencyError(
           'idempotency_key_reused',
@@ -135,9 +137,7 @@ async function claimKey(db: TenantDb, req: IdempotentRequest, fp: string, now: (
       if (row.status === 'completed') {
         return { kind: 'replay', response: { status: row.responseStatus ?? 200, body: row.responseBody } };
       }
-      if (t.getTime() - row.lockedAt.getTime() < STALE_LOCK_MS) {
-        throw new IdempotencyError('idempotency_key_in_use', 'A request with this idempotency key is still being processed. Retry later.', null);
-      }
+      throw new IdempotencyError('idempotency_key_in_use', 'A request with this idempotency key is still being processed. Retry later.', null);
     }
     // Expired, or a stale claim whose holder never finished: take it over.
     const taken = await db.idempotencyKey.updateMany({

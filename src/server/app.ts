@@ -30,7 +30,7 @@ function sendError(c: Context<AppEnv>, err: AppError) {
 
 export function createApp(services: Services) {
   const app = new Hono<AppEnv>();
-  const yoga = createGraphQLServer();
+  const yoga = createGraphQLServer({ maxDepth: services.config.GRAPHQL_MAX_DEPTH, maxAliases: 100 });
   let openapi: unknown;
 
   // Request id, access log, async request scope.
@@ -65,7 +65,11 @@ export function createApp(services: Services) {
 
   const limit = bodyLimit({
     maxSize: MAX_BODY_BYTES,
-    onError: (c) => sendError(c as Context<AppEnv>, new HttpError(413, 'body_too_large', 'The request body is larger than 1 MiB.')),
+    onError: (c) => {
+      // The rest of the body is not read: the connection cannot be reused for another request.
+      c.header('Connection', 'close');
+      return sendError(c as Context<AppEnv>, new HttpError(413, 'body_too_large', 'The request body is larger than 1 MiB.'));
+    },
   });
 
   const authenticate = async (c: Context<AppEnv>) => {

@@ -1,0 +1,195 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { printedSchema } from '../src/graphql/schema.ts';
+import { send, startApp, type Client, type TestApp } from './helpers/app.ts';
+
+let app: TestApp;
+let api: Client;
+
+beforeAll(async () => {
+  app = await startApp();
+  api = await app.merchant();
+});
+afterAll(() => app?.close());
+
+const RESULT = `__typename ... on Error { code message param }`;
+
+describe('GraphQL schema', () => {
+  it('schema.graphql is the printed schema of the code (run `npm run schema:print` after changing it)', () => {
+    const committed = readFileSync(join(import.meta.dirname, '..', 'schema.graphql'), 'utf8');
+    expect(committed).toBe(printedSchema());
+  });
+
+  it('serves GraphiQL to a browser without credentials, from local assets', async () => {
+    const r = await send(`${app.url}/graphql`, { headers: { accept: 'text/html' } });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toMatch(/text\/html/);
+    expect(r.text).toMatch(/GraphiQL/);
+    expect(r.text).not.toMatch(/unpkg\.com|cdn\.jsdelivr/);
+  });
+
+  it('answers introspection for authenticated clients', async () => {
+    const r = await api.gql('{ __schema { queryType { name } mutationType { name } } }');
+    expect(r.data.__schema).toEqual({ queryType: { name: 'Query' }, mutationType: { name: 'Mutation' } });
+  });
+
+  it('enforces the depth and complexity limits', async () => {
+    const ok = await api.gql('{ customers(first: 2) { edges { node { id email } } pageInfo { hasNextPage } } }');
+    expect(ok.errors).toBeUndefined();
+    // 13 levels of selection: over the default depth limit of 12
+    let sel = 'name';
+    for (let i = 0; i < 12; i++) sel = `ofType { ${sel} }`;
+    const deep = await api.gql(`{ __type(name: "Customer") { fields { type { ${sel} } } } }`);
+    expect(deep.data ?? null).toBeNull();
+    expect(deep.errors?.[0].message).toMatch(/depth/i);
+    // many aliased list fields: over the complexity limit
+    const wide = Array.from({ length: 60 }, (_, i) => `a${i}: customers(first: 100) { edges { node { id email name } } }`).join(' ');
+    const heavy = await api.gql(`{ ${wide} }`);
+    expect(heavy.data ?? null).toBeNull();
+    expect(heavy.errors?.[0].message).toMatch(/complexity/i);
+  });
+});
+
+describe('customers over GraphQL', () => {
+  it('creates, reads, updates and deletes through mutations with typed results', async () => {
+    const created = await api.gql(
+      `mutation($input: CreateCustomerInput!) { createCustomer(input: $input) { ${RESULT} ... on CreateCustomerSuccess { customer { id email name phone currency metadata createdAt updatedAt } } } }`,
+      { input: { email: 'grace@example.com', name: 'Grace', phone: '+14155550100', currency: 'usd', metadata: { team: 'navy' } } },
+    );
+    const c = created.data.createCustomer.customer;
+    expect(created.data.createCustomer.__typename).toBe('CreateCustomerSuccess');
+    expect(c).toMatchObject({ email: 'grace@example.com', currency: 'USD', metadata: { team: 'navy' } });
+    expect(c.id).toMatch(/^cus_/);
+
+    // The same id works in REST and in node(id:)
+    expect((await api.get(`/v1/customers/${c.id}`)).body.email).toBe('grace@example.com');
+    const node = await api.gql(`query($id: ID!) { node(id: $id) { id __typename ... on Customer { email } } }`, { id: c.id });
+    expect(node.data.node).toEqual({ id: c.id, __typename: 'Customer', email: 'grace@example.com' });
+    expect((await api.gql(`{ customer(id: "${c.id}") { name } }`)).data.customer.name).toBe('Grace');
+
+    const updated = await api.gql(
+      `mutation($input: UpdateCustomerInput!) { updateCustomer(input: $input) { ${RESULT} ... on UpdateCustomerSuccess { customer { id name phone } } } }`,
+      { input: { id: c.id, name: 'Grace Hopper', phone: null } },
+    );
+    expect(updated.data.updateCustomer).toMatchObject({ __typename: 'UpdateCustomerSuccess', customer: { id: c.id, name: 'Grace Hopper', phone: null } });
+
+    const deleted = await api.gql(
+      `mutation($input: DeleteCustomerInput!) { deleteCustomer(input: $input) { ${RESULT} ... on DeleteCustomerSuccess { deletedCustomer { id deleted } } } }`,
+      { input: { id: c.id } },
+    );
+    expect(deleted.data.deleteCustomer).toEqual({ __typename: 'DeleteCustomerSuccess', deletedCustomer: { id: c.id, deleted: true } });
+    expect((await api.gql(`{ customer(id: "${c.id}") { id } }`)).data.customer).toBeNull();
+    expect((await api.gql(`{ node(id: "${c.id}") { id } }`)).data.node).toBeNull();
+
+    const again = await api.gql(`mutation { deleteCustomer(input: { id: "${c.id}" }) { ${RESULT} } }`);
+    expect(again.data.deleteCustomer).toMatchObject({ __typename: 'NotFoundError', code: 'resource_missing' });
+
+    const types = (await api.get('/v1/events?type=customer.*&limit=10')).body.data.filter((e: any) => e.data.object.id === c.id).map((e: any) => e.type);
+    expect(types).toEqual(['customer.deleted', 'customer.updated', 'customer.created']);
+  });
+
+  it('returns validation failures as ValidationError data with camelCase params', async () => {
+    const cases: [Record<string, unknown>, string, string][] = [
+      [{ email: 'nope' }, 'parameter_invalid', 'email'],
+      [{ email: 'a@b.co', phone: '12' }, 'parameter_invalid', 'phone'],
+      [{ email: 'a@b.co', currency: 'ABC' }, 'parameter_invalid', 'currency'],
+      [{ email: 'a@b.co', metadata: { k: 5 } }, 'parameter_invalid', 'metadata.k'],
+      [{ email: 'a@b.co', metadata: 'str' }, 'parameter_invalid', 'metadata'],
+    ];
+    for (const [input, code, param] of cases) {
+      const r = await api.gql(`mutation($input: CreateCustomerInput!) { createCustomer(input: $input) { ${RESULT} } }`, { input });
+      expect(r.errors).toBeUndefined();
+      expect(r.data.createCustomer).toMatchObject({ __typename: 'ValidationError', code, param });
+    }
+    expect((await api.get('/v1/customers?email=a@b.co')).body.data).toEqual([]);
+  });
+
+  it('hides other merchants’ records', async () => {
+    const other = await app.merchant();
+    const c = (await api.post('/v1/customers', { email: 'mine@example.com' })).body;
+    expect((await other.gql(`{ customer(id: "${c.id}") { id } }`)).data.customer).toBeNull();
+    expect((await other.gql(`{ node(id: "${c.id}") { id } }`)).data.node).toBeNull();
+    const upd = await other.gql(`mutation { updateCustomer(input: { id: "${c.id}", name: "x" }) { ${RESULT} } }`);
+    expect(upd.data.updateCustomer.code).toBe('resource_missing');
+    expect((await other.gql(`{ customers(email: "mine@example.com") { edges { node { id } } } }`)).data.customers.edges).toEqual([]);
+  });
+
+  it('pages 45 customers in pages of 20 with cursors interchangeable with REST', async () => {
+    const m = await app.merchant();
+    const ids: string[] = [];
+    for (let i = 0; i < 45; i++) ids.push((await m.post('/v1/customers', { email: `g${i}@example.com` })).body.id);
+    const expected = [...ids].reverse();
+    const seen: string[] = [];
+    let after: string | null = null;
+    const Q = `query($after: String) { customers(first: 20, after: $after) { edges { cursor node { id } } pageInfo { hasNextPage endCursor } } }`;
+    let pages = 0;
+    do {
+      const r: any = await m.gql(Q, { after });
+      const conn = r.data.customers;
+      seen.push(...conn.edges.map((e: any) => e.node.id));
+      after = conn.pageInfo.hasNextPage ? conn.pageInfo.endCursor : null;
+      pages++;
+    } while (after);
+    expect(pages).toBe(3);
+    expect(seen).toEqual(expected);
+
+    // GraphQL cursor → REST after, and REST next_cursor → GraphQL after
+    const g1: any = await m.gql(Q, { after: null });
+    const rest2 = await m.get(`/v1/customers?limit=20&after=${g1.data.customers.pageInfo.endCursor}`);
+    expect(rest2.body.data.map((c: any) => c.id)).toEqual(expected.slice(20, 40));
+    const r1 = await m.get('/v1/customers?limit=20');
+    expect(r1.body.next_cursor).toBe(g1.data.customers.pageInfo.endCursor);
+    const g2: any = await m.gql(Q, { after: r1.body.next_cursor });
+    expect(g2.data.customers.edges.map((e: any) => e.node.id)).toEqual(expected.slice(20, 40));
+    // every edge cursor is a valid REST cursor
+    const mid = g1.data.customers.edges[4].cursor;
+    expect((await m.get(`/v1/customers?limit=1&after=${mid}`)).body.data[0].id).toBe(expected[5]);
+  });
+
+  it('rejects bad page arguments with the REST codes', async () => {
+    for (const first of [0, 101]) {
+      const r = await api.gql(`{ customers(first: ${first}) { edges { cursor } } }`);
+      expect(r.errors?.[0].extensions).toMatchObject({ code: 'parameter_invalid', param: 'first' });
+    }
+    const r = await api.gql(`{ customers(after: "bogus") { edges { cursor } } }`);
+    expect(r.errors?.[0].extensions).toMatchObject({ code: 'parameter_invalid', param: 'after' });
+  });
+});
+
+describe('events over GraphQL', () => {
+  it('lists events with type and time filters', async () => {
+    const m = await app.merchant();
+    const t0 = new Date(Date.now() - 1000).toISOString();
+    const c = (await m.post('/v1/customers', { email: 'ev@example.com' })).body;
+    await m.patch(`/v1/customers/${c.id}`, { name: 'Changed' });
+    const all = await m.gql(`{ events(first: 10) { edges { node { id type createdAt data } } } }`);
+    expect(all.data.events.edges.map((e: any) => e.node.type)).toEqual(['customer.updated', 'customer.created']);
+    expect(all.data.events.edges[0].node.data.previous_attributes).toEqual({ name: null });
+    const created = await m.gql(`{ events(type: "customer.created") { edges { node { type } } } }`);
+    expect(created.data.events.edges).toHaveLength(1);
+    const window = await m.gql(`query($a: DateTime) { events(createdAfter: $a) { edges { node { id } } } }`, { a: t0 });
+    expect(window.data.events.edges).toHaveLength(2);
+    const none = await m.gql(`query($b: DateTime) { events(createdBefore: $b) { edges { node { id } } } }`, { b: t0 });
+    expect(none.data.events.edges).toHaveLength(0);
+    const id = all.data.events.edges[0].node.id;
+    expect((await m.gql(`{ node(id: "${id}") { __typename id } }`)).data.node).toEqual({ __typename: 'Event', id });
+    const rest = await m.get(`/v1/events/${id}`);
+    expect(rest.body.type).toBe('customer.updated');
+  });
+
+  it('REST event filters: type, created_after, created_before', async () => {
+    const m = await app.merchant();
+    await m.post('/v1/customers', { email: 'f1@example.com' });
+    const mid = new Date();
+    await new Promise((r) => setTimeout(r, 5));
+    await m.post('/v1/customers', { email: 'f2@example.com' });
+    const after = await m.get(`/v1/events?created_after=${mid.toISOString()}`);
+    expect(after.body.data.map((e: any) => e.data.object.email)).toEqual(['f2@example.com']);
+    const before = await m.get(`/v1/events?created_before=${mid.toISOString()}`);
+    expect(before.body.data.map((e: any) => e.data.object.email)).toEqual(['f1@example.com']);
+    expect((await m.get('/v1/events?type=customer.deleted')).body.data).toEqual([]);
+    const bad = await m.get('/v1/events?created_after=yesterday');
+    expect(bad.body.error).toMatchObject({ code: 'parameter_invalid', param: 'created_after' });
+  });
+});

@@ -3,6 +3,7 @@
 // credentials printed once.
 import { serve } from '@hono/node-server';
 import { startMaintenance } from './jobs/maintenance.ts';
+import { startWorker } from './jobs/worker.ts';
 import { bootstrapMerchant, type IssuedCredentials } from './domain/merchants/index.ts';
 import { ConfigError, loadConfig } from './platform/config.ts';
 import { lockDataDir } from './platform/db/data-dir-lock.ts';
@@ -53,6 +54,7 @@ async function main() {
     banner(created, config.publicBaseUrl);
   }
   const stopMaintenance = startMaintenance(services);
+  const worker = startWorker(services.runtime, log.child({ component: 'worker' }));
   const app = createApp(services);
   const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
     log.info({ port: info.port, host: config.HOST, database: services.db.kind, public_base_url: config.publicBaseUrl }, 'billing service listening');
@@ -65,6 +67,7 @@ async function main() {
     stopping = true;
     log.info({ signal }, 'shutting down');
     stopMaintenance();
+    await worker.stop();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await services.db.close().catch(() => {});
     unlock();

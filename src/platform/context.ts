@@ -1,17 +1,31 @@
-// What every domain operation receives: the merchant it acts for and a database handle that is
-// already scoped to that merchant (and may be a transaction). Built by REST and GraphQL alike.
-import type { AuthenticatedMerchant } from './auth.ts';
+// What every domain operation receives: the merchant it acts for, a database handle already
+// scoped to that merchant (possibly a transaction), and the runtime it runs in. Built by REST,
+// GraphQL and the job runner alike.
+import type { PrismaClient } from '../generated/prisma/client.ts';
+import type { Config } from './config.ts';
 import type { Db } from './db/tenant.ts';
 import type { Logger } from './logger.ts';
+import type { JobRegistry } from '../jobs/runner.ts';
+
+export interface MerchantRef {
+  id: string;
+  mode: 'test' | 'live';
+  name?: string;
+}
+
+export interface Runtime {
+  /** the unscoped client: only for platform work (clock, jobs); never for merchant data */
+  prisma: PrismaClient;
+  jobs: JobRegistry;
+  config: Config;
+}
 
 export interface Ctx {
-  merchant: AuthenticatedMerchant;
+  merchant: MerchantRef;
   db: Db;
   requestId: string;
   log: Logger;
-}
-
-/** The same context with another db handle (a transaction). */
-export function withDb(ctx: Ctx, db: Db): Ctx {
-  return { ...ctx, db };
+  runtime: Runtime;
+  /** Set while a job runs during a clock advance: the merchant-clock time the work happens at. */
+  at?: Date;
 }

@@ -59,21 +59,28 @@ type Outcome = { replayed: true; response: StoredResponse } | { replayed: false;
 export async function runIdempotent(
   db: TenantDb,
   req: IdempotentRequest,
-  work: (tx: TenantTx) => Promise<StoredResponse>,
+  work: (db: TenantTx) => Promise<StoredResponse>,
   errorResponse: (err: AppError) => StoredResponse,
-  now: () => Date = () => new Date(),
+  opts: { atomic?: boolean; now?: () => Date } = {},
 ): Promise<Outcome> {
+  const now = opts.now ?? (() => new Date());
   const fp = fingerprint(req.scope, req.payload);
   const claim = await claimKey(db, req, fp, now);
   if (claim.kind === 'replay') return { replayed: true, response: claim.response };
 
   const lockedAt = claim.lockedAt;
   try {
-    const response = await inTransaction(db, async (tx) => {
-      const res = await work(tx);
-      await complete(tx, claim.id, lockedAt, res);
-      return res;
-    });
+    const response =
+      opts.atomic === false
+        ? await work(db).then(async (res) => {
+            await complete(db, claim.id, lockedAt, res);
+            return res;
+          })
+        : await inTransaction(db, async (tx) => {
+            const res = await work(tx);
+            await complete(tx, claim.id, lockedAt, res);
+            return res;
+          });
     return { replayed: false, response };
   } catch (err) {
     if (err instanceof AppError && err.status < 500 && !(err instanceof IdempotencyError)) {

@@ -1,6 +1,7 @@
 // Every /v1 route, by area.
 import { customerRoutes } from './customers.ts';
 import { eventRoutes } from './events.ts';
+import { testHelperRoutes } from './test-helpers.ts';
 import type { RouteDef } from './route.ts';
 
-export const routes: RouteDef[] = [...customerRoutes, ...eventRoutes];
+export const routes: RouteDef[] = [...customerRoutes, ...eventRoutes, ...testHelperRoutes];

@@ -72,6 +72,7 @@ export function mountRoutes(app: Hono<AppEnv>, routes: RouteDef[]) {
           { merchantId: base.merchant.id, key, scope: `${r.method.toUpperCase()} ${c.req.path}`, payload: rawBody ?? {} },
           async (tx) => ({ status, body: await r.handler({ ...base, db: tx }, input) }),
           (err) => ({ status: err.status, body: errorBody(err, base.requestId) }),
+          { atomic: r.atomicIdempotency !== false },
         );
         if (outcome.replayed) c.header('Idempotent-Replayed', 'true');
         return c.json(outcome.response.body as object, outcome.response.status as 200);

@@ -74,7 +74,13 @@ export function createApp(services: Services) {
 
   const authenticate = async (c: Context<AppEnv>) => {
     const merchant = await services.auth.authenticate(c.req.header('authorization'));
-    const ctx: Ctx = { merchant, db: forMerchant(services.db.prisma, merchant.id), requestId: c.get('requestId'), log: c.get('log').child({ merchant_id: merchant.id }) };
+    const ctx: Ctx = {
+      merchant,
+      db: forMerchant(services.db.prisma, merchant.id),
+      requestId: c.get('requestId'),
+      log: c.get('log').child({ merchant_id: merchant.id }),
+      runtime: services.runtime,
+    };
     c.set('ctx', ctx);
     return ctx;
   };

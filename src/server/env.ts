@@ -1,7 +1,7 @@
 // Hono environment: what middleware puts on each request.
 import type { Authenticator } from '../platform/auth.ts';
 import type { Config } from '../platform/config.ts';
-import type { Ctx } from '../platform/context.ts';
+import type { Ctx, Runtime } from '../platform/context.ts';
 import type { Database } from '../platform/db/index.ts';
 import type { Logger } from '../platform/logger.ts';
 
@@ -10,6 +10,8 @@ export interface Services {
   db: Database;
   log: Logger;
   auth: Authenticator;
+  /** what domain operations and jobs get: base client, job registry, config */
+  runtime: Runtime;
 }
 
 export interface AppEnv {

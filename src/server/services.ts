@@ -4,6 +4,7 @@ import type { Config } from '../platform/config.ts';
 import { openDatabase, type Database } from '../platform/db/index.ts';
 import { migrate } from '../platform/db/migrate.ts';
 import { createLogger, type Logger } from '../platform/logger.ts';
+import { createJobRegistry } from '../jobs/index.ts';
 import type { Services } from './env.ts';
 
 export async function openServices(config: Config, opts: { log?: Logger; db?: Database } = {}): Promise<Services> {
@@ -18,5 +19,11 @@ export async function openServices(config: Config, opts: { log?: Logger; db?: Da
     }));
   const { applied } = await migrate(db);
   if (applied.length > 0) log.info({ applied }, 'migrations applied');
-  return { config, db, log, auth: new Authenticator(db.prisma, config.AUTH_CACHE_TTL_MS) };
+  return {
+    config,
+    db,
+    log,
+    auth: new Authenticator(db.prisma, config.AUTH_CACHE_TTL_MS),
+    runtime: { prisma: db.prisma, jobs: createJobRegistry(), config },
+  };
 }

@@ -9,6 +9,7 @@ import { createLogger } from '../../src/platform/logger.ts';
 import { createApp } from '../../src/server/app.ts';
 import type { Services } from '../../src/server/env.ts';
 import { openServices } from '../../src/server/services.ts';
+import { startWorker } from '../../src/jobs/worker.ts';
 
 export interface TestApp {
   url: string;
@@ -68,7 +69,7 @@ export async function send(url: string, init: RequestInit = {}): Promise<Res> {
 
 export const usingPostgres = !!process.env.TEST_DATABASE_URL;
 
-export async function startApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function startApp(env: Record<string, string> = {}, opts: { worker?: boolean } = {}): Promise<TestApp> {
   const config = loadConfig({ LOG_LEVEL: 'silent', PORT: '0', ...env });
   const log = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
   const db = await openDatabase({ url: process.env.TEST_DATABASE_URL, dataDir: null, poolSize: 10, logger: log });
@@ -78,6 +79,7 @@ export async function startApp(env: Record<string, string> = {}): Promise<TestAp
     const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const worker = opts.worker === false ? null : startWorker(services.runtime, log, { pollMs: 100 });
   return {
     url,
     services,
@@ -86,6 +88,7 @@ export async function startApp(env: Record<string, string> = {}): Promise<TestAp
       return new Client(url, creds);
     },
     async close() {
+      await worker?.stop();
       await new Promise<void>((r) => server.close(() => r()));
       await db.close();
     },

@@ -1,0 +1,78 @@
+// The merchant's billing clock. Live merchants run on real time. A test-mode merchant's clock is
+// real time plus an offset that only moves forward (test helpers), so time-based work — checkout
+// expiry, renewals, credit expiry, webhook retries — can be made due deterministically.
+import type { Ctx } from '../../platform/context.ts';
+import type { PrismaClient } from '../../platform/db/index.ts';
+import { ValidationError } from '../../platform/errors.ts';
+import { parse, z, timestamp } from '../../platform/validation.ts';
+
+export interface ClockOwner {
+  id: string;
+  mode: 'test' | 'live';
+}
+
+/**
+ * Now on the merchant's billing clock, for domain code: reads through ctx.db, so it is safe inside
+ * a transaction (on PGlite, a second client inside a transaction would wait for it forever).
+ * During a clock advance, jobs see the time they were due at (ctx.at).
+ */
+export async function clockNow(ctx: Ctx): Promise<Date> {
+  if (ctx.at) return ctx.at;
+  if (ctx.merchant.mode === 'live') return new Date();
+  const m = await ctx.db.merchant.findUnique({ where: { id: ctx.merchant.id }, select: { clockOffsetMs: true } });
+  return new Date(Date.now() + Number(m?.clockOffsetMs ?? 0n));
+}
+
+/** Now on the merchant's billing clock, outside any transaction (job runner, test helpers). */
+export async function merchantNow(prisma: PrismaClient, merchant: ClockOwner): Promise<Date> {
+  if (merchant.mode === 'live') return new Date();
+  const m = await prisma.merchant.findUnique({ where: { id: merchant.id }, select: { clockOffsetMs: true } });
+  return new Date(Date.now() + Number(m?.clockOffsetMs ?? 0n));
+}
+
+export const MAX_ADVANCE_SECONDS = 20 * 366 * 24 * 3600; // twenty years
+
+export const clockAdvanceBody = z
+  .strictObject({
+    to: timestamp.optional().meta({ description: 'The new time of the clock (ISO 8601); must be later than now on the clock.' }),
+    seconds: z
+      .number()
+      .int({ error: 'must be a whole number of seconds' })
+      .min(1, { error: 'must be at least 1' })
+      .max(MAX_ADVANCE_SECONDS, { error: `must be at most ${MAX_ADVANCE_SECONDS}` })
+      .optional()
+      .meta({ description: 'Seconds to move the clock forward.' }),
+  })
+  .superRefine((v, ctx) => {
+    if ((v.to === undefined) === (v.seconds === undefined)) {
+      ctx.addIssue({ code: 'custom', message: 'Give exactly one of `to` or `seconds`.', path: v.to !== undefined ? ['seconds'] : ['to'] });
+    }
+  });
+
+export type ClockAdvanceInput = z.input<typeof clockAdvanceBody>;
+
+/** The time an advance request moves the clock to (validated; the clock is not moved yet). */
+export async function advanceTarget(prisma: PrismaClient, merchant: ClockOwner, input: ClockAdvanceInput): Promise<Date> {
+  const body = parse(clockAdvanceBody, input);
+  const realNow = Date.now();
+  const current = (await merchantNow(prisma, merchant)).getTime();
+  const target = body.to ? body.to.getTime() : current + body.seconds! * 1000;
+  if (body.to && target <= current) {
+    throw new ValidationError('parameter_invalid', `Invalid to: the clock only moves forward; it is already ${new Date(current).toISOString()}.`, 'to');
+  }
+  if (target - realNow > MAX_ADVANCE_SECONDS * 1000) {
+    throw new ValidationError('parameter_invalid', 'Invalid to: at most twenty years ahead of real time.', body.to ? 'to' : 'seconds');
+  }
+  return new Date(target);
+}
+
+/** Sets the clock to `target` (never backwards: a concurrent advance that went further wins). */
+export async function setClock(prisma: PrismaClient, merchant: ClockOwner, target: Date): Promise<Date> {
+  const offset = BigInt(target.getTime() - Date.now());
+  await prisma.merchant.updateMany({ where: { id: merchant.id, mode: 'test', clockOffsetMs: { lt: offset } }, data: { clockOffsetMs: offset } });
+  return merchantNow(prisma, merchant);
+}
+
+export function clockToJSON(now: Date) {
+  return { object: 'test_clock' as const, now: now.toISOString() };
+}

@@ -1,0 +1,33 @@
+// Test-mode helpers (built-in test processor and the merchant billing clock). Live-mode
+// merchants get 404 from all of them.
+import { clockAdvanceBody, clockToJSON, merchantNow } from '../domain/clock/index.ts';
+import { advanceClockAndRunDueWork } from '../jobs/clock-advance.ts';
+import { z } from '../platform/validation.ts';
+import { route } from './route.ts';
+
+const tag = 'Test helpers';
+
+const testClockObject = z
+  .object({ object: z.literal('test_clock'), now: z.string().meta({ format: 'date-time' }) })
+  .meta({ id: 'TestClock' });
+
+export const testHelperRoutes = [
+  route({
+    method: 'get', path: '/v1/test-helpers/clock', operationId: 'getTestClock', tag, testModeOnly: true,
+    summary: "The merchant's billing clock",
+    response: { status: 200, description: 'The clock.', schema: testClockObject },
+    handler: async (ctx) => clockToJSON(await merchantNow(ctx.runtime.prisma, ctx.merchant)),
+  }),
+  route({
+    method: 'post', path: '/v1/test-helpers/clock/advance', operationId: 'advanceTestClock', tag, testModeOnly: true,
+    summary: "Move the merchant's billing clock forward and run the work that became due",
+    description:
+      'Runs, before answering and in due order, every piece of due work: renewals, trial ends, dunning retries, auto-resume, credit expiry, checkout and intent expiry, webhook retries. Each runs at its own due time, as if the clock had passed through it.',
+    body: clockAdvanceBody,
+    atomicIdempotency: false,
+    response: { status: 200, description: 'The clock after the move.', schema: testClockObject },
+    handler: async (ctx, { body }) => {
+      return clockToJSON(await advanceClockAndRunDueWork(ctx, body));
+    },
+  }),
+];

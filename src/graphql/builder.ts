@@ -23,6 +23,8 @@ export interface GraphQLContext {
 export const TYPENAME_BY_KIND: Partial<Record<IdKind, string>> = {
   customer: 'Customer',
   event: 'Event',
+  payment: 'Payment',
+  refund: 'Refund',
 };
 
 export const builder = new SchemaBuilder<{

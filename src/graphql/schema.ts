@@ -5,6 +5,7 @@ import { builder } from './builder.ts';
 import './errors.ts';
 import './customers.ts';
 import './events.ts';
+import './payments.ts';
 import './test-helpers.ts';
 
 export const schema = builder.toSchema({ sortSchema: false });

@@ -48,18 +48,19 @@ export const CURRENCIES: readonly string[] = Object.freeze(Object.keys(ISO_4217)
 const formatters = new Map<string, Intl.NumberFormat>();
 
 /**
- * The amount (smallest unit) rendered with the currency symbol and ISO decimals, en locale:
+ * The amount (smallest unit) rendered with the currency symbol and ISO decimals (en locale unless given):
  * `$12.34`, `€0.50`, `¥1,200`, `FCFA 1,000`, `KWD 1.250`. Exact for every amount up to
  * MAX_AMOUNT: the division is done on integers, never on a float of the whole amount.
  */
-export function formatMoney(amount: number | bigint, currency: string): string {
+export function formatMoney(amount: number | bigint, currency: string, locale = 'en'): string {
   const c = normalizeCurrency(currency);
   if (c === null) throw new RangeError(`Unknown currency: ${currency}`);
   const exp = ISO_4217[c]!;
-  let f = formatters.get(c);
+  const cacheKey = `${locale}:${c}`;
+  let f = formatters.get(cacheKey);
   if (!f) {
-    f = new Intl.NumberFormat('en', { style: 'currency', currency: c, minimumFractionDigits: exp, maximumFractionDigits: exp });
-    formatters.set(c, f);
+    f = new Intl.NumberFormat(locale, { style: 'currency', currency: c, minimumFractionDigits: exp, maximumFractionDigits: exp });
+    formatters.set(cacheKey, f);
   }
   const big = BigInt(amount);
   const neg = big < 0n;

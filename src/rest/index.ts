@@ -1,7 +1,8 @@
 // Every /v1 route, by area.
 import { customerRoutes } from './customers.ts';
 import { eventRoutes } from './events.ts';
+import { paymentRoutes } from './payments.ts';
 import { testHelperRoutes } from './test-helpers.ts';
 import type { RouteDef } from './route.ts';
 
-export const routes: RouteDef[] = [...customerRoutes, ...eventRoutes, ...testHelperRoutes];
+export const routes: RouteDef[] = [...customerRoutes, ...paymentRoutes, ...eventRoutes, ...testHelperRoutes];

@@ -60,3 +60,51 @@ export const eventObject = z
     }),
   })
   .meta({ id: 'Event' });
+
+const methodDetails = z
+  .union([
+    z.object({ type: z.literal('card'), card: z.object({ brand: z.string(), last4: z.string(), exp_month: z.number().int(), exp_year: z.number().int() }) }),
+    z.object({ type: z.literal('mobile_money'), mobile_money: z.object({ phone: z.string() }) }),
+  ])
+  .nullable()
+  .meta({ description: 'The method the customer used (never a full card number).' });
+
+export const paymentObject = z
+  .object({
+    id: z.string().meta({ example: 'pay_0123456789abcdefGHIJKL' }),
+    object: z.literal('payment'),
+    amount: z.number().int(),
+    currency: z.string(),
+    status: z.enum(['created', 'processing', 'succeeded', 'failed', 'cancelled', 'expired']),
+    checkout_url: z.string().meta({ description: 'Hosted checkout page for the customer (no credentials needed).' }),
+    customer_id: z.string(),
+    customer: z.object({ id: z.string(), email: z.string(), name: z.string().nullable(), phone: z.string().nullable() }),
+    redirect_url: z.string(),
+    cancel_url: z.string().nullable(),
+    checkout: z.record(z.string(), z.unknown()),
+    metadata: z.record(z.string(), z.string()),
+    amount_refunded: z.number().int(),
+    refunded: z.boolean(),
+    payment_method: methodDetails,
+    failure_code: z.string().nullable(),
+    failure_message: z.string().nullable(),
+    expires_at: ts.meta({ description: 'When the checkout expires (24 h after creation, merchant clock).' }),
+    created_at: ts,
+    updated_at: ts,
+  })
+  .meta({ id: 'Payment' });
+
+export const refundObject = z
+  .object({
+    id: z.string().meta({ example: 're_0123456789abcdefGHIJKL' }),
+    object: z.literal('refund'),
+    payment_id: z.string(),
+    amount: z.number().int(),
+    currency: z.string(),
+    status: z.enum(['pending', 'succeeded', 'failed']),
+    reason: z.enum(['customer_request', 'duplicate', 'fraudulent', 'other']).nullable(),
+    failure_code: z.string().nullable(),
+    created_at: ts,
+    updated_at: ts,
+  })
+  .meta({ id: 'Refund' });

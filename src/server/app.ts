@@ -4,6 +4,7 @@
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { createGraphQLServer } from '../graphql/yoga.ts';
+import { mountCheckout } from '../hosted/checkout.ts';
 import type { Ctx } from '../platform/context.ts';
 import { forMerchant } from '../platform/db/tenant.ts';
 import { pendingMigrations } from '../platform/db/migrate.ts';
@@ -111,6 +112,9 @@ export function createApp(services: Services) {
     c.header('Cache-Control', 'public, max-age=86400');
     return c.body(new Uint8Array(asset.body), 200, { 'Content-Type': asset.type });
   });
+
+  // ---- hosted pages (end customers, no credentials)
+  mountCheckout(app, services);
 
   // ---- REST
   app.use('/v1/*', limit, async (c, next) => {

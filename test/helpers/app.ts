@@ -13,6 +13,8 @@ import { startWorker } from '../../src/jobs/worker.ts';
 
 export interface TestApp {
   url: string;
+  /** SQL statements sent since the last reset */
+  queries: { count: number; reset(): void };
   services: Services;
   merchant(opts?: { mode?: Mode; name?: string }): Promise<Client>;
   close(): Promise<void>;
@@ -72,7 +74,8 @@ export const usingPostgres = !!process.env.TEST_DATABASE_URL;
 export async function startApp(env: Record<string, string> = {}, opts: { worker?: boolean } = {}): Promise<TestApp> {
   const config = loadConfig({ LOG_LEVEL: 'silent', PORT: '0', ...env });
   const log = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
-  const db = await openDatabase({ url: process.env.TEST_DATABASE_URL, dataDir: null, poolSize: 10, logger: log });
+  const queries = { count: 0, reset: () => void (queries.count = 0) };
+  const db = await openDatabase({ url: process.env.TEST_DATABASE_URL, dataDir: null, poolSize: 10, logger: log, onQuery: () => queries.count++ });
   const services = await openServices(config, { log, db });
   const app = createApp(services);
   const server: ServerType = await new Promise((resolve) => {
@@ -82,6 +85,7 @@ export async function startApp(env: Record<string, string> = {}, opts: { worker?
   const worker = opts.worker === false ? null : startWorker(services.runtime, log, { pollMs: 100 });
   return {
     url,
+    queries,
     services,
     async merchant(opts = {}) {
       const creds = await createMerchant(services.db.prisma, { name: opts.name ?? 'Test merchant', mode: opts.mode ?? 'test' });

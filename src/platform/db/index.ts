@@ -31,17 +31,26 @@ export interface OpenOptions {
   dataDir?: string | null | undefined;
   poolSize?: number;
   logger?: Logger;
+  /** called with every SQL statement Prisma sends (tests count queries with it) */
+  onQuery?: (sql: string) => void;
+}
+
+function prismaClient(adapter: PrismaPg | PrismaPGlite, onQuery?: (sql: string) => void): PrismaClient {
+  if (!onQuery) return new PrismaClient({ adapter });
+  const client = new PrismaClient({ adapter, log: [{ emit: 'event', level: 'query' }] });
+  (client as unknown as { $on(e: 'query', cb: (e: { query: string }) => void): void }).$on('query', (e) => onQuery(e.query));
+  return client;
 }
 
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
-  return opts.url ? openPostgres(opts.url, opts.poolSize ?? 10, opts.logger) : openPglite(opts.dataDir ?? null);
+  return opts.url ? openPostgres(opts.url, opts.poolSize ?? 10, opts.logger, opts.onQuery) : openPglite(opts.dataDir ?? null, opts.onQuery);
 }
 
-function openPostgres(url: string, poolSize: number, logger?: Logger): Database {
+function openPostgres(url: string, poolSize: number, logger?: Logger, onQuery?: (sql: string) => void): Database {
   const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000 });
   // An idle client losing its connection (database restart) must not crash the process.
   pool.on('error', (err) => logger?.warn({ err: err.message }, 'postgres pool client error'));
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  const prisma = prismaClient(new PrismaPg(pool), onQuery);
   const query = async <R,>(sql: string, params?: unknown[]) => (await pool.query(sql, params as any[])).rows as R[];
   return {
     kind: 'postgres',
@@ -70,10 +79,10 @@ function openPostgres(url: string, poolSize: number, logger?: Logger): Database 
   };
 }
 
-async function openPglite(dataDir: string | null): Promise<Database> {
+async function openPglite(dataDir: string | null, onQuery?: (sql: string) => void): Promise<Database> {
   if (dataDir) mkdirSync(dataDir, { recursive: true });
   const db = dataDir ? await PGlite.create(dataDir) : await PGlite.create();
-  const prisma = new PrismaClient({ adapter: new PrismaPGlite(db) });
+  const prisma = prismaClient(new PrismaPGlite(db), onQuery);
   const query = async <R,>(sql: string, params?: unknown[]) => (await db.query<R>(sql, params as any[])).rows;
   const exec = async (sql: string) => {
     await db.exec(sql);

@@ -1,0 +1,276 @@
+// Payments and their hosted checkout.
+//
+// created → processing → succeeded | failed      (the customer pays at the checkout)
+// created → cancelled | expired                  (cancel link; 24 h on the merchant's clock)
+//
+// Paying is done in three steps so that a processor call never runs inside a database
+// transaction: (1) lock the payment and move it created → processing (only one of two concurrent
+// submissions gets past this: the other sees `processing` and charges nothing), (2) charge with
+// the payment id as the processor's idempotency key, (3) record the outcome and its event.
+import type { Customer, Payment } from '../../generated/prisma/client.ts';
+import type { Ctx } from '../../platform/context.ts';
+import { Prisma, inTransaction, type Db, type TenantTx } from '../../platform/db/tenant.ts';
+import { NotFoundError, StateError, ValidationError } from '../../platform/errors.ts';
+import { newId, randomToken } from '../../platform/ids.ts';
+import { paginate, type Page } from '../../platform/pagination.ts';
+import { parse } from '../../platform/validation.ts';
+import { enqueueJob } from '../../jobs/queue.ts';
+import { clockNow } from '../clock/index.ts';
+import { getCustomer, createCustomer } from '../customers/index.ts';
+import { recordEvent, type EventType } from '../events/index.ts';
+import { processorFor, type CardInput, type ChargeResult, type MethodDetails, type PaymentMethodType } from './processor.ts';
+import {
+  paymentCompleteBody,
+  paymentCreate,
+  PAYMENT_METHODS,
+  type PaymentCompleteInput,
+  type PaymentCreateInput,
+  type PaymentListQuery,
+} from './schema.ts';
+
+export * from './schema.ts';
+
+export const CHECKOUT_TTL_MS = 24 * 60 * 60 * 1000;
+export const EXPIRE_JOB = 'payment.expire';
+
+export type PaymentWithCustomer = Payment & { customer: Customer };
+
+export interface CheckoutOptions {
+  title?: string;
+  description?: string;
+  locale?: 'en' | 'fr';
+  payment_methods?: PaymentMethodType[];
+}
+
+export function checkoutUrl(baseUrl: string, token: string): string {
+  return `${baseUrl}/hosted/checkout/${token}`;
+}
+
+export function offeredMethods(p: Payment): PaymentMethodType[] {
+  return (p.checkout as CheckoutOptions).payment_methods ?? [...PAYMENT_METHODS];
+}
+
+export function paymentToJSON(p: PaymentWithCustomer, baseUrl: string) {
+  const c = p.customer;
+  return {
+    id: p.id,
+    object: 'payment' as const,
+    amount: Number(p.amount),
+    currency: p.currency,
+    status: p.status,
+    checkout_url: checkoutUrl(baseUrl, p.checkoutToken),
+    customer_id: p.customerId,
+    customer: { id: c.id, email: c.email, name: c.name, phone: c.phone },
+    redirect_url: p.redirectUrl,
+    cancel_url: p.cancelUrl,
+    checkout: p.checkout as CheckoutOptions,
+    metadata: p.metadata as Record<string, string>,
+    amount_refunded: Number(p.amountRefunded),
+    refunded: p.amountRefunded === p.amount,
+    payment_method: (p.methodDetails as MethodDetails | null) ?? null,
+    failure_code: p.failureCode,
+    failure_message: p.failureMessage,
+    expires_at: p.expiresAt.toISOString(),
+    created_at: p.createdAt.toISOString(),
+    updated_at: p.updatedAt.toISOString(),
+  };
+}
+
+export type PaymentJSON = ReturnType<typeof paymentToJSON>;
+
+const withCustomer = { customer: true } as const;
+
+export async function getPayment(ctx: Ctx, id: string, db: Db = ctx.db, param = 'id'): Promise<PaymentWithCustomer> {
+  const p = await db.payment.findUnique({ where: { id }, include: withCustomer });
+  if (!p) throw new NotFoundError('payment', id, param);
+  return p;
+}
+
+/** Locks the payment row for the rest of the transaction, then reads it. */
+export async function lockPayment(ctx: Ctx, tx: TenantTx, id: string, param = 'id'): Promise<PaymentWithCustomer> {
+  await tx.$queryRaw`SELECT id FROM payments WHERE id = ${id} AND merchant_id = ${ctx.merchant.id} FOR UPDATE`;
+  return getPayment(ctx, id, tx, param);
+}
+
+async function resolveCustomer(ctx: Ctx, tx: TenantTx, data: ReturnType<typeof parsePaymentCreate>): Promise<Customer> {
+  if (data.customer_id) return getCustomer(ctx, data.customer_id, tx).catch(() => {
+    throw new NotFoundError('customer', data.customer_id!, 'customer_id');
+  });
+  const inline = data.customer!;
+  const existing = await tx.customer.findFirst({ where: { email: inline.email, deletedAt: null }, orderBy: { createdAt: 'desc' } });
+  if (existing) return existing;
+  return createCustomer({ ...ctx, db: tx }, { email: inline.email, name: inline.name, phone: inline.phone });
+}
+
+const parsePaymentCreate = (input: PaymentCreateInput) => parse(paymentCreate, input);
+
+/** Records a status change of a payment and its event in the caller's transaction. */
+async function transition(
+  ctx: Ctx,
+  tx: TenantTx,
+  before: PaymentWithCustomer,
+  data: Prisma.PaymentUpdateInput,
+  event: EventType | null,
+): Promise<PaymentWithCustomer> {
+  const after = await tx.payment.update({ where: { id: before.id }, data, include: withCustomer });
+  if (event) {
+    await recordEvent(tx, ctx.merchant.id, event, paymentToJSON(after, ctx.runtime.config.publicBaseUrl), { status: before.status });
+  }
+  return after;
+}
+
+export async function createPayment(ctx: Ctx, input: PaymentCreateInput): Promise<PaymentWithCustomer> {
+  const data = parsePaymentCreate(input);
+  return inTransaction(ctx.db, async (tx) => {
+    const txCtx = { ...ctx, db: tx };
+    const customer = await resolveCustomer(txCtx, tx, data);
+    const now = await clockNow(txCtx);
+    const expiresAt = new Date(now.getTime() + CHECKOUT_TTL_MS);
+    const p = await tx.payment.create({
+      data: {
+        id: newId('payment'),
+        merchantId: ctx.merchant.id,
+        customerId: customer.id,
+        amount: BigInt(data.amount),
+        currency: data.currency,
+        redirectUrl: data.redirect_url,
+        cancelUrl: data.cancel_url ?? null,
+        checkout: (data.checkout ?? {}) as Prisma.InputJsonValue,
+        metadata: data.metadata ?? {},
+        checkoutToken: randomToken(40),
+        expiresAt,
+      },
+      include: withCustomer,
+    });
+    await recordEvent(tx, ctx.merchant.id, 'payment.created', paymentToJSON(p, ctx.runtime.config.publicBaseUrl));
+    await enqueueJob(tx, { merchantId: ctx.merchant.id, kind: EXPIRE_JOB, runAt: expiresAt, key: `expire:${p.id}`, payload: { payment_id: p.id } });
+    return p;
+  });
+}
+
+export async function listPayments(ctx: Ctx, q: PaymentListQuery): Promise<Page<PaymentWithCustomer>> {
+  return paginate(q, ({ where, ...page }) =>
+    ctx.db.payment.findMany({
+      where: {
+        AND: [
+          where,
+          q.status ? { status: q.status } : {},
+          q.currency ? { currency: q.currency } : {},
+          q.customer_id ? { customerId: q.customer_id } : {},
+          q.created_after || q.created_before ? { createdAt: { gt: q.created_after, lt: q.created_before } } : {},
+        ],
+      },
+      include: withCustomer,
+      ...page,
+    }),
+  );
+}
+
+/** Expires the checkout when it is still open and its time has come. Returns the payment. */
+export async function expireIfDue(ctx: Ctx, id: string): Promise<PaymentWithCustomer> {
+  return inTransaction(ctx.db, async (tx) => {
+    const p = await lockPayment(ctx, tx, id);
+    if (p.status !== 'created') return p;
+    const now = await clockNow({ ...ctx, db: tx });
+    if (now.getTime() < p.expiresAt.getTime()) return p;
+    return transition(ctx, tx, p, { status: 'expired', completedAt: now }, 'payment.expired');
+  });
+}
+
+export interface CheckoutAttempt {
+  method: PaymentMethodType;
+  card?: CardInput;
+  phone?: string;
+}
+
+/**
+ * The customer pays at the checkout. Returns the payment after the attempt; a payment that is no
+ * longer awaiting payment is returned unchanged (a second submission charges nothing).
+ */
+export async function payAtCheckout(ctx: Ctx, id: string, attempt: CheckoutAttempt): Promise<PaymentWithCustomer> {
+  const claimed = await inTransaction(ctx.db, async (tx) => {
+    const p = await lockPayment(ctx, tx, id);
+    if (p.status !== 'created') return { payment: p, claimed: false };
+    if (!offeredMethods(p).includes(attempt.method)) {
+      throw new ValidationError('parameter_invalid', `Invalid method: this checkout accepts ${offeredMethods(p).join(', ')}.`, 'method');
+    }
+    const now = await clockNow({ ...ctx, db: tx });
+    if (now.getTime() >= p.expiresAt.getTime()) {
+      return { payment: await transition(ctx, tx, p, { status: 'expired', completedAt: now }, 'payment.expired'), claimed: false };
+    }
+    return { payment: await transition(ctx, tx, p, { status: 'processing', method: attempt.method }, null), claimed: true };
+  });
+  if (!claimed.claimed) return claimed.payment;
+
+  const p = claimed.payment;
+  let result: ChargeResult;
+  try {
+    result = await processorFor(ctx.merchant).charge({
+      reference: p.id,
+      amount: p.amount,
+      currency: p.currency,
+      method: attempt.method,
+      card: attempt.card,
+      phone: attempt.phone,
+    });
+  } catch (err) {
+    ctx.log.error({ err, payment_id: p.id }, 'processor charge failed');
+    result = { status: 'failed', code: 'processing_error', message: 'The payment could not be processed.', details: null };
+  }
+
+  return inTransaction(ctx.db, async (tx) => {
+    const current = await lockPayment(ctx, tx, id);
+    if (current.status !== 'processing') return current;
+    const now = await clockNow({ ...ctx, db: tx });
+    const details = (result.details ?? Prisma.DbNull) as Prisma.InputJsonValue;
+    if (result.status === 'succeeded') {
+      return transition(ctx, tx, current, { status: 'succeeded', methodDetails: details, processorRef: result.processorRef, completedAt: now }, 'payment.succeeded');
+    }
+    return transition(
+      ctx,
+      tx,
+      current,
+      { status: 'failed', methodDetails: details, failureCode: result.code, failureMessage: result.message, completedAt: now },
+      'payment.failed',
+    );
+  });
+}
+
+/** The customer cancels at the checkout. A payment no longer awaiting payment is returned unchanged. */
+export async function cancelAtCheckout(ctx: Ctx, id: string): Promise<PaymentWithCustomer> {
+  return inTransaction(ctx.db, async (tx) => {
+    const p = await lockPayment(ctx, tx, id);
+    if (p.status !== 'created') return p;
+    const now = await clockNow({ ...ctx, db: tx });
+    return transition(ctx, tx, p, { status: 'cancelled', completedAt: now }, 'payment.cancelled');
+  });
+}
+
+// Inputs that make the test processor produce each outcome (test helper).
+const HELPER_CARD = { succeeded: '4242424242424242', failed: '4000000000000002' } as const;
+const HELPER_PHONE = { succeeded: '+15555550100', failed: '+15555550000' } as const;
+
+/** POST /v1/test-helpers/payments/:id/complete: as if the customer finished the hosted checkout. */
+export async function completeForTest(ctx: Ctx, id: string, input: PaymentCompleteInput): Promise<PaymentWithCustomer> {
+  const body = parse(paymentCompleteBody, input);
+  const p = await getPayment(ctx, id);
+  if (p.status !== 'created') {
+    throw new StateError('payment_not_pending', `This payment is ${p.status}; only a payment awaiting checkout (created) can be completed.`, null);
+  }
+  if (body.outcome === 'cancelled') return cancelAtCheckout(ctx, id);
+  const method = body.method ?? 'card';
+  const attempt: CheckoutAttempt =
+    method === 'card'
+      ? { method, card: { number: HELPER_CARD[body.outcome], expMonth: 12, expYear: new Date().getUTCFullYear() + 2, cvc: '123' } }
+      : { method, phone: body.outcome === 'succeeded' ? (p.customer.phone && !p.customer.phone.endsWith('0000') ? p.customer.phone : HELPER_PHONE.succeeded) : HELPER_PHONE.failed };
+  const after = await payAtCheckout(ctx, id, attempt);
+  if (after.status === 'expired') throw new StateError('payment_not_pending', 'This payment’s checkout has expired.', null);
+  return after;
+}
+
+/** The payment behind a checkout token, with its merchant; null for an unknown token. */
+export async function findCheckout(prisma: Ctx['runtime']['prisma'], token: string) {
+  if (!/^[0-9A-Za-z]{40}$/.test(token)) return null;
+  return prisma.payment.findUnique({ where: { checkoutToken: token }, include: { customer: true, merchant: true } });
+}
+

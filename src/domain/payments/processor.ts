@@ -1,0 +1,122 @@
+// The payment processor boundary. Routes and domain code only see this interface; the built-in
+// test processor implements it for test-mode merchants. A real card-network or mobile-money
+// adapter implements the same two calls and is returned by `processorFor` for live merchants.
+
+export type PaymentMethodType = 'card' | 'mobile_money';
+
+export interface CardInput {
+  number: string;
+  expMonth: number;
+  expYear: number;
+  cvc: string;
+}
+
+export interface ChargeRequest {
+  /** our payment id: processors use it as their idempotency key, so a retried charge is not doubled */
+  reference: string;
+  amount: bigint;
+  currency: string;
+  method: PaymentMethodType;
+  card?: CardInput;
+  phone?: string;
+}
+
+/** Stored on the payment: never a full card number or CVC. */
+export type MethodDetails =
+  | { type: 'card'; card: { brand: string; last4: string; exp_month: number; exp_year: number } }
+  | { type: 'mobile_money'; mobile_money: { phone: string } };
+
+export type ChargeResult =
+  | { status: 'succeeded'; processorRef: string; details: MethodDetails }
+  | { status: 'failed'; code: string; message: string; details: MethodDetails | null };
+
+export interface RefundRequest {
+  reference: string;
+  chargeRef: string | null;
+  amount: bigint;
+  currency: string;
+}
+
+export type RefundResult = { status: 'succeeded'; processorRef: string } | { status: 'failed'; code: string };
+
+export interface Processor {
+  readonly name: string;
+  charge(req: ChargeRequest): Promise<ChargeResult>;
+  refund(req: RefundRequest): Promise<RefundResult>;
+}
+
+export const TEST_CARDS = {
+  success: '4242424242424242',
+  declined: '4000000000000002',
+  insufficientFunds: '4000000000009995',
+} as const;
+
+/** Luhn check of a digits-only card number. */
+export function luhnValid(digits: string): boolean {
+  if (!/^[0-9]{12,19}$/.test(digits)) return false;
+  let sum = 0;
+  for (let i = 0; i < digits.length; i++) {
+    let d = Number(digits[digits.length - 1 - i]);
+    if (i % 2 === 1) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+  }
+  return sum % 10 === 0;
+}
+
+export function cardBrand(digits: string): string {
+  if (/^4/.test(digits)) return 'visa';
+  if (/^(5[1-5]|2[2-7])/.test(digits)) return 'mastercard';
+  if (/^3[47]/.test(digits)) return 'amex';
+  return 'unknown';
+}
+
+export function cardDetails(card: CardInput): MethodDetails {
+  return { type: 'card', card: { brand: cardBrand(card.number), last4: card.number.slice(-4), exp_month: card.expMonth, exp_year: card.expYear } };
+}
+
+/**
+ * The built-in test processor. Cards: 4242 4242 4242 4242 succeeds, 4000 0000 0000 0002 is
+ * declined, 4000 0000 0000 9995 fails with insufficient funds, any other valid card succeeds.
+ * Mobile money: phone numbers ending in 0000 fail, others succeed. Refunds always succeed.
+ * Everything settles at once.
+ */
+export const testProcessor: Processor = {
+  name: 'test',
+  async charge(req) {
+    if (req.method === 'card') {
+      if (!req.card) return { status: 'failed', code: 'processing_error', message: 'No card was given.', details: null };
+      const details = cardDetails(req.card);
+      if (req.card.number === TEST_CARDS.declined) return { status: 'failed', code: 'card_declined', message: 'The card was declined.', details };
+      if (req.card.number === TEST_CARDS.insufficientFunds) {
+        return { status: 'failed', code: 'insufficient_funds', message: 'The card has insufficient funds.', details };
+      }
+      return { status: 'succeeded', processorRef: `test_ch_${req.reference}`, details };
+    }
+    const phone = req.phone ?? '';
+    const details: MethodDetails = { type: 'mobile_money', mobile_money: { phone } };
+    if (!phone) return { status: 'failed', code: 'processing_error', message: 'Mobile money needs a phone number.', details };
+    if (phone.endsWith('0000')) return { status: 'failed', code: 'mobile_money_declined', message: 'The mobile money payment was declined.', details };
+    return { status: 'succeeded', processorRef: `test_mm_${req.reference}`, details };
+  },
+  async refund(req) {
+    return { status: 'succeeded', processorRef: `test_re_${req.reference}` };
+  },
+};
+
+/** Live mode has no bundled processor: charges fail clearly instead of pretending. */
+const unconfiguredProcessor: Processor = {
+  name: 'none',
+  async charge() {
+    return { status: 'failed', code: 'processor_unavailable', message: 'No live payment processor is configured for this merchant.', details: null };
+  },
+  async refund() {
+    return { status: 'failed', code: 'processor_unavailable' };
+  },
+};
+
+export function processorFor(merchant: { mode: 'test' | 'live' }): Processor {
+  return merchant.mode === 'test' ? testProcessor : unconfiguredProcessor;
+}

@@ -1,0 +1,63 @@
+import { z, amount, currency, email, phone, httpUrl, idOf, metadata, listQuery, timestamp } from '../../platform/validation.ts';
+
+export const PAYMENT_STATUSES = ['created', 'processing', 'succeeded', 'failed', 'cancelled', 'expired'] as const;
+export const PAYMENT_METHODS = ['card', 'mobile_money'] as const;
+export const CHECKOUT_LOCALES = ['en', 'fr'] as const;
+
+export const checkoutOptions = z
+  .strictObject({
+    title: z.string().trim().min(1).max(120).optional().meta({ description: 'Heading of the checkout page (default: the merchant name).' }),
+    description: z.string().trim().max(500).optional().meta({ description: 'What is being paid for, shown under the amount.' }),
+    locale: z.enum(CHECKOUT_LOCALES).optional().meta({ description: 'Language of the checkout page (default en).' }),
+    payment_methods: z
+      .array(z.enum(PAYMENT_METHODS))
+      .min(1, { error: 'must list at least one method' })
+      .max(2)
+      .refine((a) => new Set(a).size === a.length, { error: 'must not repeat a method' })
+      .optional()
+      .meta({ description: 'Methods offered (default both).' }),
+  })
+  .meta({ description: 'Checkout page customisation.' });
+
+export const inlineCustomer = z.strictObject({
+  email,
+  name: z.string().trim().min(1).max(256).optional(),
+  phone: phone.optional().meta({ description: 'E.164; needed for mobile money (the page asks when absent).' }),
+});
+
+export const paymentCreate = z
+  .strictObject({
+    amount: amount(),
+    currency,
+    customer: inlineCustomer
+      .optional()
+      .meta({ description: 'Customer details. A known email of this merchant reuses that customer; otherwise one is created. Ignored when customer_id is given.' }),
+    customer_id: idOf('customer').optional().meta({ description: 'An existing customer; overrides `customer`.' }),
+    redirect_url: httpUrl.meta({ description: 'Where the customer goes after paying; gets payment_id and status query parameters.' }),
+    cancel_url: httpUrl.optional().meta({ description: 'Where the customer goes after cancelling.' }),
+    checkout: checkoutOptions.optional(),
+    metadata: metadata.optional(),
+  })
+  .superRefine((v, ctx) => {
+    if (v.customer === undefined && v.customer_id === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['customer'], params: { code: 'parameter_missing' }, message: 'Missing required parameter: customer (or customer_id).' });
+    }
+  });
+
+export type PaymentCreateInput = z.input<typeof paymentCreate>;
+
+export const paymentListQuery = z.strictObject({
+  status: z.enum(PAYMENT_STATUSES).optional(),
+  currency: currency.optional(),
+  customer_id: z.string().max(64).optional(),
+  created_after: timestamp.optional(),
+  created_before: timestamp.optional(),
+  ...listQuery,
+});
+export type PaymentListQuery = z.output<typeof paymentListQuery>;
+
+export const paymentCompleteBody = z.strictObject({
+  outcome: z.enum(['succeeded', 'failed', 'cancelled']),
+  method: z.enum(PAYMENT_METHODS).optional().meta({ description: 'Default card.' }),
+});
+export type PaymentCompleteInput = z.input<typeof paymentCompleteBody>;

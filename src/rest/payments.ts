@@ -1,0 +1,55 @@
+import * as payments from '../domain/payments/index.ts';
+import * as refunds from '../domain/refunds/index.ts';
+import type { Ctx } from '../platform/context.ts';
+import { route, listEnvelope } from './route.ts';
+import { idParam, listOf, paymentObject, refundObject } from './schemas.ts';
+
+const toJSON = (ctx: Ctx) => (p: payments.PaymentWithCustomer) => payments.paymentToJSON(p, ctx.runtime.config.publicBaseUrl);
+
+export const paymentRoutes = [
+  route({
+    method: 'post', path: '/v1/payments', operationId: 'createPayment', tag: 'Payments', summary: 'Create a payment and its hosted checkout',
+    description: 'Send the customer to `checkout_url`. After paying they are redirected to `redirect_url?payment_id=…&status=…`.',
+    body: payments.paymentCreate,
+    response: { status: 201, description: 'The new payment (status created).', schema: paymentObject },
+    handler: async (ctx, { body }) => toJSON(ctx)(await payments.createPayment(ctx, body)),
+  }),
+  route({
+    method: 'get', path: '/v1/payments/{id}', operationId: 'getPayment', tag: 'Payments', summary: 'Retrieve a payment',
+    params: idParam,
+    response: { status: 200, description: 'The payment.', schema: paymentObject },
+    handler: async (ctx, { params }) => toJSON(ctx)(await payments.getPayment(ctx, params.id)),
+  }),
+  route({
+    method: 'get', path: '/v1/payments', operationId: 'listPayments', tag: 'Payments', summary: 'List payments, newest first',
+    query: payments.paymentListQuery,
+    response: { status: 200, description: 'A page of payments.', schema: listOf(paymentObject, 'PaymentList') },
+    handler: async (ctx, { query }) => listEnvelope(await payments.listPayments(ctx, query), toJSON(ctx)),
+  }),
+  route({
+    method: 'post', path: '/v1/refunds', operationId: 'createRefund', tag: 'Refunds', summary: 'Refund a succeeded payment, fully or partly',
+    body: refunds.refundCreate, errors: [409],
+    response: { status: 201, description: 'The refund (the test processor settles it at once).', schema: refundObject },
+    handler: async (ctx, { body }) => refunds.refundToJSON(await refunds.createRefund(ctx, body)),
+  }),
+  route({
+    method: 'get', path: '/v1/refunds/{id}', operationId: 'getRefund', tag: 'Refunds', summary: 'Retrieve a refund',
+    params: idParam,
+    response: { status: 200, description: 'The refund.', schema: refundObject },
+    handler: async (ctx, { params }) => refunds.refundToJSON(await refunds.getRefund(ctx, params.id)),
+  }),
+  route({
+    method: 'get', path: '/v1/refunds', operationId: 'listRefunds', tag: 'Refunds', summary: 'List refunds, newest first',
+    query: refunds.refundListQuery,
+    response: { status: 200, description: 'A page of refunds.', schema: listOf(refundObject, 'RefundList') },
+    handler: async (ctx, { query }) => listEnvelope(await refunds.listRefunds(ctx, query), refunds.refundToJSON),
+  }),
+  route({
+    method: 'post', path: '/v1/test-helpers/payments/{id}/complete', operationId: 'completeTestPayment', tag: 'Test helpers', testModeOnly: true,
+    summary: 'Finish a checkout as the customer would (test mode)',
+    description: 'outcome succeeded/failed runs the test processor with a succeeding/declined card or mobile-money number; cancelled cancels.',
+    params: idParam, body: payments.paymentCompleteBody, errors: [409],
+    response: { status: 200, description: 'The payment after completion.', schema: paymentObject },
+    handler: async (ctx, { params, body }) => toJSON(ctx)(await payments.completeForTest(ctx, params.id, body)),
+  }),
+];

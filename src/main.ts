@@ -54,7 +54,10 @@ async function main() {
     banner(created, config.publicBaseUrl);
   }
   const stopMaintenance = startMaintenance(services);
-  const worker = startWorker(services.runtime, log.child({ component: 'worker' }));
+  const worker = startWorker(services.runtime, log.child({ component: 'worker' }), {
+    pollMs: config.JOBS_POLL_MS,
+    concurrency: config.JOBS_CONCURRENCY,
+  });
   const app = createApp(services);
   const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
     log.info({ port: info.port, host: config.HOST, database: services.db.kind, public_base_url: config.publicBaseUrl }, 'billing service listening');

@@ -120,7 +120,7 @@ function outcome(p: PaymentWithCustomer, merchantName: string, t: Strings, local
   return html`${messages[p.status] ?? html`<h1>${p.status}</h1>`}<p><a href="${back}">${t.backTo(merchantName)}</a></p>`;
 }
 
-function notFound(c: Context<AppEnv>, t: Strings, expired: boolean) {
+export function notFound(c: Context<AppEnv>, t: Strings = strings.en, expired = false) {
   return page(c, 404, {
     title: expired ? t.expired : t.notFound,
     lang: 'en',

@@ -22,7 +22,8 @@ button{width:100%;padding:.8rem;border:0;border-radius:8px;background:var(--acce
 .link{background:none;color:var(--accent);text-decoration:underline;padding:.5rem;font-weight:400}
 .error{color:var(--bad);background:#fef3f2;border:1px solid #fecdca;border-radius:8px;padding:.6rem .8rem;margin:0 0 1rem}
 .ok{color:var(--ok)}.bad{color:var(--bad)}.test{background:#fffaeb;border:1px solid #fedf89;border-radius:8px;padding:.5rem .75rem;font-size:.875rem;margin:0 0 1rem}
-.hint{color:var(--muted);font-size:.875rem}`;
+.hint{color:var(--muted);font-size:.875rem}
+form:has(input[name=method][value=card]:checked) #mobile_money,form:has(input[name=method][value=mobile_money]:checked) #card{display:none}`;
 
 export interface PageOptions {
   title: string;

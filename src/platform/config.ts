@@ -23,6 +23,8 @@ const schema = z.object({
   BILLING_ALLOW_HTTP_WEBHOOKS: bool.default(false),
   /** How long a verified API key stays cached before it is checked against the database again. */
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
+  JOBS_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(500),
+  JOBS_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(8),
   /** GraphQL limits: maximum query depth and estimated cost. */
   GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(2).max(50).default(12),
   GRAPHQL_MAX_COMPLEXITY: z.coerce.number().int().min(10).default(20000),

@@ -4,7 +4,7 @@
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { createGraphQLServer } from '../graphql/yoga.ts';
-import { mountCheckout } from '../hosted/checkout.ts';
+import { mountCheckout, notFound as hostedNotFound } from '../hosted/checkout.ts';
 import type { Ctx } from '../platform/context.ts';
 import { forMerchant } from '../platform/db/tenant.ts';
 import { pendingMigrations } from '../platform/db/migrate.ts';
@@ -23,6 +23,12 @@ export const VERSION = '0.1.0';
 function sendError(c: Context<AppEnv>, err: AppError) {
   for (const [k, v] of Object.entries(err.headers)) c.header(k, v);
   const requestId = c.get('requestId');
+  if (c.req.path.startsWith('/hosted/')) {
+    return c.html(
+      `<!doctype html><html lang="en"><meta charset="utf-8"><title>Something went wrong</title><main><h1>Something went wrong</h1><p>Please try again in a moment. Reference: ${requestId}</p></main></html>`,
+      err.status as 500,
+    );
+  }
   if (c.req.path === '/graphql') {
     return c.json({ errors: [{ message: err.message, extensions: { code: err.code, type: err.type, request_id: requestId } }] }, err.status as 400);
   }
@@ -133,6 +139,7 @@ export function createApp(services: Services) {
   });
 
   app.notFound((c) => {
+    if (c.req.path.startsWith('/hosted/')) return hostedNotFound(c);
     if (c.req.path === '/graphql') {
       const e = new HttpError(405, 'method_not_allowed', `${c.req.method} is not allowed on /graphql. Use GET or POST.`);
       e.headers = { Allow: 'GET, POST' };

@@ -11,9 +11,10 @@ beforeAll(async () => {
 });
 afterAll(() => app?.close());
 
-const countCustomers = (email: string) => app.services.db.prisma.customer.count({ where: { email } });
+// Scoped to the test merchant: on PostgreSQL every test file shares one database.
+const countCustomers = (email: string) => app.services.db.prisma.customer.count({ where: { email, merchantId: api.creds.merchant_id } });
 const countEvents = (customerId: string) =>
-  app.services.db.prisma.event.count({ where: { type: 'customer.created', data: { path: ['object', 'id'], equals: customerId } } });
+  app.services.db.prisma.event.count({ where: { merchantId: api.creds.merchant_id, type: 'customer.created', data: { path: ['object', 'id'], equals: customerId } } });
 
 describe('Idempotency-Key over REST', () => {
   it('replays the first response without doing the work again', async () => {

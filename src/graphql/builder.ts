@@ -25,6 +25,9 @@ export const TYPENAME_BY_KIND: Partial<Record<IdKind, string>> = {
   event: 'Event',
   payment: 'Payment',
   refund: 'Refund',
+  wallet: 'Wallet',
+  wallet_transaction: 'WalletTransaction',
+  wallet_topup: 'WalletTopup',
 };
 
 export const builder = new SchemaBuilder<{

@@ -6,6 +6,7 @@ import './errors.ts';
 import './customers.ts';
 import './events.ts';
 import './payments.ts';
+import './wallets.ts';
 import './test-helpers.ts';
 
 export const schema = builder.toSchema({ sortSchema: false });

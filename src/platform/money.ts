@@ -68,7 +68,9 @@ export function formatMoney(amount: number | bigint, currency: string, locale = 
   const scale = 10n ** BigInt(exp);
   // Intl accepts a decimal string and formats it exactly (no float rounding).
   const decimal = exp === 0 ? abs.toString() : `${abs / scale}.${(abs % scale).toString().padStart(exp, '0')}`;
-  const s = f.format(decimal as unknown as number);
+  // Intl separates a currency code from the number with a no-break space (KWD\u00a01.250); the API
+  // returns a plain space, as the conventions show it and clients compare it.
+  const s = f.format(decimal as unknown as number).replace(/[\u00a0\u202f]/g, ' ');
   return neg ? `-${s}` : s;
 }
 

@@ -60,3 +60,11 @@ export function route<P extends z.ZodType = z.ZodType, Q extends z.ZodType = z.Z
 export function listEnvelope<T, R>(page: { data: T[]; hasMore: boolean; nextCursor: string | null }, toJSON: (t: T) => R) {
   return { object: 'list' as const, data: page.data.map(toJSON), has_more: page.hasMore, next_cursor: page.nextCursor };
 }
+
+/** A handler result with a status other than the route's usual one (e.g. 200 for a replayed credit). */
+export class WithStatus {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+  ) {}
+}

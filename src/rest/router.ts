@@ -8,7 +8,7 @@ import { runIdempotent, validateKey } from '../platform/idempotency.ts';
 import { forMerchant } from '../platform/db/tenant.ts';
 import { parse } from '../platform/validation.ts';
 import type { AppEnv } from '../server/env.ts';
-import type { RouteDef } from './route.ts';
+import { WithStatus, type RouteDef } from './route.ts';
 
 const EMPTY = z.strictObject({});
 
@@ -70,7 +70,10 @@ export function mountRoutes(app: Hono<AppEnv>, routes: RouteDef[]) {
         const outcome = await runIdempotent(
           db,
           { merchantId: base.merchant.id, key, scope: `${r.method.toUpperCase()} ${c.req.path}`, payload: rawBody ?? {} },
-          async (tx) => ({ status, body: await r.handler({ ...base, db: tx }, input) }),
+          async (tx) => {
+            const result = await r.handler({ ...base, db: tx }, input);
+            return result instanceof WithStatus ? { status: result.status, body: result.body } : { status, body: result };
+          },
           (err) => ({ status: err.status, body: errorBody(err, base.requestId) }),
           { atomic: r.atomicIdempotency !== false },
         );
@@ -79,6 +82,7 @@ export function mountRoutes(app: Hono<AppEnv>, routes: RouteDef[]) {
       }
       const result = await r.handler(base, input);
       if (r.raw) return result as Response;
+      if (result instanceof WithStatus) return c.json(result.body as object, result.status as 200);
       return c.json(result as object, status);
     });
   }

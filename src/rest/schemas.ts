@@ -108,3 +108,51 @@ export const refundObject = z
     updated_at: ts,
   })
   .meta({ id: 'Refund' });
+
+export const walletObject = z
+  .object({
+    id: z.string().meta({ example: 'wal_0123456789abcdefGHIJKL' }),
+    object: z.literal('wallet'),
+    customer_id: z.string(),
+    currency: z.string(),
+    balance: z.number().int().meta({ description: 'Smallest currency unit; always the sum of the ledger.' }),
+    balance_formatted: z.string().meta({ example: '$12.34' }),
+    status: z.enum(['active', 'frozen', 'closed']),
+    metadata: z.record(z.string(), z.string()),
+    created_at: ts,
+    updated_at: ts,
+  })
+  .meta({ id: 'Wallet' });
+
+export const walletTransactionObject = z
+  .object({
+    id: z.string().meta({ example: 'wtx_0123456789abcdefGHIJKL' }),
+    object: z.literal('wallet_transaction'),
+    wallet_id: z.string(),
+    type: z.enum(['topup', 'debit', 'credit', 'expiry']),
+    amount: z.number().int(),
+    balance_before: z.number().int(),
+    balance_after: z.number().int(),
+    reference: z.string().nullable(),
+    description: z.string().nullable(),
+    metadata: z.record(z.string(), z.string()),
+    expires_at: ts.nullable().meta({ description: 'For credits with an expiry.' }),
+    created_at: ts,
+  })
+  .meta({ id: 'WalletTransaction' });
+
+export const walletTopupObject = z
+  .object({
+    id: z.string().meta({ example: 'wtu_0123456789abcdefGHIJKL' }),
+    object: z.literal('wallet_topup'),
+    wallet_id: z.string(),
+    amount: z.number().int(),
+    currency: z.string(),
+    status: z.enum(['pending', 'succeeded', 'failed', 'cancelled', 'expired']),
+    checkout_url: z.string(),
+    payment_id: z.string(),
+    transaction_id: z.string().nullable(),
+    created_at: ts,
+    updated_at: ts,
+  })
+  .meta({ id: 'WalletTopup' });

@@ -104,6 +104,17 @@ async function resolveCustomer(ctx: Ctx, tx: TenantTx, data: ReturnType<typeof p
 
 const parsePaymentCreate = (input: PaymentCreateInput) => parse(paymentCreate, input);
 
+/**
+ * Payments made for something else (a wallet top-up, an invoice) settle that thing in the same
+ * transaction as the payment's final status: the area registers a hook for its purpose.
+ */
+export type PaymentOutcomeHook = (ctx: Ctx, tx: TenantTx, payment: PaymentWithCustomer) => Promise<void>;
+const outcomeHooks = new Map<string, PaymentOutcomeHook>();
+export function onPaymentOutcome(purpose: string, hook: PaymentOutcomeHook): void {
+  outcomeHooks.set(purpose, hook);
+}
+const FINAL = new Set(['succeeded', 'failed', 'cancelled', 'expired']);
+
 /** Records a status change of a payment and its event in the caller's transaction. */
 async function transition(
   ctx: Ctx,
@@ -116,35 +127,60 @@ async function transition(
   if (event) {
     await recordEvent(tx, ctx.merchant.id, event, paymentToJSON(after, ctx.runtime.config.publicBaseUrl), { status: before.status });
   }
+  if (FINAL.has(after.status) && after.status !== before.status) await outcomeHooks.get(after.purpose)?.({ ...ctx, db: tx }, tx, after);
   return after;
+}
+
+export interface NewPayment {
+  customerId: string;
+  amount: bigint;
+  currency: string;
+  redirectUrl: string;
+  cancelUrl?: string | null;
+  checkout?: CheckoutOptions;
+  metadata?: Record<string, string>;
+  purpose?: string;
+}
+
+/** Creates a payment, its event and its expiry job in the caller's transaction (used by other areas too). */
+export async function insertPayment(ctx: Ctx, tx: TenantTx, p: NewPayment): Promise<PaymentWithCustomer> {
+  const now = await clockNow({ ...ctx, db: tx });
+  const expiresAt = new Date(now.getTime() + CHECKOUT_TTL_MS);
+  const created = await tx.payment.create({
+    data: {
+      id: newId('payment'),
+      merchantId: ctx.merchant.id,
+      customerId: p.customerId,
+      amount: p.amount,
+      currency: p.currency,
+      purpose: p.purpose ?? 'payment',
+      redirectUrl: p.redirectUrl,
+      cancelUrl: p.cancelUrl ?? null,
+      checkout: (p.checkout ?? {}) as Prisma.InputJsonValue,
+      metadata: p.metadata ?? {},
+      checkoutToken: randomToken(40),
+      expiresAt,
+    },
+    include: withCustomer,
+  });
+  await recordEvent(tx, ctx.merchant.id, 'payment.created', paymentToJSON(created, ctx.runtime.config.publicBaseUrl));
+  await enqueueJob(tx, { merchantId: ctx.merchant.id, kind: EXPIRE_JOB, runAt: expiresAt, key: `expire:${created.id}`, payload: { payment_id: created.id } });
+  return created;
 }
 
 export async function createPayment(ctx: Ctx, input: PaymentCreateInput): Promise<PaymentWithCustomer> {
   const data = parsePaymentCreate(input);
   return inTransaction(ctx.db, async (tx) => {
-    const txCtx = { ...ctx, db: tx };
-    const customer = await resolveCustomer(txCtx, tx, data);
-    const now = await clockNow(txCtx);
-    const expiresAt = new Date(now.getTime() + CHECKOUT_TTL_MS);
-    const p = await tx.payment.create({
-      data: {
-        id: newId('payment'),
-        merchantId: ctx.merchant.id,
-        customerId: customer.id,
-        amount: BigInt(data.amount),
-        currency: data.currency,
-        redirectUrl: data.redirect_url,
-        cancelUrl: data.cancel_url ?? null,
-        checkout: (data.checkout ?? {}) as Prisma.InputJsonValue,
-        metadata: data.metadata ?? {},
-        checkoutToken: randomToken(40),
-        expiresAt,
-      },
-      include: withCustomer,
+    const customer = await resolveCustomer({ ...ctx, db: tx }, tx, data);
+    return insertPayment(ctx, tx, {
+      customerId: customer.id,
+      amount: BigInt(data.amount),
+      currency: data.currency,
+      redirectUrl: data.redirect_url,
+      cancelUrl: data.cancel_url,
+      checkout: data.checkout,
+      metadata: data.metadata,
     });
-    await recordEvent(tx, ctx.merchant.id, 'payment.created', paymentToJSON(p, ctx.runtime.config.publicBaseUrl));
-    await enqueueJob(tx, { merchantId: ctx.merchant.id, kind: EXPIRE_JOB, runAt: expiresAt, key: `expire:${p.id}`, payload: { payment_id: p.id } });
-    return p;
   });
 }
 

@@ -5,7 +5,7 @@
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.ts';
 
 /** Models that carry merchant_id. Every new merchant-owned model must be added here (a test checks it). */
-export const TENANT_MODELS = new Set<string>(['Customer', 'Event', 'IdempotencyKey', 'Job', 'Payment', 'Refund']);
+export const TENANT_MODELS = new Set<string>(['Customer', 'Event', 'IdempotencyKey', 'Job', 'Payment', 'Refund', 'Wallet', 'WalletTransaction', 'WalletGrant', 'WalletTopup']);
 
 const WHERE_OPS = new Set([
   'findUnique',

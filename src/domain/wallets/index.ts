@@ -1,0 +1,342 @@
+// Prepaid credit wallets and their ledger.
+//
+// Money rules:
+// - The ledger (wallet_transactions) is the source of truth. A database trigger applies each new
+//   row to wallets.balance and rejects a row that does not start from the current balance; a
+//   CHECK keeps the balance ≥ 0. So balance = sum(ledger), always, and nothing here writes it.
+// - Every movement locks the wallet row first (SELECT … FOR UPDATE): concurrent debits on one
+//   wallet apply one after another and can never overdraw.
+// - `reference` is unique per wallet: a repeat with the same amount and type returns the original
+//   transaction and moves nothing; with another amount or type it is 409 reference_reused.
+// - Credits with `expires_at` are grants. Debits consume grants with the earliest expiry first,
+//   then money that does not expire. At expiry exactly the unused part of a grant leaves the
+//   balance as an `expiry` entry.
+import type { Wallet, WalletTransaction } from '../../generated/prisma/client.ts';
+import type { Ctx } from '../../platform/context.ts';
+import { inTransaction, type TenantTx } from '../../platform/db/tenant.ts';
+import { InsufficientBalanceError, NotFoundError, StateError, ValidationError } from '../../platform/errors.ts';
+import { newId } from '../../platform/ids.ts';
+import { formatMoney } from '../../platform/money.ts';
+import { paginate, type Page } from '../../platform/pagination.ts';
+import { parse } from '../../platform/validation.ts';
+import { cancelJobs, enqueueJob } from '../../jobs/queue.ts';
+import { clockNow } from '../clock/index.ts';
+import { getCustomer } from '../customers/index.ts';
+import { recordEvent, type EventType } from '../events/index.ts';
+import {
+  walletCreate,
+  walletCredit,
+  walletDebit,
+  type TransactionListQuery,
+  type WalletCreateInput,
+  type WalletCreditInput,
+  type WalletDebitInput,
+  type WalletListQuery,
+} from './schema.ts';
+
+export * from './schema.ts';
+
+export const GRANT_EXPIRY_JOB = 'wallet.grant.expire';
+/** Largest balance a wallet may hold (keeps every balance a safe JSON integer). */
+export const MAX_BALANCE = 999_999_999_999_999n;
+
+export function walletToJSON(w: Wallet) {
+  return {
+    id: w.id,
+    object: 'wallet' as const,
+    customer_id: w.customerId,
+    currency: w.currency,
+    balance: Number(w.balance),
+    balance_formatted: formatMoney(w.balance, w.currency),
+    status: w.status,
+    metadata: w.metadata as Record<string, string>,
+    created_at: w.createdAt.toISOString(),
+    updated_at: w.updatedAt.toISOString(),
+  };
+}
+
+export type TransactionWithGrant = WalletTransaction & { grant?: { expiresAt: Date } | null };
+
+export function transactionToJSON(t: TransactionWithGrant) {
+  return {
+    id: t.id,
+    object: 'wallet_transaction' as const,
+    wallet_id: t.walletId,
+    type: t.type,
+    amount: Number(t.amount),
+    balance_before: Number(t.balanceBefore),
+    balance_after: Number(t.balanceAfter),
+    reference: t.reference,
+    description: t.description,
+    metadata: t.metadata as Record<string, string>,
+    expires_at: t.grant?.expiresAt.toISOString() ?? null,
+    created_at: t.createdAt.toISOString(),
+  };
+}
+
+const withGrant = { grant: { select: { expiresAt: true } } } as const;
+
+export async function getWallet(ctx: Ctx, id: string, db = ctx.db, param = 'id'): Promise<Wallet> {
+  const w = await db.wallet.findUnique({ where: { id } });
+  if (!w) throw new NotFoundError('wallet', id, param);
+  return w;
+}
+
+/** Locks the wallet row for the rest of the transaction and returns it. */
+export async function lockWallet(ctx: Ctx, tx: TenantTx, id: string, param = 'id'): Promise<Wallet> {
+  await tx.$queryRaw`SELECT id FROM wallets WHERE id = ${id} AND merchant_id = ${ctx.merchant.id} FOR UPDATE`;
+  return getWallet(ctx, id, tx, param);
+}
+
+async function walletEvent(ctx: Ctx, tx: TenantTx, type: EventType, w: Wallet, previous?: Record<string, unknown>) {
+  await recordEvent(tx, ctx.merchant.id, type, walletToJSON(w), previous);
+}
+
+export async function createWallet(ctx: Ctx, input: WalletCreateInput): Promise<Wallet> {
+  const data = parse(walletCreate, input);
+  return inTransaction(ctx.db, async (tx) => {
+    const customer = await getCustomer(ctx, data.customer_id, tx).catch(() => {
+      throw new NotFoundError('customer', data.customer_id, 'customer_id');
+    });
+    // Serialise wallet creation per customer; the partial unique index backs this up.
+    await tx.$queryRaw`SELECT id FROM customers WHERE id = ${customer.id} AND merchant_id = ${ctx.merchant.id} FOR UPDATE`;
+    const open = await tx.wallet.findFirst({ where: { customerId: customer.id, currency: data.currency, status: { not: 'closed' } } });
+    if (open) {
+      throw new StateError('wallet_exists', `Customer ${customer.id} already has an open ${data.currency} wallet (${open.id}).`, 'currency');
+    }
+    const w = await tx.wallet.create({
+      data: { id: newId('wallet'), merchantId: ctx.merchant.id, customerId: customer.id, currency: data.currency, metadata: data.metadata ?? {} },
+    });
+    await walletEvent(ctx, tx, 'wallet.created', w);
+    return w;
+  });
+}
+
+export async function listWallets(ctx: Ctx, q: WalletListQuery): Promise<Page<Wallet>> {
+  return paginate(q, ({ where, ...page }) =>
+    ctx.db.wallet.findMany({
+      where: {
+        AND: [
+          where,
+          q.customer_id ? { customerId: q.customer_id } : {},
+          q.currency ? { currency: q.currency } : {},
+          q.status ? { status: q.status } : {},
+        ],
+      },
+      ...page,
+    }),
+  );
+}
+
+function closedError(w: Wallet) {
+  return new StateError('wallet_closed', `Wallet ${w.id} is closed.`, null);
+}
+
+export async function freezeWallet(ctx: Ctx, id: string): Promise<Wallet> {
+  return inTransaction(ctx.db, async (tx) => {
+    const w = await lockWallet(ctx, tx, id);
+    if (w.status === 'closed') throw closedError(w);
+    if (w.status !== 'active') throw new StateError('wallet_not_active', `Only an active wallet can be frozen; this one is ${w.status}.`, null);
+    const after = await tx.wallet.update({ where: { id }, data: { status: 'frozen' } });
+    await walletEvent(ctx, tx, 'wallet.frozen', after, { status: w.status });
+    return after;
+  });
+}
+
+export async function unfreezeWallet(ctx: Ctx, id: string): Promise<Wallet> {
+  return inTransaction(ctx.db, async (tx) => {
+    const w = await lockWallet(ctx, tx, id);
+    if (w.status === 'closed') throw closedError(w);
+    if (w.status !== 'frozen') throw new StateError('wallet_not_frozen', `Only a frozen wallet can be unfrozen; this one is ${w.status}.`, null);
+    const after = await tx.wallet.update({ where: { id }, data: { status: 'active' } });
+    await walletEvent(ctx, tx, 'wallet.unfrozen', after, { status: w.status });
+    return after;
+  });
+}
+
+interface LedgerEntry {
+  type: 'topup' | 'debit' | 'credit' | 'expiry';
+  amount: bigint;
+  reference?: string | null;
+  description?: string | null;
+  metadata?: Record<string, string>;
+}
+
+/** Appends one ledger row to a wallet locked by the caller; the trigger moves the balance. */
+export async function append(ctx: Ctx, tx: TenantTx, w: Wallet, e: LedgerEntry): Promise<WalletTransaction> {
+  const sign = e.type === 'credit' || e.type === 'topup' ? 1n : -1n;
+  const after = w.balance + sign * e.amount;
+  if (after > MAX_BALANCE) {
+    throw new ValidationError('amount_too_large', `Invalid amount: the balance would exceed ${MAX_BALANCE}.`, 'amount');
+  }
+  return tx.walletTransaction.create({
+    data: {
+      id: newId('wallet_transaction'),
+      merchantId: ctx.merchant.id,
+      walletId: w.id,
+      type: e.type,
+      amount: e.amount,
+      balanceBefore: w.balance,
+      balanceAfter: after,
+      reference: e.reference ?? null,
+      description: e.description ?? null,
+      metadata: e.metadata ?? {},
+    },
+  });
+}
+
+/** The transaction a reference already names, if any; 409 when it was for another amount or type. */
+async function existingByReference(tx: TenantTx, walletId: string, reference: string, type: string, amount: bigint) {
+  const t = await tx.walletTransaction.findUnique({ where: { walletId_reference: { walletId, reference } }, include: withGrant });
+  if (!t) return null;
+  if (t.type !== type || t.amount !== amount) {
+    throw new StateError(
+      'reference_reused',
+      `Reference '${reference}' was already used on this wallet for a ${t.type} of ${t.amount}; use a new reference for a different movement.`,
+      'reference',
+    );
+  }
+  return t;
+}
+
+/** Expires, inside the caller's transaction, the grants of a locked wallet whose time has come. */
+async function expireDueGrants(ctx: Ctx, tx: TenantTx, w: Wallet, now: Date): Promise<Wallet> {
+  const due = await tx.walletGrant.findMany({
+    where: { walletId: w.id, expiredAt: null, expiresAt: { lte: now } },
+    orderBy: [{ expiresAt: 'asc' }, { id: 'asc' }],
+  });
+  let wallet = w;
+  for (const g of due) {
+    if (g.remaining > 0n) {
+      const t = await append(ctx, tx, wallet, {
+        type: 'expiry',
+        amount: g.remaining,
+        description: 'Credit expired',
+        metadata: { credit_transaction_id: g.transactionId },
+      });
+      wallet = { ...wallet, balance: t.balanceAfter };
+      await recordEvent(tx, ctx.merchant.id, 'wallet.credit.expired', transactionToJSON(t));
+    }
+    await tx.walletGrant.update({ where: { id: g.id }, data: { remaining: 0n, expiredAt: now } });
+  }
+  return due.length > 0 ? getWallet(ctx, w.id, tx) : w;
+}
+
+export async function debitWallet(ctx: Ctx, id: string, input: WalletDebitInput): Promise<WalletTransaction> {
+  const data = parse(walletDebit, input);
+  const amount = BigInt(data.amount);
+  return inTransaction(ctx.db, async (tx) => {
+    let w = await lockWallet(ctx, tx, id);
+    const prior = await existingByReference(tx, w.id, data.reference, 'debit', amount);
+    if (prior) return prior;
+    if (w.status === 'closed') throw closedError(w);
+    if (w.status === 'frozen') throw new StateError('wallet_frozen', `Wallet ${w.id} is frozen: debits are blocked until it is unfrozen.`, null);
+    w = await expireDueGrants(ctx, tx, w, await clockNow({ ...ctx, db: tx }));
+    if (w.balance < amount) {
+      throw new InsufficientBalanceError(
+        `Insufficient balance: the wallet has ${formatMoney(w.balance, w.currency)}, the debit needs ${formatMoney(amount, w.currency)}.`,
+        w.balance,
+      );
+    }
+    // Consume expiring credit first, earliest expiry first.
+    let left = amount;
+    const grants = await tx.walletGrant.findMany({
+      where: { walletId: w.id, expiredAt: null, remaining: { gt: 0n } },
+      orderBy: [{ expiresAt: 'asc' }, { id: 'asc' }],
+    });
+    for (const g of grants) {
+      if (left === 0n) break;
+      const take = g.remaining < left ? g.remaining : left;
+      await tx.walletGrant.update({ where: { id: g.id }, data: { remaining: g.remaining - take } });
+      left -= take;
+    }
+    const t = await append(ctx, tx, w, { type: 'debit', amount, reference: data.reference, description: data.description, metadata: data.metadata });
+    await recordEvent(tx, ctx.merchant.id, 'wallet.debited', transactionToJSON(t));
+    return t;
+  });
+}
+
+export async function creditWallet(ctx: Ctx, id: string, input: WalletCreditInput): Promise<{ transaction: TransactionWithGrant; created: boolean }> {
+  const data = parse(walletCredit, input);
+  const amount = BigInt(data.amount);
+  return inTransaction(ctx.db, async (tx) => {
+    const w = await lockWallet(ctx, tx, id);
+    const prior = await existingByReference(tx, w.id, data.reference, 'credit', amount);
+    if (prior) return { transaction: prior, created: false };
+    if (w.status === 'closed') throw closedError(w);
+    const now = await clockNow({ ...ctx, db: tx });
+    if (data.expires_at && data.expires_at.getTime() <= now.getTime()) {
+      throw new ValidationError('parameter_invalid', `Invalid expires_at: must be in the future (the clock is at ${now.toISOString()}).`, 'expires_at');
+    }
+    const t = await append(ctx, tx, w, { type: 'credit', amount, reference: data.reference, description: data.description, metadata: data.metadata });
+    let grant: { expiresAt: Date } | null = null;
+    if (data.expires_at) {
+      const g = await tx.walletGrant.create({
+        data: { merchantId: ctx.merchant.id, walletId: w.id, transactionId: t.id, amount, remaining: amount, expiresAt: data.expires_at },
+      });
+      grant = { expiresAt: g.expiresAt };
+      await enqueueJob(tx, {
+        merchantId: ctx.merchant.id,
+        kind: GRANT_EXPIRY_JOB,
+        runAt: g.expiresAt,
+        key: `grant:${g.id}`,
+        ref: w.id,
+        payload: { wallet_id: w.id },
+      });
+    }
+    const json = { ...t, grant };
+    await recordEvent(tx, ctx.merchant.id, 'wallet.credited', transactionToJSON(json));
+    return { transaction: json, created: true };
+  });
+}
+
+/** Job: expire the wallet's grants that are due (idempotent). */
+export async function expireGrants(ctx: Ctx, walletId: string): Promise<void> {
+  await inTransaction(ctx.db, async (tx) => {
+    const w = await lockWallet(ctx, tx, walletId);
+    if (w.status === 'closed') return;
+    await expireDueGrants(ctx, tx, w, await clockNow({ ...ctx, db: tx }));
+  });
+}
+
+/**
+ * Closes a wallet for good. Pending top-up checkouts are cancelled (409 wallet_topup_in_progress
+ * while one is being charged). A remaining balance is not silently dropped: it leaves the wallet
+ * as a final `expiry` entry (metadata.reason = wallet_closed) recorded in the ledger and in the
+ * wallet.closed event's previous_attributes, so the books still add up.
+ */
+export async function closeWallet(ctx: Ctx, id: string, cancelTopupPayment: (ctx: Ctx, paymentId: string) => Promise<unknown>): Promise<Wallet> {
+  return inTransaction(ctx.db, async (tx) => {
+    const txCtx = { ...ctx, db: tx };
+    let w = await lockWallet(ctx, tx, id);
+    if (w.status === 'closed') throw closedError(w);
+    const pending = await tx.walletTopup.findMany({ where: { walletId: w.id, status: 'pending' }, include: { payment: { select: { status: true } } } });
+    if (pending.some((t) => t.payment.status === 'processing')) {
+      throw new StateError('wallet_topup_in_progress', 'A top-up of this wallet is being charged right now; retry in a moment.', null);
+    }
+    for (const t of pending) await cancelTopupPayment(txCtx, t.paymentId);
+    w = await getWallet(ctx, id, tx);
+    const before = w;
+    if (w.balance > 0n) {
+      await append(ctx, tx, w, {
+        type: 'expiry',
+        amount: w.balance,
+        description: 'Wallet closed: remaining balance removed',
+        metadata: { reason: 'wallet_closed' },
+      });
+    }
+    await tx.walletGrant.updateMany({ where: { walletId: w.id, expiredAt: null }, data: { remaining: 0n, expiredAt: await clockNow(txCtx) } });
+    await cancelJobs(tx, { kind: GRANT_EXPIRY_JOB, ref: w.id });
+    const after = await tx.wallet.update({ where: { id }, data: { status: 'closed', closedAt: new Date() } });
+    await walletEvent(ctx, tx, 'wallet.closed', after, { status: before.status, balance: Number(before.balance) });
+    return after;
+  });
+}
+
+export async function listTransactions(ctx: Ctx, walletId: string, q: TransactionListQuery): Promise<Page<TransactionWithGrant>> {
+  await getWallet(ctx, walletId);
+  return paginate(q, ({ where, ...page }) =>
+    ctx.db.walletTransaction.findMany({ where: { AND: [where, { walletId }, q.type ? { type: q.type } : {}] }, include: withGrant, ...page }),
+  );
+}
+

@@ -1,0 +1,62 @@
+import { z, amount, currency, httpUrl, idOf, metadata, listQuery, timestamp } from '../../platform/validation.ts';
+
+export const WALLET_STATUSES = ['active', 'frozen', 'closed'] as const;
+export const TRANSACTION_TYPES = ['topup', 'debit', 'credit', 'expiry'] as const;
+
+const reference = z
+  .string()
+  .trim()
+  .min(1, { error: 'must not be empty' })
+  .max(255, { error: 'must be at most 255 characters' })
+  .meta({ description: 'Your unique reference for this movement (per wallet). Repeating it returns the original transaction.' });
+const description = z.string().trim().min(1, { error: 'must not be empty' }).max(500, { error: 'must be at most 500 characters' });
+
+export const walletCreate = z.strictObject({
+  customer_id: idOf('customer'),
+  currency,
+  metadata: metadata.optional(),
+});
+export type WalletCreateInput = z.input<typeof walletCreate>;
+
+export const walletListQuery = z.strictObject({
+  customer_id: z.string().max(64).optional(),
+  currency: currency.optional(),
+  status: z.enum(WALLET_STATUSES).optional(),
+  ...listQuery,
+});
+export type WalletListQuery = z.output<typeof walletListQuery>;
+
+export const walletDebit = z.strictObject({
+  amount: amount(),
+  description: description.meta({ description: 'Human-readable reason.' }),
+  reference,
+  metadata: metadata.optional(),
+});
+export type WalletDebitInput = z.input<typeof walletDebit>;
+
+export const walletCredit = z.strictObject({
+  amount: amount(),
+  description,
+  reference,
+  expires_at: timestamp.optional().meta({ description: 'The unused part of this credit leaves the balance at this time (merchant clock).' }),
+  metadata: metadata.optional(),
+});
+export type WalletCreditInput = z.input<typeof walletCredit>;
+
+export const topupCreate = z.strictObject({
+  amount: amount().meta({ description: 'What the customer pays, credited to the wallet once paid.' }),
+  redirect_url: httpUrl,
+  cancel_url: httpUrl.optional(),
+});
+export type TopupCreateInput = z.input<typeof topupCreate>;
+
+export const transactionListQuery = z.strictObject({
+  type: z.enum(TRANSACTION_TYPES).optional(),
+  ...listQuery,
+});
+export type TransactionListQuery = z.output<typeof transactionListQuery>;
+
+export const topupListQuery = z.strictObject({ ...listQuery });
+export type TopupListQuery = z.output<typeof topupListQuery>;
+
+export const topupCompleteBody = z.strictObject({ outcome: z.enum(['succeeded', 'failed', 'cancelled']) });

@@ -1,0 +1,113 @@
+// Wallet top-ups: the customer pays through the hosted checkout and the wallet is credited with
+// a `topup` entry in the same transaction as the payment's success — exactly once, because the
+// payment succeeds once and the entry's reference (the top-up id) is unique per wallet.
+import type { WalletTopup } from '../../generated/prisma/client.ts';
+import type { Ctx } from '../../platform/context.ts';
+import { inTransaction, type TenantTx } from '../../platform/db/tenant.ts';
+import { NotFoundError, StateError } from '../../platform/errors.ts';
+import { newId } from '../../platform/ids.ts';
+import { formatMoney } from '../../platform/money.ts';
+import { paginate, type Page } from '../../platform/pagination.ts';
+import { parse } from '../../platform/validation.ts';
+import { recordEvent } from '../events/index.ts';
+import {
+  cancelAtCheckout,
+  checkoutUrl,
+  completeForTest,
+  insertPayment,
+  onPaymentOutcome,
+  type PaymentWithCustomer,
+} from '../payments/index.ts';
+import { append, getWallet, lockWallet } from './index.ts';
+import { topupCompleteBody, topupCreate, type TopupCreateInput, type TopupListQuery } from './schema.ts';
+
+export const TOPUP_PURPOSE = 'wallet_topup';
+
+export type TopupWithPayment = WalletTopup & { payment: { checkoutToken: string } };
+const withPayment = { payment: { select: { checkoutToken: true } } } as const;
+
+export function topupToJSON(t: TopupWithPayment, baseUrl: string) {
+  return {
+    id: t.id,
+    object: 'wallet_topup' as const,
+    wallet_id: t.walletId,
+    amount: Number(t.amount),
+    currency: t.currency,
+    status: t.status,
+    checkout_url: checkoutUrl(baseUrl, t.payment.checkoutToken),
+    payment_id: t.paymentId,
+    transaction_id: t.transactionId,
+    created_at: t.createdAt.toISOString(),
+    updated_at: t.updatedAt.toISOString(),
+  };
+}
+
+export async function createTopup(ctx: Ctx, walletId: string, input: TopupCreateInput): Promise<TopupWithPayment> {
+  const data = parse(topupCreate, input);
+  return inTransaction(ctx.db, async (tx) => {
+    const w = await lockWallet(ctx, tx, walletId);
+    if (w.status === 'closed') throw new StateError('wallet_closed', `Wallet ${w.id} is closed.`, null);
+    const payment = await insertPayment(ctx, tx, {
+      customerId: w.customerId,
+      amount: BigInt(data.amount),
+      currency: w.currency,
+      redirectUrl: data.redirect_url,
+      cancelUrl: data.cancel_url,
+      purpose: TOPUP_PURPOSE,
+      checkout: { title: 'Wallet top-up', description: `Adds ${formatMoney(BigInt(data.amount), w.currency)} to your ${w.currency} wallet.` },
+      metadata: { wallet_id: w.id },
+    });
+    return tx.walletTopup.create({
+      data: { id: newId('wallet_topup'), merchantId: ctx.merchant.id, walletId: w.id, paymentId: payment.id, amount: BigInt(data.amount), currency: w.currency },
+      include: withPayment,
+    });
+  });
+}
+
+export async function getTopup(ctx: Ctx, id: string): Promise<TopupWithPayment> {
+  const t = await ctx.db.walletTopup.findUnique({ where: { id }, include: withPayment });
+  if (!t) throw new NotFoundError('wallet top-up', id);
+  return t;
+}
+
+export async function listTopups(ctx: Ctx, walletId: string, q: TopupListQuery): Promise<Page<TopupWithPayment>> {
+  await getWallet(ctx, walletId);
+  return paginate(q, ({ where, ...page }) => ctx.db.walletTopup.findMany({ where: { AND: [where, { walletId }] }, include: withPayment, ...page }));
+}
+
+/** Settles a top-up when its payment reaches a final status (runs in the payment's transaction). */
+async function settle(ctx: Ctx, tx: TenantTx, payment: PaymentWithCustomer): Promise<void> {
+  const topup = await tx.walletTopup.findUnique({ where: { paymentId: payment.id }, include: withPayment });
+  if (!topup || topup.status !== 'pending') return;
+  if (payment.status !== 'succeeded') {
+    await tx.walletTopup.update({ where: { id: topup.id }, data: { status: payment.status } });
+    return;
+  }
+  const w = await lockWallet(ctx, tx, topup.walletId);
+  // A closed wallet cannot be charged into: close cancels pending top-ups and waits for one that
+  // is being charged, so this is unreachable; refuse loudly rather than lose the money.
+  if (w.status === 'closed') throw new StateError('wallet_closed', `Wallet ${w.id} was closed during the top-up.`, null);
+  const t = await append(ctx, tx, w, {
+    type: 'topup',
+    amount: topup.amount,
+    reference: topup.id,
+    description: 'Top-up',
+    metadata: { payment_id: payment.id },
+  });
+  const done = await tx.walletTopup.update({ where: { id: topup.id }, data: { status: 'succeeded', transactionId: t.id }, include: withPayment });
+  await recordEvent(tx, ctx.merchant.id, 'wallet.topup.succeeded', topupToJSON(done, ctx.runtime.config.publicBaseUrl), { status: 'pending' });
+}
+
+onPaymentOutcome(TOPUP_PURPOSE, settle);
+
+/** Cancels a pending top-up's checkout (used when its wallet closes). */
+export const cancelTopupPayment = (ctx: Ctx, paymentId: string) => cancelAtCheckout(ctx, paymentId);
+
+/** POST /v1/test-helpers/wallet-topups/:id/complete */
+export async function completeTopupForTest(ctx: Ctx, id: string, input: unknown): Promise<TopupWithPayment> {
+  const body = parse(topupCompleteBody, input);
+  const t = await getTopup(ctx, id);
+  if (t.status !== 'pending') throw new StateError('topup_not_pending', `This top-up is ${t.status}; only a pending top-up can be completed.`, null);
+  await completeForTest(ctx, t.paymentId, { outcome: body.outcome });
+  return getTopup(ctx, id);
+}

@@ -1,0 +1,207 @@
+import * as wallets from '../domain/wallets/index.ts';
+import * as topups from '../domain/wallets/topups.ts';
+import type { Ctx } from '../platform/context.ts';
+import { InsufficientBalanceError, NotFoundError, StateError } from '../platform/errors.ts';
+import { formatMoney } from '../platform/money.ts';
+import { builder, connectionComplexity } from './builder.ts';
+import { COMMON_ERRORS } from './errors.ts';
+import { mutate, pageArgs, snakeKeys, toConnection } from './helpers.ts';
+
+const WalletStatus = builder.enumType('WalletStatus', { values: wallets.WALLET_STATUSES });
+const WalletTransactionType = builder.enumType('WalletTransactionType', { values: wallets.TRANSACTION_TYPES });
+
+export const WalletTransaction = builder.prismaNode('WalletTransaction', {
+  id: { field: 'id' },
+  fields: (t) => ({
+    wallet: t.relation('wallet'),
+    type: t.field({ type: WalletTransactionType, resolve: (x) => x.type as (typeof wallets.TRANSACTION_TYPES)[number] }),
+    amount: t.field({ type: 'Money', resolve: (x) => x.amount }),
+    balanceBefore: t.field({ type: 'Money', resolve: (x) => x.balanceBefore }),
+    balanceAfter: t.field({ type: 'Money', resolve: (x) => x.balanceAfter }),
+    reference: t.exposeString('reference', { nullable: true }),
+    description: t.exposeString('description', { nullable: true }),
+    metadata: t.field({ type: 'JSON', resolve: (x) => x.metadata }),
+    expiresAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'For credits with an expiry.',
+      select: { grant: { select: { expiresAt: true } } },
+      resolve: (x) => x.grant?.expiresAt ?? null,
+    }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+  }),
+});
+
+export const WalletTopup = builder.prismaNode('WalletTopup', {
+  id: { field: 'id' },
+  fields: (t) => ({
+    wallet: t.relation('wallet'),
+    amount: t.field({ type: 'Money', resolve: (x) => x.amount }),
+    currency: t.exposeString('currency'),
+    status: t.exposeString('status', { description: 'pending, succeeded, failed, cancelled or expired' }),
+    payment: t.relation('payment'),
+    checkoutUrl: t.string({
+      select: { payment: { select: { checkoutToken: true } } },
+      resolve: (x, _, { services }) => `${services.config.publicBaseUrl}/hosted/checkout/${x.payment.checkoutToken}`,
+    }),
+    transactionId: t.exposeString('transactionId', { nullable: true }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+  }),
+});
+
+const TransactionConnection = builder.connectionObject({ type: WalletTransaction, name: 'WalletTransactionConnection' }, { name: 'WalletTransactionEdge' });
+const TopupConnection = builder.connectionObject({ type: WalletTopup, name: 'WalletTopupConnection' }, { name: 'WalletTopupEdge' });
+
+export const Wallet = builder.prismaNode('Wallet', {
+  id: { field: 'id' },
+  fields: (t) => ({
+    customer: t.relation('customer'),
+    currency: t.exposeString('currency'),
+    balance: t.field({ type: 'Money', description: 'Always the sum of the ledger.', resolve: (w) => w.balance }),
+    balanceFormatted: t.string({ description: 'e.g. $12.34, ¥1,200, KWD 1.250', resolve: (w) => formatMoney(w.balance, w.currency) }),
+    status: t.field({ type: WalletStatus, resolve: (w) => w.status as (typeof wallets.WALLET_STATUSES)[number] }),
+    metadata: t.field({ type: 'JSON', resolve: (w) => w.metadata }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    transactions: t.field({
+      type: TransactionConnection,
+      description: 'The ledger, newest first.',
+      complexity: connectionComplexity,
+      args: { first: t.arg.int(), after: t.arg.string(), type: t.arg({ type: WalletTransactionType }) },
+      resolve: async (w, a, { ctx }) => toConnection(await wallets.listTransactions(ctx, w.id, { ...pageArgs(a), type: a.type ?? undefined })),
+    }),
+    topups: t.field({
+      type: TopupConnection,
+      complexity: connectionComplexity,
+      args: { first: t.arg.int(), after: t.arg.string() },
+      resolve: async (w, a, { ctx }) => toConnection(await topups.listTopups(ctx, w.id, pageArgs(a))),
+    }),
+  }),
+});
+
+const WalletConnection = builder.connectionObject({ type: Wallet, name: 'WalletConnection' }, { name: 'WalletEdge' });
+
+builder.prismaObjectField('Customer', 'wallets', (t) =>
+  t.relation('wallets', { description: 'The customer’s wallets, newest first.', query: { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] } }),
+);
+
+builder.queryFields((t) => ({
+  wallet: t.field({
+    type: Wallet,
+    nullable: true,
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (_, { id }, { ctx }) => wallets.getWallet(ctx, String(id)).catch((e) => (e instanceof NotFoundError ? null : Promise.reject(e))),
+  }),
+  wallets: t.field({
+    type: WalletConnection,
+    complexity: connectionComplexity,
+    args: { first: t.arg.int(), after: t.arg.string(), customerId: t.arg.id(), currency: t.arg.string(), status: t.arg({ type: WalletStatus }) },
+    resolve: async (_, a, { ctx }) =>
+      toConnection(
+        await wallets.listWallets(ctx, {
+          ...pageArgs(a),
+          customer_id: a.customerId ? String(a.customerId) : undefined,
+          currency: a.currency ? a.currency.toUpperCase() : undefined,
+          status: a.status ?? undefined,
+        }),
+      ),
+  }),
+}));
+
+const CreateWalletInput = builder.inputType('CreateWalletInput', {
+  fields: (t) => ({ customerId: t.id({ required: true }), currency: t.string({ required: true }), metadata: t.field({ type: 'JSON' }), idempotencyKey: t.string() }),
+});
+const WalletIdInput = builder.inputType('WalletIdInput', { fields: (t) => ({ id: t.id({ required: true }), idempotencyKey: t.string() }) });
+const DebitWalletInput = builder.inputType('DebitWalletInput', {
+  fields: (t) => ({
+    id: t.id({ required: true }),
+    amount: t.field({ type: 'Money', required: true }),
+    description: t.string({ required: true }),
+    reference: t.string({ required: true, description: 'Unique per wallet; a repeat returns the original transaction.' }),
+    metadata: t.field({ type: 'JSON' }),
+  }),
+});
+const CreditWalletInput = builder.inputType('CreditWalletInput', {
+  fields: (t) => ({
+    id: t.id({ required: true }),
+    amount: t.field({ type: 'Money', required: true }),
+    description: t.string({ required: true }),
+    reference: t.string({ required: true }),
+    expiresAt: t.field({ type: 'DateTime' }),
+    metadata: t.field({ type: 'JSON' }),
+  }),
+});
+const CreateWalletTopupInput = builder.inputType('CreateWalletTopupInput', {
+  fields: (t) => ({
+    walletId: t.id({ required: true }),
+    amount: t.field({ type: 'Money', required: true }),
+    redirectUrl: t.string({ required: true }),
+    cancelUrl: t.string(),
+    idempotencyKey: t.string(),
+  }),
+});
+
+const STATE = [...COMMON_ERRORS, NotFoundError, StateError];
+const reloadWallet = (ctx: Ctx, id: string) => wallets.getWallet(ctx, id);
+
+function walletMutation(name: string, op: (ctx: Ctx, id: string) => Promise<import('../generated/prisma/client.ts').Wallet>) {
+  const cap = name[0]!.toUpperCase() + name.slice(1);
+  builder.mutationField(name, (t) =>
+    t.field({
+      type: Wallet,
+      errors: { types: STATE, dataField: { name: 'wallet' }, result: { name: `${cap}Success` }, union: { name: `${cap}Result` } },
+      args: { input: t.arg({ type: WalletIdInput, required: true }) },
+      resolve: (_, { input }, gctx) => mutate(gctx, name, input, (ctx, d: { id: string }) => op(ctx, String(d.id)), reloadWallet),
+    }),
+  );
+}
+walletMutation('freezeWallet', wallets.freezeWallet);
+walletMutation('unfreezeWallet', wallets.unfreezeWallet);
+walletMutation('closeWallet', (ctx, id) => wallets.closeWallet(ctx, id, topups.cancelTopupPayment));
+
+builder.mutationFields((t) => ({
+  createWallet: t.field({
+    type: Wallet,
+    errors: { types: STATE, dataField: { name: 'wallet' }, result: { name: 'CreateWalletSuccess' }, union: { name: 'CreateWalletResult' } },
+    args: { input: t.arg({ type: CreateWalletInput, required: true }) },
+    resolve: (_, { input }, gctx) => mutate(gctx, 'createWallet', input, (ctx, d: wallets.WalletCreateInput) => wallets.createWallet(ctx, d), reloadWallet),
+  }),
+  debitWallet: t.field({
+    type: WalletTransaction,
+    description: 'Debits the wallet. The reference makes retries safe: a repeat returns the original transaction.',
+    errors: {
+      types: [...STATE, InsufficientBalanceError],
+      dataField: { name: 'transaction' },
+      result: { name: 'DebitWalletSuccess' },
+      union: { name: 'DebitWalletResult' },
+    },
+    args: { input: t.arg({ type: DebitWalletInput, required: true }) },
+    resolve: (_, { input }, gctx) => {
+      const { id, ...rest } = input;
+      return wallets.debitWallet(gctx.ctx, String(id), snakeKeys(rest) as wallets.WalletDebitInput);
+    },
+  }),
+  creditWallet: t.field({
+    type: WalletTransaction,
+    errors: { types: STATE, dataField: { name: 'transaction' }, result: { name: 'CreditWalletSuccess' }, union: { name: 'CreditWalletResult' } },
+    args: { input: t.arg({ type: CreditWalletInput, required: true }) },
+    resolve: async (_, { input }, gctx) => {
+      const { id, ...rest } = input;
+      return (await wallets.creditWallet(gctx.ctx, String(id), snakeKeys(rest) as wallets.WalletCreditInput)).transaction;
+    },
+  }),
+  createWalletTopup: t.field({
+    type: WalletTopup,
+    errors: { types: STATE, dataField: { name: 'topup' }, result: { name: 'CreateWalletTopupSuccess' }, union: { name: 'CreateWalletTopupResult' } },
+    args: { input: t.arg({ type: CreateWalletTopupInput, required: true }) },
+    resolve: (_, { input }, gctx) =>
+      mutate(
+        gctx,
+        'createWalletTopup',
+        input,
+        (ctx, { wallet_id, ...body }: { wallet_id: string } & wallets.TopupCreateInput) => topups.createTopup(ctx, wallet_id, body),
+        (ctx, id) => topups.getTopup(ctx, id),
+      ),
+  }),
+}));

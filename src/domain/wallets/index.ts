@@ -163,7 +163,7 @@ interface LedgerEntry {
 }
 
 /** Appends one ledger row to a wallet locked by the caller; the trigger moves the balance. */
-export async function append(ctx: Ctx, tx: TenantTx, w: Wallet, e: LedgerEntry): Promise<WalletTransaction> {
+export async function append(ctx: Ctx, tx: TenantTx, w: { id: string; balance: bigint }, e: LedgerEntry): Promise<WalletTransaction> {
   const sign = e.type === 'credit' || e.type === 'topup' ? 1n : -1n;
   const after = w.balance + sign * e.amount;
   if (after > MAX_BALANCE) {
@@ -199,58 +199,98 @@ async function existingByReference(tx: TenantTx, walletId: string, reference: st
   return t;
 }
 
-/** Expires, inside the caller's transaction, the grants of a locked wallet whose time has come. */
-async function expireDueGrants(ctx: Ctx, tx: TenantTx, w: Wallet, now: Date): Promise<Wallet> {
-  const due = await tx.walletGrant.findMany({
-    where: { walletId: w.id, expiredAt: null, expiresAt: { lte: now } },
-    orderBy: [{ expiresAt: 'asc' }, { id: 'asc' }],
-  });
-  let wallet = w;
-  for (const g of due) {
+type Grant = { id: bigint; remaining: bigint; expiresAt: Date; transactionId: string };
+
+/**
+ * Expires, inside the caller's transaction, the given grants of a locked wallet whose time has
+ * come (exactly their unused part leaves the balance). Returns the balance afterwards.
+ */
+async function expireGrantsAt(ctx: Ctx, tx: TenantTx, w: { id: string; balance: bigint }, grants: Grant[], now: Date): Promise<bigint> {
+  let balance = w.balance;
+  for (const g of grants) {
+    if (g.expiresAt.getTime() > now.getTime()) continue;
     if (g.remaining > 0n) {
-      const t = await append(ctx, tx, wallet, {
+      const t = await append(ctx, tx, { id: w.id, balance }, {
         type: 'expiry',
         amount: g.remaining,
         description: 'Credit expired',
         metadata: { credit_transaction_id: g.transactionId },
       });
-      wallet = { ...wallet, balance: t.balanceAfter };
+      balance = t.balanceAfter;
       await recordEvent(tx, ctx.merchant.id, 'wallet.credit.expired', transactionToJSON(t));
     }
     await tx.walletGrant.update({ where: { id: g.id }, data: { remaining: 0n, expiredAt: now } });
   }
-  return due.length > 0 ? getWallet(ctx, w.id, tx) : w;
+  return balance;
+}
+
+const openGrants = (tx: TenantTx, walletId: string) =>
+  tx.walletGrant.findMany({
+    where: { walletId, expiredAt: null },
+    orderBy: [{ expiresAt: 'asc' }, { id: 'asc' }],
+    select: { id: true, remaining: true, expiresAt: true, transactionId: true },
+  });
+
+interface LockedForMovement {
+  id: string;
+  balance: bigint;
+  status: string;
+  currency: string;
+  clock_offset_ms: bigint;
+  prior_id: string | null;
+}
+
+/**
+ * The hot path's one round trip: locks the wallet row and reads, with it, what a movement needs
+ * (balance, status, the merchant's clock offset, and a transaction already holding the reference).
+ */
+async function lockForMovement(ctx: Ctx, tx: TenantTx, id: string, reference: string): Promise<LockedForMovement> {
+  const rows = await tx.$queryRaw<LockedForMovement[]>`
+    SELECT w.id, w.balance, w.status, w.currency, m.clock_offset_ms, t.id AS prior_id
+    FROM wallets w
+    JOIN merchants m ON m.id = w.merchant_id
+    LEFT JOIN wallet_transactions t ON t.wallet_id = w.id AND t.reference = ${reference}
+    WHERE w.id = ${id} AND w.merchant_id = ${ctx.merchant.id}
+    FOR UPDATE OF w`;
+  const row = rows[0];
+  if (!row) throw new NotFoundError('wallet', id);
+  return row;
+}
+
+function movementNow(ctx: Ctx, locked: LockedForMovement): Date {
+  if (ctx.at) return ctx.at;
+  return ctx.merchant.mode === 'live' ? new Date() : new Date(Date.now() + Number(locked.clock_offset_ms));
 }
 
 export async function debitWallet(ctx: Ctx, id: string, input: WalletDebitInput): Promise<WalletTransaction> {
   const data = parse(walletDebit, input);
   const amount = BigInt(data.amount);
   return inTransaction(ctx.db, async (tx) => {
-    let w = await lockWallet(ctx, tx, id);
-    const prior = await existingByReference(tx, w.id, data.reference, 'debit', amount);
-    if (prior) return prior;
-    if (w.status === 'closed') throw closedError(w);
+    const w = await lockForMovement(ctx, tx, id, data.reference);
+    if (w.prior_id) {
+      const prior = await existingByReference(tx, w.id, data.reference, 'debit', amount);
+      if (prior) return prior;
+    }
+    if (w.status === 'closed') throw new StateError('wallet_closed', `Wallet ${w.id} is closed.`, null);
     if (w.status === 'frozen') throw new StateError('wallet_frozen', `Wallet ${w.id} is frozen: debits are blocked until it is unfrozen.`, null);
-    w = await expireDueGrants(ctx, tx, w, await clockNow({ ...ctx, db: tx }));
-    if (w.balance < amount) {
+    const grants = await openGrants(tx, w.id);
+    const balance = await expireGrantsAt(ctx, tx, w, grants, movementNow(ctx, w));
+    if (balance < amount) {
       throw new InsufficientBalanceError(
-        `Insufficient balance: the wallet has ${formatMoney(w.balance, w.currency)}, the debit needs ${formatMoney(amount, w.currency)}.`,
-        w.balance,
+        `Insufficient balance: the wallet has ${formatMoney(balance, w.currency)}, the debit needs ${formatMoney(amount, w.currency)}.`,
+        balance,
       );
     }
-    // Consume expiring credit first, earliest expiry first.
+    // Consume expiring credit first, earliest expiry first (grants still open after the expiry above).
     let left = amount;
-    const grants = await tx.walletGrant.findMany({
-      where: { walletId: w.id, expiredAt: null, remaining: { gt: 0n } },
-      orderBy: [{ expiresAt: 'asc' }, { id: 'asc' }],
-    });
     for (const g of grants) {
       if (left === 0n) break;
+      if (g.remaining === 0n || g.expiresAt.getTime() <= movementNow(ctx, w).getTime()) continue;
       const take = g.remaining < left ? g.remaining : left;
       await tx.walletGrant.update({ where: { id: g.id }, data: { remaining: g.remaining - take } });
       left -= take;
     }
-    const t = await append(ctx, tx, w, { type: 'debit', amount, reference: data.reference, description: data.description, metadata: data.metadata });
+    const t = await append(ctx, tx, { id: w.id, balance }, { type: 'debit', amount, reference: data.reference, description: data.description, metadata: data.metadata });
     await recordEvent(tx, ctx.merchant.id, 'wallet.debited', transactionToJSON(t));
     return t;
   });
@@ -295,7 +335,7 @@ export async function expireGrants(ctx: Ctx, walletId: string): Promise<void> {
   await inTransaction(ctx.db, async (tx) => {
     const w = await lockWallet(ctx, tx, walletId);
     if (w.status === 'closed') return;
-    await expireDueGrants(ctx, tx, w, await clockNow({ ...ctx, db: tx }));
+    await expireGrantsAt(ctx, tx, w, await openGrants(tx, w.id), await clockNow({ ...ctx, db: tx }));
   });
 }
 

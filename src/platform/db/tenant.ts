@@ -4,6 +4,12 @@
 // therefore not possible through this client. Raw SQL is the exception and must filter itself.
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.ts';
 
+/**
+ * Models with a merchant_id that are read across merchants on purpose, never through a request's
+ * client: API keys are looked up by client id to find the merchant in the first place.
+ */
+export const CROSS_MERCHANT_MODELS = new Set<string>(['ApiKey']);
+
 /** Models that carry merchant_id. Every new merchant-owned model must be added here (a test checks it). */
 export const TENANT_MODELS = new Set<string>(['Customer', 'Event', 'IdempotencyKey', 'Job', 'Payment', 'Refund', 'Wallet', 'WalletTransaction', 'WalletGrant', 'WalletTopup']);
 

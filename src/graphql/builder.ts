@@ -28,6 +28,8 @@ export const TYPENAME_BY_KIND: Partial<Record<IdKind, string>> = {
   wallet: 'Wallet',
   wallet_transaction: 'WalletTransaction',
   wallet_topup: 'WalletTopup',
+  webhook_endpoint: 'WebhookEndpoint',
+  delivery_attempt: 'DeliveryAttempt',
 };
 
 export const builder = new SchemaBuilder<{

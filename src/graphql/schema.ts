@@ -7,6 +7,7 @@ import './customers.ts';
 import './events.ts';
 import './payments.ts';
 import './wallets.ts';
+import './webhooks.ts';
 import './test-helpers.ts';
 
 export const schema = builder.toSchema({ sortSchema: false });

@@ -2,6 +2,7 @@
 // registered here do the work when it is due. Handlers are idempotent: a job may run twice.
 import { expireIfDue, EXPIRE_JOB } from '../domain/payments/index.ts';
 import { expireGrants, GRANT_EXPIRY_JOB } from '../domain/wallets/index.ts';
+import { deliverAttempt, DELIVER_JOB } from '../domain/webhooks/index.ts';
 // Registers the wallet top-up settlement on payment outcomes.
 import '../domain/wallets/topups.ts';
 import { JobRegistry } from './runner.ts';
@@ -16,6 +17,15 @@ export function createJobRegistry(): JobRegistry {
   registry.register(GRANT_EXPIRY_JOB, {
     async run(ctx, job) {
       await expireGrants(ctx, String(job.payload.wallet_id));
+    },
+  });
+  registry.register(DELIVER_JOB, {
+    // Delivery failures are attempts of their own (retry schedule in domain/webhooks); these
+    // retries only cover the job failing to run (e.g. the database was briefly unavailable).
+    retryDelaysMs: [5_000, 30_000, 120_000],
+    leaseMs: 60_000,
+    async run(ctx, job) {
+      await deliverAttempt(ctx, String(job.payload.attempt_id));
     },
   });
   return registry;

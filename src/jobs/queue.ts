@@ -43,6 +43,16 @@ export async function cancelJobs(db: Db, where: { kind?: string; ref?: string; k
   return r.count;
 }
 
+/** Thrown by a job handler that cannot run yet (e.g. a concurrency cap): it runs again after delayMs, without counting an attempt. */
+export class DeferJob extends Error {
+  constructor(
+    readonly delayMs: number,
+    message = 'deferred',
+  ) {
+    super(message);
+  }
+}
+
 // In-process wake-up so a worker in this process picks new work at once instead of at its next
 // poll. Other processes find it at their next poll.
 const listeners = new Set<() => void>();

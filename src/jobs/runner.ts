@@ -6,6 +6,7 @@ import type { Ctx, Runtime } from '../platform/context.ts';
 import type { Logger } from '../platform/logger.ts';
 import { forMerchant } from '../platform/db/tenant.ts';
 import { merchantNow } from '../domain/clock/index.ts';
+import { DeferJob } from './queue.ts';
 
 export interface JobRow {
   id: bigint;
@@ -93,7 +94,7 @@ export async function runJob(
   log: Logger,
   job: JobRow & { mode: 'test' | 'live' },
   simulatedNow?: Date,
-): Promise<'done' | 'retry' | 'failed'> {
+): Promise<'done' | 'retry' | 'failed' | 'deferred'> {
   const { prisma, jobs: registry } = runtime;
   const def = registry.get(job.kind);
   const merchant = { id: job.merchantId, mode: job.mode };
@@ -106,6 +107,13 @@ export async function runJob(
     await prisma.job.updateMany({ where: { id: job.id, status: 'running' }, data: { status: 'done', lockedUntil: null, lastError: null } });
     return 'done';
   } catch (err) {
+    if (err instanceof DeferJob) {
+      await prisma.job.updateMany({
+        where: { id: job.id, status: 'running' },
+        data: { status: 'pending', runAt: new Date(now.getTime() + err.delayMs), lockedUntil: null, attempts: { decrement: 1 } },
+      });
+      return 'deferred';
+    }
     const delays = def?.retryDelaysMs ?? DEFAULT_RETRIES;
     const message = err instanceof Error ? err.message : String(err);
     if (def && job.attempts <= delays.length) {
@@ -127,13 +135,16 @@ export async function runJob(
  */
 export async function runDueJobsFor(runtime: Runtime, log: Logger, merchantId: string, asOf: Date, maxJobs = 10_000): Promise<number> {
   let ran = 0;
-  const waitUntil = Date.now() + 30_000;
+  // Bounded: an advance gives up after two minutes rather than hanging the request.
+  const waitUntil = Date.now() + 120_000;
   while (ran < maxJobs) {
     const batch = await claimDueJobs(runtime.prisma, { limit: 1, merchantId, asOf });
     const job = batch[0];
     if (job) {
-      await runJob(runtime, log, job, job.runAt.getTime() <= asOf.getTime() ? job.runAt : asOf);
-      ran++;
+      const outcome = await runJob(runtime, log, job, job.runAt.getTime() <= asOf.getTime() ? job.runAt : asOf);
+      if (outcome === 'deferred') await new Promise((r) => setTimeout(r, 50));
+      else ran++;
+      if (Date.now() > waitUntil) break;
       continue;
     }
     // Due work that a background worker is running right now: wait for it, since it may retry

@@ -156,3 +156,35 @@ export const walletTopupObject = z
     updated_at: ts,
   })
   .meta({ id: 'WalletTopup' });
+
+export const webhookEndpointObject = z
+  .object({
+    id: z.string().meta({ example: 'we_0123456789abcdefGHIJKL' }),
+    object: z.literal('webhook_endpoint'),
+    url: z.string(),
+    events: z.array(z.string()).meta({ description: 'Subscribed event types; empty = all.' }),
+    description: z.string().nullable(),
+    status: z.enum(['active', 'disabled']),
+    created_at: ts,
+    updated_at: ts,
+    secret: z.string().optional().meta({ description: 'whsec_…: only in the create and rotate-secret responses.' }),
+  })
+  .meta({ id: 'WebhookEndpoint' });
+
+export const deliveryAttemptObject = z
+  .object({
+    id: z.string().meta({ example: 'wda_0123456789abcdefGHIJKL' }),
+    object: z.literal('delivery_attempt'),
+    event_id: z.string(),
+    endpoint_id: z.string(),
+    status: z.enum(['pending', 'succeeded', 'failed']),
+    attempt_number: z.number().int().meta({ description: '1 to 8.' }),
+    response_status: z.number().int().nullable(),
+    response_body: z.string().nullable().meta({ description: 'First 64 KiB of the response.' }),
+    scheduled_at: ts,
+    attempted_at: ts.nullable(),
+    next_retry_at: ts.nullable().meta({ description: 'When the next attempt goes out after this one failed; null after the last.' }),
+    duration_ms: z.number().int().nullable(),
+    created_at: ts,
+  })
+  .meta({ id: 'DeliveryAttempt' });

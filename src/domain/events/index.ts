@@ -9,6 +9,7 @@ import { newId } from '../../platform/ids.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { z, listQuery, timestamp } from '../../platform/validation.ts';
 import { EVENT_TYPES, type EventType } from './types.ts';
+import { scheduleDeliveries, subscribedEndpoints } from '../webhooks/outbox.ts';
 
 export { EVENT_TYPES, type EventType };
 
@@ -21,8 +22,9 @@ export interface EventJSON {
 }
 
 /**
- * Records one event. `db` must be the transaction that makes the change; `object` is the
- * record's API representation after the change.
+ * Records one event and, in the same transaction, schedules its delivery to every subscribed
+ * active webhook endpoint (the outbox). `db` must be the transaction that makes the change;
+ * `object` is the record's API representation after the change.
  */
 export async function recordEvent(
   db: Db,
@@ -33,7 +35,16 @@ export async function recordEvent(
 ): Promise<Event> {
   const data: EventJSON['data'] = { object };
   if (previousAttributes && Object.keys(previousAttributes).length > 0) data.previous_attributes = previousAttributes;
-  return db.event.create({ data: { id: newId('event'), merchantId, type, data: data as object } });
+  const event = await db.event.create({ data: { id: newId('event'), merchantId, type, data: data as object } });
+  let endpoints = (await subscribedEndpoints(db, merchantId, type)).map((e) => e.id);
+  // An endpoint is not told about its own disabling (it is failing anyway).
+  if (type === 'webhook_endpoint.disabled') endpoints = endpoints.filter((id) => id !== (object as { id?: string }).id);
+  if (endpoints.length > 0) {
+    const m = await db.merchant.findUnique({ where: { id: merchantId }, select: { clockOffsetMs: true, mode: true } });
+    const at = new Date(Date.now() + (m?.mode === 'test' ? Number(m.clockOffsetMs) : 0));
+    await scheduleDeliveries(db, event, endpoints, at);
+  }
+  return event;
 }
 
 export function eventToJSON(e: Event): EventJSON {

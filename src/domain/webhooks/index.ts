@@ -1,0 +1,268 @@
+// Webhook endpoints and event delivery (Standard Webhooks).
+//
+// Each event is scheduled for every subscribed active endpoint in the transaction that records it
+// (outbox.ts). A delivery job sends one attempt; a failed attempt schedules the next one after
+// 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (8 attempts in all), on the merchant's clock. An
+// endpoint whose deliveries have all failed for 5 days is disabled. Delivery is at least once:
+// receivers dedupe by the webhook-id header (the event id).
+import type { DeliveryAttempt, Event, WebhookEndpoint } from '../../generated/prisma/client.ts';
+import type { Ctx } from '../../platform/context.ts';
+import { inTransaction } from '../../platform/db/tenant.ts';
+import { NotFoundError, ValidationError } from '../../platform/errors.ts';
+import { newId } from '../../platform/ids.ts';
+import { paginate, type Page } from '../../platform/pagination.ts';
+import { parse, z, listQuery } from '../../platform/validation.ts';
+import { cancelJobs, DeferJob } from '../../jobs/queue.ts';
+import { clockNow } from '../clock/index.ts';
+import { eventToJSON, getEvent, recordEvent } from '../events/index.ts';
+import { EVENT_TYPES } from '../events/types.ts';
+import { scheduleDeliveries } from './outbox.ts';
+import { sendWebhook } from './send.ts';
+import { newSecret, signatureHeader } from './signing.ts';
+import { checkEndpointUrl } from './ssrf.ts';
+
+export { DELIVER_JOB } from './outbox.ts';
+
+/** Delays after failed attempts 1..7; attempt 8 is the last. */
+export const RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
+export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
+export const DISABLE_AFTER_MS = 5 * 24 * 3600_000;
+export const SECRET_OVERLAP_MS = 24 * 3600_000;
+/** Deliveries to one endpoint in flight at once, per process; more wait for a free slot. */
+export const PER_ENDPOINT_CONCURRENCY = 4;
+
+const eventTypes = z
+  .array(z.enum(EVENT_TYPES, { error: `must be event types of the catalogue (${EVENT_TYPES.length} types; see docs/webhooks.md)` }))
+  .max(EVENT_TYPES.length)
+  .meta({ description: 'Subscribed event types; omitted or empty = all.' });
+const url = z.string().max(2048).meta({ description: 'https:// (http:// to loopback only with BILLING_ALLOW_HTTP_WEBHOOKS=1).' });
+const description = z.string().trim().max(500);
+
+export const endpointCreate = z.strictObject({ url, events: eventTypes.optional(), description: description.optional() });
+export const endpointUpdate = z.strictObject({
+  url: url.optional(),
+  events: eventTypes.optional(),
+  description: description.nullable().optional(),
+  status: z.enum(['active', 'disabled']).optional().meta({ description: 'disabled stops deliveries; active re-enables.' }),
+});
+export const endpointListQuery = z.strictObject({ ...listQuery });
+export const attemptListQuery = z.strictObject({ endpoint_id: z.string().max(64).optional(), ...listQuery });
+export type EndpointCreateInput = z.input<typeof endpointCreate>;
+export type EndpointUpdateInput = z.input<typeof endpointUpdate>;
+export type AttemptListQuery = z.output<typeof attemptListQuery>;
+
+export function endpointToJSON(e: WebhookEndpoint, withSecret = false) {
+  return {
+    id: e.id,
+    object: 'webhook_endpoint' as const,
+    url: e.url,
+    events: e.events,
+    description: e.description,
+    status: e.status,
+    created_at: e.createdAt.toISOString(),
+    updated_at: e.updatedAt.toISOString(),
+    ...(withSecret ? { secret: e.secret } : {}),
+  };
+}
+
+export function attemptToJSON(a: DeliveryAttempt) {
+  return {
+    id: a.id,
+    object: 'delivery_attempt' as const,
+    event_id: a.eventId,
+    endpoint_id: a.endpointId,
+    status: a.status,
+    attempt_number: a.attemptNumber,
+    response_status: a.responseStatus,
+    response_body: a.responseBody,
+    scheduled_at: a.scheduledAt.toISOString(),
+    attempted_at: a.attemptedAt?.toISOString() ?? null,
+    next_retry_at: a.nextRetryAt?.toISOString() ?? null,
+    duration_ms: a.durationMs,
+    created_at: a.createdAt.toISOString(),
+  };
+}
+
+function checkUrl(ctx: Ctx, value: string) {
+  const problem = checkEndpointUrl(value, ctx.runtime.config.BILLING_ALLOW_HTTP_WEBHOOKS);
+  if (problem) throw new ValidationError('parameter_invalid', `Invalid url: ${problem}.`, 'url');
+}
+
+export async function createEndpoint(ctx: Ctx, input: EndpointCreateInput): Promise<WebhookEndpoint> {
+  const data = parse(endpointCreate, input);
+  checkUrl(ctx, data.url);
+  return ctx.db.webhookEndpoint.create({
+    data: {
+      id: newId('webhook_endpoint'),
+      merchantId: ctx.merchant.id,
+      url: data.url,
+      events: [...new Set(data.events ?? [])],
+      description: data.description ?? null,
+      secret: newSecret(),
+    },
+  });
+}
+
+export async function getEndpoint(ctx: Ctx, id: string, db = ctx.db, param = 'id'): Promise<WebhookEndpoint> {
+  const e = await db.webhookEndpoint.findFirst({ where: { id, deletedAt: null } });
+  if (!e) throw new NotFoundError('webhook endpoint', id, param);
+  return e;
+}
+
+export async function listEndpoints(ctx: Ctx, q: z.output<typeof endpointListQuery>): Promise<Page<WebhookEndpoint>> {
+  return paginate(q, ({ where, ...page }) => ctx.db.webhookEndpoint.findMany({ where: { AND: [where, { deletedAt: null }] }, ...page }));
+}
+
+export async function updateEndpoint(ctx: Ctx, id: string, input: EndpointUpdateInput): Promise<WebhookEndpoint> {
+  const data = parse(endpointUpdate, input);
+  if (data.url !== undefined) checkUrl(ctx, data.url);
+  return inTransaction(ctx.db, async (tx) => {
+    const before = await getEndpoint(ctx, id, tx);
+    const reenable = data.status === 'active' && before.status !== 'active';
+    const after = await tx.webhookEndpoint.update({
+      where: { id },
+      data: {
+        url: data.url,
+        events: data.events ? [...new Set(data.events)] : undefined,
+        description: data.description,
+        status: data.status,
+        ...(reenable ? { failingSince: null, disabledAt: null } : {}),
+        ...(data.status === 'disabled' && before.status !== 'disabled' ? { disabledAt: await clockNow({ ...ctx, db: tx }) } : {}),
+      },
+    });
+    if (data.status === 'disabled') await cancelPending(ctx, tx, id, 'cancelled: endpoint disabled');
+    return after;
+  });
+}
+
+async function cancelPending(ctx: Ctx, tx: Parameters<Parameters<typeof inTransaction>[1]>[0], endpointId: string, reason: string) {
+  await cancelJobs(tx, { ref: endpointId });
+  await tx.deliveryAttempt.updateMany({ where: { endpointId, status: 'pending' }, data: { status: 'failed', responseBody: reason, nextRetryAt: null } });
+}
+
+export async function deleteEndpoint(ctx: Ctx, id: string): Promise<WebhookEndpoint> {
+  return inTransaction(ctx.db, async (tx) => {
+    await getEndpoint(ctx, id, tx);
+    const e = await tx.webhookEndpoint.update({ where: { id }, data: { deletedAt: new Date(), status: 'disabled' } });
+    await cancelPending(ctx, tx, id, 'cancelled: endpoint deleted');
+    return e;
+  });
+}
+
+/** A new secret; the old one keeps signing alongside for 24 h. */
+export async function rotateSecret(ctx: Ctx, id: string): Promise<WebhookEndpoint> {
+  return inTransaction(ctx.db, async (tx) => {
+    const e = await getEndpoint(ctx, id, tx);
+    return tx.webhookEndpoint.update({
+      where: { id },
+      data: { secret: newSecret(), previousSecret: e.secret, previousSecretExpiresAt: new Date(Date.now() + SECRET_OVERLAP_MS) },
+    });
+  });
+}
+
+export async function listAttempts(ctx: Ctx, eventId: string, q: AttemptListQuery): Promise<Page<DeliveryAttempt>> {
+  await getEvent(ctx, eventId);
+  return paginate(q, ({ where, ...page }) =>
+    ctx.db.deliveryAttempt.findMany({ where: { AND: [where, { eventId }, q.endpoint_id ? { endpointId: q.endpoint_id } : {}] }, ...page }),
+  );
+}
+
+/** Sends the event again, now, to every active endpoint subscribed to its type. */
+export async function replayEvent(ctx: Ctx, eventId: string): Promise<DeliveryAttempt[]> {
+  return inTransaction(ctx.db, async (tx) => {
+    const event = await getEvent({ ...ctx, db: tx }, eventId);
+    const endpoints = await tx.webhookEndpoint.findMany({
+      where: { status: 'active', deletedAt: null, OR: [{ events: { isEmpty: true } }, { events: { has: event.type } }] },
+      select: { id: true },
+    });
+    const ids = await scheduleDeliveries(tx, event, endpoints.map((e) => e.id), await clockNow({ ...ctx, db: tx }));
+    return tx.deliveryAttempt.findMany({ where: { id: { in: ids } }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] });
+  });
+}
+
+// ------------------------------------------------------------------------------------ delivery
+
+const inFlight = new Map<string, number>();
+
+/** Thrown when an endpoint already has its maximum of deliveries in flight: run the job again shortly. */
+export class EndpointBusy extends DeferJob {
+  constructor(endpointId: string) {
+    super(250, `endpoint ${endpointId} has ${PER_ENDPOINT_CONCURRENCY} deliveries in flight`);
+  }
+}
+
+/** The delivery job: sends one pending attempt and records the outcome (and the next attempt). */
+export async function deliverAttempt(ctx: Ctx & { at: Date }, attemptId: string): Promise<void> {
+  const attempt = await ctx.db.deliveryAttempt.findUnique({ where: { id: attemptId }, include: { endpoint: true, event: true } });
+  if (!attempt || attempt.status !== 'pending') return;
+  const endpoint = attempt.endpoint;
+  if (endpoint.deletedAt || endpoint.status !== 'active') {
+    await ctx.db.deliveryAttempt.updateMany({ where: { id: attemptId, status: 'pending' }, data: { status: 'failed', responseBody: 'cancelled: endpoint not active' } });
+    return;
+  }
+  const busy = inFlight.get(endpoint.id) ?? 0;
+  if (busy >= PER_ENDPOINT_CONCURRENCY) throw new EndpointBusy(endpoint.id);
+  inFlight.set(endpoint.id, busy + 1);
+  let result;
+  try {
+    result = await send(ctx, endpoint, attempt.event);
+  } finally {
+    const n = (inFlight.get(endpoint.id) ?? 1) - 1;
+    if (n <= 0) inFlight.delete(endpoint.id);
+    else inFlight.set(endpoint.id, n);
+  }
+  await recordOutcome(ctx, attempt, result);
+}
+
+async function send(ctx: Ctx, endpoint: WebhookEndpoint, event: Event) {
+  const body = JSON.stringify(eventToJSON(event));
+  // Receivers check the timestamp against their own clock: it is real time, not the test clock.
+  const timestamp = Math.floor(Date.now() / 1000);
+  const headers = {
+    'content-type': 'application/json',
+    'user-agent': 'open-billing-webhooks/1',
+    'webhook-id': event.id,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': signatureHeader(endpoint, event.id, timestamp, body),
+  };
+  return sendWebhook(endpoint.url, headers, body, ctx.runtime.config.BILLING_ALLOW_HTTP_WEBHOOKS);
+}
+
+async function recordOutcome(ctx: Ctx & { at: Date }, attempt: DeliveryAttempt & { endpoint: WebhookEndpoint; event: Event }, result: Awaited<ReturnType<typeof send>>) {
+  const now = ctx.at;
+  await inTransaction(ctx.db, async (tx) => {
+    const last = attempt.attemptNumber >= MAX_ATTEMPTS;
+    const delay = RETRY_DELAYS_MS[attempt.attemptNumber - 1] ?? 0;
+    // Small jitter in live mode spreads retries; none in test mode so the schedule is exact.
+    const jitter = ctx.merchant.mode === 'live' ? Math.floor(Math.random() * Math.min(delay * 0.1, 60_000)) : 0;
+    const next = result.ok || last ? null : new Date(now.getTime() + delay + jitter);
+    const updated = await tx.deliveryAttempt.updateMany({
+      where: { id: attempt.id, status: 'pending' },
+      data: {
+        status: result.ok ? 'succeeded' : 'failed',
+        responseStatus: result.status,
+        responseBody: result.body,
+        attemptedAt: now,
+        durationMs: result.durationMs,
+        nextRetryAt: next,
+      },
+    });
+    if (updated.count === 0) return; // cancelled meanwhile (endpoint deleted)
+    const endpoint = await tx.webhookEndpoint.findUniqueOrThrow({ where: { id: attempt.endpointId } });
+    if (result.ok) {
+      if (endpoint.failingSince) await tx.webhookEndpoint.update({ where: { id: endpoint.id }, data: { failingSince: null } });
+      return;
+    }
+    const failingSince = endpoint.failingSince ?? now;
+    if (!endpoint.failingSince) await tx.webhookEndpoint.update({ where: { id: endpoint.id }, data: { failingSince } });
+    if (endpoint.status === 'active' && !endpoint.deletedAt && now.getTime() - failingSince.getTime() >= DISABLE_AFTER_MS) {
+      const disabled = await tx.webhookEndpoint.update({ where: { id: endpoint.id }, data: { status: 'disabled', disabledAt: now } });
+      await cancelPending(ctx, tx, endpoint.id, 'cancelled: endpoint disabled after 5 days of failures');
+      await recordEvent(tx, ctx.merchant.id, 'webhook_endpoint.disabled', endpointToJSON(disabled), { status: 'active' });
+      return;
+    }
+    if (next && endpoint.status === 'active' && !endpoint.deletedAt) {
+      await scheduleDeliveries(tx, attempt.event, [attempt.endpointId], next, attempt.attemptNumber + 1);
+    }
+  });
+}

@@ -1,0 +1,66 @@
+// Sends one webhook: POST to the checked address with the original Host/SNI, 15 s timeout, no
+// redirects, response body kept up to 64 KiB.
+import http from 'node:http';
+import https from 'node:https';
+import { resolveSafe } from './ssrf.ts';
+
+export const TIMEOUT_MS = 15_000;
+export const MAX_RESPONSE_BYTES = 64 * 1024;
+
+export interface SendResult {
+  ok: boolean;
+  status: number | null;
+  body: string;
+  durationMs: number;
+}
+
+export async function sendWebhook(url: string, headers: Record<string, string>, body: string, allowLoopback: boolean): Promise<SendResult> {
+  const started = performance.now();
+  const u = new URL(url);
+  let target: { address: string; family: 4 | 6 };
+  try {
+    target = await resolveSafe(u.hostname, allowLoopback);
+  } catch (err) {
+    return { ok: false, status: null, body: (err as Error).message.slice(0, MAX_RESPONSE_BYTES), durationMs: Math.round(performance.now() - started) };
+  }
+  const mod = u.protocol === 'https:' ? https : http;
+  return new Promise<SendResult>((resolve) => {
+    let done = false;
+    const finish = (r: Omit<SendResult, 'durationMs'>) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      resolve({ ...r, durationMs: Math.round(performance.now() - started) });
+    };
+    const req = mod.request(
+      u,
+      {
+        method: 'POST',
+        headers: { ...headers, 'content-length': Buffer.byteLength(body).toString() },
+        lookup: (_host, _opts, cb) => (cb as (e: null, a: string, f: number) => void)(null, target.address, target.family),
+        agent: false,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          if (size < MAX_RESPONSE_BYTES) chunks.push(c.subarray(0, MAX_RESPONSE_BYTES - size));
+          size += c.length;
+          if (size >= MAX_RESPONSE_BYTES) res.destroy();
+        });
+        const end = () => {
+          const status = res.statusCode ?? null;
+          finish({ ok: status !== null && status >= 200 && status < 300, status, body: Buffer.concat(chunks).toString('utf8') });
+        };
+        res.on('end', end);
+        res.on('close', end);
+        res.on('error', end);
+      },
+    );
+    const timer = setTimeout(() => {
+      req.destroy(new Error('timed out after 15 s'));
+    }, TIMEOUT_MS);
+    req.on('error', (err) => finish({ ok: false, status: null, body: err.message }));
+    req.end(body);
+  });
+}

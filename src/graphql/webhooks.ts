@@ -1,0 +1,135 @@
+import type { WebhookEndpoint as EndpointRow } from '../generated/prisma/client.ts';
+import * as webhooks from '../domain/webhooks/index.ts';
+import type { Ctx } from '../platform/context.ts';
+import { NotFoundError } from '../platform/errors.ts';
+import { builder, connectionComplexity } from './builder.ts';
+import { COMMON_ERRORS } from './errors.ts';
+import { mutate, pageArgs, toConnection } from './helpers.ts';
+import './events.ts';
+
+const WebhookEndpoint = builder.prismaNode('WebhookEndpoint', {
+  id: { field: 'id' },
+  findUnique: (id) => ({ id, deletedAt: null }),
+  fields: (t) => ({
+    url: t.exposeString('url'),
+    events: t.exposeStringList('events', { description: 'Subscribed event types; empty = all.' }),
+    description: t.exposeString('description', { nullable: true }),
+    status: t.exposeString('status', { description: 'active or disabled' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+  }),
+});
+
+const DeliveryAttempt = builder.prismaNode('DeliveryAttempt', {
+  id: { field: 'id' },
+  fields: (t) => ({
+    event: t.relation('event'),
+    endpoint: t.relation('endpoint'),
+    status: t.exposeString('status', { description: 'pending, succeeded or failed' }),
+    attemptNumber: t.exposeInt('attemptNumber'),
+    responseStatus: t.exposeInt('responseStatus', { nullable: true }),
+    responseBody: t.exposeString('responseBody', { nullable: true }),
+    scheduledAt: t.expose('scheduledAt', { type: 'DateTime' }),
+    attemptedAt: t.expose('attemptedAt', { type: 'DateTime', nullable: true }),
+    nextRetryAt: t.expose('nextRetryAt', { type: 'DateTime', nullable: true }),
+    durationMs: t.exposeInt('durationMs', { nullable: true }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+  }),
+});
+
+const EndpointConnection = builder.connectionObject({ type: WebhookEndpoint, name: 'WebhookEndpointConnection' }, { name: 'WebhookEndpointEdge' });
+const AttemptConnection = builder.connectionObject({ type: DeliveryAttempt, name: 'DeliveryAttemptConnection' }, { name: 'DeliveryAttemptEdge' });
+
+builder.prismaObjectField('Event', 'deliveryAttempts', (t) =>
+  t.field({
+    type: AttemptConnection,
+    complexity: connectionComplexity,
+    args: { first: t.arg.int(), after: t.arg.string(), endpointId: t.arg.id() },
+    resolve: async (e, a, { ctx }) =>
+      toConnection(await webhooks.listAttempts(ctx, e.id, { ...pageArgs(a), endpoint_id: a.endpointId ? String(a.endpointId) : undefined })),
+  }),
+);
+
+builder.queryFields((t) => ({
+  webhookEndpoint: t.field({
+    type: WebhookEndpoint,
+    nullable: true,
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_, { id }, { ctx }) => webhooks.getEndpoint(ctx, String(id)).catch((e) => (e instanceof NotFoundError ? null : Promise.reject(e))),
+  }),
+  webhookEndpoints: t.field({
+    type: EndpointConnection,
+    complexity: connectionComplexity,
+    args: { first: t.arg.int(), after: t.arg.string() },
+    resolve: async (_, a, { ctx }) => toConnection(await webhooks.listEndpoints(ctx, pageArgs(a))),
+  }),
+}));
+
+/** The endpoint together with its secret: returned once, by create and rotate. */
+const WebhookEndpointWithSecret = builder.objectRef<EndpointRow>('WebhookEndpointWithSecret').implement({
+  description: 'The endpoint and its signing secret (whsec_…), shown only in this result.',
+  fields: (t) => ({
+    webhookEndpoint: t.field({ type: WebhookEndpoint, resolve: (e) => e }),
+    secret: t.exposeString('secret'),
+  }),
+});
+
+const CreateWebhookEndpointInput = builder.inputType('CreateWebhookEndpointInput', {
+  fields: (t) => ({ url: t.string({ required: true }), events: t.stringList(), description: t.string(), idempotencyKey: t.string() }),
+});
+const UpdateWebhookEndpointInput = builder.inputType('UpdateWebhookEndpointInput', {
+  fields: (t) => ({
+    id: t.id({ required: true }),
+    url: t.string(),
+    events: t.stringList(),
+    description: t.string(),
+    status: t.string({ description: 'active or disabled' }),
+    idempotencyKey: t.string(),
+  }),
+});
+const EndpointIdInput = builder.inputType('WebhookEndpointIdInput', { fields: (t) => ({ id: t.id({ required: true }), idempotencyKey: t.string() }) });
+const ReplayEventInput = builder.inputType('ReplayEventInput', { fields: (t) => ({ id: t.id({ required: true }) }) });
+
+const ReplayEventSuccess = builder.objectRef<{ attempts: Awaited<ReturnType<typeof webhooks.replayEvent>> }>('ReplayEventSuccess').implement({
+  fields: (t) => ({ attempts: t.field({ type: [DeliveryAttempt], resolve: (r) => r.attempts }) }),
+});
+
+const reload = (ctx: Ctx, id: string) => webhooks.getEndpoint(ctx, id);
+const ERRORS = [...COMMON_ERRORS, NotFoundError];
+
+builder.mutationFields((t) => ({
+  createWebhookEndpoint: t.field({
+    type: WebhookEndpointWithSecret,
+    errors: { types: COMMON_ERRORS, directResult: true, union: { name: 'CreateWebhookEndpointResult' } },
+    args: { input: t.arg({ type: CreateWebhookEndpointInput, required: true }) },
+    resolve: (_, { input }, gctx) => mutate(gctx, 'createWebhookEndpoint', input, (ctx, d: webhooks.EndpointCreateInput) => webhooks.createEndpoint(ctx, d), reload),
+  }),
+  updateWebhookEndpoint: t.field({
+    type: WebhookEndpoint,
+    errors: { types: ERRORS, dataField: { name: 'webhookEndpoint' }, result: { name: 'UpdateWebhookEndpointSuccess' }, union: { name: 'UpdateWebhookEndpointResult' } },
+    args: { input: t.arg({ type: UpdateWebhookEndpointInput, required: true }) },
+    resolve: (_, { input }, gctx) =>
+      mutate(gctx, 'updateWebhookEndpoint', input, (ctx, { id, ...d }: { id: string } & webhooks.EndpointUpdateInput) => webhooks.updateEndpoint(ctx, String(id), d), reload),
+  }),
+  deleteWebhookEndpoint: t.field({
+    type: WebhookEndpoint,
+    errors: { types: ERRORS, dataField: { name: 'webhookEndpoint' }, result: { name: 'DeleteWebhookEndpointSuccess' }, union: { name: 'DeleteWebhookEndpointResult' } },
+    args: { input: t.arg({ type: EndpointIdInput, required: true }) },
+    resolve: (_, { input }, gctx) =>
+      mutate(gctx, 'deleteWebhookEndpoint', input, (ctx, d: { id: string }) => webhooks.deleteEndpoint(ctx, String(d.id)), (ctx, id) =>
+        ctx.db.webhookEndpoint.findUniqueOrThrow({ where: { id } }),
+      ),
+  }),
+  rotateWebhookEndpointSecret: t.field({
+    type: WebhookEndpointWithSecret,
+    errors: { types: ERRORS, directResult: true, union: { name: 'RotateWebhookEndpointSecretResult' } },
+    args: { input: t.arg({ type: EndpointIdInput, required: true }) },
+    resolve: (_, { input }, gctx) => mutate(gctx, 'rotateWebhookEndpointSecret', input, (ctx, d: { id: string }) => webhooks.rotateSecret(ctx, String(d.id)), reload),
+  }),
+  replayEvent: t.field({
+    type: ReplayEventSuccess,
+    errors: { types: ERRORS, directResult: true, union: { name: 'ReplayEventResult' } },
+    args: { input: t.arg({ type: ReplayEventInput, required: true }) },
+    resolve: async (_, { input }, { ctx }) => ({ attempts: await webhooks.replayEvent(ctx, String(input.id)) }),
+  }),
+}));

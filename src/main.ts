@@ -57,6 +57,7 @@ async function main() {
   const worker = startWorker(services.runtime, log.child({ component: 'worker' }), {
     pollMs: config.JOBS_POLL_MS,
     concurrency: config.JOBS_CONCURRENCY,
+    leaseMs: config.JOBS_LEASE_MS,
   });
   const app = createApp(services);
   const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {

@@ -18,7 +18,7 @@ afterAll(() => {
 function start(env: Record<string, string>) {
   const childEnv: Record<string, string | undefined> = { ...process.env, LOG_LEVEL: 'info', ...env };
   delete childEnv.DATABASE_URL;
-  const child = spawn(process.execPath, [join(root, 'node_modules/tsx/dist/cli.mjs'), 'src/main.ts'], { cwd: root, env: childEnv });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: root, env: childEnv });
   children.push(child);
   let stdout = '';
   let stderr = '';

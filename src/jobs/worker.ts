@@ -9,6 +9,7 @@ import { claimDueJobs, runJob } from './runner.ts';
 export interface WorkerOptions {
   pollMs?: number;
   concurrency?: number;
+  leaseMs?: number;
 }
 
 export function startWorker(runtime: Runtime, log: Logger, opts: WorkerOptions = {}) {
@@ -32,7 +33,7 @@ export function startWorker(runtime: Runtime, log: Logger, opts: WorkerOptions =
         again = false;
         const free = concurrency - running;
         if (free <= 0) break;
-        const jobs = await claimDueJobs(runtime.prisma, { limit: free });
+        const jobs = await claimDueJobs(runtime.prisma, { limit: free, leaseMs: opts.leaseMs });
         for (const job of jobs) {
           running++;
           const p = runJob(runtime, log, job).finally(() => {

@@ -24,7 +24,9 @@ const schema = z.object({
   /** How long a verified API key stays cached before it is checked against the database again. */
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
   JOBS_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(500),
-  JOBS_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(8),
+  JOBS_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(16),
+  /** How long a claimed job is reserved; a job whose process died is run again after this. */
+  JOBS_LEASE_MS: z.coerce.number().int().min(1000).max(3_600_000).default(60_000),
   /** GraphQL limits: maximum query depth and estimated cost. */
   GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(2).max(50).default(12),
   GRAPHQL_MAX_COMPLEXITY: z.coerce.number().int().min(10).default(20000),

@@ -1,0 +1,95 @@
+// At-least-once delivery across a crash: the real server is killed (SIGKILL) while a delivery is
+// in flight, started again on the same data, and the delivery still arrives.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const root = join(import.meta.dirname, '..');
+const dir = mkdtempSync(join(tmpdir(), 'billing-restart-'));
+const children: ChildProcess[] = [];
+afterAll(() => {
+  for (const c of children) c.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const CK = 'ck_restart_test_0001';
+const SK = 'sk_restart_test_secret_000000000001';
+const auth = 'Basic ' + Buffer.from(`${CK}:${SK}`).toString('base64');
+
+function startServer(port: number) {
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    DATA_DIR: join(dir, 'data'),
+    PORT: String(port),
+    LOG_LEVEL: 'info',
+    BILLING_BOOTSTRAP_CLIENT_ID: CK,
+    BILLING_BOOTSTRAP_CLIENT_SECRET: SK,
+    BILLING_ALLOW_HTTP_WEBHOOKS: '1',
+    JOBS_LEASE_MS: '2000',
+    JOBS_POLL_MS: '100',
+  };
+  // On PostgreSQL both runs share the test database; otherwise the embedded one in DATA_DIR.
+  if (process.env.TEST_DATABASE_URL) env.DATABASE_URL = process.env.TEST_DATABASE_URL;
+  else delete env.DATABASE_URL;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: root, env });
+  children.push(child);
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  return new Promise<ChildProcess>((resolve, reject) => {
+    const t = setInterval(() => {
+      if (out.includes('billing service listening')) {
+        clearInterval(t);
+        resolve(child);
+      }
+    }, 50);
+    child.on('exit', (code) => {
+      clearInterval(t);
+      reject(new Error(`server exited (${code}): ${out}`));
+    });
+  });
+}
+
+describe('webhook delivery across a crash', () => {
+  it('a delivery in flight when the process is killed is sent after the restart', async () => {
+    const got: string[] = [];
+    let hang = true;
+    const receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        got.push(String(req.headers['webhook-id']));
+        if (hang) return; // never answers: the delivery is in flight when the server dies
+        res.writeHead(200).end('ok');
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    const base = `http://127.0.0.1:${port}`;
+    const call = (path: string, body: unknown) =>
+      fetch(base + path, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<any>);
+
+    const first = await startServer(port);
+    const ep = await call('/v1/webhook-endpoints', { url: hookUrl, events: ['customer.created'] });
+    expect(ep.secret).toMatch(/^whsec_/);
+    await call('/v1/customers', { email: 'crash@example.com' });
+    const until = Date.now() + 5000;
+    while (got.length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    expect(got).toHaveLength(1);
+    first.kill('SIGKILL');
+    await new Promise((r) => first.once('exit', r));
+
+    hang = false;
+    await startServer(port);
+    const deadline = Date.now() + 15_000;
+    while (got.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(got).toHaveLength(2);
+    expect(got[1]).toBe(got[0]);
+    receiver.close();
+  }, 90_000);
+});

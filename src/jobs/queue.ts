@@ -1,7 +1,7 @@
 // Enqueueing due work. Called by domain code inside the transaction of the change that makes the
 // work due (an outbox): the job exists exactly when the change committed.
 import { Prisma } from '../generated/prisma/client.ts';
-import type { Db } from '../platform/db/tenant.ts';
+import { afterCommit, type Db } from '../platform/db/tenant.ts';
 
 export interface NewJob {
   merchantId: string;
@@ -28,7 +28,8 @@ export async function enqueueJobs(db: Db, jobs: NewJob[]): Promise<number> {
     })),
     skipDuplicates: true,
   });
-  wake();
+  // Wake this process's worker once the jobs are visible, i.e. after the transaction commits.
+  afterCommit(db, wake);
   return r.count;
 }
 

@@ -29,7 +29,7 @@ export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 export const DISABLE_AFTER_MS = 5 * 24 * 3600_000;
 export const SECRET_OVERLAP_MS = 24 * 3600_000;
 /** Deliveries to one endpoint in flight at once, per process; more wait for a free slot. */
-export const PER_ENDPOINT_CONCURRENCY = 4;
+export const PER_ENDPOINT_CONCURRENCY = 8;
 
 const eventTypes = z
   .array(z.enum(EVENT_TYPES, { error: `must be event types of the catalogue (${EVENT_TYPES.length} types; see docs/webhooks.md)` }))
@@ -187,7 +187,7 @@ const inFlight = new Map<string, number>();
 /** Thrown when an endpoint already has its maximum of deliveries in flight: run the job again shortly. */
 export class EndpointBusy extends DeferJob {
   constructor(endpointId: string) {
-    super(250, `endpoint ${endpointId} has ${PER_ENDPOINT_CONCURRENCY} deliveries in flight`);
+    super(100, `endpoint ${endpointId} has ${PER_ENDPOINT_CONCURRENCY} deliveries in flight`);
   }
 }
 

@@ -5,6 +5,18 @@ import https from 'node:https';
 import { resolveSafe } from './ssrf.ts';
 
 export const TIMEOUT_MS = 15_000;
+
+// Connections are reused per resolved address and host (keep-alive), like any HTTP client would.
+const agents = new Map<string, http.Agent>();
+function agentFor(protocol: string, address: string, host: string): http.Agent {
+  const key = `${protocol}//${address}/${host}`;
+  let a = agents.get(key);
+  if (!a) {
+    a = protocol === 'https:' ? new https.Agent({ keepAlive: true, maxSockets: 16, timeout: TIMEOUT_MS }) : new http.Agent({ keepAlive: true, maxSockets: 16, timeout: TIMEOUT_MS });
+    agents.set(key, a);
+  }
+  return a;
+}
 export const MAX_RESPONSE_BYTES = 64 * 1024;
 
 export interface SendResult {
@@ -38,7 +50,7 @@ export async function sendWebhook(url: string, headers: Record<string, string>, 
         method: 'POST',
         headers: { ...headers, 'content-length': Buffer.byteLength(body).toString() },
         lookup: (_host, _opts, cb) => (cb as (e: null, a: string, f: number) => void)(null, target.address, target.family),
-        agent: false,
+        agent: agentFor(u.protocol, target.address, u.host),
       },
       (res) => {
         const chunks: Buffer[] = [];

@@ -79,13 +79,26 @@ export function isTransaction(db: Db): boolean {
   return openTransactions.has(db);
 }
 
+const afterCommitHooks = new WeakMap<object, (() => void)[]>();
+
+/** Runs fn once the transaction `db` belongs to has committed (at once when db is not a transaction). */
+export function afterCommit(db: Db, fn: () => void): void {
+  const hooks = afterCommitHooks.get(db);
+  if (hooks) hooks.push(fn);
+  else fn();
+}
+
 /** Runs fn in a transaction; joins the caller's transaction when db already is one. */
 export async function inTransaction<T>(db: Db, fn: (tx: TenantTx) => Promise<T>): Promise<T> {
   if (openTransactions.has(db)) return fn(db as TenantTx);
-  return (db as TenantDb).$transaction((tx) => {
+  const hooks: (() => void)[] = [];
+  const result = await (db as TenantDb).$transaction((tx) => {
     openTransactions.add(tx);
+    afterCommitHooks.set(tx, hooks);
     return fn(tx as TenantTx);
   }, TX_OPTIONS);
+  for (const h of hooks) h();
+  return result;
 }
 
 export { Prisma };

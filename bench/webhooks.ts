@@ -1,0 +1,135 @@
+// Benchmark (not a test): webhook deliveries per second from the outbox to a local receiver on
+// 127.0.0.1, and the latency from the state change (POST /v1/customers committed) to the
+// receiver getting the signed event, p50/p99. Baseline in the same run: the same number of
+// signed POSTs sent straight to the same receiver by a plain HTTP client (no database, no queue).
+//
+//   npx tsx bench/webhooks.ts                     # scratch database on the local PostgreSQL
+//   EVENTS=2000 CONCURRENCY=16 npx tsx bench/webhooks.ts
+import { serve } from '@hono/node-server';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+import { sign } from '../src/domain/webhooks/signing.ts';
+import { createMerchant } from '../src/domain/merchants/index.ts';
+import { startWorker } from '../src/jobs/worker.ts';
+import { loadConfig } from '../src/platform/config.ts';
+import { openDatabase } from '../src/platform/db/index.ts';
+import { createLogger } from '../src/platform/logger.ts';
+import { createApp } from '../src/server/app.ts';
+import { openServices } from '../src/server/services.ts';
+
+const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+const EVENTS = Number(process.env.EVENTS ?? 1000);
+const CONCURRENCY = Number(process.env.CONCURRENCY ?? 16);
+const CAP_MS = 120_000;
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? 0;
+};
+
+async function main() {
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  const name = `billing_bench_wh_${Date.now()}`;
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const u = new URL(ADMIN_URL);
+  u.pathname = `/${name}`;
+
+  // The receiver: records when each event arrives (keyed by the customer's email in the body).
+  const arrived = new Map<string, number>();
+  let received = 0;
+  const receiver = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      received++;
+      const m = /"email":"(c\d+@bench\.example)"/.exec(body);
+      if (m && !arrived.has(m[1]!)) arrived.set(m[1]!, performance.now());
+      res.writeHead(200).end('ok');
+    });
+  });
+  receiver.keepAliveTimeout = 5000;
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+
+  const log = createLogger('silent');
+  const db = await openDatabase({ url: u.toString(), poolSize: 20, logger: log });
+  const config = loadConfig({ LOG_LEVEL: 'silent', PORT: '0', BILLING_ALLOW_HTTP_WEBHOOKS: '1' });
+  const services = await openServices(config, { log, db });
+  const app = createApp(services);
+  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
+    const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+  });
+  const worker = startWorker(services.runtime, log, { pollMs: 200, concurrency: 32 });
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const creds = await createMerchant(db.prisma, { name: 'Bench' });
+  const auth = 'Basic ' + Buffer.from(`${creds.client_id}:${creds.client_secret}`).toString('base64');
+  const post = (path: string, body: unknown) =>
+    fetch(base + path, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<any>);
+  const ep = await post('/v1/webhook-endpoints', { url: hookUrl, events: ['customer.created'] });
+
+  // Outbox path: each customer creation commits an event and its delivery job together.
+  const committed = new Map<string, number>();
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < EVENTS) {
+        const email = `c${next++}@bench.example`;
+        await post('/v1/customers', { email });
+        committed.set(email, performance.now());
+      }
+    }),
+  );
+  const deadline = performance.now() + CAP_MS;
+  while (arrived.size < EVENTS && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  const outboxSeconds = (Math.max(...arrived.values()) - t0) / 1000;
+  const latency = [...committed].filter(([e]) => arrived.has(e)).map(([e, t]) => arrived.get(e)! - t);
+
+  // Baseline: the same number of signed POSTs straight to the receiver.
+  const body = JSON.stringify({ id: 'evt_bench', object: 'event', type: 'customer.created', data: { object: { email: 'x' } } });
+  let sent = 0;
+  const b0 = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (sent < EVENTS) {
+        sent++;
+        const ts = Math.floor(Date.now() / 1000);
+        const r = await fetch(hookUrl, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'webhook-id': 'evt_bench', 'webhook-timestamp': String(ts), 'webhook-signature': sign(ep.secret, 'evt_bench', ts, body) },
+          body,
+        });
+        await r.arrayBuffer();
+      }
+    }),
+  );
+  const baselineSeconds = (performance.now() - b0) / 1000;
+
+  const outboxRate = arrived.size / outboxSeconds;
+  const baseRate = EVENTS / baselineSeconds;
+  console.log(`\n${EVENTS} events, ${CONCURRENCY} concurrent API clients, worker concurrency 32, PostgreSQL, all on one 2-core machine\n`);
+  console.log(`outbox → receiver:  ${arrived.size}/${EVENTS} delivered, ${outboxRate.toFixed(0)} deliveries/s (including creating the events)`);
+  console.log(`state change → receipt latency: p50 ${pct(latency, 0.5).toFixed(0)} ms, p99 ${pct(latency, 0.99).toFixed(0)} ms`);
+  console.log(`baseline, direct signed POSTs: ${baseRate.toFixed(0)} requests/s`);
+  console.log(`ratio outbox / direct: ${(outboxRate / baseRate).toFixed(2)}`);
+  const attempts = await db.prisma.deliveryAttempt.groupBy({ by: ['status'], _count: true });
+  console.log(`delivery attempts by status: ${attempts.map((a) => `${a.status} ${a._count}`).join(', ')}`);
+
+  await worker.stop();
+  await new Promise((r) => server.close(r));
+  receiver.close();
+  await db.close();
+  const a = new pg.Client({ connectionString: ADMIN_URL });
+  await a.connect();
+  await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await a.end();
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

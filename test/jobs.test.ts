@@ -173,22 +173,31 @@ describe('due work', () => {
   it('a job whose runner died is claimed again when its lease expires; concurrent claims never share a job', async () => {
     const m = await app.merchant();
     const db = forMerchant(app.services.db.prisma, m.creds.merchant_id);
-    const far = new Date(Date.now() - 1000);
+    // Due tomorrow in real time, so that no background worker (other test files share PostgreSQL) is involved.
+    const due = new Date(Date.now() + 86400_000);
+    const asOf = new Date(Date.now() + 2 * 86400_000);
     // a job claimed by a runner that died (lease in the past)
     await db.job.create({
-      data: { merchantId: m.creds.merchant_id, kind: 'test.record', runAt: far, status: 'running', attempts: 1, lockedUntil: new Date(Date.now() - 1), payload: { n: 'orphan' } },
+      data: { merchantId: m.creds.merchant_id, kind: 'test.record', runAt: due, status: 'running', attempts: 1, lockedUntil: new Date(Date.now() - 1), payload: { n: 'orphan' } },
     });
-    const prisma = app.services.db.prisma;
-    const asOf = new Date(Date.now() + 3600_000);
     for (let i = 0; i < 20; i++) {
-      await db.job.create({ data: { merchantId: m.creds.merchant_id, kind: 'test.noop', runAt: far, payload: {} } });
+      await db.job.create({ data: { merchantId: m.creds.merchant_id, kind: 'test.record', runAt: due, payload: { n: `j${i}` } } });
     }
+    // a kind this process has no handler for is never claimed
+    await db.job.create({ data: { merchantId: m.creds.merchant_id, kind: 'test.unknown', runAt: due, payload: {} } });
+    const prisma = app.services.db.prisma;
+    const kinds = app.services.runtime.jobs.names();
     const claims = await Promise.all(
-      Array.from({ length: 4 }, () => claimDueJobs(prisma, { limit: 10, merchantId: m.creds.merchant_id, asOf })),
+      Array.from({ length: 4 }, () => claimDueJobs(prisma, { limit: 10, kinds, merchantId: m.creds.merchant_id, asOf })),
     );
     const ids = claims.flat().map((j) => String(j.id));
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids.length).toBe(21);
     expect(claims.flat().find((j) => j.payload.n === 'orphan')?.attempts).toBe(2);
+    expect(claims.flat().some((j) => j.kind === 'test.unknown')).toBe(false);
+    // not yet due: the expired lease alone does not make the orphan claimable
+    await db.job.updateMany({ where: { merchantId: m.creds.merchant_id }, data: { status: 'running', lockedUntil: new Date(Date.now() - 1) } });
+    expect(await claimDueJobs(prisma, { limit: 10, kinds, merchantId: m.creds.merchant_id })).toEqual([]);
   });
+
 });

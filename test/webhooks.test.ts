@@ -93,7 +93,7 @@ describe('webhook endpoints', () => {
   });
 
   it('without BILLING_ALLOW_HTTP_WEBHOOKS only https:// is accepted', async () => {
-    const strict = await startApp({}, { worker: false });
+    const strict = await startApp({ BILLING_ALLOW_HTTP_WEBHOOKS: '0' }, { worker: false });
     try {
       const m = await strict.merchant();
       const r = await m.post('/v1/webhook-endpoints', { url: 'http://127.0.0.1:9/hook' });

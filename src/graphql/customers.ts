@@ -2,7 +2,7 @@ import * as customers from '../domain/customers/index.ts';
 import { NotFoundError } from '../platform/errors.ts';
 import { builder, connectionComplexity } from './builder.ts';
 import { COMMON_ERRORS } from './errors.ts';
-import { mutate, pageArgs, toConnection } from './helpers.ts';
+import { mutate, orNull, pageArgs, toConnection } from './helpers.ts';
 
 export const Customer = builder.prismaNode('Customer', {
   id: { field: 'id' },
@@ -26,14 +26,7 @@ builder.queryFields((t) => ({
     type: Customer,
     nullable: true,
     args: { id: t.arg.id({ required: true }) },
-    resolve: async (_, { id }, { ctx }) => {
-      try {
-        return await customers.getCustomer(ctx, String(id));
-      } catch (e) {
-        if (e instanceof NotFoundError) return null;
-        throw e;
-      }
-    },
+    resolve: (_, { id }, { ctx }) => orNull(customers.getCustomer(ctx, String(id))),
   }),
   customers: t.field({
     type: CustomerConnection,

@@ -1,7 +1,6 @@
 import * as events from '../domain/events/index.ts';
-import { NotFoundError } from '../platform/errors.ts';
 import { builder, connectionComplexity } from './builder.ts';
-import { pageArgs, toConnection } from './helpers.ts';
+import { orNull, pageArgs, toConnection } from './helpers.ts';
 
 export const Event = builder.prismaNode('Event', {
   id: { field: 'id' },
@@ -23,14 +22,7 @@ builder.queryFields((t) => ({
     type: Event,
     nullable: true,
     args: { id: t.arg.id({ required: true }) },
-    resolve: async (_, { id }, { ctx }) => {
-      try {
-        return await events.getEvent(ctx, String(id));
-      } catch (e) {
-        if (e instanceof NotFoundError) return null;
-        throw e;
-      }
-    },
+    resolve: (_, { id }, { ctx }) => orNull(events.getEvent(ctx, String(id))),
   }),
   events: t.field({
     type: EventConnection,

@@ -91,3 +91,13 @@ export async function mutate<T extends { id: string }, I = any>(
   if (outcome.response.status >= 400) throw restoreError(outcome.response.status, outcome.response.body as StoredError);
   return reload(ctx, (outcome.response.body as { id: string }).id);
 }
+
+/** For `thing(id:)` queries: a missing (or other merchant's) record is null, not an error. */
+export async function orNull<T>(p: Promise<T>): Promise<T | null> {
+  try {
+    return await p;
+  } catch (e) {
+    if (e instanceof NotFoundError) return null;
+    throw e;
+  }
+}

@@ -5,7 +5,7 @@ import type { Ctx } from '../platform/context.ts';
 import { builder, connectionComplexity } from './builder.ts';
 import './customers.ts';
 import { COMMON_ERRORS } from './errors.ts';
-import { mutate, pageArgs, toConnection } from './helpers.ts';
+import { mutate, orNull, pageArgs, toConnection } from './helpers.ts';
 
 const PaymentStatus = builder.enumType('PaymentStatus', { values: payments.PAYMENT_STATUSES });
 const RefundStatus = builder.enumType('RefundStatus', { values: refunds.REFUND_STATUSES });
@@ -63,15 +63,6 @@ function commonFilters(a: { currency?: string | null; customerId?: string | numb
     created_after: a.createdAfter ?? undefined,
     created_before: a.createdBefore ?? undefined,
   };
-}
-
-async function orNull<T>(p: Promise<T>): Promise<T | null> {
-  try {
-    return await p;
-  } catch (e) {
-    if (e instanceof NotFoundError) return null;
-    throw e;
-  }
 }
 
 builder.queryFields((t) => ({

@@ -5,7 +5,7 @@ import { InsufficientBalanceError, NotFoundError, StateError } from '../platform
 import { formatMoney } from '../platform/money.ts';
 import { builder, connectionComplexity } from './builder.ts';
 import { COMMON_ERRORS } from './errors.ts';
-import { mutate, pageArgs, snakeKeys, toConnection } from './helpers.ts';
+import { mutate, orNull, pageArgs, snakeKeys, toConnection } from './helpers.ts';
 
 const WalletStatus = builder.enumType('WalletStatus', { values: wallets.WALLET_STATUSES });
 const WalletTransactionType = builder.enumType('WalletTransactionType', { values: wallets.TRANSACTION_TYPES });
@@ -91,7 +91,7 @@ builder.queryFields((t) => ({
     type: Wallet,
     nullable: true,
     args: { id: t.arg.id({ required: true }) },
-    resolve: async (_, { id }, { ctx }) => wallets.getWallet(ctx, String(id)).catch((e) => (e instanceof NotFoundError ? null : Promise.reject(e))),
+    resolve: (_, { id }, { ctx }) => orNull(wallets.getWallet(ctx, String(id))),
   }),
   wallets: t.field({
     type: WalletConnection,

@@ -4,7 +4,7 @@ import type { Ctx } from '../platform/context.ts';
 import { NotFoundError } from '../platform/errors.ts';
 import { builder, connectionComplexity } from './builder.ts';
 import { COMMON_ERRORS } from './errors.ts';
-import { mutate, pageArgs, toConnection } from './helpers.ts';
+import { mutate, orNull, pageArgs, toConnection } from './helpers.ts';
 import './events.ts';
 
 const WebhookEndpoint = builder.prismaNode('WebhookEndpoint', {
@@ -55,7 +55,7 @@ builder.queryFields((t) => ({
     type: WebhookEndpoint,
     nullable: true,
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_, { id }, { ctx }) => webhooks.getEndpoint(ctx, String(id)).catch((e) => (e instanceof NotFoundError ? null : Promise.reject(e))),
+    resolve: (_, { id }, { ctx }) => orNull(webhooks.getEndpoint(ctx, String(id))),
   }),
   webhookEndpoints: t.field({
     type: EndpointConnection,

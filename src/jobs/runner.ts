@@ -41,6 +41,10 @@ export class JobRegistry {
   get(kind: string) {
     return this.kinds.get(kind);
   }
+  /** The kinds this process can run: it never claims others (e.g. during a rolling upgrade). */
+  names(): string[] {
+    return [...this.kinds.keys()];
+  }
 }
 
 interface ClaimedRow {
@@ -56,8 +60,9 @@ interface ClaimedRow {
 /** Claims up to `limit` due jobs (all merchants, or one merchant up to `asOf` on its clock). */
 export async function claimDueJobs(
   prisma: PrismaClient,
-  opts: { limit: number; merchantId?: string; asOf?: Date; leaseMs?: number },
+  opts: { limit: number; kinds: string[]; merchantId?: string; asOf?: Date; leaseMs?: number },
 ): Promise<(JobRow & { mode: 'test' | 'live' })[]> {
+  if (opts.kinds.length === 0) return [];
   const due = opts.asOf
     ? Prisma.sql`j.run_at <= ${opts.asOf}`
     : Prisma.sql`j.run_at <= now() + m.clock_offset_ms * interval '1 millisecond'`;
@@ -66,7 +71,8 @@ export async function claimDueJobs(
   const rows = await prisma.$queryRaw<ClaimedRow[]>`
     WITH due AS (
       SELECT j.id, m.mode FROM jobs j JOIN merchants m ON m.id = j.merchant_id
-      WHERE ((j.status = 'pending' AND ${due}) OR (j.status = 'running' AND j.locked_until < now())) ${scope}
+      WHERE ((j.status = 'pending' AND ${due}) OR (j.status = 'running' AND j.locked_until < now() AND ${due}))
+        AND j.kind = ANY(${opts.kinds}) ${scope}
       ORDER BY j.run_at, j.id
       LIMIT ${opts.limit}
       FOR UPDATE OF j SKIP LOCKED
@@ -138,7 +144,7 @@ export async function runDueJobsFor(runtime: Runtime, log: Logger, merchantId: s
   // Bounded: an advance gives up after two minutes rather than hanging the request.
   const waitUntil = Date.now() + 120_000;
   while (ran < maxJobs) {
-    const batch = await claimDueJobs(runtime.prisma, { limit: 1, merchantId, asOf });
+    const batch = await claimDueJobs(runtime.prisma, { limit: 1, kinds: runtime.jobs.names(), merchantId, asOf });
     const job = batch[0];
     if (job) {
       const outcome = await runJob(runtime, log, job, job.runAt.getTime() <= asOf.getTime() ? job.runAt : asOf);

@@ -33,7 +33,7 @@ export function startWorker(runtime: Runtime, log: Logger, opts: WorkerOptions =
         again = false;
         const free = concurrency - running;
         if (free <= 0) break;
-        const jobs = await claimDueJobs(runtime.prisma, { limit: free, leaseMs: opts.leaseMs });
+        const jobs = await claimDueJobs(runtime.prisma, { limit: free, kinds: runtime.jobs.names(), leaseMs: opts.leaseMs });
         for (const job of jobs) {
           running++;
           const p = runJob(runtime, log, job).finally(() => {

@@ -64,3 +64,8 @@ export async function paginate<T extends Keyed>(
   const data = hasMore ? rows.slice(0, limit) : rows;
   return { data, hasMore, nextCursor: hasMore ? encodeCursor(data[data.length - 1]!) : null };
 }
+
+/** The `where` for the exclusive created_after / created_before filters of every list. */
+export function createdBetween(after: Date | undefined, before: Date | undefined) {
+  return after || before ? { createdAt: { gt: after, lt: before } } : {};
+}

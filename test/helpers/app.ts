@@ -72,7 +72,9 @@ export async function send(url: string, init: RequestInit = {}): Promise<Res> {
 export const usingPostgres = !!process.env.TEST_DATABASE_URL;
 
 export async function startApp(env: Record<string, string> = {}, opts: { worker?: boolean } = {}): Promise<TestApp> {
-  const config = loadConfig({ LOG_LEVEL: 'silent', PORT: '0', ...env });
+  // Loopback webhooks are allowed by default: on PostgreSQL every test app's worker may run any
+  // test merchant's deliveries, and the receivers all live on 127.0.0.1.
+  const config = loadConfig({ LOG_LEVEL: 'silent', PORT: '0', BILLING_ALLOW_HTTP_WEBHOOKS: '1', ...env });
   const log = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
   const queries = { count: 0, reset: () => void (queries.count = 0) };
   const db = await openDatabase({ url: process.env.TEST_DATABASE_URL, dataDir: null, poolSize: 10, logger: log, onQuery: () => queries.count++ });

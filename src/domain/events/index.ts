@@ -6,7 +6,7 @@ import type { Ctx } from '../../platform/context.ts';
 import type { Db } from '../../platform/db/tenant.ts';
 import { NotFoundError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
-import { paginate, type Page } from '../../platform/pagination.ts';
+import { createdBetween, paginate, type Page } from '../../platform/pagination.ts';
 import { z, listQuery, timestamp } from '../../platform/validation.ts';
 import { EVENT_TYPES, type EventType } from './types.ts';
 import { scheduleDeliveries, subscribedEndpoints } from '../webhooks/outbox.ts';
@@ -71,7 +71,7 @@ export async function listEvents(ctx: Ctx, q: EventListQuery): Promise<Page<Even
         AND: [
           where,
           type ? { type } : {},
-          q.created_after || q.created_before ? { createdAt: { gt: q.created_after, lt: q.created_before } } : {},
+          createdBetween(q.created_after, q.created_before),
         ],
       },
       ...page,

@@ -12,7 +12,7 @@ import type { Ctx } from '../../platform/context.ts';
 import { Prisma, inTransaction, type Db, type TenantTx } from '../../platform/db/tenant.ts';
 import { NotFoundError, StateError, ValidationError } from '../../platform/errors.ts';
 import { newId, randomToken } from '../../platform/ids.ts';
-import { paginate, type Page } from '../../platform/pagination.ts';
+import { createdBetween, paginate, type Page } from '../../platform/pagination.ts';
 import { parse } from '../../platform/validation.ts';
 import { enqueueJob } from '../../jobs/queue.ts';
 import { clockNow } from '../clock/index.ts';
@@ -193,7 +193,7 @@ export async function listPayments(ctx: Ctx, q: PaymentListQuery): Promise<Page<
           q.status ? { status: q.status } : {},
           q.currency ? { currency: q.currency } : {},
           q.customer_id ? { customerId: q.customer_id } : {},
-          q.created_after || q.created_before ? { createdAt: { gt: q.created_after, lt: q.created_before } } : {},
+          createdBetween(q.created_after, q.created_before),
         ],
       },
       include: withCustomer,

@@ -8,7 +8,7 @@ import { inTransaction } from '../../platform/db/tenant.ts';
 import { NotFoundError, StateError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { formatMoney } from '../../platform/money.ts';
-import { paginate, type Page } from '../../platform/pagination.ts';
+import { createdBetween, paginate, type Page } from '../../platform/pagination.ts';
 import { parse, z, amount, idOf, metadata, listQuery, currency, timestamp } from '../../platform/validation.ts';
 import { recordEvent } from '../events/index.ts';
 import { lockPayment } from '../payments/index.ts';
@@ -129,7 +129,7 @@ export async function listRefunds(ctx: Ctx, q: RefundListQuery): Promise<Page<Re
           q.currency ? { currency: q.currency } : {},
           q.customer_id ? { customerId: q.customer_id } : {},
           q.payment_id ? { paymentId: q.payment_id } : {},
-          q.created_after || q.created_before ? { createdAt: { gt: q.created_after, lt: q.created_before } } : {},
+          createdBetween(q.created_after, q.created_before),
         ],
       },
       ...page,

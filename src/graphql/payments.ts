@@ -56,6 +56,16 @@ export const Refund = builder.prismaNode('Refund', {
 const PaymentConnection = builder.connectionObject({ type: Payment, name: 'PaymentConnection' }, { name: 'PaymentEdge' });
 const RefundConnection = builder.connectionObject({ type: Refund, name: 'RefundConnection' }, { name: 'RefundEdge' });
 
+/** The list arguments payments and refunds share. */
+const paymentLikeArgs = builder.args((t) => ({
+  first: t.int({ description: '1 to 100, default 20.' }),
+  after: t.string(),
+  currency: t.string(),
+  customerId: t.id(),
+  createdAfter: t.field({ type: 'DateTime', description: 'Exclusive.' }),
+  createdBefore: t.field({ type: 'DateTime', description: 'Exclusive.' }),
+}));
+
 function commonFilters(a: { currency?: string | null; customerId?: string | number | null; createdAfter?: Date | null; createdBefore?: Date | null }) {
   return {
     currency: a.currency ? a.currency.toUpperCase() : undefined,
@@ -71,15 +81,7 @@ builder.queryFields((t) => ({
     type: PaymentConnection,
     description: 'Payments, newest first.',
     complexity: connectionComplexity,
-    args: {
-      first: t.arg.int({ description: '1 to 100, default 20.' }),
-      after: t.arg.string(),
-      currency: t.arg.string(),
-      customerId: t.arg.id(),
-      createdAfter: t.arg({ type: 'DateTime', description: 'Exclusive.' }),
-      createdBefore: t.arg({ type: 'DateTime', description: 'Exclusive.' }),
-      status: t.arg({ type: PaymentStatus }),
-    },
+    args: { ...paymentLikeArgs, status: t.arg({ type: PaymentStatus }) },
     resolve: async (_, a, { ctx }) => toConnection(await payments.listPayments(ctx, { ...pageArgs(a), ...commonFilters(a), status: a.status ?? undefined })),
   }),
   refund: t.field({ type: Refund, nullable: true, args: { id: t.arg.id({ required: true }) }, resolve: (_, { id }, { ctx }) => orNull(refunds.getRefund(ctx, String(id))) }),
@@ -87,16 +89,7 @@ builder.queryFields((t) => ({
     type: RefundConnection,
     description: 'Refunds, newest first. customerId filters on the refunded payment’s customer.',
     complexity: connectionComplexity,
-    args: {
-      first: t.arg.int({ description: '1 to 100, default 20.' }),
-      after: t.arg.string(),
-      currency: t.arg.string(),
-      customerId: t.arg.id(),
-      createdAfter: t.arg({ type: 'DateTime', description: 'Exclusive.' }),
-      createdBefore: t.arg({ type: 'DateTime', description: 'Exclusive.' }),
-      status: t.arg({ type: RefundStatus }),
-      paymentId: t.arg.id(),
-    },
+    args: { ...paymentLikeArgs, status: t.arg({ type: RefundStatus }), paymentId: t.arg.id() },
     resolve: async (_, a, { ctx }) =>
       toConnection(
         await refunds.listRefunds(ctx, { ...pageArgs(a), ...commonFilters(a), status: a.status ?? undefined, payment_id: a.paymentId ? String(a.paymentId) : undefined }),

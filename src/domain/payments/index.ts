@@ -12,7 +12,7 @@ import type { Ctx } from '../../platform/context.ts';
 import { Prisma, inTransaction, type Db, type TenantTx } from '../../platform/db/tenant.ts';
 import { NotFoundError, StateError, ValidationError } from '../../platform/errors.ts';
 import { newId, randomToken } from '../../platform/ids.ts';
-import { createdBetween, paginate, type Page } from '../../platform/pagination.ts';
+import { paginate, type Page } from '../../platform/pagination.ts';
 import { parse } from '../../platform/validation.ts';
 import { enqueueJob } from '../../jobs/queue.ts';
 import { clockNow } from '../clock/index.ts';
@@ -22,6 +22,7 @@ import { processorFor, type CardInput, type ChargeResult, type MethodDetails, ty
 import {
   paymentCompleteBody,
   paymentCreate,
+  paymentLikeFilters,
   PAYMENT_METHODS,
   type PaymentCompleteInput,
   type PaymentCreateInput,
@@ -188,13 +189,7 @@ export async function listPayments(ctx: Ctx, q: PaymentListQuery): Promise<Page<
   return paginate(q, ({ where, ...page }) =>
     ctx.db.payment.findMany({
       where: {
-        AND: [
-          where,
-          q.status ? { status: q.status } : {},
-          q.currency ? { currency: q.currency } : {},
-          q.customer_id ? { customerId: q.customer_id } : {},
-          createdBetween(q.created_after, q.created_before),
-        ],
+        AND: [where, ...paymentLikeFilters(q)],
       },
       include: withCustomer,
       ...page,

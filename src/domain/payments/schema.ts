@@ -1,3 +1,4 @@
+import { createdBetween } from '../../platform/pagination.ts';
 import { z, amount, currency, email, phone, httpUrl, idOf, metadata, listQuery, timestamp } from '../../platform/validation.ts';
 
 export const PAYMENT_STATUSES = ['created', 'processing', 'succeeded', 'failed', 'cancelled', 'expired'] as const;
@@ -61,3 +62,13 @@ export const paymentCompleteBody = z.strictObject({
   method: z.enum(PAYMENT_METHODS).optional().meta({ description: 'Default card.' }),
 });
 export type PaymentCompleteInput = z.input<typeof paymentCompleteBody>;
+
+/** The filters payments and refunds share (the contract gives refunds "the same filters as payments"). */
+export function paymentLikeFilters(q: { status?: string; currency?: string; customer_id?: string; created_after?: Date; created_before?: Date }) {
+  return [
+    q.status ? { status: q.status } : {},
+    q.currency ? { currency: q.currency } : {},
+    q.customer_id ? { customerId: q.customer_id } : {},
+    createdBetween(q.created_after, q.created_before),
+  ];
+}

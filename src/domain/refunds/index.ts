@@ -8,10 +8,10 @@ import { inTransaction } from '../../platform/db/tenant.ts';
 import { NotFoundError, StateError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { formatMoney } from '../../platform/money.ts';
-import { createdBetween, paginate, type Page } from '../../platform/pagination.ts';
+import { paginate, type Page } from '../../platform/pagination.ts';
 import { parse, z, amount, idOf, metadata, listQuery, currency, timestamp } from '../../platform/validation.ts';
 import { recordEvent } from '../events/index.ts';
-import { lockPayment } from '../payments/index.ts';
+import { lockPayment, paymentLikeFilters } from '../payments/index.ts';
 import { processorFor } from '../payments/processor.ts';
 
 export const REFUND_REASONS = ['customer_request', 'duplicate', 'fraudulent', 'other'] as const;
@@ -123,14 +123,7 @@ export async function listRefunds(ctx: Ctx, q: RefundListQuery): Promise<Page<Re
   return paginate(q, ({ where, ...page }) =>
     ctx.db.refund.findMany({
       where: {
-        AND: [
-          where,
-          q.status ? { status: q.status } : {},
-          q.currency ? { currency: q.currency } : {},
-          q.customer_id ? { customerId: q.customer_id } : {},
-          q.payment_id ? { paymentId: q.payment_id } : {},
-          createdBetween(q.created_after, q.created_before),
-        ],
+        AND: [where, ...paymentLikeFilters(q), q.payment_id ? { paymentId: q.payment_id } : {}],
       },
       ...page,
     }),

@@ -166,30 +166,33 @@ export function mountCheckout(app: Hono<AppEnv>, services: Services) {
   const secure = services.config.publicBaseUrl.startsWith('https:');
   const limit = bodyLimit({ maxSize: 16 * 1024, onError: (c) => c.text('Request too large', 413) });
 
+  /** The checkout behind the URL's token with its language, or the 404 page to answer (unknown token, expired). */
+  async function open(c: Context<AppEnv>): Promise<(Loaded & { locale: 'en' | 'fr'; t: Strings }) | Response> {
+    const loaded = await load(c, services, c.req.param('token') ?? '');
+    if (!loaded) return notFound(c);
+    const locale = localeOf(loaded.payment);
+    const t = strings[locale];
+    if (loaded.payment.status === 'expired') return notFound(c, t, true);
+    return { ...loaded, locale, t };
+  }
+
   app.get('/hosted/checkout/:token', async (c) => {
-    const t = strings.en;
-    const loaded = await load(c, services, c.req.param('token'));
-    if (!loaded) return notFound(c, t, false);
-    const { payment: p, merchantName } = loaded;
-    const locale = localeOf(p);
-    const tl = strings[locale];
-    if (p.status === 'expired') return notFound(c, tl, true);
-    if (p.status !== 'created') return page(c, 200, { title: merchantName, lang: locale, body: outcome(p, merchantName, tl, locale) });
+    const o = await open(c);
+    if (o instanceof Response) return o;
+    const { payment: p, merchantName, locale, t } = o;
+    if (p.status !== 'created') return page(c, 200, { title: merchantName, lang: locale, body: outcome(p, merchantName, t, locale) });
     return page(c, 200, {
-      title: tl.title(merchantName),
+      title: t.title(merchantName),
       lang: locale,
       formTargets: origins(p),
-      body: checkoutForm(p, merchantName, csrfToken(c, secure), loaded.ctx.merchant.mode === 'test', tl, locale),
+      body: checkoutForm(p, merchantName, csrfToken(c, secure), o.ctx.merchant.mode === 'test', t, locale),
     });
   });
 
   app.post('/hosted/checkout/:token', limit, async (c) => {
-    const loaded = await load(c, services, c.req.param('token'));
-    if (!loaded) return notFound(c, strings.en, false);
-    const { payment: p, ctx, merchantName } = loaded;
-    const locale = localeOf(p);
-    const t = strings[locale];
-    if (p.status === 'expired') return notFound(c, t, true);
+    const o = await open(c);
+    if (o instanceof Response) return o;
+    const { payment: p, ctx, merchantName, locale, t } = o;
     const form = await c.req.parseBody();
     const rerender = (error: string, status = 422) =>
       page(c, status, {
@@ -224,12 +227,9 @@ export function mountCheckout(app: Hono<AppEnv>, services: Services) {
   });
 
   app.post('/hosted/checkout/:token/cancel', limit, async (c) => {
-    const loaded = await load(c, services, c.req.param('token'));
-    if (!loaded) return notFound(c, strings.en, false);
-    const { payment: p, ctx, merchantName } = loaded;
-    const locale = localeOf(p);
-    const t = strings[locale];
-    if (p.status === 'expired') return notFound(c, t, true);
+    const o = await open(c);
+    if (o instanceof Response) return o;
+    const { payment: p, ctx, merchantName, locale, t } = o;
     const form = await c.req.parseBody();
     if (!csrfValid(c, form.csrf)) {
       return page(c, 403, { title: merchantName, lang: locale, body: html`<h1>${t.errSession}</h1><p><a href="/hosted/checkout/${p.checkoutToken}">${t.reload}</a></p>` });

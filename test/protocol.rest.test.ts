@@ -47,6 +47,29 @@ describe('authentication', () => {
   });
 });
 
+describe('rate limit', () => {
+  it('answers 429 rate_limited with Retry-After above the per-key limit, per key', async () => {
+    const limited = await startApp({ RATE_LIMIT_PER_SECOND: '5' }, { worker: false });
+    try {
+      const a = await limited.merchant();
+      const b = await limited.merchant();
+      const rs = await Promise.all(Array.from({ length: 10 }, () => a.get('/v1/customers')));
+      expect(rs.filter((r) => r.status === 200)).toHaveLength(5);
+      const over = rs.filter((r) => r.status === 429);
+      expect(over).toHaveLength(5);
+      expectError(over[0]!, 429, 'rate_limit_error', 'rate_limited');
+      expect(Number(over[0]!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect((await b.get('/v1/customers')).status).toBe(200);
+      const g = await a.gql('{ __typename }');
+      expect(g.status).toBe(429);
+      await new Promise((r) => setTimeout(r, 1100));
+      expect((await a.get('/v1/customers')).status).toBe(200);
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
 describe('request bodies', () => {
   it('rejects invalid JSON, non-object JSON, non-JSON content types and bodies over 1 MiB', async () => {
     expectError(await api.post('/v1/customers', '{"email":'), 400, 'invalid_request_error', 'invalid_json');

@@ -62,7 +62,7 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl: string; vers
       }
     }
     const method = r.method;
-    const statuses = new Set([400, 401, 404, 500, 503, ...(r.errors ?? [])]);
+    const statuses = new Set([400, 401, 404, 429, 500, 503, ...(r.errors ?? [])]);
     if (method !== 'get') {
       statuses.add(409);
       statuses.add(413);

@@ -10,6 +10,7 @@ import { forMerchant } from '../platform/db/tenant.ts';
 import { pendingMigrations } from '../platform/db/migrate.ts';
 import { AppError, errorBody, HttpError, isDatabaseUnavailable, ServiceUnavailableError, toAppError } from '../platform/errors.ts';
 import { newId } from '../platform/ids.ts';
+import { RateLimiter } from '../platform/rate-limit.ts';
 import { requestScope } from '../platform/request-context.ts';
 import { routes } from '../rest/index.ts';
 import { buildOpenApi } from '../rest/openapi.ts';
@@ -37,6 +38,7 @@ function sendError(c: Context<AppEnv>, err: AppError) {
 
 export function createApp(services: Services) {
   const app = new Hono<AppEnv>();
+  const rateLimiter = new RateLimiter(services.config.RATE_LIMIT_PER_SECOND);
   const yoga = createGraphQLServer({ maxDepth: services.config.GRAPHQL_MAX_DEPTH, maxAliases: 100 });
   let openapi: unknown;
 
@@ -81,6 +83,7 @@ export function createApp(services: Services) {
 
   const authenticate = async (c: Context<AppEnv>) => {
     const merchant = await services.auth.authenticate(c.req.header('authorization'));
+    await rateLimiter.consume(merchant.clientId);
     const ctx: Ctx = {
       merchant,
       db: forMerchant(services.db.prisma, merchant.id),

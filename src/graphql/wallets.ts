@@ -142,6 +142,14 @@ const CreateWalletTopupInput = builder.inputType('CreateWalletTopupInput', {
   }),
 });
 
+const CompleteTestWalletTopupInput = builder.inputType('CompleteTestWalletTopupInput', {
+  fields: (t) => ({
+    id: t.id({ required: true }),
+    outcome: t.string({ required: true, description: 'succeeded, failed or cancelled' }),
+    idempotencyKey: t.string(),
+  }),
+});
+
 const STATE = [...COMMON_ERRORS, NotFoundError, StateError];
 const reloadWallet = (ctx: Ctx, id: string) => wallets.getWallet(ctx, id);
 
@@ -190,6 +198,23 @@ builder.mutationFields((t) => ({
       const { id, ...rest } = input;
       return (await wallets.creditWallet(gctx.ctx, String(id), snakeKeys(rest) as wallets.WalletCreditInput)).transaction;
     },
+  }),
+  completeTestWalletTopup: t.field({
+    type: WalletTopup,
+    description: 'Test mode only: finish a top-up checkout as the customer would.',
+    errors: { types: STATE, dataField: { name: 'topup' }, result: { name: 'CompleteTestWalletTopupSuccess' }, union: { name: 'CompleteTestWalletTopupResult' } },
+    args: { input: t.arg({ type: CompleteTestWalletTopupInput, required: true }) },
+    resolve: (_, { input }, gctx) =>
+      mutate(
+        gctx,
+        'completeTestWalletTopup',
+        input,
+        (ctx, { id, ...body }: { id: string; outcome: string }) => {
+          if (ctx.merchant.mode !== 'test') throw new NotFoundError('wallet top-up', id);
+          return topups.completeTopupForTest(ctx, String(id), body);
+        },
+        (ctx, id) => topups.getTopup(ctx, id),
+      ),
   }),
   createWalletTopup: t.field({
     type: WalletTopup,

@@ -3,7 +3,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type Client, type TestApp } from './helpers/app.ts';
+import { startApp, usingPostgres, type Client, type TestApp } from './helpers/app.ts';
 
 interface Received {
   headers: IncomingHttpHeaders;
@@ -321,4 +321,65 @@ describe('webhooks over GraphQL', () => {
     expect(del.data.deleteWebhookEndpoint.__typename).toBe('DeleteWebhookEndpointSuccess');
     expect((await m.gql(`{ webhookEndpoint(id: "${ep.id}") { id } }`)).data.webhookEndpoint).toBeNull();
   });
+});
+
+describe('slow endpoints', () => {
+  it('a slow endpoint gets at most 8 deliveries at once and does not hold up another; a timeout is a failed attempt', async () => {
+    const slowApp = await startApp({ WEBHOOK_TIMEOUT_MS: '1500' });
+    const open: (() => void)[] = [];
+    let inFlight = 0;
+    let maxInFlight = 0;
+    const slow = createServer((req, res) => {
+      req.resume();
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      // answers only when released (or never: the timeout then fails the attempt)
+      let done = false;
+      const finish = () => {
+        if (!done) inFlight--;
+        done = true;
+      };
+      open.push(() => {
+        if (!res.destroyed) res.writeHead(200).end('late');
+      });
+      // the response closes when it is answered or when the sender gives up (timeout)
+      res.on('close', finish);
+    });
+    await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
+    const fast = await receiver();
+    try {
+      const m = await slowApp.merchant();
+      await m.post('/v1/webhook-endpoints', { url: `http://127.0.0.1:${(slow.address() as AddressInfo).port}/slow` });
+      await m.post('/v1/webhook-endpoints', { url: fast.url });
+      for (let i = 0; i < 20; i++) await m.post('/v1/customers', { email: `s${i}@example.com` });
+      // the fast endpoint has all 20 while the slow one still holds its first ones
+      await fast.waitFor(20, 4000);
+      expect(fast.received).toHaveLength(20);
+      expect(maxInFlight).toBeGreaterThan(1);
+      // This process's worker could run 16 at once; the cap (per process) keeps the endpoint at 8.
+      // On PostgreSQL the worker of the test file running alongside may take some as well.
+      if (usingPostgres) expect(maxInFlight).toBeLessThanOrEqual(16);
+      else expect(maxInFlight).toBe(8);
+      // the slow endpoint never answers: its attempts time out and become failed attempts
+      const timedOut = async () => {
+        const evts = (await m.get('/v1/events?type=customer.created&limit=100')).body.data;
+        for (const e of evts) {
+          const a = (await m.get(`/v1/events/${e.id}/delivery-attempts?limit=100`)).body.data.find((x: any) => /timed out after 1500 ms/.test(x.response_body ?? ''));
+          if (a) return a;
+        }
+        return null;
+      };
+      let failed = null;
+      for (let i = 0; i < 40 && !failed; i++) {
+        failed = await timedOut();
+        if (!failed) await new Promise((r) => setTimeout(r, 250));
+      }
+      expect(failed).toMatchObject({ status: 'failed', response_status: null, attempt_number: 1 });
+      expect(failed.next_retry_at).not.toBeNull();
+    } finally {
+      for (const release of open) release();
+      slow.close();
+      await slowApp.close();
+    }
+  }, 30_000);
 });

@@ -21,6 +21,8 @@ const schema = z.object({
   BILLING_BOOTSTRAP_CLIENT_ID: z.string().regex(/^ck_[A-Za-z0-9_-]{8,}$/, 'must look like ck_…').optional(),
   BILLING_BOOTSTRAP_CLIENT_SECRET: z.string().regex(/^sk_[A-Za-z0-9_-]{16,}$/, 'must look like sk_… (16+ characters after the prefix)').optional(),
   BILLING_ALLOW_HTTP_WEBHOOKS: bool.default(false),
+  /** A webhook delivery that has not answered 2xx within this time is a failed attempt. */
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(15_000),
   /** Requests per second allowed per API key (0 = no limit); above it: 429 rate_limited. */
   RATE_LIMIT_PER_SECOND: z.coerce.number().int().min(0).max(1_000_000).default(500),
   /** How long a verified API key stays cached before it is checked against the database again. */

@@ -84,7 +84,8 @@ export async function startApp(env: Record<string, string> = {}, opts: { worker?
     const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const worker = opts.worker === false ? null : startWorker(services.runtime, log, { pollMs: 100 });
+  const worker =
+    opts.worker === false ? null : startWorker(services.runtime, log, { pollMs: 100, concurrency: config.JOBS_CONCURRENCY, leaseMs: config.JOBS_LEASE_MS });
   return {
     url,
     queries,

@@ -225,7 +225,7 @@ async function send(ctx: Ctx, endpoint: WebhookEndpoint, event: Event) {
     'webhook-timestamp': String(timestamp),
     'webhook-signature': signatureHeader(endpoint, event.id, timestamp, body),
   };
-  return sendWebhook(endpoint.url, headers, body, ctx.runtime.config.BILLING_ALLOW_HTTP_WEBHOOKS);
+  return sendWebhook(endpoint.url, headers, body, ctx.runtime.config.BILLING_ALLOW_HTTP_WEBHOOKS, ctx.runtime.config.WEBHOOK_TIMEOUT_MS);
 }
 
 async function recordOutcome(ctx: Ctx & { at: Date }, attempt: DeliveryAttempt & { endpoint: WebhookEndpoint; event: Event }, result: Awaited<ReturnType<typeof send>>) {

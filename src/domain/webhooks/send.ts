@@ -26,7 +26,13 @@ export interface SendResult {
   durationMs: number;
 }
 
-export async function sendWebhook(url: string, headers: Record<string, string>, body: string, allowLoopback: boolean): Promise<SendResult> {
+export async function sendWebhook(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  allowLoopback: boolean,
+  timeoutMs = TIMEOUT_MS,
+): Promise<SendResult> {
   const started = performance.now();
   const u = new URL(url);
   let target: { address: string; family: 4 | 6 };
@@ -70,8 +76,8 @@ export async function sendWebhook(url: string, headers: Record<string, string>, 
       },
     );
     const timer = setTimeout(() => {
-      req.destroy(new Error('timed out after 15 s'));
-    }, TIMEOUT_MS);
+      req.destroy(new Error(`timed out after ${timeoutMs} ms`));
+    }, timeoutMs);
     req.on('error', (err) => finish({ ok: false, status: null, body: err.message }));
     req.end(body);
   });

@@ -78,7 +78,6 @@ const DeletedCustomer = builder.objectRef<{ id: string }>('DeletedCustomer').imp
   }),
 });
 
-const reload = (ctx: Parameters<typeof customers.getCustomer>[0], id: string) => customers.getCustomer(ctx, id);
 
 builder.mutationFields((t) => ({
   createCustomer: t.field({
@@ -86,7 +85,7 @@ builder.mutationFields((t) => ({
     errors: { types: COMMON_ERRORS, dataField: { name: 'customer' }, result: { name: 'CreateCustomerSuccess' }, union: { name: 'CreateCustomerResult' } },
     args: { input: t.arg({ type: CreateCustomerInput, required: true }) },
     resolve: (_, { input }, gctx) =>
-      mutate(gctx, 'createCustomer', input, (ctx, data: customers.CustomerCreateInput) => customers.createCustomer(ctx, data), reload),
+      mutate(gctx, 'createCustomer', input, (ctx, data: customers.CustomerCreateInput) => customers.createCustomer(ctx, data)),
   }),
   updateCustomer: t.field({
     type: Customer,
@@ -98,7 +97,6 @@ builder.mutationFields((t) => ({
         'updateCustomer',
         input,
         (ctx, { id, ...fields }: { id: string } & customers.CustomerUpdateInput) => customers.updateCustomer(ctx, String(id), fields),
-        reload,
       ),
   }),
   deleteCustomer: t.field({
@@ -106,6 +104,6 @@ builder.mutationFields((t) => ({
     errors: { types: [...COMMON_ERRORS, NotFoundError], dataField: { name: 'deletedCustomer' }, result: { name: 'DeleteCustomerSuccess' }, union: { name: 'DeleteCustomerResult' } },
     args: { input: t.arg({ type: DeleteCustomerInput, required: true }) },
     resolve: (_, { input }, gctx) =>
-      mutate(gctx, 'deleteCustomer', input, (ctx) => customers.deleteCustomer(ctx, String(input.id)), async (_ctx, id) => ({ id })),
+      mutate(gctx, 'deleteCustomer', input, (ctx) => customers.deleteCustomer(ctx, String(input.id))),
   }),
 }));

@@ -1,9 +1,11 @@
 // Shared resolver plumbing: Relay connections from domain pages, and mutations with
 // idempotencyKey support that map GraphQL input onto the domain's (REST-shaped) input.
 import type { Ctx } from '../platform/context.ts';
+import superjson, { type SuperJSONResult } from 'superjson';
 import {
   AppError,
   IdempotencyError,
+  InternalError,
   InsufficientBalanceError,
   NotFoundError,
   StateError,
@@ -56,21 +58,23 @@ function restoreError(status: number, body: StoredError): AppError {
   else if (status === 402) e = new InsufficientBalanceError(message, BigInt(body.error.balance ?? 0), param);
   else if (type === 'idempotency_error') e = new IdempotencyError(code, message, param);
   else if (type === 'state_error') e = new StateError(code, message, param);
+  else if (status >= 500) e = new InternalError();
   else e = new ValidationError(code, message, param);
   e.message = message;
   return e;
 }
 
 /**
- * Runs a mutation. With an idempotencyKey, the first run's outcome is stored with the change;
- * a repeat returns the same record (re-read by id) or the same error without doing the work again.
+ * Runs a mutation. With an idempotencyKey, the first run's result is stored (serialised with its
+ * dates and 64-bit amounts) right after the operation commits; a repeat returns exactly that
+ * result — not a fresh read, so e.g. a replayed createWebhookEndpoint shows the secret it
+ * created even after a rotation — or the same error, without doing the work again.
  */
-export async function mutate<T extends { id: string }, I = any>(
+export async function mutate<T, I = any>(
   gctx: GraphQLContext,
   operation: string,
   input: { idempotencyKey?: string | null } & Record<string, unknown>,
   work: (ctx: Ctx, input: I) => Promise<T>,
-  reload: (ctx: Ctx, id: string) => Promise<T>,
 ): Promise<T> {
   const { idempotencyKey, ...rest } = input;
   const domainInput = snakeKeys(rest) as I;
@@ -79,17 +83,19 @@ export async function mutate<T extends { id: string }, I = any>(
   const ctx = gctx.ctx;
   let result: T | undefined;
   const outcome = await runIdempotent(
+    // A client of this request alone: its transactions are bound to the key's claim.
     forMerchant(gctx.services.db.prisma, ctx.merchant.id),
     { merchantId: ctx.merchant.id, key: idempotencyKey, scope: `graphql ${operation}`, payload: rest },
-    async (tx) => {
-      result = await work({ ...ctx, db: tx }, domainInput);
-      return { status: 200, body: { id: result.id } };
+    async (db) => {
+      result = await work({ ...ctx, db }, domainInput);
+      return { status: 200, body: { result: superjson.serialize(result) } };
     },
     (err) => ({ status: err.status, body: { error: { type: err.type, code: err.code, message: err.message, param: err.param, ...(err instanceof InsufficientBalanceError ? { balance: Number(err.balance) } : {}) } } }),
+    { staleMs: ctx.runtime.idempotencyStaleMs },
   );
   if (!outcome.replayed) return result!;
   if (outcome.response.status >= 400) throw restoreError(outcome.response.status, outcome.response.body as StoredError);
-  return reload(ctx, (outcome.response.body as { id: string }).id);
+  return superjson.deserialize<T>((outcome.response.body as { result: SuperJSONResult }).result);
 }
 
 /** For `thing(id:)` queries: a missing (or other merchant's) record is null, not an error. */

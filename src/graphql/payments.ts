@@ -153,21 +153,20 @@ const CompleteTestPaymentInput = builder.inputType('CompleteTestPaymentInput', {
   }),
 });
 
-const reloadPayment = (ctx: Ctx, id: string) => payments.getPayment(ctx, id);
 
 builder.mutationFields((t) => ({
   createPayment: t.field({
     type: Payment,
     errors: { types: [...COMMON_ERRORS, NotFoundError], dataField: { name: 'payment' }, result: { name: 'CreatePaymentSuccess' }, union: { name: 'CreatePaymentResult' } },
     args: { input: t.arg({ type: CreatePaymentInput, required: true }) },
-    resolve: (_, { input }, gctx) => mutate(gctx, 'createPayment', input, (ctx, data: payments.PaymentCreateInput) => payments.createPayment(ctx, data), reloadPayment),
+    resolve: (_, { input }, gctx) => mutate(gctx, 'createPayment', input, (ctx, data: payments.PaymentCreateInput) => payments.createPayment(ctx, data)),
   }),
   createRefund: t.field({
     type: Refund,
     errors: { types: [...COMMON_ERRORS, NotFoundError, StateError], dataField: { name: 'refund' }, result: { name: 'CreateRefundSuccess' }, union: { name: 'CreateRefundResult' } },
     args: { input: t.arg({ type: CreateRefundInput, required: true }) },
     resolve: (_, { input }, gctx) =>
-      mutate(gctx, 'createRefund', input, (ctx, data: refunds.RefundCreateInput) => refunds.createRefund(ctx, data), (ctx, id) => refunds.getRefund(ctx, id)),
+      mutate(gctx, 'createRefund', input, (ctx, data: refunds.RefundCreateInput) => refunds.createRefund(ctx, data)),
   }),
   completeTestPayment: t.field({
     type: Payment,
@@ -183,7 +182,6 @@ builder.mutationFields((t) => ({
           if (ctx.merchant.mode !== 'test') throw new NotFoundError('payment', id);
           return payments.completeForTest(ctx, String(id), body);
         },
-        reloadPayment,
       ),
   }),
 }));

@@ -151,7 +151,6 @@ const CompleteTestWalletTopupInput = builder.inputType('CompleteTestWalletTopupI
 });
 
 const STATE = [...COMMON_ERRORS, NotFoundError, StateError];
-const reloadWallet = (ctx: Ctx, id: string) => wallets.getWallet(ctx, id);
 
 function walletMutation(name: string, op: (ctx: Ctx, id: string) => Promise<import('../generated/prisma/client.ts').Wallet>) {
   const cap = name[0]!.toUpperCase() + name.slice(1);
@@ -160,7 +159,7 @@ function walletMutation(name: string, op: (ctx: Ctx, id: string) => Promise<impo
       type: Wallet,
       errors: { types: STATE, dataField: { name: 'wallet' }, result: { name: `${cap}Success` }, union: { name: `${cap}Result` } },
       args: { input: t.arg({ type: WalletIdInput, required: true }) },
-      resolve: (_, { input }, gctx) => mutate(gctx, name, input, (ctx, d: { id: string }) => op(ctx, String(d.id)), reloadWallet),
+      resolve: (_, { input }, gctx) => mutate(gctx, name, input, (ctx, d: { id: string }) => op(ctx, String(d.id))),
     }),
   );
 }
@@ -173,7 +172,7 @@ builder.mutationFields((t) => ({
     type: Wallet,
     errors: { types: STATE, dataField: { name: 'wallet' }, result: { name: 'CreateWalletSuccess' }, union: { name: 'CreateWalletResult' } },
     args: { input: t.arg({ type: CreateWalletInput, required: true }) },
-    resolve: (_, { input }, gctx) => mutate(gctx, 'createWallet', input, (ctx, d: wallets.WalletCreateInput) => wallets.createWallet(ctx, d), reloadWallet),
+    resolve: (_, { input }, gctx) => mutate(gctx, 'createWallet', input, (ctx, d: wallets.WalletCreateInput) => wallets.createWallet(ctx, d)),
   }),
   debitWallet: t.field({
     type: WalletTransaction,
@@ -213,7 +212,6 @@ builder.mutationFields((t) => ({
           if (ctx.merchant.mode !== 'test') throw new NotFoundError('wallet top-up', id);
           return topups.completeTopupForTest(ctx, String(id), body);
         },
-        (ctx, id) => topups.getTopup(ctx, id),
       ),
   }),
   createWalletTopup: t.field({
@@ -226,7 +224,6 @@ builder.mutationFields((t) => ({
         'createWalletTopup',
         input,
         (ctx, { wallet_id, ...body }: { wallet_id: string } & wallets.TopupCreateInput) => topups.createTopup(ctx, wallet_id, body),
-        (ctx, id) => topups.getTopup(ctx, id),
       ),
   }),
 }));

@@ -94,7 +94,6 @@ const ReplayEventSuccess = builder.objectRef<{ attempts: Awaited<ReturnType<type
   fields: (t) => ({ attempts: t.field({ type: [DeliveryAttempt], resolve: (r) => r.attempts }) }),
 });
 
-const reload = (ctx: Ctx, id: string) => webhooks.getEndpoint(ctx, id);
 const ERRORS = [...COMMON_ERRORS, NotFoundError];
 
 builder.mutationFields((t) => ({
@@ -102,29 +101,27 @@ builder.mutationFields((t) => ({
     type: WebhookEndpointWithSecret,
     errors: { types: COMMON_ERRORS, directResult: true, union: { name: 'CreateWebhookEndpointResult' } },
     args: { input: t.arg({ type: CreateWebhookEndpointInput, required: true }) },
-    resolve: (_, { input }, gctx) => mutate(gctx, 'createWebhookEndpoint', input, (ctx, d: webhooks.EndpointCreateInput) => webhooks.createEndpoint(ctx, d), reload),
+    resolve: (_, { input }, gctx) => mutate(gctx, 'createWebhookEndpoint', input, (ctx, d: webhooks.EndpointCreateInput) => webhooks.createEndpoint(ctx, d)),
   }),
   updateWebhookEndpoint: t.field({
     type: WebhookEndpoint,
     errors: { types: ERRORS, dataField: { name: 'webhookEndpoint' }, result: { name: 'UpdateWebhookEndpointSuccess' }, union: { name: 'UpdateWebhookEndpointResult' } },
     args: { input: t.arg({ type: UpdateWebhookEndpointInput, required: true }) },
     resolve: (_, { input }, gctx) =>
-      mutate(gctx, 'updateWebhookEndpoint', input, (ctx, { id, ...d }: { id: string } & webhooks.EndpointUpdateInput) => webhooks.updateEndpoint(ctx, String(id), d), reload),
+      mutate(gctx, 'updateWebhookEndpoint', input, (ctx, { id, ...d }: { id: string } & webhooks.EndpointUpdateInput) => webhooks.updateEndpoint(ctx, String(id), d)),
   }),
   deleteWebhookEndpoint: t.field({
     type: WebhookEndpoint,
     errors: { types: ERRORS, dataField: { name: 'webhookEndpoint' }, result: { name: 'DeleteWebhookEndpointSuccess' }, union: { name: 'DeleteWebhookEndpointResult' } },
     args: { input: t.arg({ type: EndpointIdInput, required: true }) },
     resolve: (_, { input }, gctx) =>
-      mutate(gctx, 'deleteWebhookEndpoint', input, (ctx, d: { id: string }) => webhooks.deleteEndpoint(ctx, String(d.id)), (ctx, id) =>
-        ctx.db.webhookEndpoint.findUniqueOrThrow({ where: { id } }),
-      ),
+      mutate(gctx, 'deleteWebhookEndpoint', input, (ctx, d: { id: string }) => webhooks.deleteEndpoint(ctx, String(d.id))),
   }),
   rotateWebhookEndpointSecret: t.field({
     type: WebhookEndpointWithSecret,
     errors: { types: ERRORS, directResult: true, union: { name: 'RotateWebhookEndpointSecretResult' } },
     args: { input: t.arg({ type: EndpointIdInput, required: true }) },
-    resolve: (_, { input }, gctx) => mutate(gctx, 'rotateWebhookEndpointSecret', input, (ctx, d: { id: string }) => webhooks.rotateSecret(ctx, String(d.id)), reload),
+    resolve: (_, { input }, gctx) => mutate(gctx, 'rotateWebhookEndpointSecret', input, (ctx, d: { id: string }) => webhooks.rotateSecret(ctx, String(d.id))),
   }),
   replayEvent: t.field({
     type: ReplayEventSuccess,

@@ -1,6 +1,7 @@
 // Every kind of background job, by area. Domain code enqueues (src/jobs/queue.ts); the handlers
 // registered here do the work when it is due. Handlers are idempotent: a job may run twice.
 import { expireIfDue, EXPIRE_JOB } from '../domain/payments/index.ts';
+import { settlePendingRefund, REFUND_SETTLE_JOB } from '../domain/refunds/index.ts';
 import { expireGrants, GRANT_EXPIRY_JOB } from '../domain/wallets/index.ts';
 import { deliverAttempt, DELIVER_JOB } from '../domain/webhooks/index.ts';
 // Registers the wallet top-up settlement on payment outcomes.
@@ -12,6 +13,11 @@ export function createJobRegistry(): JobRegistry {
   registry.register(EXPIRE_JOB, {
     async run(ctx, job) {
       await expireIfDue(ctx, String(job.payload.payment_id));
+    },
+  });
+  registry.register(REFUND_SETTLE_JOB, {
+    async run(ctx, job) {
+      await settlePendingRefund(ctx, String(job.payload.refund_id));
     },
   });
   registry.register(GRANT_EXPIRY_JOB, {

@@ -6,6 +6,7 @@ import type { Config } from './config.ts';
 import type { Db } from './db/tenant.ts';
 import type { Logger } from './logger.ts';
 import type { JobRegistry } from '../jobs/runner.ts';
+import type { Processor } from '../domain/payments/processor.ts';
 
 export interface MerchantRef {
   id: string;
@@ -18,6 +19,10 @@ export interface Runtime {
   prisma: PrismaClient;
   jobs: JobRegistry;
   config: Config;
+  /** The payment processor that charges and refunds for a merchant (tests inject fakes here). */
+  processorFor(merchant: MerchantRef): Processor;
+  /** How old an unfinished idempotency claim that changed nothing must be before a retry takes it over (default 60 s). */
+  idempotencyStaleMs?: number;
 }
 
 export interface Ctx {

@@ -133,6 +133,39 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   return false;
 }
 
+/** The PostgreSQL SQLSTATE (e.g. 23505) behind an error from Prisma's driver adapters or pg, if any. */
+export function pgCode(err: unknown): string | null {
+  let e: any = err;
+  for (let depth = 0; e && depth < 6; depth++) {
+    const adapter = e.meta?.driverAdapterError?.cause ?? (e.name === 'DriverAdapterError' ? e.cause : undefined);
+    if (typeof adapter?.originalCode === 'string') return adapter.originalCode;
+    if (typeof e.originalCode === 'string') return e.originalCode;
+    if (typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code) && !/^P\d{4}$/.test(e.code)) return e.code;
+    e = e.cause;
+  }
+  return null;
+}
+
+/** The constraint or index a unique violation names, when the error says. */
+export function violatedConstraint(err: unknown): string | null {
+  let e: any = err;
+  for (let depth = 0; e && depth < 6; depth++) {
+    const cause = e.meta?.driverAdapterError?.cause ?? e.cause;
+    const c = cause?.constraint;
+    if (c && typeof c === 'object') return c.index ?? (Array.isArray(c.fields) ? c.fields.join(',') : null);
+    if (typeof e.constraint === 'string') return e.constraint;
+    e = e.cause;
+  }
+  return null;
+}
+
+/** 55P03: a NOWAIT lock was not available. */
+export const isLockNotAvailable = (err: unknown) => pgCode(err) === '55P03';
+/** 40P01 deadlock or 40001 serialization failure: the transaction may simply be run again. */
+export const isRetryableConflict = (err: unknown) =>
+  ['40P01', '40001'].includes(pgCode(err) ?? '') || (err as { code?: unknown } | null)?.code === 'P2034';
+export const isUniqueViolation = (err: unknown) => pgCode(err) === '23505';
+
 /** Normalises anything thrown into an AppError; unknown errors become a masked 500 (or 503). */
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;

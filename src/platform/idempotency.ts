@@ -2,14 +2,18 @@
 //
 // 1. The key is claimed by inserting an `in_progress` row (unique per merchant+key), committed at
 //    once so that a concurrent duplicate sees it and gets 409 idempotency_key_in_use.
-// 2. The work runs in one transaction that also stores the response on the claimed row, so the
-//    state change and the stored response commit together: a retry can never redo committed work.
-// 3. A request that fails with a 4xx stores that error response (replayed too, like Stripe);
-//    a 5xx or a crash releases the key. A claim whose holder died (no commit) goes stale after
-//    60 s and the next retry takes it over.
+// 2. The operation runs as it would without a key: it commits its own steps (a refund reserves
+//    the amount, calls the processor outside any transaction, then records the outcome). Every
+//    transaction it commits also bumps the claim's `phases` counter, inside that transaction, after
+//    checking the claim is still ours. So the key row knows whether the request changed anything.
+// 3. The response is stored right after the operation returns. A 4xx is stored too (replayed like
+//    Stripe does). A 5xx or a crash releases the key only when nothing was committed (phases = 0);
+//    once something was, the outcome is stored (a 5xx as a 500) or, if the process died, the
+//    claim stays: a stale claim is taken over (after 60 s) only when it changed nothing, so a
+//    retry can never repeat committed work such as a refund.
 import { createHash } from 'node:crypto';
-import { AppError, IdempotencyError, ValidationError } from './errors.ts';
-import { inTransaction, Prisma, type Db, type TenantDb, type TenantTx } from './db/tenant.ts';
+import { AppError, IdempotencyError, toAppError, ValidationError } from './errors.ts';
+import { guardTransactions, Prisma, type Db, type TenantDb, type TenantTx } from './db/tenant.ts';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 export const STALE_LOCK_MS = 60 * 1000;
@@ -50,67 +54,76 @@ export function fingerprint(scope: string, payload: unknown): string {
   return createHash('sha256').update(scope).update('\n').update(canonical(payload)).digest('hex');
 }
 
-type Outcome = { replayed: true; response: StoredResponse } | { replayed: false; response: StoredResponse };
+type Outcome = { replayed: boolean; response: StoredResponse };
+
+export interface IdempotencyOptions {
+  now?: () => Date;
+  /** how old an unfinished claim that changed nothing must be before a retry takes it over */
+  staleMs?: number;
+}
 
 /**
- * Runs `work` at most once per (merchant, key). `work` receives the transaction in which it must
- * make all its changes. `errorResponse` turns a 4xx AppError into the response to store.
+ * Runs `work` at most once per (merchant, key). `db` must be a client of this request alone:
+ * every transaction `inTransaction` opens on it is bound to the claim. `work` receives it and
+ * commits its own steps. `errorResponse` turns an AppError into the response to store.
  */
 export async function runIdempotent(
   db: TenantDb,
   req: IdempotentRequest,
-  work: (db: TenantTx) => Promise<StoredResponse>,
+  work: (db: TenantDb) => Promise<StoredResponse>,
   errorResponse: (err: AppError) => StoredResponse,
-  opts: { atomic?: boolean; now?: () => Date } = {},
+  opts: IdempotencyOptions = {},
 ): Promise<Outcome> {
   const now = opts.now ?? (() => new Date());
   const fp = fingerprint(req.scope, req.payload);
-  const claim = await claimKey(db, req, fp, now);
+  const claim = await claimKey(db, req, fp, now, opts.staleMs ?? STALE_LOCK_MS);
   if (claim.kind === 'replay') return { replayed: true, response: claim.response };
 
-  const lockedAt = claim.lockedAt;
+  const { id, lockedAt } = claim;
+  guardTransactions(db, async (tx) => {
+    const r = await tx.idempotencyKey.updateMany({ where: { id, lockedAt, status: 'in_progress' }, data: { phases: { increment: 1 } } });
+    if (r.count !== 1) {
+      // Another request took the key over (only possible while we had committed nothing).
+      throw new IdempotencyError('idempotency_key_in_use', 'This idempotency key was taken over by a retry while the request was running.', null);
+    }
+  });
+
+  let response: StoredResponse;
   try {
-    const response =
-      opts.atomic === false
-        ? await work(db).then(async (res) => {
-            await complete(db, claim.id, lockedAt, res);
-            return res;
-          })
-        : await inTransaction(db, async (tx) => {
-            const res = await work(tx);
-            await complete(tx, claim.id, lockedAt, res);
-            return res;
-          });
-    return { replayed: false, response };
+    response = await work(db);
   } catch (err) {
-    if (err instanceof AppError && err.status < 500 && !(err instanceof IdempotencyError)) {
-      const res = errorResponse(err);
-      await complete(db, claim.id, lockedAt, res).catch(() => release(db, claim.id, lockedAt));
+    if (err instanceof IdempotencyError) throw err; // not our key (any more): store nothing
+    const appErr = toAppError(err);
+    if (appErr.status < 500) {
+      await complete(db, id, lockedAt, errorResponse(appErr)).catch(() => release(db, id, lockedAt));
       throw err;
     }
-    await release(db, claim.id, lockedAt).catch(() => {});
+    // Release the key if nothing was committed; otherwise keep the outcome (a 500), like Stripe.
+    const released = await release(db, id, lockedAt).catch(() => 0);
+    if (released === 0) await complete(db, id, lockedAt, errorResponse(appErr)).catch(() => {});
     throw err;
   }
+  await complete(db, id, lockedAt, response);
+  return { replayed: false, response };
 }
 
 async function complete(db: Db, id: bigint, lockedAt: Date, res: StoredResponse) {
-  const r = await db.idempotencyKey.updateMany({
+  await db.idempotencyKey.updateMany({
     where: { id, lockedAt, status: 'in_progress' },
     data: { status: 'completed', responseStatus: res.status, responseBody: (res.body ?? Prisma.JsonNull) as Prisma.InputJsonValue },
   });
-  if (r.count !== 1) {
-    // Our claim went stale and another request took the key over: do not commit our work.
-    throw new IdempotencyError('idempotency_key_in_use', 'This idempotency key was taken over by a retry while the request was running.', null);
-  }
 }
 
-async function release(db: Db, id: bigint, lockedAt: Date) {
-  await db.idempotencyKey.deleteMany({ where: { id, lockedAt, status: 'in_progress' } });
+/** Deletes the claim when it committed nothing; returns how many rows went (0 or 1). */
+async function release(db: Db, id: bigint, lockedAt: Date): Promise<number> {
+  return (await db.idempotencyKey.deleteMany({ where: { id, lockedAt, status: 'in_progress', phases: 0 } })).count;
 }
 
 type Claim = { kind: 'claimed'; id: bigint; lockedAt: Date } | { kind: 'replay'; response: StoredResponse };
 
-async function claimKey(db: TenantDb, req: IdempotentRequest, fp: string, now: () => Date): Promise<Claim> {
+const inUse = () => new IdempotencyError('idempotency_key_in_use', 'A request with this idempotency key is still being processed. Retry later.', null);
+
+async function claimKey(db: TenantDb, req: IdempotentRequest, fp: string, now: () => Date, staleMs: number): Promise<Claim> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const t = now();
     const created = await db.idempotencyKey.createManyAndReturn({
@@ -131,9 +144,9 @@ async function claimKey(db: TenantDb, req: IdempotentRequest, fp: string, now: (
     const row = await db.idempotencyKey.findUnique({ where: { merchantId_key: { merchantId: req.merchantId, key: req.key } } });
     if (!row) continue; // released between our insert and read: try again
     const expired = row.expiresAt.getTime() <= t.getTime();
-    // A claim whose holder died never produced an outcome, so it binds the key to nothing.
-    const stale = row.status === 'in_progress' && t.getTime() - row.lockedAt.getTime() >= STALE_LOCK_MS;
-    if (!expired && !stale) {
+    // A claim whose holder died before committing anything binds the key to nothing.
+    const abandoned = row.status === 'in_progress' && row.phases === 0 && t.getTime() - row.lockedAt.getTime() >= staleMs;
+    if (!expired && !abandoned) {
       if (row.fingerprint !== fp) {
         throw new IdempotencyError(
           'idempotency_key_reused',
@@ -144,16 +157,25 @@ async function claimKey(db: TenantDb, req: IdempotentRequest, fp: string, now: (
       if (row.status === 'completed') {
         return { kind: 'replay', response: { status: row.responseStatus ?? 200, body: row.responseBody } };
       }
-      throw new IdempotencyError('idempotency_key_in_use', 'A request with this idempotency key is still being processed. Retry later.', null);
+      if (row.phases > 0) {
+        throw new IdempotencyError(
+          'idempotency_key_in_use',
+          'A request with this idempotency key has changed data and not finished (it is still running, or it was interrupted). ' +
+            'Its outcome cannot be replayed yet: retry later, or look up the records it affects.',
+          null,
+        );
+      }
+      throw inUse();
     }
-    // Expired, or a stale claim whose holder never finished: take it over.
+    // Expired, or a stale claim that never changed anything: take it over.
     const taken = await db.idempotencyKey.updateMany({
-      where: { id: row.id, lockedAt: row.lockedAt, status: row.status },
+      where: { id: row.id, lockedAt: row.lockedAt, status: row.status, ...(expired ? {} : { phases: 0 }) },
       data: {
         scope: req.scope,
         fingerprint: fp,
         status: 'in_progress',
         lockedAt: t,
+        phases: 0,
         responseStatus: null,
         responseBody: Prisma.DbNull,
         createdAt: t,
@@ -162,5 +184,5 @@ async function claimKey(db: TenantDb, req: IdempotentRequest, fp: string, now: (
     });
     if (taken.count === 1) return { kind: 'claimed', id: row.id, lockedAt: t };
   }
-  throw new IdempotencyError('idempotency_key_in_use', 'A request with this idempotency key is still being processed. Retry later.', null);
+  throw inUse();
 }

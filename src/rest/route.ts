@@ -36,12 +36,6 @@ export interface RouteDef<
   /** the raw response instead of JSON (redirects, files) */
   raw?: boolean;
   /**
-   * With an Idempotency-Key, the handler normally runs inside the transaction that stores the
-   * response. Handlers that manage their own transactions (e.g. running due jobs) set false: the
-   * response is then stored right after the handler returns.
-   */
-  atomicIdempotency?: boolean;
-  /**
    * Params and query arrive parsed (z.output). The body arrives validated but as sent (z.input):
    * the domain function parses it again with the same schema, which is how GraphQL input gets
    * the same validation.

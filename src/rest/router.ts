@@ -66,16 +66,17 @@ export function mountRoutes(app: Hono<AppEnv>, routes: RouteDef[]) {
       const key = c.req.header('idempotency-key');
       if (key !== undefined && r.method !== 'get') {
         validateKey(key);
+        // A client of this request alone: its transactions are bound to the key's claim.
         const db = forMerchant(c.get('services').db.prisma, base.merchant.id);
         const outcome = await runIdempotent(
           db,
           { merchantId: base.merchant.id, key, scope: `${r.method.toUpperCase()} ${c.req.path}`, payload: rawBody ?? {} },
-          async (tx) => {
-            const result = await r.handler({ ...base, db: tx }, input);
+          async (db) => {
+            const result = await r.handler({ ...base, db }, input);
             return result instanceof WithStatus ? { status: result.status, body: result.body } : { status, body: result };
           },
           (err) => ({ status: err.status, body: errorBody(err, base.requestId) }),
-          { atomic: r.atomicIdempotency !== false },
+          { staleMs: base.runtime.idempotencyStaleMs },
         );
         if (outcome.replayed) c.header('Idempotent-Replayed', 'true');
         return c.json(outcome.response.body as object, outcome.response.status as 200);

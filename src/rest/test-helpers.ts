@@ -24,7 +24,6 @@ export const testHelperRoutes = [
     description:
       'Runs, before answering and in due order, every piece of due work: renewals, trial ends, dunning retries, auto-resume, credit expiry, checkout and intent expiry, webhook retries. Each runs at its own due time, as if the clock had passed through it.',
     body: clockAdvanceBody,
-    atomicIdempotency: false,
     response: { status: 200, description: 'The clock after the move.', schema: testClockObject },
     handler: async (ctx, { body }) => {
       return clockToJSON(await advanceClockAndRunDueWork(ctx, body));

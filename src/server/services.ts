@@ -5,6 +5,7 @@ import { openDatabase, type Database } from '../platform/db/index.ts';
 import { migrate } from '../platform/db/migrate.ts';
 import { createLogger, type Logger } from '../platform/logger.ts';
 import { createJobRegistry } from '../jobs/index.ts';
+import { processorFor } from '../domain/payments/processor.ts';
 import type { Services } from './env.ts';
 
 export async function openServices(config: Config, opts: { log?: Logger; db?: Database } = {}): Promise<Services> {
@@ -24,6 +25,6 @@ export async function openServices(config: Config, opts: { log?: Logger; db?: Da
     db,
     log,
     auth: new Authenticator(db.prisma, config.AUTH_CACHE_TTL_MS),
-    runtime: { prisma: db.prisma, jobs: createJobRegistry(), config },
+    runtime: { prisma: db.prisma, jobs: createJobRegistry(), config, processorFor },
   };
 }

@@ -18,7 +18,7 @@ import { enqueueJob } from '../../jobs/queue.ts';
 import { clockNow } from '../clock/index.ts';
 import { getCustomer, createCustomer } from '../customers/index.ts';
 import { recordEvent, type EventType } from '../events/index.ts';
-import { processorFor, type CardInput, type ChargeResult, type MethodDetails, type PaymentMethodType } from './processor.ts';
+import { processorOf, type CardInput, type ChargeResult, type MethodDetails, type PaymentMethodType } from './processor.ts';
 import {
   paymentCompleteBody,
   paymentCreate,
@@ -236,7 +236,7 @@ export async function payAtCheckout(ctx: Ctx, id: string, attempt: CheckoutAttem
   const p = claimed.payment;
   let result: ChargeResult;
   try {
-    result = await processorFor(ctx.merchant).charge({
+    result = await processorOf(ctx).charge({
       reference: p.id,
       amount: p.amount,
       currency: p.currency,

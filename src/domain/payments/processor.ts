@@ -2,6 +2,9 @@
 // test processor implements it for test-mode merchants. A real card-network or mobile-money
 // adapter implements the same two calls and is returned by `processorFor` for live merchants.
 
+import type { Ctx } from '../../platform/context.ts';
+import { isTransaction } from '../../platform/db/tenant.ts';
+
 export type PaymentMethodType = 'card' | 'mobile_money';
 
 export interface CardInput {
@@ -119,4 +122,14 @@ const unconfiguredProcessor: Processor = {
 
 export function processorFor(merchant: { mode: 'test' | 'live' }): Processor {
   return merchant.mode === 'test' ? testProcessor : unconfiguredProcessor;
+}
+
+/**
+ * The merchant's processor, from the runtime (where tests inject fakes). A processor call must
+ * never run inside a database transaction (it would hold row locks for as long as the processor
+ * takes, and a rollback would forget money that moved): this asserts it.
+ */
+export function processorOf(ctx: Ctx): Processor {
+  if (isTransaction(ctx.db)) throw new Error('a payment processor call must not run inside a database transaction');
+  return ctx.runtime.processorFor(ctx.merchant);
 }

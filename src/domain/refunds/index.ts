@@ -1,18 +1,22 @@
 // Refunds of succeeded payments. The payment row is locked while a refund is reserved, so the
 // sum of non-failed refunds can never exceed the payment, however many requests race:
 // `amount_refunded` counts pending and succeeded refunds and a CHECK constraint backs it up.
-// The processor is called outside the reserving transaction; a failed refund releases its amount.
+// The processor is called outside any transaction; a failed refund releases its amount. A refund
+// whose request died during the processor call is finished by a job (the refund id is the
+// processor's idempotency key, so asking again never refunds twice).
 import type { Refund } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
-import { inTransaction } from '../../platform/db/tenant.ts';
+import { inTransaction, type TenantTx } from '../../platform/db/tenant.ts';
 import { NotFoundError, StateError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { formatMoney } from '../../platform/money.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { parse, z, amount, idOf, metadata, listQuery, currency, timestamp } from '../../platform/validation.ts';
+import { cancelJobs, enqueueJob } from '../../jobs/queue.ts';
+import { clockNow } from '../clock/index.ts';
 import { recordEvent } from '../events/index.ts';
-import { lockPayment, paymentLikeFilters } from '../payments/index.ts';
-import { processorFor } from '../payments/processor.ts';
+import { lockPayment, paymentLikeFilters, type PaymentWithCustomer } from '../payments/index.ts';
+import { processorOf, type RefundResult } from '../payments/processor.ts';
 
 export const REFUND_REASONS = ['customer_request', 'duplicate', 'fraudulent', 'other'] as const;
 export const REFUND_STATUSES = ['pending', 'succeeded', 'failed'] as const;
@@ -51,66 +55,127 @@ export function refundToJSON(r: Refund) {
   };
 }
 
-export async function createRefund(ctx: Ctx, input: RefundCreateInput): Promise<Refund> {
-  const data = parse(refundCreate, input);
-  const reserved = await inTransaction(ctx.db, async (tx) => {
-    const p = await lockPayment(ctx, tx, data.payment_id, 'payment_id');
-    if (p.status !== 'succeeded') {
-      throw new StateError('payment_not_succeeded', `Only succeeded payments can be refunded; this payment is ${p.status}.`, 'payment_id');
-    }
-    const remaining = p.amount - p.amountRefunded;
-    const amt = data.amount === undefined ? remaining : BigInt(data.amount);
-    if (remaining <= 0n || amt > remaining) {
-      throw new StateError(
-        'refund_exceeds_payment',
-        remaining <= 0n
-          ? 'This payment has already been fully refunded.'
-          : `The refund of ${formatMoney(amt, p.currency)} exceeds what remains refundable (${formatMoney(remaining, p.currency)}).`,
-        'amount',
-      );
-    }
-    await tx.payment.update({ where: { id: p.id }, data: { amountRefunded: { increment: amt } } });
-    const refund = await tx.refund.create({
-      data: {
-        id: newId('refund'),
-        merchantId: ctx.merchant.id,
-        paymentId: p.id,
-        customerId: p.customerId,
-        amount: amt,
-        currency: p.currency,
-        reason: data.reason ?? null,
-      },
-    });
-    await recordEvent(tx, ctx.merchant.id, 'refund.created', refundToJSON(refund));
-    return { refund, chargeRef: p.processorRef };
-  });
+/**
+ * What a payment's purpose must do when the payment is refunded (a wallet top-up takes the money
+ * back out of the wallet). `reserve` runs in the transaction that reserves the refund and may
+ * refuse it (409); `reverse` runs in the transaction that records a refund the processor refused.
+ */
+export interface RefundHook {
+  reserve(ctx: Ctx, tx: TenantTx, payment: PaymentWithCustomer, refund: Refund): Promise<void>;
+  reverse(ctx: Ctx, tx: TenantTx, payment: PaymentWithCustomer, refund: Refund): Promise<void>;
+}
+const refundHooks = new Map<string, RefundHook>();
+export function onRefund(purpose: string, hook: RefundHook): void {
+  refundHooks.set(purpose, hook);
+}
 
-  let result;
-  try {
-    result = await processorFor(ctx.merchant).refund({
-      reference: reserved.refund.id,
-      chargeRef: reserved.chargeRef,
-      amount: reserved.refund.amount,
-      currency: reserved.refund.currency,
-    });
-  } catch (err) {
-    ctx.log.error({ err, refund_id: reserved.refund.id }, 'processor refund failed');
-    result = { status: 'failed' as const, code: 'processing_error' };
+/** Finishes a refund left pending (the process died during the processor call); see settlePendingRefund. */
+export const REFUND_SETTLE_JOB = 'refund.settle';
+/** How long after its reservation a refund that is still pending is finished by the job. */
+export const SETTLE_AFTER_MS = 10 * 60 * 1000;
+
+/**
+ * Reserves a refund of a locked, succeeded payment in the caller's transaction: the amount counts
+ * against the payment at once, the purpose's hook runs, the refund.created event is recorded and
+ * a job is scheduled that finishes the refund should this process die before it does.
+ */
+export async function reserveRefund(
+  ctx: Ctx,
+  tx: TenantTx,
+  p: PaymentWithCustomer,
+  req: { amount?: bigint; reason?: string | null; settleAt?: Date },
+): Promise<Refund> {
+  if (p.status !== 'succeeded') {
+    throw new StateError('payment_not_succeeded', `Only succeeded payments can be refunded; this payment is ${p.status}.`, 'payment_id');
   }
+  const remaining = p.amount - p.amountRefunded;
+  const amt = req.amount ?? remaining;
+  if (remaining <= 0n || amt > remaining) {
+    throw new StateError(
+      'refund_exceeds_payment',
+      remaining <= 0n
+        ? 'This payment has already been fully refunded.'
+        : `The refund of ${formatMoney(amt, p.currency)} exceeds what remains refundable (${formatMoney(remaining, p.currency)}).`,
+      'amount',
+    );
+  }
+  await tx.payment.update({ where: { id: p.id }, data: { amountRefunded: { increment: amt } } });
+  const refund = await tx.refund.create({
+    data: {
+      id: newId('refund'),
+      merchantId: ctx.merchant.id,
+      paymentId: p.id,
+      customerId: p.customerId,
+      amount: amt,
+      currency: p.currency,
+      reason: req.reason ?? null,
+    },
+  });
+  await recordEvent(tx, ctx.merchant.id, 'refund.created', refundToJSON(refund));
+  await refundHooks.get(p.purpose)?.reserve({ ...ctx, db: tx }, tx, p, refund);
+  const now = await clockNow({ ...ctx, db: tx });
+  await enqueueJob(tx, {
+    merchantId: ctx.merchant.id,
+    kind: REFUND_SETTLE_JOB,
+    runAt: req.settleAt ?? new Date(now.getTime() + SETTLE_AFTER_MS),
+    key: `settle:${refund.id}`,
+    payload: { refund_id: refund.id },
+  });
+  return refund;
+}
 
+/** Asks the processor to refund (outside any transaction); a processor that throws is a failed refund. */
+async function callProcessor(ctx: Ctx, refund: Refund, chargeRef: string | null): Promise<RefundResult> {
+  try {
+    // The refund id is the processor's idempotency key: asking twice refunds once.
+    return await processorOf(ctx).refund({ reference: refund.id, chargeRef, amount: refund.amount, currency: refund.currency });
+  } catch (err) {
+    ctx.log.error({ err, refund_id: refund.id }, 'processor refund failed');
+    return { status: 'failed', code: 'processing_error' };
+  }
+}
+
+/** Records the processor's answer for a pending refund (a refund no longer pending is returned as it is). */
+async function recordOutcome(ctx: Ctx, refundId: string, result: RefundResult): Promise<Refund> {
   return inTransaction(ctx.db, async (tx) => {
-    const r = reserved.refund;
+    const r0 = await tx.refund.findUniqueOrThrow({ where: { id: refundId } });
+    const p = await lockPayment(ctx, tx, r0.paymentId);
+    const r = await tx.refund.findUniqueOrThrow({ where: { id: refundId } });
+    if (r.status !== 'pending') return r;
+    await cancelJobs(tx, { kind: REFUND_SETTLE_JOB, key: `settle:${r.id}` });
     if (result.status === 'succeeded') {
       const done = await tx.refund.update({ where: { id: r.id }, data: { status: 'succeeded', processorRef: result.processorRef } });
       await recordEvent(tx, ctx.merchant.id, 'refund.succeeded', refundToJSON(done), { status: 'pending' });
       return done;
     }
-    await lockPayment(ctx, tx, r.paymentId);
     await tx.payment.update({ where: { id: r.paymentId }, data: { amountRefunded: { decrement: r.amount } } });
     const failed = await tx.refund.update({ where: { id: r.id }, data: { status: 'failed', failureCode: result.code } });
+    await refundHooks.get(p.purpose)?.reverse({ ...ctx, db: tx }, tx, p, failed);
     await recordEvent(tx, ctx.merchant.id, 'refund.failed', refundToJSON(failed), { status: 'pending' });
     return failed;
   });
+}
+
+/**
+ * POST /v1/refunds. Three steps, so that the processor is never called inside a transaction:
+ * reserve (commits), ask the processor, record its answer (commits).
+ */
+export async function createRefund(ctx: Ctx, input: RefundCreateInput): Promise<Refund> {
+  const data = parse(refundCreate, input);
+  const reserved = await inTransaction(ctx.db, async (tx) => {
+    const p = await lockPayment(ctx, tx, data.payment_id, 'payment_id');
+    const refund = await reserveRefund(ctx, tx, p, { amount: data.amount === undefined ? undefined : BigInt(data.amount), reason: data.reason });
+    return { refund, chargeRef: p.processorRef };
+  });
+  const result = await callProcessor(ctx, reserved.refund, reserved.chargeRef);
+  return recordOutcome(ctx, reserved.refund.id, result);
+}
+
+/** Job: finishes a refund that is still pending (its request died, or it was reserved by the system). */
+export async function settlePendingRefund(ctx: Ctx, refundId: string): Promise<void> {
+  const r = await ctx.db.refund.findUnique({ where: { id: refundId }, include: { payment: { select: { processorRef: true } } } });
+  if (!r || r.status !== 'pending') return;
+  await recordOutcome(ctx, r.id, await callProcessor(ctx, r, r.payment.processorRef));
 }
 
 export async function getRefund(ctx: Ctx, id: string): Promise<Refund> {

@@ -14,7 +14,7 @@
 import type { Wallet, WalletTransaction } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
 import { inTransaction, type TenantTx } from '../../platform/db/tenant.ts';
-import { InsufficientBalanceError, NotFoundError, StateError, ValidationError } from '../../platform/errors.ts';
+import { InsufficientBalanceError, isLockNotAvailable, isUniqueViolation, NotFoundError, StateError, ValidationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { formatMoney } from '../../platform/money.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
@@ -28,6 +28,7 @@ import {
   walletCredit,
   walletDebit,
   type TransactionListQuery,
+  type TransactionType,
   type WalletCreateInput,
   type WalletCreditInput,
   type WalletDebitInput,
@@ -35,6 +36,9 @@ import {
 } from './schema.ts';
 
 export * from './schema.ts';
+
+/** Ledger types that add to the balance; every other type takes from it. */
+const INCOMING = new Set<TransactionType>(['credit', 'topup', 'refund_reversal']);
 
 export const GRANT_EXPIRY_JOB = 'wallet.grant.expire';
 /** Largest balance a wallet may hold (keeps every balance a safe JSON integer). */
@@ -155,7 +159,7 @@ export async function unfreezeWallet(ctx: Ctx, id: string): Promise<Wallet> {
 }
 
 interface LedgerEntry {
-  type: 'topup' | 'debit' | 'credit' | 'expiry';
+  type: TransactionType;
   amount: bigint;
   reference?: string | null;
   description?: string | null;
@@ -164,7 +168,7 @@ interface LedgerEntry {
 
 /** Appends one ledger row to a wallet locked by the caller; the trigger moves the balance. */
 export async function append(ctx: Ctx, tx: TenantTx, w: { id: string; balance: bigint }, e: LedgerEntry): Promise<WalletTransaction> {
-  const sign = e.type === 'credit' || e.type === 'topup' ? 1n : -1n;
+  const sign = INCOMING.has(e.type) ? 1n : -1n;
   const after = w.balance + sign * e.amount;
   if (after > MAX_BALANCE) {
     throw new ValidationError('amount_too_large', `Invalid amount: the balance would exceed ${MAX_BALANCE}.`, 'amount');
@@ -262,6 +266,14 @@ function movementNow(ctx: Ctx, locked: LockedForMovement): Date {
   return ctx.merchant.mode === 'live' ? new Date() : new Date(Date.now() + Number(locked.clock_offset_ms));
 }
 
+/**
+ * Two requests with the same reference race: the second waits for the wallet's row lock, but in
+ * READ COMMITTED the lock query re-reads only the locked wallet row, not the reference join, so it
+ * misses the first one's committed entry and its insert hits the unique (wallet_id, reference)
+ * index. Running the transaction again sees that entry and returns it, as a retry would.
+ */
+const SAME_REFERENCE_RACE = { retryOn: isUniqueViolation };
+
 export async function debitWallet(ctx: Ctx, id: string, input: WalletDebitInput): Promise<WalletTransaction> {
   const data = parse(walletDebit, input);
   const amount = BigInt(data.amount);
@@ -293,7 +305,7 @@ export async function debitWallet(ctx: Ctx, id: string, input: WalletDebitInput)
     const t = await append(ctx, tx, { id: w.id, balance }, { type: 'debit', amount, reference: data.reference, description: data.description, metadata: data.metadata });
     await recordEvent(tx, ctx.merchant.id, 'wallet.debited', transactionToJSON(t));
     return t;
-  });
+  }, SAME_REFERENCE_RACE);
 }
 
 export async function creditWallet(ctx: Ctx, id: string, input: WalletCreditInput): Promise<{ transaction: TransactionWithGrant; created: boolean }> {
@@ -327,7 +339,7 @@ export async function creditWallet(ctx: Ctx, id: string, input: WalletCreditInpu
     const json = { ...t, grant };
     await recordEvent(tx, ctx.merchant.id, 'wallet.credited', transactionToJSON(json));
     return { transaction: json, created: true };
-  });
+  }, SAME_REFERENCE_RACE);
 }
 
 /** Job: expire the wallet's grants that are due (idempotent). */
@@ -340,21 +352,37 @@ export async function expireGrants(ctx: Ctx, walletId: string): Promise<void> {
 }
 
 /**
- * Closes a wallet for good. Pending top-up checkouts are cancelled (409 wallet_topup_in_progress
- * while one is being charged). A remaining balance is not silently dropped: it leaves the wallet
- * as a final `expiry` entry (metadata.reason = wallet_closed) recorded in the ledger and in the
- * wallet.closed event's previous_attributes, so the books still add up.
+ * Closes a wallet for good. Pending top-up checkouts are cancelled. Closing is refused (409
+ * wallet_topup_in_progress) while a top-up is being charged or refunded: its payment row is
+ * taken with NOWAIT, so close never waits behind a charge (no deadlock with a top-up that is
+ * settling, which locks payment then wallet) and a charge can never land in a closed wallet.
+ * A remaining balance is not silently dropped: it leaves the wallet as a final `expiry` entry
+ * (metadata.reason = wallet_closed) recorded in the ledger and in the wallet.closed event's
+ * previous_attributes, so the books still add up.
  */
 export async function closeWallet(ctx: Ctx, id: string, cancelTopupPayment: (ctx: Ctx, paymentId: string) => Promise<unknown>): Promise<Wallet> {
   return inTransaction(ctx.db, async (tx) => {
     const txCtx = { ...ctx, db: tx };
     let w = await lockWallet(ctx, tx, id);
     if (w.status === 'closed') throw closedError(w);
-    const pending = await tx.walletTopup.findMany({ where: { walletId: w.id, status: 'pending' }, include: { payment: { select: { status: true } } } });
-    if (pending.some((t) => t.payment.status === 'processing')) {
-      throw new StateError('wallet_topup_in_progress', 'A top-up of this wallet is being charged right now; retry in a moment.', null);
+    const inProgress = () =>
+      new StateError('wallet_topup_in_progress', 'A top-up of this wallet is being charged or refunded right now; retry in a moment.', null);
+    const refunding = await tx.$queryRaw<unknown[]>`
+      SELECT 1 FROM refunds r JOIN wallet_topups t ON t.payment_id = r.payment_id
+      WHERE t.wallet_id = ${w.id} AND t.merchant_id = ${ctx.merchant.id} AND r.status = 'pending' LIMIT 1`;
+    if (refunding.length > 0) throw inProgress();
+    const pending = await tx.walletTopup.findMany({ where: { walletId: w.id, status: 'pending' }, select: { paymentId: true }, orderBy: { paymentId: 'asc' } });
+    for (const t of pending) {
+      let rows: { status: string }[];
+      try {
+        rows = await tx.$queryRaw`SELECT status FROM payments WHERE id = ${t.paymentId} AND merchant_id = ${ctx.merchant.id} FOR UPDATE NOWAIT`;
+      } catch (err) {
+        if (isLockNotAvailable(err)) throw inProgress();
+        throw err;
+      }
+      if (rows[0]?.status === 'processing') throw inProgress();
+      await cancelTopupPayment(txCtx, t.paymentId);
     }
-    for (const t of pending) await cancelTopupPayment(txCtx, t.paymentId);
     w = await getWallet(ctx, id, tx);
     const before = w;
     if (w.balance > 0n) {

@@ -1,7 +1,8 @@
 import { z, amount, currency, httpUrl, idOf, metadata, listQuery, timestamp } from '../../platform/validation.ts';
 
 export const WALLET_STATUSES = ['active', 'frozen', 'closed'] as const;
-export const TRANSACTION_TYPES = ['topup', 'debit', 'credit', 'expiry'] as const;
+export const TRANSACTION_TYPES = ['topup', 'debit', 'credit', 'expiry', 'refund', 'refund_reversal'] as const;
+export type TransactionType = (typeof TRANSACTION_TYPES)[number];
 
 const reference = z
   .string()

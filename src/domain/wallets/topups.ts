@@ -1,6 +1,7 @@
 // Wallet top-ups: the customer pays through the hosted checkout and the wallet is credited with
 // a `topup` entry in the same transaction as the payment's success — exactly once, because the
-// payment succeeds once and the entry's reference (the top-up id) is unique per wallet.
+// payment succeeds once and the entry's reference (the top-up id) is unique per wallet. A refund
+// of the payment takes the money back out of the wallet (see onRefund below).
 import type { WalletTopup } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
 import { inTransaction, type TenantTx } from '../../platform/db/tenant.ts';
@@ -18,7 +19,9 @@ import {
   onPaymentOutcome,
   type PaymentWithCustomer,
 } from '../payments/index.ts';
-import { append, getWallet, lockWallet } from './index.ts';
+import { reserveRefund, onRefund } from '../refunds/index.ts';
+import { clockNow } from '../clock/index.ts';
+import { append, getWallet, lockWallet, transactionToJSON } from './index.ts';
 import { topupCompleteBody, topupCreate, type TopupCreateInput, type TopupListQuery } from './schema.ts';
 
 export const TOPUP_PURPOSE = 'wallet_topup';
@@ -84,9 +87,14 @@ async function settle(ctx: Ctx, tx: TenantTx, payment: PaymentWithCustomer): Pro
     return;
   }
   const w = await lockWallet(ctx, tx, topup.walletId);
-  // A closed wallet cannot be charged into: close cancels pending top-ups and waits for one that
-  // is being charged, so this is unreachable; refuse loudly rather than lose the money.
-  if (w.status === 'closed') throw new StateError('wallet_closed', `Wallet ${w.id} was closed during the top-up.`, null);
+  if (w.status === 'closed') {
+    // Closing refuses while a top-up is being charged (closeWallet), so this should not happen;
+    // should it ever, the money goes back to the customer instead of into a closed wallet.
+    ctx.log.warn({ topup_id: topup.id, wallet_id: w.id, payment_id: payment.id }, 'top-up paid after its wallet closed: refunding it');
+    await tx.walletTopup.update({ where: { id: topup.id }, data: { status: 'cancelled' } });
+    await reserveRefund(ctx, tx, payment, { reason: 'other', settleAt: await clockNow({ ...ctx, db: tx }) });
+    return;
+  }
   const t = await append(ctx, tx, w, {
     type: 'topup',
     amount: topup.amount,
@@ -99,6 +107,63 @@ async function settle(ctx: Ctx, tx: TenantTx, payment: PaymentWithCustomer): Pro
 }
 
 onPaymentOutcome(TOPUP_PURPOSE, settle);
+
+/**
+ * Refunding a top-up payment takes the money back out of the wallet, in the refund's own
+ * transaction, as a `refund` ledger entry. Only money that does not expire can go back (the top-up
+ * was such money; expiring credit is the merchant's gift): when the wallet no longer holds the
+ * amount, or is closed, the refund is refused with 409. A refund the processor refuses puts the
+ * money back (`refund_reversal`).
+ */
+onRefund(TOPUP_PURPOSE, {
+  async reserve(ctx, tx, payment, refund) {
+    const topup = await tx.walletTopup.findUnique({ where: { paymentId: payment.id } });
+    if (!topup || topup.status !== 'succeeded') return; // nothing was credited
+    const w = await lockWallet(ctx, tx, topup.walletId, 'payment_id');
+    if (w.status === 'closed') {
+      throw new StateError(
+        'wallet_closed',
+        `This payment topped up wallet ${w.id}, which is closed (its balance was removed when it closed), so it cannot be refunded.`,
+        'payment_id',
+      );
+    }
+    const expiring = await tx.walletGrant.aggregate({ where: { walletId: w.id, expiredAt: null }, _sum: { remaining: true } });
+    const available = w.balance - (expiring._sum.remaining ?? 0n);
+    if (available < refund.amount) {
+      throw new StateError(
+        'refund_exceeds_wallet_balance',
+        `This payment topped up wallet ${w.id}, which now holds ${formatMoney(available < 0n ? 0n : available, w.currency)} that could go back; ` +
+          `the refund of ${formatMoney(refund.amount, w.currency)} would take more than that out of it.`,
+        'amount',
+      );
+    }
+    const t = await append(ctx, tx, w, {
+      type: 'refund',
+      amount: refund.amount,
+      reference: refund.id,
+      description: 'Top-up refunded',
+      metadata: { payment_id: payment.id, refund_id: refund.id, topup_id: topup.id },
+    });
+    await recordEvent(tx, ctx.merchant.id, 'wallet.debited', transactionToJSON(t));
+  },
+  async reverse(ctx, tx, payment, refund) {
+    const topup = await tx.walletTopup.findUnique({ where: { paymentId: payment.id } });
+    if (!topup) return;
+    const w = await lockWallet(ctx, tx, topup.walletId);
+    const taken = await tx.walletTransaction.findUnique({ where: { walletId_reference: { walletId: w.id, reference: refund.id } } });
+    if (!taken) return; // the refund took nothing out of the wallet
+    // closeWallet refuses while a top-up refund is pending, so the wallet is still open here.
+    if (w.status === 'closed') throw new StateError('wallet_closed', `Wallet ${w.id} is closed.`, null);
+    const t = await append(ctx, tx, w, {
+      type: 'refund_reversal',
+      amount: taken.amount,
+      reference: `reversal:${refund.id}`,
+      description: 'Top-up refund failed: money returned',
+      metadata: { payment_id: payment.id, refund_id: refund.id, topup_id: topup.id },
+    });
+    await recordEvent(tx, ctx.merchant.id, 'wallet.credited', transactionToJSON(t));
+  },
+});
 
 /** Cancels a pending top-up's checkout (used when its wallet closes). */
 export const cancelTopupPayment = (ctx: Ctx, paymentId: string) => cancelAtCheckout(ctx, paymentId);

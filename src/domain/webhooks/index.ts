@@ -91,16 +91,18 @@ function checkUrl(ctx: Ctx, value: string) {
 export async function createEndpoint(ctx: Ctx, input: EndpointCreateInput): Promise<WebhookEndpoint> {
   const data = parse(endpointCreate, input);
   checkUrl(ctx, data.url);
-  return ctx.db.webhookEndpoint.create({
-    data: {
-      id: newId('webhook_endpoint'),
-      merchantId: ctx.merchant.id,
-      url: data.url,
-      events: [...new Set(data.events ?? [])],
-      description: data.description ?? null,
-      secret: newSecret(),
-    },
-  });
+  return inTransaction(ctx.db, (tx) =>
+    tx.webhookEndpoint.create({
+      data: {
+        id: newId('webhook_endpoint'),
+        merchantId: ctx.merchant.id,
+        url: data.url,
+        events: [...new Set(data.events ?? [])],
+        description: data.description ?? null,
+        secret: newSecret(),
+      },
+    }),
+  );
 }
 
 export async function getEndpoint(ctx: Ctx, id: string, db = ctx.db, param = 'id'): Promise<WebhookEndpoint> {

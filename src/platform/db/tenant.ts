@@ -3,6 +3,7 @@
 // carry the same merchantId (the types force it; this checks it). Forgetting the filter is
 // therefore not possible through this client. Raw SQL is the exception and must filter itself.
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.ts';
+import { isRetryableConflict } from '../errors.ts';
 
 /**
  * Models with a merchant_id that are read across merchants on purpose, never through a request's
@@ -88,17 +89,51 @@ export function afterCommit(db: Db, fn: () => void): void {
   else fn();
 }
 
-/** Runs fn in a transaction; joins the caller's transaction when db already is one. */
-export async function inTransaction<T>(db: Db, fn: (tx: TenantTx) => Promise<T>): Promise<T> {
+/**
+ * A check that runs at the end of every transaction opened on a given client, inside it, just
+ * before the commit (the idempotency layer uses it to bind each committed step to its claim).
+ */
+export type TransactionGuard = (tx: TenantTx) => Promise<void>;
+const transactionGuards = new WeakMap<object, TransactionGuard>();
+
+/** Makes every transaction that `inTransaction` opens on `db` run `guard` before it commits. */
+export function guardTransactions(db: TenantDb, guard: TransactionGuard): void {
+  transactionGuards.set(db, guard);
+}
+
+export interface TransactionOptions {
+  /** errors (besides deadlocks and serialization failures) after which fn is run again in a new transaction */
+  retryOn?: (err: unknown) => boolean;
+}
+
+const MAX_ATTEMPTS = 3;
+
+/**
+ * Runs fn in a transaction; joins the caller's transaction when db already is one. A transaction
+ * of its own that hits a deadlock or serialization failure (or `retryOn`) is run again, up to three
+ * times: fn must only touch the database (never a processor or the network).
+ */
+export async function inTransaction<T>(db: Db, fn: (tx: TenantTx) => Promise<T>, opts: TransactionOptions = {}): Promise<T> {
   if (openTransactions.has(db)) return fn(db as TenantTx);
-  const hooks: (() => void)[] = [];
-  const result = await (db as TenantDb).$transaction((tx) => {
-    openTransactions.add(tx);
-    afterCommitHooks.set(tx, hooks);
-    return fn(tx as TenantTx);
-  }, TX_OPTIONS);
-  for (const h of hooks) h();
-  return result;
+  const guard = transactionGuards.get(db);
+  for (let attempt = 1; ; attempt++) {
+    const hooks: (() => void)[] = [];
+    let result: T;
+    try {
+      result = await (db as TenantDb).$transaction(async (tx) => {
+        openTransactions.add(tx);
+        afterCommitHooks.set(tx, hooks);
+        const r = await fn(tx as TenantTx);
+        if (guard) await guard(tx as TenantTx);
+        return r;
+      }, TX_OPTIONS);
+    } catch (err) {
+      if (attempt < MAX_ATTEMPTS && (isRetryableConflict(err) || opts.retryOn?.(err))) continue;
+      throw err;
+    }
+    for (const h of hooks) h();
+    return result;
+  }
 }
 
 export { Prisma };

@@ -1,0 +1,60 @@
+// A payment processor for tests, injected through the runtime: it wraps the built-in test
+// processor and can be held at a gate (slow), made to throw (failing), or delayed at random.
+import { testProcessor, type Processor } from '../../src/domain/payments/processor.ts';
+import type { TestApp } from './app.ts';
+
+export class FakeProcessor implements Processor {
+  readonly name = 'fake';
+  charges: string[] = [];
+  refunds: string[] = [];
+  /** what the next calls do */
+  mode: 'pass' | 'throw' | 'decline-refund' = 'pass';
+  /** random delay before answering, in ms (0 = none) */
+  jitterMs = 0;
+  private gate: { promise: Promise<void>; open: () => void } | null = null;
+  private waiters: (() => void)[] = [];
+
+  /** Holds every call until release() — the processor is "slow". */
+  hold(): void {
+    let open!: () => void;
+    const promise = new Promise<void>((r) => (open = r));
+    this.gate = { promise, open };
+  }
+
+  release(): void {
+    this.gate?.open();
+    this.gate = null;
+  }
+
+  /** Resolves once a call is waiting at the gate (or has started, without a gate). */
+  called(): Promise<void> {
+    return new Promise((r) => this.waiters.push(r));
+  }
+
+  private async enter() {
+    for (const w of this.waiters.splice(0)) w();
+    if (this.jitterMs > 0) await new Promise((r) => setTimeout(r, Math.random() * this.jitterMs));
+    if (this.gate) await this.gate.promise;
+    if (this.mode === 'throw') throw new Error('processor unreachable (test)');
+  }
+
+  async charge(req: Parameters<Processor['charge']>[0]) {
+    this.charges.push(req.reference);
+    await this.enter();
+    return testProcessor.charge(req);
+  }
+
+  async refund(req: Parameters<Processor['refund']>[0]) {
+    this.refunds.push(req.reference);
+    await this.enter();
+    if (this.mode === 'decline-refund') return { status: 'failed' as const, code: 'refund_declined' };
+    return testProcessor.refund(req);
+  }
+}
+
+/** Makes the app use a fresh FakeProcessor for every merchant. */
+export function injectProcessor(app: TestApp): FakeProcessor {
+  const fake = new FakeProcessor();
+  app.services.runtime.processorFor = () => fake;
+  return fake;
+}

@@ -1,17 +1,14 @@
 // A customer pays through the real hosted checkout in headless Chromium (Debian's chromium,
 // driven by playwright-core). Skipped, with a message, only outside CI when chromium is absent;
 // in CI .ci/run installs it.
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type Client, type TestApp } from './helpers/app.ts';
+import { launchBrowser, requireChromium } from './helpers/browser.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-if (!available && process.env.CI) throw new Error(`CI needs Chromium at ${CHROMIUM} (apt-get install chromium)`);
-if (!available) console.warn(`checkout.browser.test: skipped, no Chromium at ${CHROMIUM} (apt-get install chromium to run it)`);
+const available = requireChromium('checkout.browser.test');
 
 describe.runIf(available)('hosted checkout in a browser', () => {
   let app: TestApp;
@@ -27,10 +24,7 @@ describe.runIf(available)('hosted checkout in a browser', () => {
     shop = createServer((req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(`<h1>Back at the shop</h1><p>${req.url}</p>`));
     await new Promise<void>((r) => shop.listen(0, '127.0.0.1', r));
     shopUrl = `http://127.0.0.1:${(shop.address() as AddressInfo).port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchBrowser();
   });
   afterAll(async () => {
     await browser?.close();

@@ -1,7 +1,6 @@
 // GraphQL over HTTP with graphql-yoga. GraphiQL is served from the local bundle (no CDN), so it
 // works offline. Expected errors thrown by queries keep their code; anything else is masked
 // and logged with the request id.
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { GraphQLError } from 'graphql';
 import { createYoga } from 'graphql-yoga';
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
@@ -10,10 +9,10 @@ import { AppError, toAppError } from '../platform/errors.ts';
 import { requestScope } from '../platform/request-context.ts';
 import type { GraphQLContext } from './builder.ts';
 import { camelParam } from './errors.ts';
+import { renderGraphiQLPage } from './graphiql.ts';
 import { schema } from './schema.ts';
 
-const DEFAULT_QUERY = `# Authenticate with HTTP Basic (your browser asks), or add a header in the
-# Headers tab: {"Authorization": "Basic <base64 of client_id:client_secret>"}
+const DEFAULT_QUERY = `# The newest customers. Ctrl-Enter runs the query; the Docs panel lists every type.
 query Customers {
   customers(first: 5) {
     edges { cursor node { id email name createdAt } }
@@ -35,8 +34,11 @@ export function createGraphQLServer(limits: GraphQLLimits) {
     graphqlEndpoint: '/graphql',
     landingPage: false,
     logging: false,
-    graphiql: { title: 'Billing API · GraphiQL', defaultQuery: DEFAULT_QUERY, credentials: 'same-origin' },
-    renderGraphiQL,
+    graphiql: { title: 'Billing API · GraphiQL', defaultQuery: DEFAULT_QUERY, credentials: 'omit' },
+    renderGraphiQL: renderGraphiQLPage,
+    // CORS is answered by the HTTP layer from an allow-list (src/server/app.ts); Yoga's default
+    // reflects any origin with credentials.
+    cors: false,
     // Validation-time limits on the document (cost is checked by Pothos' complexity plugin).
     plugins: [
       maxDepthPlugin({ n: limits.maxDepth, ignoreIntrospection: false, flattenFragments: true, exposeLimits: true }),

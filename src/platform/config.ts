@@ -27,10 +27,37 @@ const schema = z.object({
   RATE_LIMIT_PER_SECOND: z.coerce.number().int().min(0).max(1_000_000).default(500),
   /** How long a verified API key stays cached before it is checked against the database again. */
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
+  /** Failed authentications per client id per minute (0 = no limit); above it: 429 rate_limited, no scrypt. */
+  AUTH_FAILURES_PER_CLIENT_PER_MINUTE: z.coerce.number().int().min(0).max(1_000_000).default(10),
+  /** Failed authentications per source address per minute (0 = no limit); above it: 429 rate_limited, no scrypt. */
+  AUTH_FAILURES_PER_ADDRESS_PER_MINUTE: z.coerce.number().int().min(0).max(1_000_000).default(30),
+  /** Take the client address from the last X-Forwarded-For entry (only behind a proxy that sets it). */
+  TRUST_PROXY: bool.default(false),
   JOBS_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(500),
   JOBS_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(16),
   /** How long a claimed job is reserved; a job whose process died is run again after this. */
   JOBS_LEASE_MS: z.coerce.number().int().min(1000).max(3_600_000).default(60_000),
+  /**
+   * Browser origins allowed to call /v1 and /graphql cross-site (CORS), comma-separated, e.g.
+   * https://dashboard.example.com. Empty (the default): no cross-origin access at all.
+   */
+  CORS_ALLOWED_ORIGINS: z
+    .string()
+    .default('')
+    .transform((v, ctx) => {
+      const origins = v.split(',').map((o) => o.trim()).filter(Boolean);
+      for (const o of origins) {
+        let ok = false;
+        try {
+          const u = new URL(o);
+          ok = (u.protocol === 'https:' || u.protocol === 'http:') && u.origin === o;
+        } catch {
+          ok = false;
+        }
+        if (!ok) ctx.addIssue({ code: 'custom', message: `'${o}' is not an origin such as https://dashboard.example.com (scheme, host and port only)` });
+      }
+      return origins;
+    }),
   /** GraphQL limits: maximum query depth and estimated cost. */
   GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(2).max(50).default(12),
   GRAPHQL_MAX_COMPLEXITY: z.coerce.number().int().min(10).default(20000),

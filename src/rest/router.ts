@@ -30,11 +30,22 @@ function readQuery(c: Context): Record<string, string> {
   return out;
 }
 
+/** The media type of a Content-Type header, lower-cased, without parameters ('' when absent). */
+export function mediaType(header: string | undefined | null): string {
+  return (header ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
 async function readBody(c: Context): Promise<unknown> {
+  // Checked before the body is read: a form or text/plain POST is refused even when empty (a
+  // bodiless POST without any Content-Type, as clients send for freeze or close, is fine).
+  const header = c.req.header('content-type');
+  const type = mediaType(header);
+  if (header !== undefined && type !== 'application/json' && !type.endsWith('+json')) {
+    throw new HttpError(415, 'unsupported_media_type', 'Request bodies must be JSON, sent with Content-Type: application/json.');
+  }
   const text = await c.req.text();
   if (text.trim() === '') return undefined;
-  const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type !== 'application/json' && !type.endsWith('+json')) {
+  if (header === undefined) {
     throw new HttpError(415, 'unsupported_media_type', 'Request bodies must be JSON, sent with Content-Type: application/json.');
   }
   try {

@@ -3,6 +3,7 @@
 // Request-Id; every request is logged as one JSON line.
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import { cors } from 'hono/cors';
 import { createGraphQLServer } from '../graphql/yoga.ts';
 import { mountCheckout, notFound as hostedNotFound } from '../hosted/checkout.ts';
 import type { Ctx } from '../platform/context.ts';
@@ -14,11 +15,13 @@ import { RateLimiter } from '../platform/rate-limit.ts';
 import { requestScope } from '../platform/request-context.ts';
 import { routes } from '../rest/index.ts';
 import { buildOpenApi } from '../rest/openapi.ts';
-import { mountRoutes, unmatched } from '../rest/router.ts';
+import { mediaType, mountRoutes, unmatched } from '../rest/router.ts';
 import { DOCS_HTML, docsAsset } from './docs.ts';
 import type { AppEnv, Services } from './env.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
+const GRAPHQL_BODY_TYPES = new Set(['application/json', 'application/graphql-response+json']);
+
 export const VERSION = '0.1.0';
 
 function sendError(c: Context<AppEnv>, err: AppError) {
@@ -125,6 +128,20 @@ export function createApp(services: Services) {
   // ---- hosted pages (end customers, no credentials)
   mountCheckout(app, services);
 
+  // ---- CORS: only the configured origins (none by default), never with credentials: a browser
+  // on an allowed origin sends the API key explicitly in the Authorization header.
+  const allowedOrigins = new Set(services.config.CORS_ALLOWED_ORIGINS);
+  const corsPolicy = cors({
+    origin: (origin) => (allowedOrigins.has(origin) ? origin : null),
+    allowMethods: ['GET', 'POST', 'PATCH', 'DELETE'],
+    allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key'],
+    exposeHeaders: ['Request-Id', 'Idempotent-Replayed', 'Retry-After'],
+    credentials: false,
+    maxAge: 600,
+  });
+  app.use('/v1/*', async (c, next) => (allowedOrigins.size > 0 ? corsPolicy(c, next) : next()));
+  app.use('/graphql', async (c, next) => (allowedOrigins.size > 0 ? corsPolicy(c, next) : next()));
+
   // ---- REST
   app.use('/v1/*', limit, async (c, next) => {
     await authenticate(c);
@@ -138,7 +155,22 @@ export function createApp(services: Services) {
     const wantsGraphiQL = c.req.method === 'GET' && !c.req.query('query') && (c.req.header('accept') ?? '').includes('text/html');
     if (wantsGraphiQL) return yoga.fetch(c.req.raw, {});
     const ctx = await authenticate(c);
-    return yoga.fetch(c.req.raw, { gctx: { ctx, services } });
+    // Only JSON bodies: a form or a text/plain body is what a page on another site can make a
+    // browser send without asking (cross-site request forgery).
+    let request = c.req.raw;
+    if (c.req.method === 'POST') {
+      const type = mediaType(c.req.header('content-type'));
+      if (!GRAPHQL_BODY_TYPES.has(type)) {
+        throw new HttpError(415, 'unsupported_media_type', 'GraphQL requests must be POSTed as JSON (Content-Type: application/json).');
+      }
+      if (type !== 'application/json') {
+        // The GraphQL-over-HTTP media type is JSON too; Yoga's parser only knows application/json.
+        const headers = new Headers(request.headers);
+        headers.set('content-type', 'application/json');
+        request = new Request(request, { headers });
+      }
+    }
+    return yoga.fetch(request, { gctx: { ctx, services } });
   });
 
   app.notFound((c) => {

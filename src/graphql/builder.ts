@@ -12,6 +12,7 @@ import type { PrismaClient } from '../platform/db/index.ts';
 import type { Ctx } from '../platform/context.ts';
 import { kindOfId, type IdKind } from '../platform/ids.ts';
 import { MAX_AMOUNT } from '../platform/money.ts';
+import { parseTimestamp, TIMESTAMP_FORMAT } from '../platform/validation.ts';
 import type { Services } from '../server/env.ts';
 
 export interface GraphQLContext {
@@ -66,7 +67,16 @@ export const builder = new SchemaBuilder<{
     },
     nodeQueryOptions: {
       nullable: true,
-      resolve: (_root, { id }, _ctx, _info, resolveNode) => (id.typename === 'Unknown' ? null : resolveNode(id)),
+      // A well-formed id of no record (or another merchant's) is null, like thing(id:) queries.
+      resolve: async (_root, { id }, _ctx, _info, resolveNode) => {
+        if (id.typename === 'Unknown') return null;
+        try {
+          return await resolveNode(id);
+        } catch (err) {
+          if ((err as { code?: unknown })?.code === 'P2025') return null;
+          throw err;
+        }
+      },
     },
     nodesQueryOptions: false,
   },
@@ -87,13 +97,17 @@ export const builder = new SchemaBuilder<{
 builder.queryType({});
 builder.mutationType({});
 
+function toDateTime(v: unknown): Date {
+  const r = typeof v === 'string' ? parseTimestamp(v) : { error: TIMESTAMP_FORMAT };
+  if (r instanceof Date) return r;
+  throw new GraphQLError(`DateTime ${r.error}.`, { extensions: { code: 'parameter_invalid' } });
+}
+
 builder.scalarType('DateTime', {
-  description: 'An ISO 8601 timestamp, e.g. 2026-01-31T12:00:00.000Z.',
+  description: 'An ISO 8601 timestamp, e.g. 2026-01-31T12:00:00.000Z (UTC when no offset is given; 1970 to 9999).',
   serialize: (v) => (v instanceof Date ? v.toISOString() : new Date(v).toISOString()),
-  parseValue: (v) => {
-    if (typeof v !== 'string' || Number.isNaN(Date.parse(v))) throw new GraphQLError('DateTime must be an ISO 8601 string.');
-    return new Date(v);
-  },
+  parseValue: toDateTime,
+  parseLiteral: (ast) => toDateTime(ast.kind === Kind.STRING ? ast.value : undefined),
 });
 
 builder.scalarType('JSON', {

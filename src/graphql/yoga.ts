@@ -5,10 +5,12 @@ import { GraphQLError } from 'graphql';
 import { createYoga } from 'graphql-yoga';
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
+import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { AppError, toAppError } from '../platform/errors.ts';
 import { requestScope } from '../platform/request-context.ts';
 import type { GraphQLContext } from './builder.ts';
 import { camelParam } from './errors.ts';
+import { inputGuardPlugin } from './input-guard.ts';
 import { renderGraphiQLPage } from './graphiql.ts';
 import { schema } from './schema.ts';
 
@@ -20,6 +22,9 @@ query Customers {
   }
 }
 `;
+
+/** Tokens per document (GraphiQL's full introspection query has 183): also bounds the parser's recursion on nested literals. */
+const MAX_TOKENS = 2000;
 
 export interface GraphQLLimits {
   /** maximum selection depth, introspection included */
@@ -43,21 +48,24 @@ export function createGraphQLServer(limits: GraphQLLimits) {
     plugins: [
       maxDepthPlugin({ n: limits.maxDepth, ignoreIntrospection: false, flattenFragments: true, exposeLimits: true }),
       maxAliasesPlugin({ n: limits.maxAliases, exposeLimits: true }),
+      // Bounds the parser's work (and its recursion on nested literals) for any document.
+      maxTokensPlugin({ n: MAX_TOKENS, exposeLimits: true }),
+      inputGuardPlugin(),
     ],
     context: ({ gctx }) => gctx!,
     maskedErrors: {
       maskError(error) {
         const original = error instanceof GraphQLError ? error.originalError : error;
         if (!original || original instanceof GraphQLError) return error as Error; // syntax/validation errors
-        const app = toAppError(original);
-        if (original instanceof AppError || app.status === 503) {
+        const scope = requestScope.getStore();
+        const app = toAppError(original, (e) => scope?.log.warn({ err: e }, 'database refused a value that validation let through'));
+        if (app.status !== 500) {
           return new GraphQLError(app.message, {
             nodes: (error as GraphQLError).nodes,
             path: (error as GraphQLError).path,
             extensions: { code: app.code, type: app.type, param: camelParam(app.param) },
           });
         }
-        const scope = requestScope.getStore();
         scope?.log.error({ err: original }, 'unexpected GraphQL resolver error');
         return new GraphQLError('Unexpected error.', {
           path: (error as GraphQLError).path,

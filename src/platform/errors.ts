@@ -166,10 +166,18 @@ export const isRetryableConflict = (err: unknown) =>
   ['40P01', '40001'].includes(pgCode(err) ?? '') || (err as { code?: unknown } | null)?.code === 'P2034';
 export const isUniqueViolation = (err: unknown) => pgCode(err) === '23505';
 
-/** Normalises anything thrown into an AppError; unknown errors become a masked 500 (or 503). */
-export function toAppError(err: unknown): AppError {
+/**
+ * Normalises anything thrown into an AppError; unknown errors become a masked 500 (or 503). A
+ * PostgreSQL data exception (SQLSTATE class 22: a value out of range, text it cannot store …) is
+ * input the validation layer missed: a 400, never a 500 (onDataException lets the caller log it).
+ */
+export function toAppError(err: unknown, onDataException?: (err: unknown) => void): AppError {
   if (err instanceof AppError) return err;
   if (isDatabaseUnavailable(err)) return new ServiceUnavailableError();
+  if (pgCode(err)?.startsWith('22')) {
+    onDataException?.(err);
+    return new ValidationError('parameter_invalid', 'A value in the request is out of range or is not text the database can store.', null);
+  }
   return new InternalError();
 }
 

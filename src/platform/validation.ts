@@ -110,13 +110,93 @@ export function isIdOf(kind: IdKind, id: string): boolean {
   return kindOfId(id) === kind;
 }
 
+// ---------------------------------------------------------------- text and timestamps, for every input
+
+/** Deepest nesting of objects and arrays accepted anywhere in an input (bodies, GraphQL variables). */
+export const MAX_INPUT_DEPTH = 32;
+
+// NUL cannot be stored by PostgreSQL (text or jsonb); a lone UTF-16 surrogate is not text at all.
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** True when the string holds a character PostgreSQL cannot store (NUL, a lone surrogate). */
+export function hasUnstorableText(v: string): boolean {
+  return UNSTORABLE.test(v);
+}
+
+/**
+ * The one check every input goes through before anything else (REST path, query and body, GraphQL
+ * variables and literals): no string or key may hold NUL or a lone surrogate, and nothing may nest
+ * deeper than MAX_INPUT_DEPTH. Throws parameter_invalid naming the dotted parameter. Iterative, so
+ * no input can exhaust the stack.
+ */
+export function checkInputText(value: unknown, root: string | null = null): void {
+  const stack: [unknown, string | null, number][] = [[value, root, 0]];
+  while (stack.length > 0) {
+    const [v, path, depth] = stack.pop()!;
+    if (typeof v === 'string') {
+      if (hasUnstorableText(v)) throw unstorableTextError(path);
+      continue;
+    }
+    if (v === null || typeof v !== 'object') continue;
+    if (depth >= MAX_INPUT_DEPTH) {
+      throw new ValidationError('parameter_invalid', `Invalid ${path ?? 'input'}: nested more than ${MAX_INPUT_DEPTH} levels deep.`, path);
+    }
+    const entries = Array.isArray(v) ? v.map((x, i) => [String(i), x] as const) : Object.entries(v);
+    for (const [k, x] of entries) {
+      if (hasUnstorableText(k)) throw unstorableTextError(path);
+      stack.push([x, path ? `${path}.${k}` : k, depth + 1]);
+    }
+  }
+}
+
+export function unstorableTextError(param: string | null): ValidationError {
+  return new ValidationError(
+    'parameter_invalid',
+    `Invalid ${param ?? 'input'}: must not contain NUL characters or unpaired UTF-16 surrogates.`,
+    param,
+  );
+}
+
+const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+export const MIN_TIMESTAMP = Date.UTC(1970, 0, 1);
+export const MAX_TIMESTAMP = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+export const TIMESTAMP_FORMAT = 'must be an ISO 8601 timestamp such as 2026-01-31T12:00:00Z';
+export const TIMESTAMP_RANGE = 'must be between 1970-01-01 and 9999-12-31';
+
+/**
+ * Parses an ISO 8601 date or date-time strictly: the day must exist in its month (2030-02-30 is
+ * refused, not read as March 2), hours < 24, minutes and seconds < 60; without an offset the time
+ * is UTC. Returns the reason when it cannot.
+ */
+export function parseTimestamp(v: string): Date | { error: string } {
+  const m = ISO_8601.exec(v);
+  if (!m) return { error: TIMESTAMP_FORMAT };
+  const [y, mo, d, h = 0, mi = 0, sec = 0] = [m[1], m[2], m[3], m[4], m[5], m[6]].map((x) => (x === undefined ? undefined : Number(x))) as number[];
+  const daysInMonth = mo! >= 1 && mo! <= 12 ? new Date(Date.UTC(y!, mo!, 0)).getUTCDate() : 0;
+  if (d! < 1 || d! > daysInMonth || h > 23 || mi > 59 || sec > 59) return { error: TIMESTAMP_FORMAT };
+  let offsetMin = 0;
+  const zone = m[8];
+  if (zone && zone !== 'Z') {
+    const z = /^([+-])(\d{2}):?(\d{2})$/.exec(zone)!;
+    if (Number(z[2]) > 23 || Number(z[3]) > 59) return { error: TIMESTAMP_FORMAT };
+    offsetMin = (z[1] === '-' ? -1 : 1) * (Number(z[2]) * 60 + Number(z[3]));
+  }
+  const ms = m[7] ? Math.floor(Number(m[7]) * 1000) : 0;
+  const date = new Date(Date.UTC(y!, mo! - 1, d!, h, mi, sec, ms) - offsetMin * 60_000);
+  // Date.UTC maps years 0..99 to 1900..1999; the range check below refuses those anyway.
+  if (y! < 1000 || date.getTime() < MIN_TIMESTAMP || date.getTime() > MAX_TIMESTAMP) return { error: TIMESTAMP_RANGE };
+  return date;
+}
+
 export const timestamp = z
   .string()
-  .refine((v) => /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(v) && !Number.isNaN(Date.parse(v)), {
-    error: 'must be an ISO 8601 timestamp such as 2026-01-31T12:00:00Z',
+  .transform((v, ctx) => {
+    const r = parseTimestamp(v);
+    if (r instanceof Date) return r;
+    ctx.addIssue({ code: 'custom', message: r.error });
+    return z.NEVER;
   })
-  .transform((v) => new Date(v))
-  .meta({ format: 'date-time' });
+  .meta({ format: 'date-time', example: '2026-01-31T12:00:00Z' });
 
 export const limit = z
   .string()

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { errorBody, HttpError, ValidationError } from '../platform/errors.ts';
 import { runIdempotent, validateKey } from '../platform/idempotency.ts';
 import { forMerchant } from '../platform/db/tenant.ts';
-import { parse } from '../platform/validation.ts';
+import { checkInputText, parse } from '../platform/validation.ts';
 import type { AppEnv } from '../server/env.ts';
 import { WithStatus, type RouteDef } from './route.ts';
 
@@ -63,10 +63,16 @@ export function mountRoutes(app: Hono<AppEnv>, routes: RouteDef[]) {
       if (r.testModeOnly && base.merchant.mode !== 'test') {
         throw new HttpError(404, 'resource_missing', 'Test helpers are only available to test-mode merchants.');
       }
-      const params = parse(r.params ?? EMPTY, c.req.param());
-      const query = parse(r.query ?? EMPTY, readQuery(c));
+      const rawParams = c.req.param();
+      const rawQuery = readQuery(c);
+      // Text PostgreSQL cannot store (NUL …) and absurd nesting are refused before anything else.
+      for (const [k, v] of Object.entries(rawParams)) checkInputText(v, k);
+      for (const [k, v] of Object.entries(rawQuery)) checkInputText(v, k);
+      const params = parse(r.params ?? EMPTY, rawParams);
+      const query = parse(r.query ?? EMPTY, rawQuery);
       let rawBody: unknown = undefined;
       if (r.method !== 'get') rawBody = await readBody(c);
+      checkInputText(rawBody);
       if (rawBody !== undefined && (rawBody === null || typeof rawBody !== 'object' || Array.isArray(rawBody))) {
         throw new ValidationError('invalid_json', 'The request body must be a JSON object.');
       }

@@ -68,7 +68,7 @@ export function createApp(services: Services) {
   });
 
   app.onError((err, c) => {
-    const appErr = toAppError(err);
+    const appErr = toAppError(err, (e) => c.get('log')?.warn({ err: e }, 'database refused a value that validation let through'));
     if (appErr.status >= 500) {
       c.get('log')?.error({ err, db_unavailable: isDatabaseUnavailable(err) }, 'unhandled error');
     }

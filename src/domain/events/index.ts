@@ -4,7 +4,7 @@
 import type { Event } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
 import type { Db } from '../../platform/db/tenant.ts';
-import { NotFoundError } from '../../platform/errors.ts';
+import { NotFoundError, ValidationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { createdBetween, paginate, type Page } from '../../platform/pagination.ts';
 import { z, listQuery, timestamp } from '../../platform/validation.ts';
@@ -51,10 +51,15 @@ export function eventToJSON(e: Event): EventJSON {
   return { id: e.id, object: 'event', type: e.type, created_at: e.createdAt.toISOString(), data: e.data as EventJSON['data'] };
 }
 
+/** An exact event type, or a prefix of whole segments ending in `.*`. */
+const EVENT_TYPE_FILTER = /^[a-z_]+(\.[a-z_]+)*(\.\*)?$/;
+const TYPE_FILTER_RULE = 'must be an event type such as customer.created, or a prefix ending in .* such as customer.*';
+
 export const eventListQuery = z.strictObject({
   type: z
     .string()
     .max(100)
+    .regex(EVENT_TYPE_FILTER, { error: TYPE_FILTER_RULE })
     .meta({ description: 'Exact event type, or a prefix ending in `.*` (e.g. `customer.*`).', example: 'customer.created' })
     .optional(),
   created_after: timestamp.optional(),
@@ -64,7 +69,9 @@ export const eventListQuery = z.strictObject({
 export type EventListQuery = z.output<typeof eventListQuery>;
 
 export async function listEvents(ctx: Ctx, q: EventListQuery): Promise<Page<Event>> {
-  const type = q.type?.endsWith('.*') ? { startsWith: q.type.slice(0, -1) } : q.type;
+  if (q.type !== undefined && !EVENT_TYPE_FILTER.test(q.type)) throw new ValidationError('parameter_invalid', `Invalid type: ${TYPE_FILTER_RULE}.`, 'type');
+  // A prefix is a range, not a LIKE pattern: 'customer.' <= type < 'customer/' ('/' follows '.').
+  const type = q.type?.endsWith('.*') ? { gte: q.type.slice(0, -1), lt: `${q.type.slice(0, -2)}/` } : q.type;
   return paginate(q, ({ where, ...page }) =>
     ctx.db.event.findMany({
       where: {

@@ -1,0 +1,51 @@
+// The GraphQL side of the one input rule (src/platform/validation.ts checkInputText): before an
+// operation runs, its variables and the string literals of its document are checked for text
+// PostgreSQL cannot store (NUL, lone surrogates) and for nesting deeper than MAX_INPUT_DEPTH.
+// A violation is a request error: HTTP 400 with code parameter_invalid and the offending `param`
+// (`input.name` for the variable $input's field), never a 500 from the database.
+import { createGraphQLError, type Plugin } from 'graphql-yoga';
+import { BREAK, visit, type DocumentNode } from 'graphql';
+import { ValidationError } from '../platform/errors.ts';
+import { checkInputText, hasUnstorableText, unstorableTextError } from '../platform/validation.ts';
+
+function checkDocument(document: DocumentNode): void {
+  let bad: string | null = null;
+  visit(document, {
+    Argument: {
+      enter(node) {
+        let found = false;
+        visit(node.value, {
+          StringValue(s) {
+            if (hasUnstorableText(s.value)) {
+              found = true;
+              return BREAK;
+            }
+            return undefined;
+          },
+        });
+        if (found) {
+          bad = node.name.value;
+          return BREAK;
+        }
+        return undefined;
+      },
+    },
+  });
+  if (bad !== null) throw unstorableTextError(bad);
+}
+
+export function inputGuardPlugin(): Plugin {
+  return {
+    onExecute({ args }) {
+      try {
+        checkInputText(args.variableValues ?? {});
+        checkDocument(args.document);
+      } catch (err) {
+        if (!(err instanceof ValidationError)) throw err;
+        throw createGraphQLError(err.message, {
+          extensions: { code: err.code, type: err.type, param: err.param, http: { status: 400 } },
+        });
+      }
+    },
+  };
+}

@@ -105,7 +105,7 @@ describe('event type filter', () => {
     expect((await api.get('/v1/events?type=custom.*')).body.data).toEqual([]);
     expect((await api.get('/v1/events?type=_ustomer.created')).body.data).toEqual([]); // _ is no wildcard
     const g = await api.gql('{ events(type: "%.*") { edges { node { id } } } }');
-    expect(g.errors[0].extensions).toMatchObject({ code: 'parameter_invalid', param: 'type' });
+    expect(g.errors![0].extensions).toMatchObject({ code: 'parameter_invalid', param: 'type' });
   });
 });
 
@@ -116,12 +116,12 @@ describe('GraphQL', () => {
     const q = `mutation($input: CreateCustomerInput!) { createCustomer(input: $input) { __typename } }`;
     const v = await api.gql(q, { input: { email: 'n@example.com', name: 'a\u0000b' } });
     expect(v.status).toBe(400);
-    expect(v.errors[0].extensions).toMatchObject({ code: 'parameter_invalid', param: 'input.name' });
+    expect(v.errors![0].extensions).toMatchObject({ code: 'parameter_invalid', param: 'input.name' });
     const lit = await api.gql('{ customer(id: "cus_\\u0000") { id } }');
     expect(lit.status).toBe(400);
-    expect(lit.errors[0].extensions).toMatchObject({ code: 'parameter_invalid', param: 'id' });
+    expect(lit.errors![0].extensions).toMatchObject({ code: 'parameter_invalid', param: 'id' });
     const meta = await api.gql(q, { input: { email: 'n@example.com', metadata: { 'k\u0000': 'v' } } });
-    expect(meta.errors[0].extensions).toMatchObject({ code: 'parameter_invalid', param: 'input.metadata' });
+    expect(meta.errors![0].extensions).toMatchObject({ code: 'parameter_invalid', param: 'input.metadata' });
     expect((await api.get('/v1/customers?email=n@example.com')).body.data).toEqual([]);
   });
 
@@ -130,11 +130,11 @@ describe('GraphQL', () => {
     const body = `{"query":"mutation($m: JSON) { createCustomer(input: {email: \\"deep@example.com\\", metadata: $m, idempotencyKey: \\"deep-1\\"}) { __typename } }","variables":{"m":${deep}}}`;
     const r = await gqlRaw(body);
     expect(r.status).toBe(400);
-    expect(r.body.errors[0].extensions).toMatchObject({ code: 'parameter_invalid', param: 'm.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a' });
+    expect(r.body.errors![0].extensions).toMatchObject({ code: 'parameter_invalid', param: 'm.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a' });
     const lit = 'metadata: ' + '{a:'.repeat(3000) + '1' + '}'.repeat(3000);
     const r2 = await api.gql(`mutation { createCustomer(input: {email: "deep@example.com", ${lit}}) { __typename } }`);
     expect(r2.status).toBeLessThan(500);
-    expect(r2.errors[0].message).toMatch(/token/i);
+    expect(r2.errors![0].message).toMatch(/token/i);
     const rest = await api.post('/v1/customers', `{"email":"deep@example.com","metadata":${deep}}`, { 'Idempotency-Key': 'deep-rest' });
     expect(rest.status).toBe(400);
     expect(rest.body.error.code).toBe('parameter_invalid');
@@ -143,10 +143,10 @@ describe('GraphQL', () => {
   it('refuses impossible DateTime values', async () => {
     const r = await api.gql('{ events(createdAfter: "2030-02-30T00:00:00Z") { edges { node { id } } } }');
     expect(r.status).toBeLessThan(500);
-    expect(r.errors[0].message).toMatch(/ISO 8601/);
+    expect(r.errors![0].message).toMatch(/ISO 8601/);
     const v = await api.gql('query($t: DateTime) { events(createdAfter: $t) { edges { node { id } } } }', { t: '0000-01-01' });
     expect(v.status).toBeLessThan(500);
-    expect(v.errors[0].message).toMatch(/1970/);
+    expect(v.errors![0].message).toMatch(/1970/);
   });
 
   it('node(id:) of a well-formed id that names nothing is null, not an internal error', async () => {
@@ -160,6 +160,6 @@ describe('GraphQL', () => {
   it('a text/plain POST gets the JSON error body (415)', async () => {
     const r = await send(`${app.url}/graphql`, { method: 'POST', headers: { authorization: api.auth, 'content-type': 'text/plain' }, body: '{"query":"{ __typename }"}' });
     expect(r.status).toBe(415);
-    expect(r.body.errors[0].extensions.code).toBe('unsupported_media_type');
+    expect(r.body.errors![0].extensions.code).toBe('unsupported_media_type');
   });
 });

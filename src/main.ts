@@ -48,7 +48,7 @@ async function main() {
     config.BILLING_BOOTSTRAP_CLIENT_ID && config.BILLING_BOOTSTRAP_CLIENT_SECRET
       ? { clientId: config.BILLING_BOOTSTRAP_CLIENT_ID, clientSecret: config.BILLING_BOOTSTRAP_CLIENT_SECRET }
       : undefined;
-  const created = await bootstrapMerchant(services.db.prisma, explicit);
+  const created = await bootstrapMerchant(services.db.prisma, explicit, log);
   if (created) {
     log.info({ merchant_id: created.merchant_id, client_id: created.client_id }, 'test merchant created');
     banner(created, config.publicBaseUrl);

@@ -7,11 +7,13 @@ import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { AppError, toAppError } from '../platform/errors.ts';
+import type { RateLimiter } from '../platform/rate-limit.ts';
 import { requestScope } from '../platform/request-context.ts';
 import type { GraphQLContext } from './builder.ts';
 import { camelParam } from './errors.ts';
 import { inputGuardPlugin } from './input-guard.ts';
 import { renderGraphiQLPage } from './graphiql.ts';
+import { mutationRateLimitPlugin } from './rate-limit-plugin.ts';
 import { schema } from './schema.ts';
 
 const DEFAULT_QUERY = `# The newest customers. Ctrl-Enter runs the query; the Docs panel lists every type.
@@ -31,6 +33,8 @@ export interface GraphQLLimits {
   maxDepth: number;
   /** maximum aliases per operation */
   maxAliases: number;
+  /** the HTTP layer's per-key limiter: mutation root fields beyond the first count against it */
+  rateLimiter?: RateLimiter;
 }
 
 export function createGraphQLServer(limits: GraphQLLimits) {
@@ -51,6 +55,7 @@ export function createGraphQLServer(limits: GraphQLLimits) {
       // Bounds the parser's work (and its recursion on nested literals) for any document.
       maxTokensPlugin({ n: MAX_TOKENS, exposeLimits: true }),
       inputGuardPlugin(),
+      mutationRateLimitPlugin(limits.rateLimiter),
     ],
     context: ({ gctx }) => gctx!,
     maskedErrors: {

@@ -1,12 +1,21 @@
 // HTTP Basic authentication against API keys whose secrets are stored as scrypt hashes.
 // A verified key is cached for AUTH_CACHE_TTL_MS (default 5 s) keyed by client id, holding only a
 // SHA-256 digest of the secret; after the TTL the key row is re-read (cheap), so a revoked or
-// rotated key stops working within seconds, and the slow scrypt runs only when the stored hash
-// changed or the process has not seen the key yet. All comparisons are constant-time.
+// rotated key stops working within seconds. All comparisons are constant-time.
+//
+// Only a success may be fast: presenting the secret this process already verified (the cache).
+// Every other attempt costs the same work — one read of the key row and one scrypt with the same
+// parameters: against the stored hash for a known, active key (also when a *different* secret of
+// that key is cached), against a fixed dummy hash for an unknown or revoked client id. So neither
+// the answer time nor the code path tells an unknown id from a wrong secret. Attempts that need a
+// scrypt are counted per client id and per source address (AuthFailureLimiter) before the scrypt
+// runs; over the limit they get 429 rate_limited without any work, while the cached secret keeps
+// working, so an attacker cannot lock a merchant out.
 import { createHash, randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
-import type { PrismaClient } from './db/index.ts';
+import type { Prisma, PrismaClient } from './db/index.ts';
 import { AuthenticationError } from './errors.ts';
+import type { AuthFailureLimiter } from './rate-limit.ts';
 
 const scrypt = promisify(scryptCb) as (pw: string, salt: Buffer, len: number, opts: object) => Promise<Buffer>;
 const N = 16384, R = 8, P = 1, LEN = 32;
@@ -30,6 +39,12 @@ export async function verifySecret(secret: string, stored: string): Promise<bool
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest();
 
+/**
+ * A well-formed hash (current parameters) of a random secret nobody knows: unknown and revoked
+ * client ids are verified against it, so they cost exactly what a wrong secret costs.
+ */
+export const DUMMY_SECRET_HASH = `scrypt$${N}$${R}$${P}$DLQQLraOXgGsXVN1WoHLMg$QhPXlV0Du9MsLPQGDCV2OlXCx2M-V6dvQ7iYw16vHO0`;
+
 export interface AuthenticatedMerchant {
   id: string;
   name: string;
@@ -37,6 +52,8 @@ export interface AuthenticatedMerchant {
   keyId: string;
   clientId: string;
 }
+
+type KeyRow = Prisma.ApiKeyGetPayload<{ include: { merchant: true } }>;
 
 interface CacheEntry {
   digest: Buffer;
@@ -56,6 +73,13 @@ export function parseBasic(header: string | undefined | null): { clientId: strin
   return { clientId: decoded.slice(0, i), secret: decoded.slice(i + 1) };
 }
 
+export interface AuthAttempt {
+  /** where the attempt comes from (the TCP peer, or the trusted proxy's client address) */
+  source?: string | undefined;
+  /** counts attempts that need a scrypt; absent = no limit (CLI, in-process use) */
+  limiter?: AuthFailureLimiter | undefined;
+}
+
 export class Authenticator {
   private cache = new Map<string, CacheEntry>();
   private static readonly MAX_ENTRIES = 10_000;
@@ -66,27 +90,57 @@ export class Authenticator {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Returns the merchant for the header's credentials or throws AuthenticationError. */
-  async authenticate(header: string | undefined | null): Promise<AuthenticatedMerchant> {
+  /**
+   * Returns the merchant for the header's credentials or throws AuthenticationError (401), or
+   * RateLimitError (429) when the attempt needs a scrypt and `attempt.limiter` refuses it.
+   */
+  async authenticate(header: string | undefined | null, attempt: AuthAttempt = {}): Promise<AuthenticatedMerchant> {
     const creds = parseBasic(header);
     if (!creds || !creds.clientId.startsWith('ck_') || creds.clientId.length > 100 || creds.secret.length > 200) {
       throw new AuthenticationError();
     }
     const digest = sha256(creds.secret);
     const cached = this.cache.get(creds.clientId);
-    if (cached && this.now() - cached.checkedAt < this.ttlMs) {
-      if (timingSafeEqual(cached.digest, digest)) return cached.merchant;
-      throw new AuthenticationError();
+    const verified = cached !== undefined && timingSafeEqual(cached.digest, digest);
+    let key: KeyRow | null | undefined;
+    if (verified) {
+      // The secret this process verified: fresh → done; stale → re-read the row (revocation,
+      // rotation) and skip the scrypt when the stored hash is unchanged.
+      if (this.now() - cached.checkedAt < this.ttlMs) return cached.merchant;
+      key = await this.findKey(creds.clientId);
+      if (key && !key.revokedAt && key.secretHash === cached.secretHash) return this.remember(creds.clientId, digest, key);
     }
-    const key = await this.prisma.apiKey.findUnique({ where: { clientId: creds.clientId }, include: { merchant: true } });
-    if (!key || key.revokedAt) {
+    // Everything else needs a scrypt: count the attempt first (refused → 429, no work done).
+    const refund = attempt.limiter ? await attempt.limiter.take(creds.clientId, attempt.source) : undefined;
+    let active: KeyRow | null, ok: boolean;
+    try {
+      if (key === undefined) key = await this.findKey(creds.clientId);
+      active = key && !key.revokedAt ? key : null;
+      ok = await this.verify(creds.secret, active ? active.secretHash : DUMMY_SECRET_HASH);
+    } catch (err) {
+      refund?.(); // the database failed, not the credentials
+      throw err;
+    }
+    if (!active) {
       this.cache.delete(creds.clientId);
       throw new AuthenticationError();
     }
-    const sameHashAsVerified = cached && cached.secretHash === key.secretHash && timingSafeEqual(cached.digest, digest);
-    if (!sameHashAsVerified && !(await verifySecret(creds.secret, key.secretHash))) {
-      throw new AuthenticationError();
-    }
+    // A wrong secret leaves the cached (right) one alone: its owner keeps working.
+    if (!ok) throw new AuthenticationError();
+    refund?.();
+    return this.remember(creds.clientId, digest, active);
+  }
+
+  /** The scrypt check every attempt that is not a cache hit goes through (tests spy on it). */
+  verify(secret: string, storedHash: string): Promise<boolean> {
+    return verifySecret(secret, storedHash);
+  }
+
+  private findKey(clientId: string): Promise<KeyRow | null> {
+    return this.prisma.apiKey.findUnique({ where: { clientId }, include: { merchant: true } });
+  }
+
+  private remember(clientId: string, digest: Buffer, key: KeyRow): AuthenticatedMerchant {
     const merchant: AuthenticatedMerchant = {
       id: key.merchant.id,
       name: key.merchant.name,
@@ -94,8 +148,9 @@ export class Authenticator {
       keyId: key.id,
       clientId: key.clientId,
     };
+    this.cache.delete(clientId);
     if (this.cache.size >= Authenticator.MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
-    this.cache.set(creds.clientId, { digest, secretHash: key.secretHash, merchant, checkedAt: this.now() });
+    this.cache.set(clientId, { digest, secretHash: key.secretHash, merchant, checkedAt: this.now() });
     return merchant;
   }
 

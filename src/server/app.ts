@@ -11,11 +11,12 @@ import { forMerchant } from '../platform/db/tenant.ts';
 import { pendingMigrations } from '../platform/db/migrate.ts';
 import { AppError, errorBody, HttpError, isDatabaseUnavailable, ServiceUnavailableError, toAppError } from '../platform/errors.ts';
 import { newId } from '../platform/ids.ts';
-import { RateLimiter } from '../platform/rate-limit.ts';
+import { AuthFailureLimiter, RateLimiter } from '../platform/rate-limit.ts';
 import { requestScope } from '../platform/request-context.ts';
 import { routes } from '../rest/index.ts';
 import { buildOpenApi } from '../rest/openapi.ts';
 import { mediaType, mountRoutes, unmatched } from '../rest/router.ts';
+import { clientAddress } from './client-address.ts';
 import { DOCS_HTML, docsAsset } from './docs.ts';
 import type { AppEnv, Services } from './env.ts';
 
@@ -42,7 +43,11 @@ function sendError(c: Context<AppEnv>, err: AppError) {
 export function createApp(services: Services) {
   const app = new Hono<AppEnv>();
   const rateLimiter = new RateLimiter(services.config.RATE_LIMIT_PER_SECOND);
-  const yoga = createGraphQLServer({ maxDepth: services.config.GRAPHQL_MAX_DEPTH, maxAliases: 100 });
+  const authFailures = new AuthFailureLimiter({
+    perClientPerMinute: services.config.AUTH_FAILURES_PER_CLIENT_PER_MINUTE,
+    perAddressPerMinute: services.config.AUTH_FAILURES_PER_ADDRESS_PER_MINUTE,
+  });
+  const yoga = createGraphQLServer({ maxDepth: services.config.GRAPHQL_MAX_DEPTH, maxAliases: 100, rateLimiter });
   let openapi: unknown;
 
   // Request id, access log, async request scope.
@@ -85,7 +90,10 @@ export function createApp(services: Services) {
   });
 
   const authenticate = async (c: Context<AppEnv>) => {
-    const merchant = await services.auth.authenticate(c.req.header('authorization'));
+    const merchant = await services.auth.authenticate(c.req.header('authorization'), {
+      source: clientAddress(c, services.config.TRUST_PROXY),
+      limiter: authFailures,
+    });
     await rateLimiter.consume(merchant.clientId);
     const ctx: Ctx = {
       merchant,

@@ -1,6 +1,6 @@
 // Merchants and their API keys. Used by the CLI and at start (bootstrap); not exposed over the API.
 import type { PrismaClient } from '../../platform/db/index.ts';
-import { hashSecret } from '../../platform/auth.ts';
+import { hashSecret, verifySecret } from '../../platform/auth.ts';
 import { newId, randomToken } from '../../platform/ids.ts';
 
 export type Mode = 'test' | 'live';
@@ -63,30 +63,53 @@ export async function listMerchants(prisma: PrismaClient) {
   }));
 }
 
+/** Where bootstrap reports what it left alone (the server's logger). */
+export interface BootstrapLog {
+  warn(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+}
+
 /**
- * Start-up bootstrap. With explicit credentials (BILLING_BOOTSTRAP_CLIENT_ID/SECRET) a test-mode
- * merchant holding exactly those is ensured (the secret is re-hashed when it changed). Without
- * them, a test merchant is created only when the database has no merchant at all; the returned
- * credentials are then printed once.
+ * Start-up bootstrap.
+ *
+ * With explicit credentials (BILLING_BOOTSTRAP_CLIENT_ID/SECRET) a test-mode merchant holding
+ * exactly those is created **only when the client id does not exist**. An existing key is never
+ * changed: a revoked key stays revoked, its secret is never replaced, and no merchant's mode is
+ * touched. When the existing key is revoked, belongs to a live-mode merchant, or does not match
+ * the configured secret, a warning says so and the key is left alone (revoke or rotate keys with
+ * the CLI instead).
+ *
+ * Without explicit credentials, a test merchant is created only when the database has no
+ * merchant at all; the returned credentials are then printed once.
  */
 export async function bootstrapMerchant(
   prisma: PrismaClient,
   explicit?: { clientId: string; clientSecret: string },
+  log?: BootstrapLog,
 ): Promise<IssuedCredentials | null> {
   if (explicit) {
-    const key = await prisma.apiKey.findUnique({ where: { clientId: explicit.clientId } });
-    const secretHash = await hashSecret(explicit.clientSecret);
-    if (key) {
-      await prisma.apiKey.update({
-        where: { id: key.id },
-        data: { secretHash, secretLast4: explicit.clientSecret.slice(-4), revokedAt: null },
+    const clientId = explicit.clientId;
+    const key = await prisma.apiKey.findUnique({ where: { clientId }, include: { merchant: true } });
+    if (!key) {
+      const secretHash = await hashSecret(explicit.clientSecret);
+      const merchantId = await prisma.$transaction(async (tx) => {
+        const m = await tx.merchant.create({ data: { id: newId('merchant'), name: 'Bootstrap merchant', mode: 'test' } });
+        await tx.apiKey.create({
+          data: { id: newId('api_key'), merchantId: m.id, clientId, secretHash, secretLast4: explicit.clientSecret.slice(-4) },
+        });
+        return m.id;
       });
+      log?.info({ client_id: clientId, merchant_id: merchantId }, 'bootstrap merchant created from BILLING_BOOTSTRAP_CLIENT_ID');
       return null;
     }
-    const m = await prisma.merchant.create({ data: { id: newId('merchant'), name: 'Bootstrap merchant', mode: 'test' } });
-    await prisma.apiKey.create({
-      data: { id: newId('api_key'), merchantId: m.id, clientId: explicit.clientId, secretHash, secretLast4: explicit.clientSecret.slice(-4) },
-    });
+    const about = { client_id: clientId, merchant_id: key.merchantId };
+    if (key.revokedAt) {
+      log?.warn(about, 'BILLING_BOOTSTRAP_CLIENT_ID names a revoked key: it stays revoked and the bootstrap credentials do not work. Create a new key with the CLI, or unset the bootstrap variables.');
+    } else if (key.merchant.mode !== 'test') {
+      log?.warn(about, 'BILLING_BOOTSTRAP_CLIENT_ID names a key of a live-mode merchant: bootstrap only manages test-mode merchants, so the key is left unchanged.');
+    } else if (!(await verifySecret(explicit.clientSecret, key.secretHash))) {
+      log?.warn(about, 'BILLING_BOOTSTRAP_CLIENT_SECRET does not match the existing key: its secret is left unchanged and the configured secret does not work. Rotate keys with the CLI.');
+    }
     return null;
   }
   if ((await prisma.merchant.count()) > 0) return null;

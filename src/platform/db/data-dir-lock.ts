@@ -13,11 +13,11 @@ function alive(pid: number): boolean {
 }
 
 export function lockDataDir(dir: string): () => void {
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true, mode: 0o700 }); // owner-only, like every file in it (see restrictDataDir)
   const file = join(dir, 'billing.pid');
   for (let i = 0; i < 2; i++) {
     try {
-      const fd = openSync(file, 'wx');
+      const fd = openSync(file, 'wx', 0o600);
       writeSync(fd, String(process.pid));
       closeSync(fd);
       return () => rmSync(file, { force: true });

@@ -5,7 +5,8 @@ import { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
-import { mkdirSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { PrismaClient } from '../../generated/prisma/client.ts';
 import type { Logger } from '../logger.ts';
 
@@ -79,9 +80,39 @@ function openPostgres(url: string, poolSize: number, logger?: Logger, onQuery?: 
   };
 }
 
+/**
+ * The embedded database's files hold every merchant's data: owner-only. The process umask
+ * becomes 0o077 (PGlite creates files through Node's fs with it) and the whole tree is chmodded
+ * to 0700 directories / 0600 files — before opening (installs made before this rule; the
+ * directory itself closes first, so nothing inside is reachable meanwhile), after opening
+ * (PGlite extracts its initial files with explicit 0666 modes and writes its relation-cache
+ * files 0644), and after closing (statistics written at shutdown).
+ */
+export function restrictDataDir(dataDir: string): void {
+  try {
+    process.umask(0o077);
+  } catch {
+    /* worker threads cannot change the umask; the chmod below still applies */
+  }
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  chmodTree(dataDir);
+}
+
+function chmodTree(path: string): void {
+  const st = lstatSync(path, { throwIfNoEntry: false });
+  if (!st || st.isSymbolicLink()) return; // never follow links out of the directory
+  if (st.isDirectory()) {
+    if ((st.mode & 0o777) !== 0o700) chmodSync(path, 0o700);
+    for (const name of readdirSync(path)) chmodTree(join(path, name));
+  } else if (st.isFile() && (st.mode & 0o077) !== 0) {
+    chmodSync(path, (st.mode & 0o700) | 0o600);
+  }
+}
+
 async function openPglite(dataDir: string | null, onQuery?: (sql: string) => void): Promise<Database> {
-  if (dataDir) mkdirSync(dataDir, { recursive: true });
+  if (dataDir) restrictDataDir(dataDir);
   const db = dataDir ? await PGlite.create(dataDir) : await PGlite.create();
+  if (dataDir) chmodTree(dataDir);
   const prisma = prismaClient(new PrismaPGlite(db), onQuery);
   const query = async <R,>(sql: string, params?: unknown[]) => (await db.query<R>(sql, params as any[])).rows;
   const exec = async (sql: string) => {
@@ -97,6 +128,7 @@ async function openPglite(dataDir: string | null, onQuery?: (sql: string) => voi
     close: async () => {
       await prisma.$disconnect();
       await db.close();
+      if (dataDir) chmodTree(dataDir);
     },
   };
 }

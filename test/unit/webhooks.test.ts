@@ -29,7 +29,9 @@ describe('SSRF guard', () => {
 
   it('resolves names and refuses those that lead to forbidden addresses', async () => {
     await expect(resolveSafe('localhost', false)).rejects.toThrow(/forbidden/);
-    await expect(resolveSafe('localhost', true)).resolves.toMatchObject({ address: expect.stringMatching(/^(127\.|::1)/) });
+    const all = await resolveSafe('localhost', true);
+    expect(all.length).toBeGreaterThan(0);
+    for (const a of all) expect(a.address).toMatch(/^(127\.|::1$)/);
     await expect(resolveSafe('10.0.0.1', true)).rejects.toThrow(/forbidden/);
   });
 });

@@ -1,23 +1,48 @@
-// Sends one webhook: POST to the checked address with the original Host/SNI, 15 s timeout, no
+// Sends one webhook: POST to the checked addresses with the original Host/SNI, 15 s timeout, no
 // redirects, response body kept up to 64 KiB.
 import http from 'node:http';
 import https from 'node:https';
-import { resolveSafe } from './ssrf.ts';
+import type { LookupAddress, LookupOptions } from 'node:dns';
+import type { LookupFunction } from 'node:net';
+import { resolveSafe, type CheckedAddress } from './ssrf.ts';
 
 export const TIMEOUT_MS = 15_000;
 
-// Connections are reused per resolved address and host (keep-alive), like any HTTP client would.
+// Connections are reused per set of checked addresses and host (keep-alive), like any HTTP client
+// would: a pooled socket is always connected to one of the addresses checked for this request.
 const agents = new Map<string, http.Agent>();
-function agentFor(protocol: string, address: string, host: string): http.Agent {
-  const key = `${protocol}//${address}/${host}`;
+function agentFor(protocol: string, targets: CheckedAddress[], host: string): http.Agent {
+  const key = `${protocol}//${targets.map((t) => t.address).join(',')}/${host}`;
   let a = agents.get(key);
   if (!a) {
-    a = protocol === 'https:' ? new https.Agent({ keepAlive: true, maxSockets: 16, timeout: TIMEOUT_MS }) : new http.Agent({ keepAlive: true, maxSockets: 16, timeout: TIMEOUT_MS });
+    // autoSelectFamily: happy eyeballs over every checked address (whatever the process default),
+    // e.g. localhost -> ::1 refused, then 127.0.0.1 connects.
+    const opts = { keepAlive: true, maxSockets: 16, timeout: TIMEOUT_MS, autoSelectFamily: true };
+    a = protocol === 'https:' ? new https.Agent(opts) : new http.Agent(opts);
     agents.set(key, a);
   }
   return a;
 }
 export const MAX_RESPONSE_BYTES = 64 * 1024;
+
+/**
+ * A `lookup` for net/http that answers only with the already-checked addresses (no second DNS
+ * query, so no rebinding). Node calls it with `{all: true}` when it connects with happy eyeballs
+ * (autoSelectFamily) and expects every address as [{address, family}]; otherwise it expects one
+ * (address, family). `family` 4/6 in the options narrows the answer to that family.
+ */
+export function pinnedLookup(targets: readonly CheckedAddress[]): LookupFunction {
+  return (_hostname: string, options: LookupOptions, callback: (...args: any[]) => void) => {
+    const fam = options?.family === 'IPv4' ? 4 : options?.family === 'IPv6' ? 6 : options?.family;
+    const list = fam === 4 || fam === 6 ? targets.filter((t) => t.family === fam) : [...targets];
+    if (list.length === 0) {
+      const err = Object.assign(new Error('no checked address of the requested family'), { code: 'ENOTFOUND' });
+      return callback(err);
+    }
+    if (options?.all) return callback(null, list.map((t): LookupAddress => ({ address: t.address, family: t.family })));
+    return callback(null, list[0]!.address, list[0]!.family);
+  };
+}
 
 export interface SendResult {
   ok: boolean;
@@ -35,9 +60,9 @@ export async function sendWebhook(
 ): Promise<SendResult> {
   const started = performance.now();
   const u = new URL(url);
-  let target: { address: string; family: 4 | 6 };
+  let targets: CheckedAddress[];
   try {
-    target = await resolveSafe(u.hostname, allowLoopback);
+    targets = await resolveSafe(u.hostname, allowLoopback);
   } catch (err) {
     return { ok: false, status: null, body: (err as Error).message.slice(0, MAX_RESPONSE_BYTES), durationMs: Math.round(performance.now() - started) };
   }
@@ -55,8 +80,8 @@ export async function sendWebhook(
       {
         method: 'POST',
         headers: { ...headers, 'content-length': Buffer.byteLength(body).toString() },
-        lookup: (_host, _opts, cb) => (cb as (e: null, a: string, f: number) => void)(null, target.address, target.family),
-        agent: agentFor(u.protocol, target.address, u.host),
+        lookup: pinnedLookup(targets),
+        agent: agentFor(u.protocol, targets, u.host),
       },
       (res) => {
         const chunks: Buffer[] = [];

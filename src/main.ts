@@ -3,7 +3,7 @@
 // credentials printed once.
 import { serve } from '@hono/node-server';
 import { startMaintenance } from './jobs/maintenance.ts';
-import { startWorker } from './jobs/worker.ts';
+import { startWorker, workerOptions } from './jobs/worker.ts';
 import { bootstrapMerchant, type IssuedCredentials } from './domain/merchants/index.ts';
 import { ConfigError, loadConfig } from './platform/config.ts';
 import { lockDataDir } from './platform/db/data-dir-lock.ts';
@@ -54,11 +54,7 @@ async function main() {
     banner(created, config.publicBaseUrl);
   }
   const stopMaintenance = startMaintenance(services);
-  const worker = startWorker(services.runtime, log.child({ component: 'worker' }), {
-    pollMs: config.JOBS_POLL_MS,
-    concurrency: config.JOBS_CONCURRENCY,
-    leaseMs: config.JOBS_LEASE_MS,
-  });
+  const worker = startWorker(services.runtime, log.child({ component: 'worker' }), workerOptions(config));
   const app = createApp(services);
   const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
     log.info({ port: info.port, host: config.HOST, database: services.db.kind, public_base_url: config.publicBaseUrl }, 'billing service listening');

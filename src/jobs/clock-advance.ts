@@ -10,6 +10,6 @@ import { runDueJobsFor } from './runner.ts';
 export async function advanceClockAndRunDueWork(ctx: Ctx, input: ClockAdvanceInput): Promise<Date> {
   const target = await advanceTarget(ctx.runtime.prisma, ctx.merchant, input);
   await runDueJobsFor(ctx.runtime, ctx.log, ctx.merchant.id, target);
-  await setClock(ctx.runtime.prisma, ctx.merchant, target);
+  await setClock(ctx, target);
   return target;
 }

@@ -30,6 +30,7 @@ export function createJobRegistry(): JobRegistry {
     // retries only cover the job failing to run (e.g. the database was briefly unavailable).
     retryDelaysMs: [5_000, 30_000, 120_000],
     leaseMs: 60_000,
+    lane: 'deliveries',
     async run(ctx, job) {
       await deliverAttempt(ctx, String(job.payload.attempt_id));
     },

@@ -27,7 +27,14 @@ export interface JobKind {
   retryDelaysMs?: number[];
   /** how long a claim lasts before another runner may take the job over */
   leaseMs?: number;
+  /**
+   * The worker lane that runs it: `internal` (expiries, refunds settling … the default) or
+   * `deliveries` (webhook sends: slow I/O that must never hold up internal work).
+   */
+  lane?: Lane;
 }
+
+export type Lane = 'internal' | 'deliveries';
 
 const DEFAULT_RETRIES = [5_000, 30_000, 300_000];
 const DEFAULT_LEASE_MS = 60_000;
@@ -45,6 +52,10 @@ export class JobRegistry {
   names(): string[] {
     return [...this.kinds.keys()];
   }
+  /** The kinds run by one lane of the worker. */
+  namesIn(lane: Lane): string[] {
+    return [...this.kinds].filter(([, def]) => (def.lane ?? 'internal') === lane).map(([name]) => name);
+  }
 }
 
 interface ClaimedRow {
@@ -57,30 +68,61 @@ interface ClaimedRow {
   mode: string;
 }
 
-/** Claims up to `limit` due jobs (all merchants, or one merchant up to `asOf` on its clock). */
-export async function claimDueJobs(
-  prisma: PrismaClient,
-  opts: { limit: number; kinds: string[]; merchantId?: string; asOf?: Date; leaseMs?: number },
-): Promise<(JobRow & { mode: 'test' | 'live' })[]> {
-  if (opts.kinds.length === 0) return [];
+export interface ClaimOptions {
+  limit: number;
+  kinds: string[];
+  /** one merchant only, due up to `asOf` on its clock (clock advance) */
+  merchantId?: string;
+  asOf?: Date;
+  leaseMs?: number;
+  /** at most this many jobs per merchant in one claim (fair claiming; default: no cap) */
+  perMerchant?: number;
+  /** merchants that may get fewer than `perMerchant` (jobs already in flight here); 0 = none */
+  room?: Map<string, number>;
+}
+
+/**
+ * Claims up to `limit` due jobs (all merchants, or one merchant up to `asOf` on its clock).
+ *
+ * Fairly: the due jobs are taken oldest first from a bounded window (FOR UPDATE SKIP LOCKED),
+ * merchants with no room left are skipped in the scan, and within the window each merchant's jobs
+ * are ranked (row_number per merchant); the claim takes every merchant's first job, then every
+ * merchant's second, and so on, each merchant up to its room. So one merchant's backlog cannot fill
+ * a batch, and a merchant at its cap cannot occupy the window.
+ */
+export async function claimDueJobs(prisma: PrismaClient, opts: ClaimOptions): Promise<(JobRow & { mode: 'test' | 'live' })[]> {
+  if (opts.kinds.length === 0 || opts.limit <= 0) return [];
   const due = opts.asOf
     ? Prisma.sql`j.run_at <= ${opts.asOf}`
     : Prisma.sql`j.run_at <= now() + m.clock_offset_ms * interval '1 millisecond'`;
   const scope = opts.merchantId ? Prisma.sql`AND j.merchant_id = ${opts.merchantId}` : Prisma.empty;
+  const room = [...(opts.room ?? new Map<string, number>())];
+  const full = room.filter(([, r]) => r <= 0).map(([id]) => id);
+  const partial = room.filter(([, r]) => r > 0);
+  const skip = full.length > 0 ? Prisma.sql`AND NOT (j.merchant_id = ANY(${full}))` : Prisma.empty;
+  const cap = opts.perMerchant ?? opts.limit;
   const lease = (opts.leaseMs ?? DEFAULT_LEASE_MS) / 1000;
+  const window = Math.max(opts.limit * 4, 100);
   const rows = await prisma.$queryRaw<ClaimedRow[]>`
-    WITH due AS (
-      SELECT j.id, m.mode FROM jobs j JOIN merchants m ON m.id = j.merchant_id
+    WITH cand AS (
+      SELECT j.id, j.merchant_id, j.run_at, m.mode FROM jobs j JOIN merchants m ON m.id = j.merchant_id
       WHERE ((j.status = 'pending' AND ${due}) OR (j.status = 'running' AND j.locked_until < now() AND ${due}))
-        AND j.kind = ANY(${opts.kinds}) ${scope}
+        AND j.kind = ANY(${opts.kinds}) ${scope} ${skip}
       ORDER BY j.run_at, j.id
-      LIMIT ${opts.limit}
+      LIMIT ${window}
       FOR UPDATE OF j SKIP LOCKED
+    ), ranked AS (
+      SELECT c.id, c.mode, c.run_at, row_number() OVER (PARTITION BY c.merchant_id ORDER BY c.run_at, c.id) AS rn,
+        coalesce(r.room, ${cap}::int) AS room
+      FROM cand c LEFT JOIN unnest(${partial.map(([id]) => id)}::text[], ${partial.map(([, r]) => r)}::int[]) AS r(merchant_id, room)
+        ON r.merchant_id = c.merchant_id
+    ), picked AS (
+      SELECT id, mode FROM ranked WHERE rn <= room ORDER BY rn, run_at, id LIMIT ${opts.limit}
     )
     UPDATE jobs SET status = 'running', locked_until = now() + make_interval(secs => ${lease}),
       attempts = jobs.attempts + 1, updated_at = now()
-    FROM due WHERE jobs.id = due.id
-    RETURNING jobs.id, jobs.merchant_id, jobs.kind, jobs.payload, jobs.run_at, jobs.attempts, due.mode`;
+    FROM picked WHERE jobs.id = picked.id
+    RETURNING jobs.id, jobs.merchant_id, jobs.kind, jobs.payload, jobs.run_at, jobs.attempts, picked.mode`;
   return rows
     .map((r) => ({
       id: r.id,

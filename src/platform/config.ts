@@ -34,7 +34,12 @@ const schema = z.object({
   /** Take the client address from the last X-Forwarded-For entry (only behind a proxy that sets it). */
   TRUST_PROXY: bool.default(false),
   JOBS_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(500),
+  /** Internal jobs (expiries, refund settling …) a process runs at once, and per merchant. */
   JOBS_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(16),
+  JOBS_MERCHANT_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(8),
+  /** Webhook deliveries a process has in flight at once, and per merchant (their own lane). */
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(64),
+  WEBHOOK_MERCHANT_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(16),
   /** How long a claimed job is reserved; a job whose process died is run again after this. */
   JOBS_LEASE_MS: z.coerce.number().int().min(1000).max(3_600_000).default(60_000),
   /**

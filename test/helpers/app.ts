@@ -9,7 +9,7 @@ import { createLogger } from '../../src/platform/logger.ts';
 import { createApp } from '../../src/server/app.ts';
 import type { Services } from '../../src/server/env.ts';
 import { openServices } from '../../src/server/services.ts';
-import { startWorker } from '../../src/jobs/worker.ts';
+import { startWorker, workerOptions } from '../../src/jobs/worker.ts';
 
 export interface TestApp {
   url: string;
@@ -85,7 +85,7 @@ export async function startApp(env: Record<string, string> = {}, opts: { worker?
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const worker =
-    opts.worker === false ? null : startWorker(services.runtime, log, { pollMs: 100, concurrency: config.JOBS_CONCURRENCY, leaseMs: config.JOBS_LEASE_MS });
+    opts.worker === false ? null : startWorker(services.runtime, log, { ...workerOptions(config), pollMs: 100 });
   return {
     url,
     queries,

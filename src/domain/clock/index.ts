@@ -2,6 +2,7 @@
 // real time plus an offset that only moves forward (test helpers), so time-based work — checkout
 // expiry, renewals, credit expiry, webhook retries — can be made due deterministically.
 import type { Ctx } from '../../platform/context.ts';
+import { inTransaction } from '../../platform/db/tenant.ts';
 import type { PrismaClient } from '../../platform/db/index.ts';
 import { ValidationError } from '../../platform/errors.ts';
 import { parse, z, timestamp } from '../../platform/validation.ts';
@@ -66,11 +67,15 @@ export async function advanceTarget(prisma: PrismaClient, merchant: ClockOwner, 
   return new Date(target);
 }
 
-/** Sets the clock to `target` (never backwards: a concurrent advance that went further wins). */
-export async function setClock(prisma: PrismaClient, merchant: ClockOwner, target: Date): Promise<Date> {
+/**
+ * Sets the clock to `target` (never backwards: a concurrent advance that went further wins), in
+ * its own transaction on the request's client (so an idempotency key counts it as a committed step).
+ */
+export async function setClock(ctx: Ctx, target: Date): Promise<void> {
   const offset = BigInt(target.getTime() - Date.now());
-  await prisma.merchant.updateMany({ where: { id: merchant.id, mode: 'test', clockOffsetMs: { lt: offset } }, data: { clockOffsetMs: offset } });
-  return merchantNow(prisma, merchant);
+  await inTransaction(ctx.db, (tx) =>
+    tx.merchant.updateMany({ where: { id: ctx.merchant.id, mode: 'test', clockOffsetMs: { lt: offset } }, data: { clockOffsetMs: offset } }),
+  );
 }
 
 export function clockToJSON(now: Date) {

@@ -18,6 +18,16 @@ async function paidPayment(c: Client, amount = 1000, currency = 'USD', email = '
 }
 
 describe('refunds over REST', () => {
+  it('keeps the metadata it is given (REST and GraphQL)', async () => {
+    const p = await paidPayment(api, 500, 'USD', 'meta@example.com');
+    const r = await api.post('/v1/refunds', { payment_id: p.id, amount: 100, metadata: { ticket: 'T-42' } });
+    expect(r.body.metadata).toEqual({ ticket: 'T-42' });
+    expect((await api.get(`/v1/refunds/${r.body.id}`)).body.metadata).toEqual({ ticket: 'T-42' });
+    expect((await api.post('/v1/refunds', { payment_id: p.id, amount: 100 })).body.metadata).toEqual({});
+    const g = await api.gql(`{ node(id: "${r.body.id}") { ... on Refund { metadata } } }`);
+    expect(g.data.node.metadata).toEqual({ ticket: 'T-42' });
+  });
+
   it('refunds partially, then the rest, and never more', async () => {
     const p = await paidPayment(api);
     const r1 = await api.post('/v1/refunds', { payment_id: p.id, amount: 300, reason: 'customer_request' });

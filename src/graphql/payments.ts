@@ -48,6 +48,7 @@ export const Refund = builder.prismaNode('Refund', {
     status: t.field({ type: RefundStatus, resolve: (r) => r.status as (typeof refunds.REFUND_STATUSES)[number] }),
     reason: t.field({ type: RefundReason, nullable: true, resolve: (r) => r.reason as (typeof refunds.REFUND_REASONS)[number] | null }),
     failureCode: t.exposeString('failureCode', { nullable: true }),
+    metadata: t.field({ type: 'JSON', resolve: (r) => r.metadata }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
   }),

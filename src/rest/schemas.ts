@@ -104,6 +104,7 @@ export const refundObject = z
     status: z.enum(['pending', 'succeeded', 'failed']),
     reason: z.enum(['customer_request', 'duplicate', 'fraudulent', 'other']).nullable(),
     failure_code: z.string().nullable(),
+    metadata: z.record(z.string(), z.string()),
     created_at: ts,
     updated_at: ts,
   })

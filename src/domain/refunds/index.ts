@@ -50,6 +50,7 @@ export function refundToJSON(r: Refund) {
     status: r.status,
     reason: r.reason,
     failure_code: r.failureCode,
+    metadata: r.metadata as Record<string, string>,
     created_at: r.createdAt.toISOString(),
     updated_at: r.updatedAt.toISOString(),
   };
@@ -83,7 +84,7 @@ export async function reserveRefund(
   ctx: Ctx,
   tx: TenantTx,
   p: PaymentWithCustomer,
-  req: { amount?: bigint; reason?: string | null; settleAt?: Date },
+  req: { amount?: bigint; reason?: string | null; metadata?: Record<string, string>; settleAt?: Date },
 ): Promise<Refund> {
   if (p.status !== 'succeeded') {
     throw new StateError('payment_not_succeeded', `Only succeeded payments can be refunded; this payment is ${p.status}.`, 'payment_id');
@@ -109,6 +110,7 @@ export async function reserveRefund(
       amount: amt,
       currency: p.currency,
       reason: req.reason ?? null,
+      metadata: req.metadata ?? {},
     },
   });
   await recordEvent(tx, ctx.merchant.id, 'refund.created', refundToJSON(refund));
@@ -164,7 +166,7 @@ export async function createRefund(ctx: Ctx, input: RefundCreateInput): Promise<
   const data = parse(refundCreate, input);
   const reserved = await inTransaction(ctx.db, async (tx) => {
     const p = await lockPayment(ctx, tx, data.payment_id, 'payment_id');
-    const refund = await reserveRefund(ctx, tx, p, { amount: data.amount === undefined ? undefined : BigInt(data.amount), reason: data.reason });
+    const refund = await reserveRefund(ctx, tx, p, { amount: data.amount === undefined ? undefined : BigInt(data.amount), reason: data.reason, metadata: data.metadata });
     return { refund, chargeRef: p.processorRef };
   });
   const result = await callProcessor(ctx, reserved.refund, reserved.chargeRef);

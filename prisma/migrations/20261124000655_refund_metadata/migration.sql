@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "refunds" ADD COLUMN     "metadata" JSONB NOT NULL DEFAULT '{}';

@@ -103,6 +103,15 @@ describe('failed authentication limits', () => {
     expect((await other.get('/v1/customers')).status).toBe(200);
   });
 
+  it('a client’s first burst to a process that has not verified its secret yet is one check, not a lockout', async () => {
+    const app = await boot({ AUTH_FAILURES_PER_CLIENT_PER_MINUTE: '3' });
+    const fresh = await app.merchant();
+    const verify = vi.spyOn(app.services.auth, 'verify');
+    const rs = await Promise.all(Array.from({ length: 30 }, () => fresh.get('/v1/customers')));
+    expect(rs.map((r) => r.status)).toEqual(Array(30).fill(200));
+    expect(verify).toHaveBeenCalledTimes(1);
+  });
+
   it('limits failures per source address across many client ids; X-Forwarded-For is ignored unless TRUST_PROXY', async () => {
     const app = await boot({ AUTH_FAILURES_PER_CLIENT_PER_MINUTE: '1000', AUTH_FAILURES_PER_ADDRESS_PER_MINUTE: '4' });
     const legit = await app.merchant();

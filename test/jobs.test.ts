@@ -166,7 +166,8 @@ describe('due work', () => {
     });
     // (Prisma queries are lazy: the .then() is what runs it.)
     setTimeout(() => app.services.db.prisma.job.update({ where: { id: job.id }, data: { status: 'pending', lockedUntil: null } }).then(() => {}), 300);
-    await m.post('/v1/test-helpers/clock/advance', { seconds: 60 });
+    const advanced = await m.post('/v1/test-helpers/clock/advance', { seconds: 60 });
+    expect(advanced.status, advanced.text).toBe(200);
     expect((await db.job.findUniqueOrThrow({ where: { id: job.id } })).status).toBe('done');
   });
 

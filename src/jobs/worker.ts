@@ -32,7 +32,6 @@ export interface WorkerOptions {
 
 interface LaneState {
   name: Lane;
-  kinds: string[];
   opts: LaneOptions;
   running: number;
   byMerchant: Map<string, number>;
@@ -60,10 +59,12 @@ export function startWorker(runtime: Runtime, log: Logger, opts: WorkerOptions =
       ['internal', { concurrency: opts.concurrency ?? 16, perMerchant: opts.perMerchant ?? 8 }],
       ['deliveries', { concurrency: opts.deliveries?.concurrency ?? 64, perMerchant: opts.deliveries?.perMerchant ?? 16 }],
     ] as const
-  ).map(([name, o]) => ({ name, kinds: runtime.jobs.namesIn(name), opts: o, running: 0, byMerchant: new Map(), ticking: false, again: false }));
+  ).map(([name, o]) => ({ name, opts: o, running: 0, byMerchant: new Map(), ticking: false, again: false }));
 
   const tick = async (lane: LaneState) => {
-    if (stopped || lane.kinds.length === 0) return;
+    // Read at every claim: kinds registered after the start are run too.
+    const kinds = runtime.jobs.namesIn(lane.name);
+    if (stopped || kinds.length === 0) return;
     if (lane.ticking) {
       lane.again = true;
       return;
@@ -77,7 +78,7 @@ export function startWorker(runtime: Runtime, log: Logger, opts: WorkerOptions =
         const room = new Map([...lane.byMerchant].map(([m, n]) => [m, lane.opts.perMerchant - n]));
         const jobs = await claimDueJobs(runtime.prisma, {
           limit: free,
-          kinds: lane.kinds,
+          kinds,
           leaseMs: opts.leaseMs,
           perMerchant: lane.opts.perMerchant,
           room,

@@ -82,6 +82,7 @@ export interface AuthAttempt {
 
 export class Authenticator {
   private cache = new Map<string, CacheEntry>();
+  private inFlight = new Map<string, Promise<AuthenticatedMerchant>>();
   private static readonly MAX_ENTRIES = 10_000;
 
   constructor(
@@ -110,7 +111,24 @@ export class Authenticator {
       key = await this.findKey(creds.clientId);
       if (key && !key.revokedAt && key.secretHash === cached.secretHash) return this.remember(creds.clientId, digest, key);
     }
-    // Everything else needs a scrypt: count the attempt first (refused → 429, no work done).
+    // Everything else needs a scrypt. Identical attempts in flight at once (a client's first burst
+    // to a fresh process) share one check: one scrypt, one point against the failure limit.
+    const flightKey = `${creds.clientId}\n${digest.toString('hex')}`;
+    let flight = this.inFlight.get(flightKey);
+    if (!flight) {
+      flight = this.check(creds, digest, key, attempt).finally(() => this.inFlight.delete(flightKey));
+      this.inFlight.set(flightKey, flight);
+    }
+    return flight;
+  }
+
+  private async check(
+    creds: { clientId: string; secret: string },
+    digest: Buffer,
+    key: KeyRow | null | undefined,
+    attempt: AuthAttempt,
+  ): Promise<AuthenticatedMerchant> {
+    // Count the attempt first (refused → 429, no work done).
     const refund = attempt.limiter ? await attempt.limiter.take(creds.clientId, attempt.source) : undefined;
     let active: KeyRow | null, ok: boolean;
     try {

@@ -136,7 +136,7 @@ export async function claimDueJobs(prisma: PrismaClient, opts: ClaimOptions): Pr
     .sort((a, b) => a.runAt.getTime() - b.runAt.getTime() || (a.id < b.id ? -1 : 1));
 }
 
-/** Runs one claimed job and records done / retry / failed. Never throws. */
+/** Runs one claimed job and records done / retry / failed. Throws only when the outcome cannot be recorded (the database is gone); the lease then brings the job back. */
 export async function runJob(
   runtime: Runtime,
   log: Logger,

@@ -86,13 +86,15 @@ export function startWorker(runtime: Runtime, log: Logger, opts: WorkerOptions =
         for (const job of jobs) {
           lane.running++;
           lane.byMerchant.set(job.merchantId, (lane.byMerchant.get(job.merchantId) ?? 0) + 1);
-          const p = runJob(runtime, log, job).finally(() => {
+          const p = runJob(runtime, log, job)
+            .catch((err) => log.error({ err: err instanceof Error ? err.message : String(err), job_id: String(job.id) }, 'job outcome not recorded'))
+            .finally(() => {
             lane.running--;
             const n = (lane.byMerchant.get(job.merchantId) ?? 1) - 1;
             if (n <= 0) lane.byMerchant.delete(job.merchantId);
             else lane.byMerchant.set(job.merchantId, n);
             inflight.delete(p);
-            if (!stopped) void tick(lane);
+            if (!stopped) tickLane(lane);
           });
           inflight.add(p);
         }
@@ -106,9 +108,13 @@ export function startWorker(runtime: Runtime, log: Logger, opts: WorkerOptions =
       lane.ticking = false;
     }
   };
-  const tickAll = () => {
-    for (const lane of lanes) void tick(lane);
+  const ticks = new Set<Promise<void>>();
+  const tickLane = (lane: LaneState) => {
+    const t = tick(lane);
+    ticks.add(t);
+    void t.finally(() => ticks.delete(t));
   };
+  const tickAll = () => lanes.forEach(tickLane);
 
   const timer = setInterval(tickAll, pollMs);
   timer.unref();
@@ -121,7 +127,9 @@ export function startWorker(runtime: Runtime, log: Logger, opts: WorkerOptions =
       stopped = true;
       clearInterval(timer);
       unsubscribe();
-      await Promise.allSettled([...inflight]);
+      // A claim in progress may still start jobs: wait for it, then for every job it started.
+      await Promise.allSettled([...ticks]);
+      while (inflight.size > 0) await Promise.allSettled([...inflight]);
     },
   };
 }

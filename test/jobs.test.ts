@@ -146,8 +146,8 @@ describe('due work', () => {
   });
 
   it('the background worker runs work that is due now, without a clock advance', async () => {
-    const worker = startWorker(app.services.runtime, createLogger('silent'), { pollMs: 100 });
     const m = await app.merchant();
+    const worker = startWorker(app.services.runtime, createLogger('silent'), { pollMs: 100, merchants: () => [m.creds.merchant_id] });
     const db = forMerchant(app.services.db.prisma, m.creds.merchant_id);
     await enqueueJob(db, { merchantId: m.creds.merchant_id, kind: 'test.record', runAt: await clock(m), payload: { n: 'now' } });
     const deadline = Date.now() + 5000;

@@ -73,6 +73,8 @@ export interface ClaimOptions {
   kinds: string[];
   /** one merchant only, due up to `asOf` on its clock (clock advance) */
   merchantId?: string;
+  /** only these merchants' jobs (a worker serving a subset of merchants, e.g. one test app's) */
+  merchantIds?: string[];
   asOf?: Date;
   leaseMs?: number;
   /** at most this many jobs per merchant in one claim (fair claiming; default: no cap) */
@@ -95,7 +97,11 @@ export async function claimDueJobs(prisma: PrismaClient, opts: ClaimOptions): Pr
   const due = opts.asOf
     ? Prisma.sql`j.run_at <= ${opts.asOf}`
     : Prisma.sql`j.run_at <= now() + m.clock_offset_ms * interval '1 millisecond'`;
-  const scope = opts.merchantId ? Prisma.sql`AND j.merchant_id = ${opts.merchantId}` : Prisma.empty;
+  const scope = opts.merchantId
+    ? Prisma.sql`AND j.merchant_id = ${opts.merchantId}`
+    : opts.merchantIds
+      ? Prisma.sql`AND j.merchant_id = ANY(${opts.merchantIds})`
+      : Prisma.empty;
   const room = [...(opts.room ?? new Map<string, number>())];
   const full = room.filter(([, r]) => r <= 0).map(([id]) => id);
   const partial = room.filter(([, r]) => r > 0);

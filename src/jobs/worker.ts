@@ -28,6 +28,8 @@ export interface WorkerOptions {
   perMerchant?: number;
   /** the deliveries lane (default 64 slots, 16 per merchant) */
   deliveries?: Partial<LaneOptions>;
+  /** serve only these merchants (read at every claim); default: all */
+  merchants?: () => string[];
 }
 
 interface LaneState {
@@ -82,6 +84,7 @@ export function startWorker(runtime: Runtime, log: Logger, opts: WorkerOptions =
           leaseMs: opts.leaseMs,
           perMerchant: lane.opts.perMerchant,
           room,
+          merchantIds: opts.merchants?.(),
         });
         for (const job of jobs) {
           lane.running++;

@@ -72,8 +72,7 @@ export async function send(url: string, init: RequestInit = {}): Promise<Res> {
 export const usingPostgres = !!process.env.TEST_DATABASE_URL;
 
 export async function startApp(env: Record<string, string> = {}, opts: { worker?: boolean } = {}): Promise<TestApp> {
-  // Loopback webhooks are allowed by default: on PostgreSQL every test app's worker may run any
-  // test merchant's deliveries, and the receivers all live on 127.0.0.1.
+  // Loopback webhooks are allowed by default: the receivers all live on 127.0.0.1.
   const config = loadConfig({ LOG_LEVEL: 'silent', PORT: '0', BILLING_ALLOW_HTTP_WEBHOOKS: '1', ...env });
   const log = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
   const queries = { count: 0, reset: () => void (queries.count = 0) };
@@ -84,14 +83,18 @@ export async function startApp(env: Record<string, string> = {}, opts: { worker?
     const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  // On PostgreSQL every test file shares one database: each app's worker serves only the
+  // merchants that app created, so one file's settings (timeouts, fakes) never run another's jobs.
+  const merchantIds = new Set<string>();
   const worker =
-    opts.worker === false ? null : startWorker(services.runtime, log, { ...workerOptions(config), pollMs: 100 });
+    opts.worker === false ? null : startWorker(services.runtime, log, { ...workerOptions(config), pollMs: 100, merchants: () => [...merchantIds] });
   return {
     url,
     queries,
     services,
     async merchant(opts = {}) {
       const creds = await createMerchant(services.db.prisma, { name: opts.name ?? 'Test merchant', mode: opts.mode ?? 'test' });
+      merchantIds.add(creds.merchant_id);
       return new Client(url, creds);
     },
     async close() {

@@ -37,12 +37,13 @@ describe('GraphQL schema', () => {
   it('enforces the depth and complexity limits', async () => {
     const ok = await api.gql('{ customers(first: 2) { edges { node { id email } } pageInfo { hasNextPage } } }');
     expect(ok.errors).toBeUndefined();
-    // 13 levels of selection: over the default depth limit of 12
-    let sel = 'name';
-    for (let i = 0; i < 12; i++) sel = `ofType { ${sel} }`;
-    const deep = await api.gql(`{ __type(name: "Customer") { fields { type { ${sel} } } } }`);
+    // customers.edges.node + 3 × payments.edges.node.customer + id: 16 levels, over the default 12
+    let sel = 'id';
+    for (let i = 0; i < 3; i++) sel = `payments(first: 1) { edges { node { customer { ${sel} } } } }`;
+    const deep = await api.gql(`{ customers(first: 1) { edges { node { ${sel} } } } }`);
     expect(deep.data ?? null).toBeNull();
-    expect(deep.errors?.[0].message).toMatch(/depth/i);
+    expect(deep.errors?.[0].message).toMatch(/^Query depth limit of 12 exceeded, found 16\.$/);
+    expect(deep.errors?.[0].extensions?.code).toBe('query_too_deep');
     // many aliased list fields: over the complexity limit
     const wide = Array.from({ length: 60 }, (_, i) => `a${i}: customers(first: 100) { edges { node { id email name } } }`).join(' ');
     const heavy = await api.gql(`{ ${wide} }`);

@@ -4,12 +4,12 @@
 import { GraphQLError } from 'graphql';
 import { createYoga } from 'graphql-yoga';
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
-import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { toAppError } from '../platform/errors.ts';
 import type { RateLimiter } from '../platform/rate-limit.ts';
 import { requestScope } from '../platform/request-context.ts';
 import type { GraphQLContext } from './builder.ts';
+import { depthLimitPlugin } from './depth-limit.ts';
 import { camelParam } from './errors.ts';
 import { inputGuardPlugin } from './input-guard.ts';
 import { renderGraphiQLPage } from './graphiql.ts';
@@ -29,7 +29,7 @@ query Customers {
 const MAX_TOKENS = 2000;
 
 export interface GraphQLLimits {
-  /** maximum selection depth, introspection included */
+  /** maximum selection depth (introspection has its own, see depth-limit.ts) */
   maxDepth: number;
   /** maximum aliases per operation */
   maxAliases: number;
@@ -50,8 +50,17 @@ export function createGraphQLServer(limits: GraphQLLimits) {
     cors: false,
     // Validation-time limits on the document (cost is checked by Pothos' complexity plugin).
     plugins: [
-      maxDepthPlugin({ n: limits.maxDepth, ignoreIntrospection: false, flattenFragments: true, exposeLimits: true }),
-      maxAliasesPlugin({ n: limits.maxAliases, exposeLimits: true }),
+      depthLimitPlugin(limits.maxDepth),
+      maxAliasesPlugin({
+        n: limits.maxAliases,
+        exposeLimits: true,
+        // Reported as a validation error with a code (the package's own error says "Syntax Error").
+        propagateOnRejection: false,
+        onReject: [
+          (context, err) =>
+            context?.reportError(new GraphQLError(err.message.replace(/^Syntax Error: /, ''), { extensions: { code: 'too_many_aliases' } })),
+        ],
+      }),
       // Bounds the parser's work (and its recursion on nested literals) for any document.
       maxTokensPlugin({ n: MAX_TOKENS, exposeLimits: true }),
       inputGuardPlugin(),

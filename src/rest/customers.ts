@@ -1,7 +1,7 @@
 import * as customers from '../domain/customers/index.ts';
 import { customerToJSON } from '../domain/customers/index.ts';
 import { route, listEnvelope } from './route.ts';
-import { customerObject, customerWithEmbedsObject, deletedObject, idParam, listOf } from './schemas.ts';
+import { customerObject, deletedObject, idParam, listOf } from './schemas.ts';
 
 const tag = 'Customers';
 
@@ -13,10 +13,10 @@ export const customerRoutes = [
     handler: async (ctx, { body }) => customerToJSON(await customers.createCustomer(ctx, body)),
   }),
   route({
-    method: 'get', path: '/v1/customers/{id}', operationId: 'getCustomer', tag, summary: 'Retrieve a customer with subscriptions and payment methods',
+    method: 'get', path: '/v1/customers/{id}', operationId: 'getCustomer', tag, summary: 'Retrieve a customer',
     params: idParam,
-    response: { status: 200, description: 'The customer.', schema: customerWithEmbedsObject },
-    handler: async (ctx, { params }) => customers.customerWithEmbeds(ctx, await customers.getCustomer(ctx, params.id)),
+    response: { status: 200, description: 'The customer.', schema: customerObject },
+    handler: async (ctx, { params }) => customerToJSON(await customers.getCustomer(ctx, params.id)),
   }),
   route({
     method: 'patch', path: '/v1/customers/{id}', operationId: 'updateCustomer', tag, summary: 'Update a customer',
@@ -26,12 +26,12 @@ export const customerRoutes = [
   }),
   route({
     method: 'delete', path: '/v1/customers/{id}', operationId: 'deleteCustomer', tag,
-    summary: 'Delete a customer', description: 'Soft delete: the customer disappears from reads and lists; payments and ledgers keep referring to it. Active subscriptions are cancelled immediately.',
+    summary: 'Delete a customer', description: 'Soft delete: the customer disappears from reads and lists; payments and ledgers keep referring to it.',
     params: idParam,
     response: { status: 200, description: 'The deleted customer stub.', schema: deletedObject },
     handler: async (ctx, { params }) => {
       const c = await customers.deleteCustomer(ctx, params.id);
-      return { id: c.id, object: 'customer', deleted: true };
+      return { id: c.id, object: 'customer', deleted: true as const };
     },
   }),
   route({

@@ -20,6 +20,16 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   503: 'The database cannot be reached (service_unavailable).',
 };
 
+const TAG_DESCRIPTIONS: Record<string, string> = {
+  Customers: 'The people and companies that pay you. Deleting one is a soft delete.',
+  Payments: 'One-off payments, each with a hosted checkout page the customer pays on.',
+  Refunds: 'Full or partial refunds of succeeded payments.',
+  Wallets: 'Prepaid credit: a balance per customer and currency that always equals the sum of its ledger.',
+  'Webhook endpoints': 'Where events are delivered, signed the Standard Webhooks way.',
+  Events: 'Every change, in order, with its delivery attempts and replay.',
+  'Test helpers': 'Test mode only: finish checkouts as a customer would and move the merchant’s clock.',
+};
+
 export function buildOpenApi(routes: RouteDef[], opts: { serverUrl: string; version: string }) {
   const components: Record<string, JsonSchema> = {};
 
@@ -33,11 +43,16 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl: string; vers
     };
     const { $schema: _s, $defs, ...rest } = out;
     for (const [k, v] of Object.entries($defs ?? {})) components[k] = v;
+    // A schema registered under an id comes back as a $ref to its own $defs entry (now a
+    // component); one that is not yet there is inlined, and becomes the component here.
     const id = (schema.meta?.() as { id?: string } | undefined)?.id;
     if (id) {
-      const { id: _id, ...body } = rest as JsonSchema & { id?: string };
-      components[id] = body;
-      return { $ref: `#/components/schemas/${id}` };
+      const ref = `#/components/schemas/${id}`;
+      if (rest.$ref !== ref) {
+        const { id: _id, ...body } = rest as JsonSchema & { id?: string };
+        components[id] = body;
+      }
+      return { $ref: ref };
     }
     return rest;
   };
@@ -75,6 +90,12 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl: string; vers
         content: { 'application/json': { schema: convert(r.response.schema, 'output') } },
       },
     };
+    if (r.response.also) {
+      responses[r.response.also.status] = {
+        description: r.response.also.description,
+        content: { 'application/json': { schema: convert(r.response.schema, 'output') } },
+      };
+    }
     for (const s of [...statuses].sort()) {
       responses[s] = { description: ERROR_DESCRIPTIONS[s] ?? 'Error.', content: { 'application/json': { schema: errorRef } } };
     }
@@ -109,15 +130,16 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl: string; vers
     info: {
       title: 'Billing API',
       version: opts.version,
+      license: { name: 'MIT', identifier: 'MIT' },
       description:
-        'Payments, refunds, customers, wallets, subscriptions, invoices and webhooks. Authenticate with HTTP Basic ' +
+        'Payments with a hosted checkout, refunds, customers, prepaid wallets with a ledger, webhooks and events. Authenticate with HTTP Basic ' +
         '(client id as username, client secret as password). Amounts are integers in the smallest currency unit. ' +
         'Every error has the body `{"error": {type, code, message, param, request_id}}`. The same operations are ' +
         'available over GraphQL at /graphql.',
     },
     servers: [{ url: opts.serverUrl }],
     security: [{ basicAuth: [] }],
-    tags: [...new Set(routes.map((r) => r.tag))].map((name) => ({ name })),
+    tags: [...new Set(routes.map((r) => r.tag))].map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? name })),
     paths,
     components: {
       securitySchemes: { basicAuth: { type: 'http', scheme: 'basic' } },

@@ -16,6 +16,7 @@ export interface RouteDef<
   P extends z.ZodType = z.ZodType,
   Q extends z.ZodType = z.ZodType,
   B extends z.ZodType = z.ZodType,
+  R extends z.ZodType = z.ZodType,
 > {
   method: Method;
   /** OpenAPI-style path: /v1/customers/{id} */
@@ -27,8 +28,12 @@ export interface RouteDef<
   params?: P;
   query?: Q;
   body?: B;
-  /** documentation of the success response */
-  response: { status: 200 | 201; description: string; schema: z.ZodType };
+  /**
+   * The success response. Its schema is the OpenAPI response schema, and the handler's result
+   * must type-check against it (so the *ToJSON functions and the document cannot drift apart;
+   * the test suite also validates every response it receives against the document).
+   */
+  response: { status: 200 | 201; description: string; schema: R; also?: { status: 200 | 201; description: string } };
   /** error statuses this route can answer besides 400/401/404/413/415/500/503 */
   errors?: number[];
   /** answered with 404 for live-mode merchants */
@@ -40,12 +45,12 @@ export interface RouteDef<
    * the domain function parses it again with the same schema, which is how GraphQL input gets
    * the same validation.
    */
-  handler: (ctx: Ctx, input: RouteInput<z.output<P>, z.output<Q>, z.input<B>>) => Promise<unknown>;
+  handler: (ctx: Ctx, input: RouteInput<z.output<P>, z.output<Q>, z.input<B>>) => Promise<z.input<R> | WithStatus<z.input<R>>>;
 }
 
 /** Declares a route with its input types inferred from its schemas. */
-export function route<P extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType, B extends z.ZodType = z.ZodType>(
-  def: RouteDef<P, Q, B>,
+export function route<P extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType, B extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType>(
+  def: RouteDef<P, Q, B, R>,
 ): RouteDef {
   return def as unknown as RouteDef;
 }
@@ -56,9 +61,9 @@ export function listEnvelope<T, R>(page: { data: T[]; hasMore: boolean; nextCurs
 }
 
 /** A handler result with a status other than the route's usual one (e.g. 200 for a replayed credit). */
-export class WithStatus {
+export class WithStatus<T = unknown> {
   constructor(
     readonly status: number,
-    readonly body: unknown,
+    readonly body: T,
   ) {}
 }

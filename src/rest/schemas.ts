@@ -1,5 +1,9 @@
 // Response schemas for the OpenAPI document (documentation of what serializers return).
 import { z } from 'zod';
+import { CHECKOUT_LOCALES, PAYMENT_METHODS, PAYMENT_STATUSES } from '../domain/payments/schema.ts';
+import { REFUND_REASONS, REFUND_STATUSES } from '../domain/refunds/index.ts';
+import { TOPUP_STATUSES, TRANSACTION_TYPES, WALLET_STATUSES } from '../domain/wallets/schema.ts';
+import { ATTEMPT_STATUSES, ENDPOINT_STATUSES } from '../domain/webhooks/index.ts';
 
 export const errorObject = z
   .object({
@@ -9,6 +13,7 @@ export const errorObject = z
       message: z.string(),
       param: z.string().nullable(),
       request_id: z.string().meta({ example: 'req_0123456789abcdefGHIJKL' }),
+      balance: z.number().int().optional().meta({ description: 'With insufficient_balance (402): the balance that was available.' }),
     }),
   })
   .meta({ id: 'Error' });
@@ -36,13 +41,6 @@ export const customerObject = z
     updated_at: ts,
   })
   .meta({ id: 'Customer' });
-
-export const customerWithEmbedsObject = customerObject
-  .extend({
-    subscriptions: z.array(z.unknown()).meta({ description: 'The customer’s subscriptions (full records).' }),
-    payment_methods: z.array(z.unknown()).meta({ description: 'The customer’s saved payment methods (full records).' }),
-  })
-  .meta({ id: 'CustomerWithEmbeds' });
 
 export const deletedObject = z
   .object({ id: z.string(), object: z.string(), deleted: z.literal(true) })
@@ -75,13 +73,20 @@ export const paymentObject = z
     object: z.literal('payment'),
     amount: z.number().int(),
     currency: z.string(),
-    status: z.enum(['created', 'processing', 'succeeded', 'failed', 'cancelled', 'expired']),
+    status: z.enum(PAYMENT_STATUSES),
     checkout_url: z.string().meta({ description: 'Hosted checkout page for the customer (no credentials needed).' }),
     customer_id: z.string(),
     customer: z.object({ id: z.string(), email: z.string(), name: z.string().nullable(), phone: z.string().nullable() }),
     redirect_url: z.string(),
     cancel_url: z.string().nullable(),
-    checkout: z.record(z.string(), z.unknown()),
+    checkout: z
+      .object({
+        title: z.string().optional(),
+        description: z.string().optional(),
+        locale: z.enum(CHECKOUT_LOCALES).optional(),
+        payment_methods: z.array(z.enum(PAYMENT_METHODS)).optional(),
+      })
+      .meta({ description: 'The checkout options given at creation (defaults are not filled in).' }),
     metadata: z.record(z.string(), z.string()),
     amount_refunded: z.number().int(),
     refunded: z.boolean(),
@@ -101,8 +106,8 @@ export const refundObject = z
     payment_id: z.string(),
     amount: z.number().int(),
     currency: z.string(),
-    status: z.enum(['pending', 'succeeded', 'failed']),
-    reason: z.enum(['customer_request', 'duplicate', 'fraudulent', 'other']).nullable(),
+    status: z.enum(REFUND_STATUSES),
+    reason: z.enum(REFUND_REASONS).nullable(),
     failure_code: z.string().nullable(),
     metadata: z.record(z.string(), z.string()),
     created_at: ts,
@@ -118,7 +123,7 @@ export const walletObject = z
     currency: z.string(),
     balance: z.number().int().meta({ description: 'Smallest currency unit; always the sum of the ledger.' }),
     balance_formatted: z.string().meta({ example: '$12.34' }),
-    status: z.enum(['active', 'frozen', 'closed']),
+    status: z.enum(WALLET_STATUSES),
     metadata: z.record(z.string(), z.string()),
     created_at: ts,
     updated_at: ts,
@@ -130,7 +135,7 @@ export const walletTransactionObject = z
     id: z.string().meta({ example: 'wtx_0123456789abcdefGHIJKL' }),
     object: z.literal('wallet_transaction'),
     wallet_id: z.string(),
-    type: z.enum(['topup', 'debit', 'credit', 'expiry']),
+    type: z.enum(TRANSACTION_TYPES),
     amount: z.number().int(),
     balance_before: z.number().int(),
     balance_after: z.number().int(),
@@ -149,7 +154,7 @@ export const walletTopupObject = z
     wallet_id: z.string(),
     amount: z.number().int(),
     currency: z.string(),
-    status: z.enum(['pending', 'succeeded', 'failed', 'cancelled', 'expired']),
+    status: z.enum(TOPUP_STATUSES),
     checkout_url: z.string(),
     payment_id: z.string(),
     transaction_id: z.string().nullable(),
@@ -165,7 +170,7 @@ export const webhookEndpointObject = z
     url: z.string(),
     events: z.array(z.string()).meta({ description: 'Subscribed event types; empty = all.' }),
     description: z.string().nullable(),
-    status: z.enum(['active', 'disabled']),
+    status: z.enum(ENDPOINT_STATUSES),
     created_at: ts,
     updated_at: ts,
     secret: z.string().optional().meta({ description: 'whsec_…: only in the create and rotate-secret responses.' }),
@@ -178,7 +183,7 @@ export const deliveryAttemptObject = z
     object: z.literal('delivery_attempt'),
     event_id: z.string(),
     endpoint_id: z.string(),
-    status: z.enum(['pending', 'succeeded', 'failed']),
+    status: z.enum(ATTEMPT_STATUSES),
     attempt_number: z.number().int().meta({ description: '1 to 8.' }),
     response_status: z.number().int().nullable(),
     response_body: z.string().nullable().meta({ description: 'First 64 KiB of the response.' }),

@@ -22,7 +22,7 @@ export const testHelperRoutes = [
     method: 'post', path: '/v1/test-helpers/clock/advance', operationId: 'advanceTestClock', tag, testModeOnly: true,
     summary: "Move the merchant's billing clock forward and run the work that became due",
     description:
-      'Runs, before answering and in due order, every piece of due work: renewals, trial ends, dunning retries, auto-resume, credit expiry, checkout and intent expiry, webhook retries. Each runs at its own due time, as if the clock had passed through it.',
+      'Runs, before answering and in due order, every piece of work that became due: credit expiry, checkout expiry, refund settlement and webhook retries. Each runs at its own due time, as if the clock had passed through it.',
     body: clockAdvanceBody,
     response: { status: 200, description: 'The clock after the move.', schema: testClockObject },
     handler: async (ctx, { body }) => {

@@ -56,7 +56,12 @@ export const walletRoutes = [
   route({
     method: 'post', path: '/v1/wallets/{id}/credit', operationId: 'creditWallet', tag, summary: 'Credit a wallet (admin credit, optionally expiring)',
     params: idParam, body: wallets.walletCredit, errors: [409],
-    response: { status: 201, description: 'The credit transaction (200 with the original when the reference was used before).', schema: walletTransactionObject },
+    response: {
+      status: 201,
+      description: 'The new credit transaction.',
+      schema: walletTransactionObject,
+      also: { status: 200, description: 'The reference was used before with the same amount: the original transaction; nothing moved.' },
+    },
     handler: async (ctx, { params, body }) => {
       const r = await wallets.creditWallet(ctx, params.id, body);
       return new WithStatus(r.created ? 201 : 200, wallets.transactionToJSON(r.transaction));

@@ -36,7 +36,7 @@ export const webhookRoutes = [
     response: { status: 200, description: 'The deleted endpoint stub.', schema: deletedObject },
     handler: async (ctx, { params }) => {
       const e = await webhooks.deleteEndpoint(ctx, params.id);
-      return { id: e.id, object: 'webhook_endpoint', deleted: true };
+      return { id: e.id, object: 'webhook_endpoint', deleted: true as const };
     },
   }),
   route({

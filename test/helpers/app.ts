@@ -10,6 +10,7 @@ import { createApp } from '../../src/server/app.ts';
 import type { Services } from '../../src/server/env.ts';
 import { openServices } from '../../src/server/services.ts';
 import { startWorker, workerOptions } from '../../src/jobs/worker.ts';
+import { checkResponse } from './openapi-validator.ts';
 
 export interface TestApp {
   url: string;
@@ -66,6 +67,9 @@ export async function send(url: string, init: RequestInit = {}): Promise<Res> {
   } catch {
     /* not JSON */
   }
+  // Every /v1 response must be what the OpenAPI document says (status and body schema).
+  const method = (init.method ?? 'GET').toUpperCase();
+  if (['GET', 'POST', 'PATCH', 'DELETE', 'PUT'].includes(method)) checkResponse(method, url, res.status, res.headers.get('content-type'), body);
   return { status: res.status, headers: res.headers, body, text };
 }
 

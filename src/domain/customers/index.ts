@@ -44,12 +44,6 @@ export function customerToJSON(c: Customer): CustomerJSON {
   };
 }
 
-/** GET /customers/:id shape: the customer with its subscriptions and saved payment methods. */
-export async function customerWithEmbeds(ctx: Ctx, c: Customer) {
-  // Subscriptions and payment methods arrive with their areas; until then both are empty.
-  return { ...customerToJSON(c), subscriptions: [] as unknown[], payment_methods: [] as unknown[] };
-}
-
 function dropEmpty(meta: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(meta).filter(([, v]) => v !== ''));
 }

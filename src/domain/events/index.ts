@@ -18,7 +18,7 @@ export interface EventJSON {
   object: 'event';
   type: string;
   created_at: string;
-  data: { object: unknown; previous_attributes?: Record<string, unknown> };
+  data: { object: Record<string, unknown>; previous_attributes?: Record<string, unknown> };
 }
 
 /**
@@ -30,10 +30,10 @@ export async function recordEvent(
   db: Db,
   merchantId: string,
   type: EventType,
-  object: unknown,
+  object: object,
   previousAttributes?: Record<string, unknown>,
 ): Promise<Event> {
-  const data: EventJSON['data'] = { object };
+  const data: EventJSON['data'] = { object: object as Record<string, unknown> };
   if (previousAttributes && Object.keys(previousAttributes).length > 0) data.previous_attributes = previousAttributes;
   const event = await db.event.create({ data: { id: newId('event'), merchantId, type, data: data as object } });
   let endpoints = (await subscribedEndpoints(db, merchantId, type)).map((e) => e.id);

@@ -1,4 +1,6 @@
-// The event-type catalogue (API conventions, "Events and webhooks").
+// The event types this service emits today (from the catalogue of the API conventions, "Events and
+// webhooks"). Endpoints can subscribe only to these. The setup-intent, payment-method, plan,
+// subscription and invoice types join this list with their areas, not before.
 export const EVENT_TYPES = [
   'payment.created',
   'payment.succeeded',
@@ -11,9 +13,6 @@ export const EVENT_TYPES = [
   'customer.created',
   'customer.updated',
   'customer.deleted',
-  'setup_intent.succeeded',
-  'payment_method.attached',
-  'payment_method.detached',
   'wallet.created',
   'wallet.frozen',
   'wallet.unfrozen',
@@ -22,20 +21,6 @@ export const EVENT_TYPES = [
   'wallet.credited',
   'wallet.topup.succeeded',
   'wallet.credit.expired',
-  'plan.created',
-  'plan.archived',
-  'subscription.created',
-  'subscription.updated',
-  'subscription.paused',
-  'subscription.resumed',
-  'subscription.cancelled',
-  'subscription.reactivated',
-  'subscription.trial_will_end',
-  'invoice.created',
-  'invoice.finalized',
-  'invoice.paid',
-  'invoice.payment_failed',
-  'invoice.voided',
   'webhook_endpoint.disabled',
 ] as const;
 

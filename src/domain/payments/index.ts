@@ -27,6 +27,7 @@ import {
   type PaymentCompleteInput,
   type PaymentCreateInput,
   type PaymentListQuery,
+  PAYMENT_STATUSES,
 } from './schema.ts';
 
 export * from './schema.ts';
@@ -58,7 +59,7 @@ export function paymentToJSON(p: PaymentWithCustomer, baseUrl: string) {
     object: 'payment' as const,
     amount: Number(p.amount),
     currency: p.currency,
-    status: p.status,
+    status: p.status as (typeof PAYMENT_STATUSES)[number],
     checkout_url: checkoutUrl(baseUrl, p.checkoutToken),
     customer_id: p.customerId,
     customer: { id: c.id, email: c.email, name: c.name, phone: c.phone },

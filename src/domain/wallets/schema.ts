@@ -3,6 +3,9 @@ import { z, amount, currency, httpUrl, idOf, metadata, listQuery, timestamp } fr
 export const WALLET_STATUSES = ['active', 'frozen', 'closed'] as const;
 export const TRANSACTION_TYPES = ['topup', 'debit', 'credit', 'expiry', 'refund', 'refund_reversal'] as const;
 export type TransactionType = (typeof TRANSACTION_TYPES)[number];
+export type WalletStatus = (typeof WALLET_STATUSES)[number];
+export const TOPUP_STATUSES = ['pending', 'succeeded', 'failed', 'cancelled', 'expired'] as const;
+export type TopupStatus = (typeof TOPUP_STATUSES)[number];
 
 const reference = z
   .string()

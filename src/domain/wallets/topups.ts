@@ -22,7 +22,7 @@ import {
 import { reserveRefund, onRefund } from '../refunds/index.ts';
 import { clockNow } from '../clock/index.ts';
 import { append, getWallet, lockWallet, transactionToJSON } from './index.ts';
-import { topupCompleteBody, topupCreate, type TopupCreateInput, type TopupListQuery } from './schema.ts';
+import { topupCompleteBody, topupCreate, type TopupCreateInput, type TopupListQuery, type TopupStatus } from './schema.ts';
 
 export const TOPUP_PURPOSE = 'wallet_topup';
 
@@ -36,7 +36,7 @@ export function topupToJSON(t: TopupWithPayment, baseUrl: string) {
     wallet_id: t.walletId,
     amount: Number(t.amount),
     currency: t.currency,
-    status: t.status,
+    status: t.status as TopupStatus,
     checkout_url: checkoutUrl(baseUrl, t.payment.checkoutToken),
     payment_id: t.paymentId,
     transaction_id: t.transactionId,

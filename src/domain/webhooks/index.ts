@@ -38,12 +38,15 @@ const eventTypes = z
 const url = z.string().max(2048).meta({ description: 'https:// (http:// to loopback only with BILLING_ALLOW_HTTP_WEBHOOKS=1).' });
 const description = z.string().trim().max(500);
 
+export const ENDPOINT_STATUSES = ['active', 'disabled'] as const;
+export const ATTEMPT_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+
 export const endpointCreate = z.strictObject({ url, events: eventTypes.optional(), description: description.optional() });
 export const endpointUpdate = z.strictObject({
   url: url.optional(),
   events: eventTypes.optional(),
   description: description.nullable().optional(),
-  status: z.enum(['active', 'disabled']).optional().meta({ description: 'disabled stops deliveries; active re-enables.' }),
+  status: z.enum(ENDPOINT_STATUSES).optional().meta({ description: 'disabled stops deliveries; active re-enables.' }),
 });
 export const endpointListQuery = z.strictObject({ ...listQuery });
 export const attemptListQuery = z.strictObject({ endpoint_id: z.string().max(64).optional(), ...listQuery });
@@ -58,7 +61,7 @@ export function endpointToJSON(e: WebhookEndpoint, withSecret = false) {
     url: e.url,
     events: e.events,
     description: e.description,
-    status: e.status,
+    status: e.status as (typeof ENDPOINT_STATUSES)[number],
     created_at: e.createdAt.toISOString(),
     updated_at: e.updatedAt.toISOString(),
     ...(withSecret ? { secret: e.secret } : {}),
@@ -71,7 +74,7 @@ export function attemptToJSON(a: DeliveryAttempt) {
     object: 'delivery_attempt' as const,
     event_id: a.eventId,
     endpoint_id: a.endpointId,
-    status: a.status,
+    status: a.status as (typeof ATTEMPT_STATUSES)[number],
     attempt_number: a.attemptNumber,
     response_status: a.responseStatus,
     response_body: a.responseBody,

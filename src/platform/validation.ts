@@ -205,6 +205,14 @@ export const limit = z
   .pipe(z.number().int().min(1, { error: 'must be an integer between 1 and 100' }).max(100, { error: 'must be an integer between 1 and 100' }))
   .meta({ description: 'Page size, 1 to 100 (default 20).' });
 
+/**
+ * JSON Schemas the OpenAPI document shows instead of the one zod derives, for values that arrive
+ * as query strings but mean numbers (a generated client should send `limit: 20`, not "20").
+ */
+export const openApiOverrides = new Map<z.ZodType, Record<string, unknown>>([
+  [limit, { type: 'integer', minimum: 1, maximum: 100, default: 20, description: 'Page size, 1 to 100 (default 20).' }],
+]);
+
 export const cursor = z.string().min(1).max(200).meta({ description: 'The next_cursor of the previous page.' });
 
 /** Query parameters shared by every list endpoint. */

@@ -3,6 +3,7 @@
 // per endpoint; a test checks that every route appears and every schema is well-formed.
 import { z } from 'zod';
 import type { RouteDef } from './route.ts';
+import { openApiOverrides } from '../platform/validation.ts';
 import { errorObject } from './schemas.ts';
 
 type JsonSchema = Record<string, unknown>;
@@ -35,7 +36,14 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl: string; vers
 
   // Registered schemas (those with .meta({id})) become components, referenced everywhere else.
   const convert = (schema: z.ZodType, io: 'input' | 'output'): JsonSchema => {
-    const generated = z.toJSONSchema(schema, { io, target: 'draft-2020-12', unrepresentable: 'any', reused: 'inline', cycles: 'ref' });
+    const generated = z.toJSONSchema(schema, { io, target: 'draft-2020-12', unrepresentable: 'any', reused: 'inline', cycles: 'ref',
+      override: (c) => {
+        const replacement = openApiOverrides.get(c.zodSchema as unknown as z.ZodType);
+        if (!replacement) return;
+        for (const k of Object.keys(c.jsonSchema)) delete (c.jsonSchema as Record<string, unknown>)[k];
+        Object.assign(c.jsonSchema, replacement);
+      },
+    });
     // Schemas with a .meta({ id }) land in $defs; in OpenAPI they are components.
     const out = JSON.parse(JSON.stringify(generated).replaceAll('"#/$defs/', '"#/components/schemas/')) as JsonSchema & {
       $defs?: Record<string, JsonSchema>;

@@ -191,10 +191,13 @@ describe('payments over GraphQL', () => {
     const badUrl = await m.gql(CREATE, { input: { amount: 5, currency: 'usd', customer: { email: 'g@example.com' }, redirectUrl: 'nope' } });
     expect(badUrl.data.createPayment).toMatchObject({ __typename: 'ValidationError', code: 'parameter_invalid', param: 'redirectUrl' });
 
-    const done = await m.gql(`mutation { completeTestPayment(input: { id: "${p.id}", outcome: "succeeded", method: mobile_money }) {
-      __typename ... on CompleteTestPaymentSuccess { payment { status paymentMethod } } ... on Error { code } } }`);
-    expect(done.data.completeTestPayment).toMatchObject({ __typename: 'CompleteTestPaymentSuccess', payment: { status: 'succeeded' } });
-    const again = await m.gql(`mutation { completeTestPayment(input: { id: "${p.id}", outcome: "succeeded" }) { __typename ... on Error { code } } }`);
+    const done = await m.gql(`mutation { completeTestPayment(input: { id: "${p.id}", outcome: succeeded, method: mobile_money }) {
+      __typename ... on CompleteTestPaymentSuccess { payment { status paymentMethod { type card { last4 } mobileMoney { phone } } checkout { paymentMethods locale } } } ... on Error { code } } }`);
+    expect(done.data.completeTestPayment).toMatchObject({
+      __typename: 'CompleteTestPaymentSuccess',
+      payment: { status: 'succeeded', paymentMethod: { type: 'mobile_money', card: null, mobileMoney: { phone: expect.stringMatching(/^\+/) } }, checkout: { paymentMethods: ['mobile_money'], locale: null } },
+    });
+    const again = await m.gql(`mutation { completeTestPayment(input: { id: "${p.id}", outcome: succeeded }) { __typename ... on Error { code } } }`);
     expect(again.data.completeTestPayment).toEqual({ __typename: 'StateError', code: 'payment_not_pending' });
 
     const list = await m.gql(`{ payments(status: succeeded) { edges { node { id customer { email payments { edges { node { id } } } } } } } }`);

@@ -344,10 +344,10 @@ describe('wallets over GraphQL', () => {
     const top = await m.gql(`mutation { createWalletTopup(input: { walletId: "${w.id}", amount: 1000, redirectUrl: "https://app.example/w" }) {
       __typename ... on CreateWalletTopupSuccess { topup { id status checkoutUrl amount } } } }`);
     expect(top.data.createWalletTopup.topup).toMatchObject({ status: 'pending', amount: 1000 });
-    const done = await m.gql(`mutation { completeTestWalletTopup(input: { id: "${top.data.createWalletTopup.topup.id}", outcome: "succeeded" }) {
+    const done = await m.gql(`mutation { completeTestWalletTopup(input: { id: "${top.data.createWalletTopup.topup.id}", outcome: succeeded }) {
       __typename ... on CompleteTestWalletTopupSuccess { topup { status } } ... on Error { code } } }`);
     expect(done.data.completeTestWalletTopup).toEqual({ __typename: 'CompleteTestWalletTopupSuccess', topup: { status: 'succeeded' } });
-    const twice = await m.gql(`mutation { completeTestWalletTopup(input: { id: "${top.data.createWalletTopup.topup.id}", outcome: "succeeded" }) { __typename ... on Error { code } } }`);
+    const twice = await m.gql(`mutation { completeTestWalletTopup(input: { id: "${top.data.createWalletTopup.topup.id}", outcome: succeeded }) { __typename ... on Error { code } } }`);
     expect(twice.data.completeTestWalletTopup).toEqual({ __typename: 'StateError', code: 'topup_not_pending' });
 
     const q = await m.gql(`{ wallet(id: "${w.id}") { balance transactions(first: 10) { edges { node { type amount } } } topups { edges { node { status } } } customer { wallets { id } } } }`);

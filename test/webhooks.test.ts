@@ -316,7 +316,7 @@ describe('webhooks over GraphQL', () => {
     expect(replay.data.replayEvent.attempts).toEqual([{ status: 'pending' }]);
     const rot = await m.gql(`mutation { rotateWebhookEndpointSecret(input: { id: "${ep.id}" }) { __typename ... on WebhookEndpointWithSecret { secret } } }`);
     expect(rot.data.rotateWebhookEndpointSecret.secret).toMatch(/^whsec_/);
-    const upd = await m.gql(`mutation { updateWebhookEndpoint(input: { id: "${ep.id}", status: "disabled" }) { __typename ... on UpdateWebhookEndpointSuccess { webhookEndpoint { status } } } }`);
+    const upd = await m.gql(`mutation { updateWebhookEndpoint(input: { id: "${ep.id}", status: disabled }) { __typename ... on UpdateWebhookEndpointSuccess { webhookEndpoint { status } } } }`);
     expect(upd.data.updateWebhookEndpoint.webhookEndpoint.status).toBe('disabled');
     const del = await m.gql(`mutation { deleteWebhookEndpoint(input: { id: "${ep.id}" }) { __typename } }`);
     expect(del.data.deleteWebhookEndpoint.__typename).toBe('DeleteWebhookEndpointSuccess');

@@ -18,6 +18,8 @@ import type { Services } from '../server/env.ts';
 export interface GraphQLContext {
   ctx: Ctx;
   services: Services;
+  /** per-request DataLoaders (nested connections), by name and arguments */
+  loaders: Map<string, unknown>;
 }
 
 /** GraphQL type name for each id prefix (global ids are the plain API ids). */

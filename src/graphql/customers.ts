@@ -2,7 +2,7 @@ import * as customers from '../domain/customers/index.ts';
 import { NotFoundError } from '../platform/errors.ts';
 import { builder, connectionComplexity } from './builder.ts';
 import { COMMON_ERRORS } from './errors.ts';
-import { mutate, orNull, pageArgs, toConnection } from './helpers.ts';
+import { connectionType, listArgs, mutate, orNull, toConnection } from './helpers.ts';
 
 export const Customer = builder.prismaNode('Customer', {
   id: { field: 'id' },
@@ -19,7 +19,7 @@ export const Customer = builder.prismaNode('Customer', {
   }),
 });
 
-export const CustomerConnection = builder.connectionObject({ type: Customer, name: 'CustomerConnection' }, { name: 'CustomerEdge' });
+export const CustomerConnection = connectionType(Customer, 'Customer');
 
 builder.queryFields((t) => ({
   customer: t.field({
@@ -37,8 +37,7 @@ builder.queryFields((t) => ({
       after: t.arg.string(),
       email: t.arg.string({ description: 'Exact email match.' }),
     },
-    resolve: async (_, a, { ctx }) =>
-      toConnection(await customers.listCustomers(ctx, { ...pageArgs(a), email: a.email ?? undefined })),
+    resolve: async (_, a, { ctx }) => toConnection(await customers.listCustomers(ctx, listArgs(customers.customerListQuery, a))),
   }),
 }));
 

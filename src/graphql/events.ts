@@ -1,6 +1,6 @@
 import * as events from '../domain/events/index.ts';
 import { builder, connectionComplexity } from './builder.ts';
-import { orNull, pageArgs, toConnection } from './helpers.ts';
+import { connectionType, listArgs, orNull, toConnection } from './helpers.ts';
 
 export const Event = builder.prismaNode('Event', {
   id: { field: 'id' },
@@ -15,7 +15,7 @@ export const Event = builder.prismaNode('Event', {
   }),
 });
 
-export const EventConnection = builder.connectionObject({ type: Event, name: 'EventConnection' }, { name: 'EventEdge' });
+export const EventConnection = connectionType(Event, 'Event');
 
 builder.queryFields((t) => ({
   event: t.field({
@@ -35,14 +35,6 @@ builder.queryFields((t) => ({
       createdAfter: t.arg({ type: 'DateTime', description: 'Exclusive lower bound on createdAt.' }),
       createdBefore: t.arg({ type: 'DateTime', description: 'Exclusive upper bound on createdAt.' }),
     },
-    resolve: async (_, a, { ctx }) =>
-      toConnection(
-        await events.listEvents(ctx, {
-          ...pageArgs(a),
-          type: a.type ?? undefined,
-          created_after: a.createdAfter ?? undefined,
-          created_before: a.createdBefore ?? undefined,
-        }),
-      ),
+    resolve: async (_, a, { ctx }) => toConnection(await events.listEvents(ctx, listArgs(events.eventListQuery, a))),
   }),
 }));

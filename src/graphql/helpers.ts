@@ -13,17 +13,79 @@ import {
 } from '../platform/errors.ts';
 import { forMerchant } from '../platform/db/tenant.ts';
 import { runIdempotent, validateKey } from '../platform/idempotency.ts';
-import { checkLimit, encodeCursor, type Keyed, type Page } from '../platform/pagination.ts';
-import type { GraphQLContext } from './builder.ts';
+import DataLoader from 'dataloader';
+import { encodeCursor, type Keyed, type Page } from '../platform/pagination.ts';
+import { parse, type z } from '../platform/validation.ts';
+import { builder, type GraphQLContext } from './builder.ts';
 
-/** GraphQL's `first`/`after` as the domain's page arguments (`first` is checked under its own name). */
-export function pageArgs(a: { first?: number | null; after?: string | null }) {
-  return { limit: checkLimit(a.first, 'first'), after: a.after ?? undefined };
+/**
+ * GraphQL list arguments through the same zod schema REST uses for the query string, so both
+ * give the same answers and the same error codes: `first` is REST's `limit`, camelCase names are
+ * snake_case there, DateTimes are ISO strings. Errors name the GraphQL argument.
+ */
+export function listArgs<S extends z.ZodType>(schema: S, args: Record<string, unknown>): z.output<S> {
+  const query: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(args)) {
+    if (v === undefined || v === null) continue;
+    if (k === 'first') query.limit = typeof v === 'number' && Number.isInteger(v) && v >= 0 ? String(v) : '-';
+    else query[k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)] = v instanceof Date ? v.toISOString() : v;
+  }
+  try {
+    return parse(schema, query);
+  } catch (e) {
+    if (e instanceof ValidationError && e.param === 'limit') {
+      throw new ValidationError(e.code, 'Invalid first: must be an integer between 1 and 100.', 'first');
+    }
+    throw e;
+  }
 }
 
-export function toConnection<T extends Keyed>(page: Page<T>) {
+export interface Connection<T> {
+  edges: { cursor: string; node: T }[];
+  pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
+  total?: () => Promise<number>;
+}
+
+/** A DataLoader living for one request, created on first use. */
+export function requestLoader<K, V>(gctx: GraphQLContext, key: string, batch: (keys: readonly K[]) => Promise<V[]>): DataLoader<K, V> {
+  let loader = gctx.loaders.get(key) as DataLoader<K, V> | undefined;
+  if (!loader) {
+    loader = new DataLoader<K, V>(batch, { maxBatchSize: 500 });
+    gctx.loaders.set(key, loader);
+  }
+  return loader;
+}
+
+/**
+ * A connection under a parent (a customer's payments, a wallet's ledger …): the pages of every
+ * parent in the response are loaded together, one batch per distinct argument set, and so is
+ * totalCount when asked for.
+ */
+export async function nestedConnection<T extends Keyed, Q>(
+  gctx: GraphQLContext,
+  name: string,
+  parentId: string,
+  query: Q,
+  pages: (ctx: Ctx, parentIds: readonly string[], query: Q) => Promise<Map<string, Page<T>>>,
+  counts: (ctx: Ctx, parentIds: readonly string[], query: Q) => Promise<Map<string, number>>,
+): Promise<Connection<T>> {
+  const key = `${name}:${JSON.stringify(query)}`;
+  const page = await requestLoader<string, Page<T>>(gctx, key, async (ids) => {
+    const byParent = await pages(gctx.ctx, ids, query);
+    return ids.map((id) => byParent.get(id)!);
+  }).load(parentId);
+  const total = () =>
+    requestLoader<string, number>(gctx, `${key}:count`, async (ids) => {
+      const byParent = await counts(gctx.ctx, ids, query);
+      return ids.map((id) => byParent.get(id) ?? 0);
+    }).load(parentId);
+  return toConnection({ ...page, total });
+}
+
+export function toConnection<T extends Keyed>(page: Page<T>): Connection<T> {
   const edges = page.data.map((node) => ({ cursor: encodeCursor(node), node }));
   return {
+    ...(page.total ? { total: page.total } : {}),
     edges,
     pageInfo: {
       hasNextPage: page.hasMore,
@@ -106,4 +168,25 @@ export async function orNull<T>(p: Promise<T>): Promise<T | null> {
     if (e instanceof NotFoundError) return null;
     throw e;
   }
+}
+
+/** A Relay connection type with `totalCount` (the list's size with its filters, counted only when selected). */
+export function connectionType<Ref extends Parameters<typeof builder.connectionObject>[0]['type']>(type: Ref, name: string) {
+  return builder.connectionObject(
+    {
+      type,
+      name: `${name}Connection`,
+      fields: (t) => ({
+        totalCount: t.int({
+          description: 'How many items the list has with these filters (not only this page). Costs a count query: select it only when shown.',
+          resolve: async (c) => {
+            const total = (c as unknown as Connection<unknown>).total;
+            if (!total) throw new Error(`${name}Connection without a count`);
+            return total();
+          },
+        }),
+      }),
+    },
+    { name: `${name}Edge` },
+  );
 }

@@ -1,16 +1,56 @@
 import * as payments from '../domain/payments/index.ts';
 import * as refunds from '../domain/refunds/index.ts';
 import { NotFoundError, StateError } from '../platform/errors.ts';
-import type { Ctx } from '../platform/context.ts';
 import { builder, connectionComplexity } from './builder.ts';
 import './customers.ts';
 import { COMMON_ERRORS } from './errors.ts';
-import { mutate, orNull, pageArgs, toConnection } from './helpers.ts';
+import { connectionType, listArgs, mutate, nestedConnection, orNull, toConnection } from './helpers.ts';
 
 const PaymentStatus = builder.enumType('PaymentStatus', { values: payments.PAYMENT_STATUSES });
 const RefundStatus = builder.enumType('RefundStatus', { values: refunds.REFUND_STATUSES });
 const RefundReason = builder.enumType('RefundReason', { values: refunds.REFUND_REASONS });
 const PaymentMethodType = builder.enumType('PaymentMethodType', { values: payments.PAYMENT_METHODS });
+const CheckoutLocale = builder.enumType('CheckoutLocale', { values: payments.CHECKOUT_LOCALES });
+export const TestOutcome = builder.enumType('TestOutcome', {
+  description: 'How a test-mode checkout ends: paid, declined, or cancelled by the customer.',
+  values: ['succeeded', 'failed', 'cancelled'] as const,
+});
+
+type MethodDetails = import('../domain/payments/processor.ts').MethodDetails;
+type CheckoutOptions = payments.CheckoutOptions;
+
+const CardDetails = builder.objectRef<{ brand: string; last4: string; exp_month: number; exp_year: number }>('CardDetails').implement({
+  description: 'The card a payment was made with (never the full number).',
+  fields: (t) => ({
+    brand: t.exposeString('brand', { description: 'visa, mastercard, amex …' }),
+    last4: t.exposeString('last4'),
+    expMonth: t.exposeInt('exp_month'),
+    expYear: t.exposeInt('exp_year'),
+  }),
+});
+
+const MobileMoneyDetails = builder.objectRef<{ phone: string }>('MobileMoneyDetails').implement({
+  fields: (t) => ({ phone: t.exposeString('phone', { description: 'E.164' }) }),
+});
+
+const PaymentMethodDetails = builder.objectRef<MethodDetails>('PaymentMethodDetails').implement({
+  description: 'The method the customer paid (or tried to pay) with: `card` or `mobileMoney` is set according to `type`.',
+  fields: (t) => ({
+    type: t.field({ type: PaymentMethodType, resolve: (m) => m.type }),
+    card: t.field({ type: CardDetails, nullable: true, resolve: (m) => (m.type === 'card' ? m.card : null) }),
+    mobileMoney: t.field({ type: MobileMoneyDetails, nullable: true, resolve: (m) => (m.type === 'mobile_money' ? m.mobile_money : null) }),
+  }),
+});
+
+const CheckoutOptionsType = builder.objectRef<CheckoutOptions>('CheckoutOptions').implement({
+  description: 'The checkout page options given when the payment was created (null where the default applies).',
+  fields: (t) => ({
+    title: t.string({ nullable: true, resolve: (o) => o.title ?? null }),
+    description: t.string({ nullable: true, resolve: (o) => o.description ?? null }),
+    locale: t.field({ type: CheckoutLocale, nullable: true, resolve: (o) => o.locale ?? null }),
+    paymentMethods: t.field({ type: [PaymentMethodType], nullable: true, resolve: (o) => o.payment_methods ?? null }),
+  }),
+});
 
 export const Payment = builder.prismaNode('Payment', {
   id: { field: 'id' },
@@ -25,11 +65,11 @@ export const Payment = builder.prismaNode('Payment', {
     customer: t.relation('customer'),
     redirectUrl: t.exposeString('redirectUrl'),
     cancelUrl: t.exposeString('cancelUrl', { nullable: true }),
-    checkout: t.field({ type: 'JSON', description: 'title, description, locale, payment_methods', resolve: (p) => p.checkout }),
+    checkout: t.field({ type: CheckoutOptionsType, resolve: (p) => p.checkout as CheckoutOptions }),
     metadata: t.field({ type: 'JSON', resolve: (p) => p.metadata }),
     amountRefunded: t.field({ type: 'Money', resolve: (p) => p.amountRefunded }),
     refunded: t.boolean({ resolve: (p) => p.amountRefunded === p.amount }),
-    paymentMethod: t.field({ type: 'JSON', nullable: true, description: 'The method used (card brand/last4/expiry or phone).', resolve: (p) => p.methodDetails }),
+    paymentMethod: t.field({ type: PaymentMethodDetails, nullable: true, resolve: (p) => (p.methodDetails as MethodDetails | null) ?? null }),
     failureCode: t.exposeString('failureCode', { nullable: true }),
     failureMessage: t.exposeString('failureMessage', { nullable: true }),
     expiresAt: t.expose('expiresAt', { type: 'DateTime' }),
@@ -54,8 +94,8 @@ export const Refund = builder.prismaNode('Refund', {
   }),
 });
 
-const PaymentConnection = builder.connectionObject({ type: Payment, name: 'PaymentConnection' }, { name: 'PaymentEdge' });
-const RefundConnection = builder.connectionObject({ type: Refund, name: 'RefundConnection' }, { name: 'RefundEdge' });
+const PaymentConnection = connectionType(Payment, 'Payment');
+const RefundConnection = connectionType(Refund, 'Refund');
 
 /** The list arguments payments and refunds share. */
 const paymentLikeArgs = builder.args((t) => ({
@@ -67,15 +107,6 @@ const paymentLikeArgs = builder.args((t) => ({
   createdBefore: t.field({ type: 'DateTime', description: 'Exclusive.' }),
 }));
 
-function commonFilters(a: { currency?: string | null; customerId?: string | number | null; createdAfter?: Date | null; createdBefore?: Date | null }) {
-  return {
-    currency: a.currency ? a.currency.toUpperCase() : undefined,
-    customer_id: a.customerId ? String(a.customerId) : undefined,
-    created_after: a.createdAfter ?? undefined,
-    created_before: a.createdBefore ?? undefined,
-  };
-}
-
 builder.queryFields((t) => ({
   payment: t.field({ type: Payment, nullable: true, args: { id: t.arg.id({ required: true }) }, resolve: (_, { id }, { ctx }) => orNull(payments.getPayment(ctx, String(id))) }),
   payments: t.field({
@@ -83,7 +114,7 @@ builder.queryFields((t) => ({
     description: 'Payments, newest first.',
     complexity: connectionComplexity,
     args: { ...paymentLikeArgs, status: t.arg({ type: PaymentStatus }) },
-    resolve: async (_, a, { ctx }) => toConnection(await payments.listPayments(ctx, { ...pageArgs(a), ...commonFilters(a), status: a.status ?? undefined })),
+    resolve: async (_, a, { ctx }) => toConnection(await payments.listPayments(ctx, listArgs(payments.paymentListQuery, a))),
   }),
   refund: t.field({ type: Refund, nullable: true, args: { id: t.arg.id({ required: true }) }, resolve: (_, { id }, { ctx }) => orNull(refunds.getRefund(ctx, String(id))) }),
   refunds: t.field({
@@ -91,10 +122,7 @@ builder.queryFields((t) => ({
     description: 'Refunds, newest first. customerId filters on the refunded payment’s customer.',
     complexity: connectionComplexity,
     args: { ...paymentLikeArgs, status: t.arg({ type: RefundStatus }), paymentId: t.arg.id() },
-    resolve: async (_, a, { ctx }) =>
-      toConnection(
-        await refunds.listRefunds(ctx, { ...pageArgs(a), ...commonFilters(a), status: a.status ?? undefined, payment_id: a.paymentId ? String(a.paymentId) : undefined }),
-      ),
+    resolve: async (_, a, { ctx }) => toConnection(await refunds.listRefunds(ctx, listArgs(refunds.refundListQuery, a))),
   }),
 }));
 
@@ -103,8 +131,9 @@ builder.prismaObjectField('Customer', 'payments', (t) =>
     type: PaymentConnection,
     description: 'This customer’s payments, newest first.',
     complexity: connectionComplexity,
-    args: { first: t.arg.int(), after: t.arg.string(), status: t.arg({ type: PaymentStatus }) },
-    resolve: async (c, a, { ctx }) => toConnection(await payments.listPayments(ctx, { ...pageArgs(a), customer_id: c.id, status: a.status ?? undefined })),
+    args: { first: t.arg.int({ description: '1 to 100, default 20.' }), after: t.arg.string(), status: t.arg({ type: PaymentStatus }) },
+    resolve: (c, a, gctx) =>
+      nestedConnection(gctx, 'Customer.payments', c.id, listArgs(payments.paymentListQuery, a), payments.listPaymentsOfCustomers, payments.countPaymentsOfCustomers),
   }),
 );
 
@@ -148,7 +177,7 @@ const CreateRefundInput = builder.inputType('CreateRefundInput', {
 const CompleteTestPaymentInput = builder.inputType('CompleteTestPaymentInput', {
   fields: (t) => ({
     id: t.id({ required: true }),
-    outcome: t.string({ required: true, description: 'succeeded, failed or cancelled' }),
+    outcome: t.field({ type: TestOutcome, required: true }),
     method: t.field({ type: PaymentMethodType }),
     idempotencyKey: t.string(),
   }),
@@ -179,10 +208,7 @@ builder.mutationFields((t) => ({
         gctx,
         'completeTestPayment',
         input,
-        (ctx, { id, ...body }: { id: string } & payments.PaymentCompleteInput) => {
-          if (ctx.merchant.mode !== 'test') throw new NotFoundError('payment', id);
-          return payments.completeForTest(ctx, String(id), body);
-        },
+        (ctx, { id, ...body }: { id: string } & payments.PaymentCompleteInput) => payments.completeForTest(ctx, String(id), body),
       ),
   }),
 }));

@@ -5,10 +5,12 @@ import { InsufficientBalanceError, NotFoundError, StateError } from '../platform
 import { formatMoney } from '../platform/money.ts';
 import { builder, connectionComplexity } from './builder.ts';
 import { COMMON_ERRORS } from './errors.ts';
-import { mutate, orNull, pageArgs, snakeKeys, toConnection } from './helpers.ts';
+import { connectionType, listArgs, mutate, nestedConnection, orNull, toConnection } from './helpers.ts';
+import { TestOutcome } from './payments.ts';
 
 const WalletStatus = builder.enumType('WalletStatus', { values: wallets.WALLET_STATUSES });
 const WalletTransactionType = builder.enumType('WalletTransactionType', { values: wallets.TRANSACTION_TYPES });
+const WalletTopupStatus = builder.enumType('WalletTopupStatus', { values: wallets.TOPUP_STATUSES });
 
 export const WalletTransaction = builder.prismaNode('WalletTransaction', {
   id: { field: 'id' },
@@ -38,7 +40,7 @@ export const WalletTopup = builder.prismaNode('WalletTopup', {
     wallet: t.relation('wallet'),
     amount: t.field({ type: 'Money', resolve: (x) => x.amount }),
     currency: t.exposeString('currency'),
-    status: t.exposeString('status', { description: 'pending, succeeded, failed, cancelled or expired' }),
+    status: t.field({ type: WalletTopupStatus, resolve: (x) => x.status as wallets.TopupStatus }),
     payment: t.relation('payment'),
     checkoutUrl: t.string({
       select: { payment: { select: { checkoutToken: true } } },
@@ -50,8 +52,8 @@ export const WalletTopup = builder.prismaNode('WalletTopup', {
   }),
 });
 
-const TransactionConnection = builder.connectionObject({ type: WalletTransaction, name: 'WalletTransactionConnection' }, { name: 'WalletTransactionEdge' });
-const TopupConnection = builder.connectionObject({ type: WalletTopup, name: 'WalletTopupConnection' }, { name: 'WalletTopupEdge' });
+const TransactionConnection = connectionType(WalletTransaction, 'WalletTransaction');
+const TopupConnection = connectionType(WalletTopup, 'WalletTopup');
 
 export const Wallet = builder.prismaNode('Wallet', {
   id: { field: 'id' },
@@ -68,19 +70,22 @@ export const Wallet = builder.prismaNode('Wallet', {
       type: TransactionConnection,
       description: 'The ledger, newest first.',
       complexity: connectionComplexity,
-      args: { first: t.arg.int(), after: t.arg.string(), type: t.arg({ type: WalletTransactionType }) },
-      resolve: async (w, a, { ctx }) => toConnection(await wallets.listTransactions(ctx, w.id, { ...pageArgs(a), type: a.type ?? undefined })),
+      args: { first: t.arg.int({ description: '1 to 100, default 20.' }), after: t.arg.string(), type: t.arg({ type: WalletTransactionType }) },
+      resolve: (w, a, gctx) =>
+        nestedConnection(gctx, 'Wallet.transactions', w.id, listArgs(wallets.transactionListQuery, a), wallets.listTransactionsOfWallets, wallets.countTransactionsOfWallets),
     }),
     topups: t.field({
       type: TopupConnection,
       complexity: connectionComplexity,
-      args: { first: t.arg.int(), after: t.arg.string() },
-      resolve: async (w, a, { ctx }) => toConnection(await topups.listTopups(ctx, w.id, pageArgs(a))),
+      description: 'Top-ups of this wallet, newest first.',
+      args: { first: t.arg.int({ description: '1 to 100, default 20.' }), after: t.arg.string() },
+      resolve: (w, a, gctx) =>
+        nestedConnection(gctx, 'Wallet.topups', w.id, listArgs(wallets.topupListQuery, a), topups.listTopupsOfWallets, (ctx, ids) => topups.countTopupsOfWallets(ctx, ids)),
     }),
   }),
 });
 
-const WalletConnection = builder.connectionObject({ type: Wallet, name: 'WalletConnection' }, { name: 'WalletEdge' });
+const WalletConnection = connectionType(Wallet, 'Wallet');
 
 builder.prismaObjectField('Customer', 'wallets', (t) =>
   t.relation('wallets', { description: 'The customer’s wallets, newest first.', query: { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] } }),
@@ -96,16 +101,15 @@ builder.queryFields((t) => ({
   wallets: t.field({
     type: WalletConnection,
     complexity: connectionComplexity,
-    args: { first: t.arg.int(), after: t.arg.string(), customerId: t.arg.id(), currency: t.arg.string(), status: t.arg({ type: WalletStatus }) },
-    resolve: async (_, a, { ctx }) =>
-      toConnection(
-        await wallets.listWallets(ctx, {
-          ...pageArgs(a),
-          customer_id: a.customerId ? String(a.customerId) : undefined,
-          currency: a.currency ? a.currency.toUpperCase() : undefined,
-          status: a.status ?? undefined,
-        }),
-      ),
+    description: 'Wallets, newest first.',
+    args: {
+      first: t.arg.int({ description: '1 to 100, default 20.' }),
+      after: t.arg.string(),
+      customerId: t.arg.id(),
+      currency: t.arg.string({ description: 'ISO 4217' }),
+      status: t.arg({ type: WalletStatus }),
+    },
+    resolve: async (_, a, { ctx }) => toConnection(await wallets.listWallets(ctx, listArgs(wallets.walletListQuery, a))),
   }),
 }));
 
@@ -120,6 +124,7 @@ const DebitWalletInput = builder.inputType('DebitWalletInput', {
     description: t.string({ required: true }),
     reference: t.string({ required: true, description: 'Unique per wallet; a repeat returns the original transaction.' }),
     metadata: t.field({ type: 'JSON' }),
+    idempotencyKey: t.string(),
   }),
 });
 const CreditWalletInput = builder.inputType('CreditWalletInput', {
@@ -130,6 +135,7 @@ const CreditWalletInput = builder.inputType('CreditWalletInput', {
     reference: t.string({ required: true }),
     expiresAt: t.field({ type: 'DateTime' }),
     metadata: t.field({ type: 'JSON' }),
+    idempotencyKey: t.string(),
   }),
 });
 const CreateWalletTopupInput = builder.inputType('CreateWalletTopupInput', {
@@ -145,7 +151,7 @@ const CreateWalletTopupInput = builder.inputType('CreateWalletTopupInput', {
 const CompleteTestWalletTopupInput = builder.inputType('CompleteTestWalletTopupInput', {
   fields: (t) => ({
     id: t.id({ required: true }),
-    outcome: t.string({ required: true, description: 'succeeded, failed or cancelled' }),
+    outcome: t.field({ type: TestOutcome, required: true }),
     idempotencyKey: t.string(),
   }),
 });
@@ -184,19 +190,20 @@ builder.mutationFields((t) => ({
       union: { name: 'DebitWalletResult' },
     },
     args: { input: t.arg({ type: DebitWalletInput, required: true }) },
-    resolve: (_, { input }, gctx) => {
-      const { id, ...rest } = input;
-      return wallets.debitWallet(gctx.ctx, String(id), snakeKeys(rest) as wallets.WalletDebitInput);
-    },
+    resolve: (_, { input }, gctx) =>
+      mutate(gctx, 'debitWallet', input, (ctx, { id, ...body }: { id: string } & wallets.WalletDebitInput) => wallets.debitWallet(ctx, String(id), body)),
   }),
   creditWallet: t.field({
     type: WalletTransaction,
     errors: { types: STATE, dataField: { name: 'transaction' }, result: { name: 'CreditWalletSuccess' }, union: { name: 'CreditWalletResult' } },
     args: { input: t.arg({ type: CreditWalletInput, required: true }) },
-    resolve: async (_, { input }, gctx) => {
-      const { id, ...rest } = input;
-      return (await wallets.creditWallet(gctx.ctx, String(id), snakeKeys(rest) as wallets.WalletCreditInput)).transaction;
-    },
+    resolve: (_, { input }, gctx) =>
+      mutate(
+        gctx,
+        'creditWallet',
+        input,
+        async (ctx, { id, ...body }: { id: string } & wallets.WalletCreditInput) => (await wallets.creditWallet(ctx, String(id), body)).transaction,
+      ),
   }),
   completeTestWalletTopup: t.field({
     type: WalletTopup,
@@ -208,10 +215,7 @@ builder.mutationFields((t) => ({
         gctx,
         'completeTestWalletTopup',
         input,
-        (ctx, { id, ...body }: { id: string; outcome: string }) => {
-          if (ctx.merchant.mode !== 'test') throw new NotFoundError('wallet top-up', id);
-          return topups.completeTopupForTest(ctx, String(id), body);
-        },
+        (ctx, { id, ...body }: { id: string; outcome: string }) => topups.completeTopupForTest(ctx, String(id), body),
       ),
   }),
   createWalletTopup: t.field({

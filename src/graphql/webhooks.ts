@@ -4,8 +4,14 @@ import type { Ctx } from '../platform/context.ts';
 import { NotFoundError } from '../platform/errors.ts';
 import { builder, connectionComplexity } from './builder.ts';
 import { COMMON_ERRORS } from './errors.ts';
-import { mutate, orNull, pageArgs, toConnection } from './helpers.ts';
+import { connectionType, listArgs, mutate, nestedConnection, orNull, toConnection } from './helpers.ts';
 import './events.ts';
+
+const WebhookEndpointStatus = builder.enumType('WebhookEndpointStatus', {
+  description: 'disabled: no deliveries (set by you, or after 5 days of failures).',
+  values: webhooks.ENDPOINT_STATUSES,
+});
+const DeliveryAttemptStatus = builder.enumType('DeliveryAttemptStatus', { values: webhooks.ATTEMPT_STATUSES });
 
 const WebhookEndpoint = builder.prismaNode('WebhookEndpoint', {
   id: { field: 'id' },
@@ -14,7 +20,7 @@ const WebhookEndpoint = builder.prismaNode('WebhookEndpoint', {
     url: t.exposeString('url'),
     events: t.exposeStringList('events', { description: 'Subscribed event types; empty = all.' }),
     description: t.exposeString('description', { nullable: true }),
-    status: t.exposeString('status', { description: 'active or disabled' }),
+    status: t.field({ type: WebhookEndpointStatus, resolve: (e) => e.status as (typeof webhooks.ENDPOINT_STATUSES)[number] }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
   }),
@@ -25,7 +31,7 @@ const DeliveryAttempt = builder.prismaNode('DeliveryAttempt', {
   fields: (t) => ({
     event: t.relation('event'),
     endpoint: t.relation('endpoint'),
-    status: t.exposeString('status', { description: 'pending, succeeded or failed' }),
+    status: t.field({ type: DeliveryAttemptStatus, resolve: (a) => a.status as (typeof webhooks.ATTEMPT_STATUSES)[number] }),
     attemptNumber: t.exposeInt('attemptNumber'),
     responseStatus: t.exposeInt('responseStatus', { nullable: true }),
     responseBody: t.exposeString('responseBody', { nullable: true }),
@@ -37,16 +43,17 @@ const DeliveryAttempt = builder.prismaNode('DeliveryAttempt', {
   }),
 });
 
-const EndpointConnection = builder.connectionObject({ type: WebhookEndpoint, name: 'WebhookEndpointConnection' }, { name: 'WebhookEndpointEdge' });
-const AttemptConnection = builder.connectionObject({ type: DeliveryAttempt, name: 'DeliveryAttemptConnection' }, { name: 'DeliveryAttemptEdge' });
+const EndpointConnection = connectionType(WebhookEndpoint, 'WebhookEndpoint');
+const AttemptConnection = connectionType(DeliveryAttempt, 'DeliveryAttempt');
 
 builder.prismaObjectField('Event', 'deliveryAttempts', (t) =>
   t.field({
     type: AttemptConnection,
     complexity: connectionComplexity,
-    args: { first: t.arg.int(), after: t.arg.string(), endpointId: t.arg.id() },
-    resolve: async (e, a, { ctx }) =>
-      toConnection(await webhooks.listAttempts(ctx, e.id, { ...pageArgs(a), endpoint_id: a.endpointId ? String(a.endpointId) : undefined })),
+    description: 'Delivery attempts of this event, newest first.',
+    args: { first: t.arg.int({ description: '1 to 100, default 20.' }), after: t.arg.string(), endpointId: t.arg.id() },
+    resolve: (e, a, gctx) =>
+      nestedConnection(gctx, 'Event.deliveryAttempts', e.id, listArgs(webhooks.attemptListQuery, a), webhooks.listAttemptsOfEvents, webhooks.countAttemptsOfEvents),
   }),
 );
 
@@ -60,8 +67,9 @@ builder.queryFields((t) => ({
   webhookEndpoints: t.field({
     type: EndpointConnection,
     complexity: connectionComplexity,
-    args: { first: t.arg.int(), after: t.arg.string() },
-    resolve: async (_, a, { ctx }) => toConnection(await webhooks.listEndpoints(ctx, pageArgs(a))),
+    description: 'Webhook endpoints, newest first.',
+    args: { first: t.arg.int({ description: '1 to 100, default 20.' }), after: t.arg.string() },
+    resolve: async (_, a, { ctx }) => toConnection(await webhooks.listEndpoints(ctx, listArgs(webhooks.endpointListQuery, a))),
   }),
 }));
 
@@ -83,12 +91,12 @@ const UpdateWebhookEndpointInput = builder.inputType('UpdateWebhookEndpointInput
     url: t.string(),
     events: t.stringList(),
     description: t.string(),
-    status: t.string({ description: 'active or disabled' }),
+    status: t.field({ type: WebhookEndpointStatus }),
     idempotencyKey: t.string(),
   }),
 });
 const EndpointIdInput = builder.inputType('WebhookEndpointIdInput', { fields: (t) => ({ id: t.id({ required: true }), idempotencyKey: t.string() }) });
-const ReplayEventInput = builder.inputType('ReplayEventInput', { fields: (t) => ({ id: t.id({ required: true }) }) });
+const ReplayEventInput = builder.inputType('ReplayEventInput', { fields: (t) => ({ id: t.id({ required: true }), idempotencyKey: t.string() }) });
 
 const ReplayEventSuccess = builder.objectRef<{ attempts: Awaited<ReturnType<typeof webhooks.replayEvent>> }>('ReplayEventSuccess').implement({
   fields: (t) => ({ attempts: t.field({ type: [DeliveryAttempt], resolve: (r) => r.attempts }) }),
@@ -127,6 +135,7 @@ builder.mutationFields((t) => ({
     type: ReplayEventSuccess,
     errors: { types: ERRORS, directResult: true, union: { name: 'ReplayEventResult' } },
     args: { input: t.arg({ type: ReplayEventInput, required: true }) },
-    resolve: async (_, { input }, { ctx }) => ({ attempts: await webhooks.replayEvent(ctx, String(input.id)) }),
+    resolve: (_, { input }, gctx) =>
+      mutate(gctx, 'replayEvent', input, async (ctx, d: { id: string }) => ({ attempts: await webhooks.replayEvent(ctx, String(d.id)) })),
   }),
 }));

@@ -15,6 +15,8 @@ export interface Page<T> {
   data: T[];
   hasMore: boolean;
   nextCursor: string | null;
+  /** How many rows the list has with its filters (ignoring the cursor); asked only when needed (GraphQL totalCount). */
+  total?: () => Promise<number>;
 }
 
 export interface PageArgs {
@@ -53,16 +55,18 @@ export const NEWEST_FIRST = [{ createdAt: 'desc' as const }, { id: 'desc' as con
 /**
  * Runs one keyset page query. `fetch` receives the where fragment, order and take; the caller
  * merges the fragment into its own filters (AND) so tenancy and filters stay in one place.
+ * `count` counts the rows of those same filters, run only if someone asks for the total.
  */
 export async function paginate<T extends Keyed>(
   args: PageArgs,
   fetch: (q: { where: ReturnType<typeof afterCursorWhere>; orderBy: typeof NEWEST_FIRST; take: number }) => Promise<T[]>,
+  count?: () => Promise<number>,
 ): Promise<Page<T>> {
   const limit = checkLimit(args.limit);
   const rows = await fetch({ where: afterCursorWhere(args.after), orderBy: NEWEST_FIRST, take: limit + 1 });
   const hasMore = rows.length > limit;
   const data = hasMore ? rows.slice(0, limit) : rows;
-  return { data, hasMore, nextCursor: hasMore ? encodeCursor(data[data.length - 1]!) : null };
+  return { data, hasMore, nextCursor: hasMore ? encodeCursor(data[data.length - 1]!) : null, ...(count ? { total: count } : {}) };
 }
 
 /** The `where` for the exclusive created_after / created_before filters of every list. */

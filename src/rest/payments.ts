@@ -45,7 +45,7 @@ export const paymentRoutes = [
     handler: async (ctx, { query }) => listEnvelope(await refunds.listRefunds(ctx, query), refunds.refundToJSON),
   }),
   route({
-    method: 'post', path: '/v1/test-helpers/payments/{id}/complete', operationId: 'completeTestPayment', tag: 'Test helpers', testModeOnly: true,
+    method: 'post', path: '/v1/test-helpers/payments/{id}/complete', operationId: 'completeTestPayment', tag: 'Test helpers',
     summary: 'Finish a checkout as the customer would (test mode)',
     description: 'outcome succeeded/failed runs the test processor with a succeeding/declined card or mobile-money number; cancelled cancels.',
     params: idParam, body: payments.paymentCompleteBody, errors: [409],

@@ -36,8 +36,6 @@ export interface RouteDef<
   response: { status: 200 | 201; description: string; schema: R; also?: { status: 200 | 201; description: string } };
   /** error statuses this route can answer besides 400/401/404/413/415/500/503 */
   errors?: number[];
-  /** answered with 404 for live-mode merchants */
-  testModeOnly?: boolean;
   /** the raw response instead of JSON (redirects, files) */
   raw?: boolean;
   /**

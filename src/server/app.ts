@@ -178,7 +178,7 @@ export function createApp(services: Services) {
         request = new Request(request, { headers });
       }
     }
-    return yoga.fetch(request, { gctx: { ctx, services } });
+    return yoga.fetch(request, { gctx: { ctx, services, loaders: new Map() } });
   });
 
   app.notFound((c) => {

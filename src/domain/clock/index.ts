@@ -4,12 +4,26 @@
 import type { Ctx } from '../../platform/context.ts';
 import { inTransaction } from '../../platform/db/tenant.ts';
 import type { PrismaClient } from '../../platform/db/index.ts';
-import { ValidationError } from '../../platform/errors.ts';
+import { NotFoundError, ValidationError } from '../../platform/errors.ts';
 import { parse, z, timestamp } from '../../platform/validation.ts';
 
 export interface ClockOwner {
   id: string;
   mode: 'test' | 'live';
+}
+
+/**
+ * The test helpers (finishing checkouts, the clock) exist for test-mode merchants only; to a live
+ * merchant they are not there at all (404), through REST and GraphQL alike.
+ */
+export function requireTestMode(merchant: ClockOwner): void {
+  if (merchant.mode !== 'test') throw new NotFoundError('test helper', null, null);
+}
+
+/** The test clock's time (test mode only). */
+export async function testClockNow(prisma: PrismaClient, merchant: ClockOwner): Promise<Date> {
+  requireTestMode(merchant);
+  return merchantNow(prisma, merchant);
 }
 
 /**
@@ -54,6 +68,7 @@ export type ClockAdvanceInput = z.input<typeof clockAdvanceBody>;
 
 /** The time an advance request moves the clock to (validated; the clock is not moved yet). */
 export async function advanceTarget(prisma: PrismaClient, merchant: ClockOwner, input: ClockAdvanceInput): Promise<Date> {
+  requireTestMode(merchant);
   const body = parse(clockAdvanceBody, input);
   const realNow = Date.now();
   const current = (await merchantNow(prisma, merchant)).getTime();

@@ -116,10 +116,10 @@ export async function deleteCustomer(ctx: Ctx, id: string): Promise<Customer> {
 }
 
 export async function listCustomers(ctx: Ctx, q: CustomerListQuery): Promise<Page<Customer>> {
-  return paginate(q, ({ where, ...page }) =>
-    ctx.db.customer.findMany({
-      where: { AND: [where, { deletedAt: null }, q.email ? { email: q.email } : {}] },
-      ...page,
-    }),
+  const filters = [{ deletedAt: null }, q.email ? { email: q.email } : {}];
+  return paginate(
+    q,
+    ({ where, ...page }) => ctx.db.customer.findMany({ where: { AND: [where, ...filters] }, ...page }),
+    () => ctx.db.customer.count({ where: { AND: filters } }),
   );
 }

@@ -72,17 +72,11 @@ export async function listEvents(ctx: Ctx, q: EventListQuery): Promise<Page<Even
   if (q.type !== undefined && !EVENT_TYPE_FILTER.test(q.type)) throw new ValidationError('parameter_invalid', `Invalid type: ${TYPE_FILTER_RULE}.`, 'type');
   // A prefix is a range, not a LIKE pattern: 'customer.' <= type < 'customer/' ('/' follows '.').
   const type = q.type?.endsWith('.*') ? { gte: q.type.slice(0, -1), lt: `${q.type.slice(0, -2)}/` } : q.type;
-  return paginate(q, ({ where, ...page }) =>
-    ctx.db.event.findMany({
-      where: {
-        AND: [
-          where,
-          type ? { type } : {},
-          createdBetween(q.created_after, q.created_before),
-        ],
-      },
-      ...page,
-    }),
+  const filters = [type ? { type } : {}, createdBetween(q.created_after, q.created_before)];
+  return paginate(
+    q,
+    ({ where, ...page }) => ctx.db.event.findMany({ where: { AND: [where, ...filters] }, ...page }),
+    () => ctx.db.event.count({ where: { AND: filters } }),
   );
 }
 

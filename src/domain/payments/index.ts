@@ -12,10 +12,11 @@ import type { Ctx } from '../../platform/context.ts';
 import { Prisma, inTransaction, type Db, type TenantTx } from '../../platform/db/tenant.ts';
 import { NotFoundError, StateError, ValidationError } from '../../platform/errors.ts';
 import { newId, randomToken } from '../../platform/ids.ts';
+import { countsByParent, pagesByParent } from '../../platform/db/pages-by-parent.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { parse } from '../../platform/validation.ts';
 import { enqueueJob } from '../../jobs/queue.ts';
-import { clockNow } from '../clock/index.ts';
+import { clockNow, requireTestMode } from '../clock/index.ts';
 import { getCustomer, createCustomer } from '../customers/index.ts';
 import { recordEvent, type EventType } from '../events/index.ts';
 import { processorOf, type CardInput, type ChargeResult, type MethodDetails, type PaymentMethodType } from './processor.ts';
@@ -187,15 +188,25 @@ export async function createPayment(ctx: Ctx, input: PaymentCreateInput): Promis
 }
 
 export async function listPayments(ctx: Ctx, q: PaymentListQuery): Promise<Page<PaymentWithCustomer>> {
-  return paginate(q, ({ where, ...page }) =>
-    ctx.db.payment.findMany({
-      where: {
-        AND: [where, ...paymentLikeFilters(q)],
-      },
-      include: withCustomer,
-      ...page,
-    }),
+  const filters = paymentLikeFilters(q);
+  return paginate(
+    q,
+    ({ where, ...page }) => ctx.db.payment.findMany({ where: { AND: [where, ...filters] }, include: withCustomer, ...page }),
+    () => ctx.db.payment.count({ where: { AND: filters } }),
   );
+}
+
+const PAYMENTS_OF_CUSTOMER = { table: 'payments', parent: 'customer_id' };
+
+/** One page of payments per customer (a customer's payments in GraphQL), in two queries for all of them. */
+export function listPaymentsOfCustomers(ctx: Ctx, customerIds: readonly string[], q: Pick<PaymentListQuery, 'limit' | 'after' | 'status'>) {
+  return pagesByParent(ctx, PAYMENTS_OF_CUSTOMER, customerIds, { ...q, filters: { status: q.status } }, (ids) =>
+    ctx.db.payment.findMany({ where: { id: { in: ids } }, include: withCustomer }),
+  );
+}
+
+export function countPaymentsOfCustomers(ctx: Ctx, customerIds: readonly string[], q: Pick<PaymentListQuery, 'status'>) {
+  return countsByParent(ctx, PAYMENTS_OF_CUSTOMER, customerIds, { status: q.status });
 }
 
 /** Expires the checkout when it is still open and its time has come. Returns the payment. */
@@ -284,6 +295,7 @@ const HELPER_PHONE = { succeeded: '+15555550100', failed: '+15555550000' } as co
 
 /** POST /v1/test-helpers/payments/:id/complete: as if the customer finished the hosted checkout. */
 export async function completeForTest(ctx: Ctx, id: string, input: PaymentCompleteInput): Promise<PaymentWithCustomer> {
+  requireTestMode(ctx.merchant);
   const body = parse(paymentCompleteBody, input);
   const p = await getPayment(ctx, id);
   if (p.status !== 'created') {

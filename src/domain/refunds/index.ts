@@ -187,12 +187,10 @@ export async function getRefund(ctx: Ctx, id: string): Promise<Refund> {
 }
 
 export async function listRefunds(ctx: Ctx, q: RefundListQuery): Promise<Page<Refund>> {
-  return paginate(q, ({ where, ...page }) =>
-    ctx.db.refund.findMany({
-      where: {
-        AND: [where, ...paymentLikeFilters(q), q.payment_id ? { paymentId: q.payment_id } : {}],
-      },
-      ...page,
-    }),
+  const filters = [...paymentLikeFilters(q), q.payment_id ? { paymentId: q.payment_id } : {}];
+  return paginate(
+    q,
+    ({ where, ...page }) => ctx.db.refund.findMany({ where: { AND: [where, ...filters] }, ...page }),
+    () => ctx.db.refund.count({ where: { AND: filters } }),
   );
 }

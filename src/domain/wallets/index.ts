@@ -17,6 +17,7 @@ import { inTransaction, type TenantTx } from '../../platform/db/tenant.ts';
 import { InsufficientBalanceError, isLockNotAvailable, isUniqueViolation, NotFoundError, StateError, ValidationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { formatMoney } from '../../platform/money.ts';
+import { countsByParent, pagesByParent } from '../../platform/db/pages-by-parent.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { parse } from '../../platform/validation.ts';
 import { cancelJobs, enqueueJob } from '../../jobs/queue.ts';
@@ -118,18 +119,11 @@ export async function createWallet(ctx: Ctx, input: WalletCreateInput): Promise<
 }
 
 export async function listWallets(ctx: Ctx, q: WalletListQuery): Promise<Page<Wallet>> {
-  return paginate(q, ({ where, ...page }) =>
-    ctx.db.wallet.findMany({
-      where: {
-        AND: [
-          where,
-          q.customer_id ? { customerId: q.customer_id } : {},
-          q.currency ? { currency: q.currency } : {},
-          q.status ? { status: q.status } : {},
-        ],
-      },
-      ...page,
-    }),
+  const filters = [q.customer_id ? { customerId: q.customer_id } : {}, q.currency ? { currency: q.currency } : {}, q.status ? { status: q.status } : {}];
+  return paginate(
+    q,
+    ({ where, ...page }) => ctx.db.wallet.findMany({ where: { AND: [where, ...filters] }, ...page }),
+    () => ctx.db.wallet.count({ where: { AND: filters } }),
   );
 }
 
@@ -404,8 +398,23 @@ export async function closeWallet(ctx: Ctx, id: string, cancelTopupPayment: (ctx
 
 export async function listTransactions(ctx: Ctx, walletId: string, q: TransactionListQuery): Promise<Page<TransactionWithGrant>> {
   await getWallet(ctx, walletId);
-  return paginate(q, ({ where, ...page }) =>
-    ctx.db.walletTransaction.findMany({ where: { AND: [where, { walletId }, q.type ? { type: q.type } : {}] }, include: withGrant, ...page }),
+  const filters = [{ walletId }, q.type ? { type: q.type } : {}];
+  return paginate(
+    q,
+    ({ where, ...page }) => ctx.db.walletTransaction.findMany({ where: { AND: [where, ...filters] }, include: withGrant, ...page }),
+    () => ctx.db.walletTransaction.count({ where: { AND: filters } }),
   );
 }
 
+const TRANSACTIONS_OF_WALLET = { table: 'wallet_transactions', parent: 'wallet_id' };
+
+/** One ledger page per wallet (a wallet's transactions in GraphQL), in two queries for all of them. */
+export function listTransactionsOfWallets(ctx: Ctx, walletIds: readonly string[], q: TransactionListQuery) {
+  return pagesByParent(ctx, TRANSACTIONS_OF_WALLET, walletIds, { ...q, filters: { type: q.type } }, (ids) =>
+    ctx.db.walletTransaction.findMany({ where: { id: { in: ids } }, include: withGrant }),
+  );
+}
+
+export function countTransactionsOfWallets(ctx: Ctx, walletIds: readonly string[], q: Pick<TransactionListQuery, 'type'>) {
+  return countsByParent(ctx, TRANSACTIONS_OF_WALLET, walletIds, { type: q.type });
+}

@@ -8,6 +8,7 @@ import { inTransaction, type TenantTx } from '../../platform/db/tenant.ts';
 import { NotFoundError, StateError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { formatMoney } from '../../platform/money.ts';
+import { countsByParent, pagesByParent } from '../../platform/db/pages-by-parent.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { parse } from '../../platform/validation.ts';
 import { recordEvent } from '../events/index.ts';
@@ -20,7 +21,7 @@ import {
   type PaymentWithCustomer,
 } from '../payments/index.ts';
 import { reserveRefund, onRefund } from '../refunds/index.ts';
-import { clockNow } from '../clock/index.ts';
+import { clockNow, requireTestMode } from '../clock/index.ts';
 import { append, getWallet, lockWallet, transactionToJSON } from './index.ts';
 import { topupCompleteBody, topupCreate, type TopupCreateInput, type TopupListQuery, type TopupStatus } from './schema.ts';
 
@@ -75,7 +76,22 @@ export async function getTopup(ctx: Ctx, id: string): Promise<TopupWithPayment> 
 
 export async function listTopups(ctx: Ctx, walletId: string, q: TopupListQuery): Promise<Page<TopupWithPayment>> {
   await getWallet(ctx, walletId);
-  return paginate(q, ({ where, ...page }) => ctx.db.walletTopup.findMany({ where: { AND: [where, { walletId }] }, include: withPayment, ...page }));
+  return paginate(
+    q,
+    ({ where, ...page }) => ctx.db.walletTopup.findMany({ where: { AND: [where, { walletId }] }, include: withPayment, ...page }),
+    () => ctx.db.walletTopup.count({ where: { walletId } }),
+  );
+}
+
+const TOPUPS_OF_WALLET = { table: 'wallet_topups', parent: 'wallet_id' };
+
+/** One page of top-ups per wallet, in two queries for all of them. */
+export function listTopupsOfWallets(ctx: Ctx, walletIds: readonly string[], q: TopupListQuery) {
+  return pagesByParent(ctx, TOPUPS_OF_WALLET, walletIds, q, (ids) => ctx.db.walletTopup.findMany({ where: { id: { in: ids } }, include: withPayment }));
+}
+
+export function countTopupsOfWallets(ctx: Ctx, walletIds: readonly string[]) {
+  return countsByParent(ctx, TOPUPS_OF_WALLET, walletIds);
 }
 
 /** Settles a top-up when its payment reaches a final status (runs in the payment's transaction). */
@@ -170,6 +186,7 @@ export const cancelTopupPayment = (ctx: Ctx, paymentId: string) => cancelAtCheck
 
 /** POST /v1/test-helpers/wallet-topups/:id/complete */
 export async function completeTopupForTest(ctx: Ctx, id: string, input: unknown): Promise<TopupWithPayment> {
+  requireTestMode(ctx.merchant);
   const body = parse(topupCompleteBody, input);
   const t = await getTopup(ctx, id);
   if (t.status !== 'pending') throw new StateError('topup_not_pending', `This top-up is ${t.status}; only a pending top-up can be completed.`, null);

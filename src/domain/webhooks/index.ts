@@ -10,6 +10,7 @@ import type { Ctx } from '../../platform/context.ts';
 import { inTransaction } from '../../platform/db/tenant.ts';
 import { NotFoundError, ValidationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
+import { countsByParent, pagesByParent } from '../../platform/db/pages-by-parent.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { parse, z, listQuery } from '../../platform/validation.ts';
 import { cancelJobs, DeferJob } from '../../jobs/queue.ts';
@@ -115,7 +116,11 @@ export async function getEndpoint(ctx: Ctx, id: string, db = ctx.db, param = 'id
 }
 
 export async function listEndpoints(ctx: Ctx, q: z.output<typeof endpointListQuery>): Promise<Page<WebhookEndpoint>> {
-  return paginate(q, ({ where, ...page }) => ctx.db.webhookEndpoint.findMany({ where: { AND: [where, { deletedAt: null }] }, ...page }));
+  return paginate(
+    q,
+    ({ where, ...page }) => ctx.db.webhookEndpoint.findMany({ where: { AND: [where, { deletedAt: null }] }, ...page }),
+    () => ctx.db.webhookEndpoint.count({ where: { deletedAt: null } }),
+  );
 }
 
 export async function updateEndpoint(ctx: Ctx, id: string, input: EndpointUpdateInput): Promise<WebhookEndpoint> {
@@ -167,9 +172,25 @@ export async function rotateSecret(ctx: Ctx, id: string): Promise<WebhookEndpoin
 
 export async function listAttempts(ctx: Ctx, eventId: string, q: AttemptListQuery): Promise<Page<DeliveryAttempt>> {
   await getEvent(ctx, eventId);
-  return paginate(q, ({ where, ...page }) =>
-    ctx.db.deliveryAttempt.findMany({ where: { AND: [where, { eventId }, q.endpoint_id ? { endpointId: q.endpoint_id } : {}] }, ...page }),
+  const filters = [{ eventId }, q.endpoint_id ? { endpointId: q.endpoint_id } : {}];
+  return paginate(
+    q,
+    ({ where, ...page }) => ctx.db.deliveryAttempt.findMany({ where: { AND: [where, ...filters] }, ...page }),
+    () => ctx.db.deliveryAttempt.count({ where: { AND: filters } }),
   );
+}
+
+const ATTEMPTS_OF_EVENT = { table: 'delivery_attempts', parent: 'event_id' };
+
+/** One page of delivery attempts per event, in two queries for all of them. */
+export function listAttemptsOfEvents(ctx: Ctx, eventIds: readonly string[], q: AttemptListQuery) {
+  return pagesByParent(ctx, ATTEMPTS_OF_EVENT, eventIds, { ...q, filters: { endpoint_id: q.endpoint_id } }, (ids) =>
+    ctx.db.deliveryAttempt.findMany({ where: { id: { in: ids } } }),
+  );
+}
+
+export function countAttemptsOfEvents(ctx: Ctx, eventIds: readonly string[], q: Pick<AttemptListQuery, 'endpoint_id'>) {
+  return countsByParent(ctx, ATTEMPTS_OF_EVENT, eventIds, { endpoint_id: q.endpoint_id });
 }
 
 /** Sends the event again, now, to every active endpoint subscribed to its type. */

@@ -15,7 +15,7 @@ import { checkResponse } from './openapi-validator.ts';
 export interface TestApp {
   url: string;
   /** SQL statements sent since the last reset */
-  queries: { count: number; reset(): void };
+  queries: { count: number; sql: string[]; reset(): void };
   services: Services;
   merchant(opts?: { mode?: Mode; name?: string }): Promise<Client>;
   close(): Promise<void>;
@@ -79,8 +79,18 @@ export async function startApp(env: Record<string, string> = {}, opts: { worker?
   // Loopback webhooks are allowed by default: the receivers all live on 127.0.0.1.
   const config = loadConfig({ LOG_LEVEL: 'silent', PORT: '0', BILLING_ALLOW_HTTP_WEBHOOKS: '1', ...env });
   const log = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
-  const queries = { count: 0, reset: () => void (queries.count = 0) };
-  const db = await openDatabase({ url: process.env.TEST_DATABASE_URL, dataDir: null, poolSize: 10, logger: log, onQuery: () => queries.count++ });
+  const queries = {
+    count: 0,
+    sql: [] as string[],
+    reset: () => {
+      queries.count = 0;
+      queries.sql = [];
+    },
+  };
+  const db = await openDatabase({ url: process.env.TEST_DATABASE_URL, dataDir: null, poolSize: 10, logger: log, onQuery: (sql) => {
+    queries.count++;
+    queries.sql.push(sql);
+  } });
   const services = await openServices(config, { log, db });
   const app = createApp(services);
   const server: ServerType = await new Promise((resolve) => {

@@ -278,7 +278,10 @@ describe('concurrency and integrity', () => {
     const rs = await Promise.all(
       [...ops, ...retries].map((o) => (o.kind === 'credit' ? credit(api, w.id, o.amount, o.ref) : debit(api, w.id, o.amount, o.ref)).then((r) => ({ o, r }))),
     );
-    for (const { r } of rs) expect([200, 201, 402]).toContain(r.status);
+    // 503 (with Retry-After) is the answer of a saturated machine: 220 requests on one wallet queue
+    // for its row lock and for pooled connections. Such a request must have moved nothing.
+    for (const { r } of rs) expect([200, 201, 402, 503]).toContain(r.status);
+    for (const { r } of rs.filter(({ r }) => r.status === 503)) expect(r.headers.get('retry-after')).toBe('5');
     const okRefs = new Set(rs.filter(({ r }) => r.status < 300).map(({ o }) => o.ref));
     const { sum, rows } = await ledgerSum(api, w.id);
     expect(await balance(api, w.id)).toBe(sum);

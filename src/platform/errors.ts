@@ -103,7 +103,7 @@ export class RateLimitError extends AppError {
 export class ServiceUnavailableError extends AppError {
   readonly status = 503;
   readonly type = 'api_error' as const;
-  constructor(message = 'The service is temporarily unavailable (the database cannot be reached). Retry shortly.') {
+  constructor(message = 'The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.') {
     super('service_unavailable', message);
     this.headers = { 'Retry-After': '5' };
   }
@@ -119,14 +119,18 @@ export class InternalError extends AppError {
 
 const DB_DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EHOSTUNREACH', '57P01', '57P03', '08000', '08001', '08003', '08006', 'P1001', 'P1002', 'P1017', 'P2024']);
 
-/** True when the error chain says the database is unreachable (connection refused, reset, pool timeout …). */
+/**
+ * True when the error chain says the database is unreachable (connection refused, reset …) or
+ * no connection came free in time (every pooled connection busy): both answer 503 with
+ * Retry-After, and nothing was written.
+ */
 export function isDatabaseUnavailable(err: unknown): boolean {
   let e: any = err;
   for (let depth = 0; e && depth < 6; depth++) {
     if (typeof e.code === 'string' && DB_DOWN_CODES.has(e.code)) return true;
     const kind = e.cause?.kind ?? e.kind;
     if (kind === 'DatabaseNotReachable' || kind === 'ConnectionClosed' || kind === 'SocketTimeout' || kind === 'TooManyConnections') return true;
-    if (typeof e.message === 'string' && /Connection terminated|connect ECONNREFUSED|Can't reach database|Timed out fetching a new connection/i.test(e.message)) return true;
+    if (typeof e.message === 'string' && /Connection terminated|connect ECONNREFUSED|Can't reach database|Timed out fetching a new connection|timeout exceeded when trying to connect/i.test(e.message)) return true;
     if (Array.isArray(e.errors) && e.errors.some((x: unknown) => isDatabaseUnavailable(x))) return true;
     e = e.cause;
   }

@@ -18,7 +18,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   415: 'Body is not JSON (unsupported_media_type).',
   429: 'Rate limited.',
   500: 'Internal error (internal_error); the request id identifies it in the logs.',
-  503: 'The database cannot be reached (service_unavailable).',
+  503: 'The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds.',
 };
 
 const TAG_DESCRIPTIONS: Record<string, string> = {

@@ -878,7 +878,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database cannot be reached (service_unavailable). */
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1006,7 +1006,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database cannot be reached (service_unavailable). */
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1082,7 +1082,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database cannot be reached (service_unavailable). */
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1188,7 +1188,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database cannot be reached (service_unavailable). */
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1316,7 +1316,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database cannot be reached (service_unavailable). */
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1399,7 +1399,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database cannot be reached (service_unavailable). */
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1475,7 +1475,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database cannot be reached (service_unavailable). */
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1557,7 +1557,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database cannot be reached (service_unavailable). */
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1667,7 +1667,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database cannot be reached (service_unavailable). */
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1752,7 +1752,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database cannot be reached (service_unavailable). */
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1917,7 +1917,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database cannot be reached (service_unavailable). */
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1993,7 +1993,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database cannot be reached (service_unavailable). */
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2080,7 +2080,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database cannot be reached (service_unavailable). */
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2207,7 +2207,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database cannot be reached (service_unavailable). */
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2283,7 +2283,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database cannot be reached (service_unavailable). */
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2357,7 +2357,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database cannot be reached (service_unavailable). */
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2474,7 +2474,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database cannot be reached (service_unavailable). */
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2592,7 +2592,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database cannot be reached (service_unavailable). */
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2705,7 +2705,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database cannot be reached (service_unavailable). */
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2788,7 +2788,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database cannot be reached (service_unavailable). */
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2913,7 +2913,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database cannot be reached (service_unavailable). */
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2989,7 +2989,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database cannot be reached (service_unavailable). */
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3099,7 +3099,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database cannot be reached (service_unavailable). */
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3242,7 +3242,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database cannot be reached (service_unavailable). */
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3380,7 +3380,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database cannot be reached (service_unavailable). */
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3490,7 +3490,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database cannot be reached (service_unavailable). */
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3571,7 +3571,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database cannot be reached (service_unavailable). */
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3689,7 +3689,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database cannot be reached (service_unavailable). */
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3771,7 +3771,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database cannot be reached (service_unavailable). */
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3881,7 +3881,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database cannot be reached (service_unavailable). */
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3960,7 +3960,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database cannot be reached (service_unavailable). */
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4074,7 +4074,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database cannot be reached (service_unavailable). */
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4150,7 +4150,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database cannot be reached (service_unavailable). */
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4256,7 +4256,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database cannot be reached (service_unavailable). */
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4377,7 +4377,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database cannot be reached (service_unavailable). */
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4487,7 +4487,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database cannot be reached (service_unavailable). */
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -48,7 +48,9 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
 }
 
 function openPostgres(url: string, poolSize: number, logger?: Logger, onQuery?: (sql: string) => void): Database {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000 });
+  // A request waits up to 10 s for a pooled connection (Prisma's transaction maxWait is the same);
+  // past that it gets 503 with Retry-After rather than queueing without bound.
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 10_000, idleTimeoutMillis: 30_000 });
   // An idle client losing its connection (database restart) must not crash the process.
   pool.on('error', (err) => logger?.warn({ err: err.message }, 'postgres pool client error'));
   const prisma = prismaClient(new PrismaPg(pool), onQuery);

@@ -10,8 +10,8 @@ export const errorObject = z
     error: z.object({
       type: z.enum(['invalid_request_error', 'authentication_error', 'wallet_error', 'state_error', 'idempotency_error', 'rate_limit_error', 'api_error']),
       code: z.string().meta({ example: 'parameter_missing' }),
-      message: z.string(),
-      param: z.string().nullable(),
+      message: z.string().meta({ example: 'Missing required parameter: email.' }),
+      param: z.string().nullable().meta({ example: 'email' }),
       request_id: z.string().meta({ example: 'req_0123456789abcdefGHIJKL' }),
       balance: z.number().int().optional().meta({ description: 'With insufficient_balance (402): the balance that was available.' }),
     }),
@@ -24,6 +24,11 @@ export function listOf(item: z.ZodType, id: string) {
     .meta({ id });
 }
 
+const idOf = (prefix: string) => z.string().meta({ example: `${prefix}_0123456789abcdefGHIJKL` });
+const currencyCode = z.string().meta({ example: 'USD', description: 'ISO 4217, upper case.' });
+const metadataMap = z.record(z.string(), z.string()).meta({ example: { order_id: '6735' } });
+const example = (value: string) => z.string().meta({ example: value });
+
 export const idParam = z.strictObject({ id: z.string().min(1).max(64) });
 
 const ts = z.string().meta({ format: 'date-time' });
@@ -32,18 +37,18 @@ export const customerObject = z
   .object({
     id: z.string().meta({ example: 'cus_0123456789abcdefGHIJKL' }),
     object: z.literal('customer'),
-    email: z.string(),
-    name: z.string().nullable(),
-    phone: z.string().nullable(),
-    currency: z.string().nullable(),
-    metadata: z.record(z.string(), z.string()),
+    email: example('jane@example.com'),
+    name: example('Jane Doe').nullable(),
+    phone: example('+256700000001').nullable(),
+    currency: currencyCode.nullable(),
+    metadata: metadataMap,
     created_at: ts,
     updated_at: ts,
   })
   .meta({ id: 'Customer' });
 
 export const deletedObject = z
-  .object({ id: z.string(), object: z.string(), deleted: z.literal(true) })
+  .object({ id: idOf('cus'), object: example('customer'), deleted: z.literal(true) })
   .meta({ id: 'Deleted' });
 
 export const eventObject = z
@@ -61,8 +66,8 @@ export const eventObject = z
 
 const methodDetails = z
   .union([
-    z.object({ type: z.literal('card'), card: z.object({ brand: z.string(), last4: z.string(), exp_month: z.number().int(), exp_year: z.number().int() }) }),
-    z.object({ type: z.literal('mobile_money'), mobile_money: z.object({ phone: z.string() }) }),
+    z.object({ type: z.literal('card'), card: z.object({ brand: example('visa'), last4: example('4242'), exp_month: z.number().int(), exp_year: z.number().int() }) }),
+    z.object({ type: z.literal('mobile_money'), mobile_money: z.object({ phone: example('+256700000001') }) }),
   ])
   .nullable()
   .meta({ description: 'The method the customer used (never a full card number).' });
@@ -71,28 +76,28 @@ export const paymentObject = z
   .object({
     id: z.string().meta({ example: 'pay_0123456789abcdefGHIJKL' }),
     object: z.literal('payment'),
-    amount: z.number().int(),
-    currency: z.string(),
+    amount: z.number().int().meta({ example: 1250, description: 'Smallest currency unit (cents).' }),
+    currency: currencyCode,
     status: z.enum(PAYMENT_STATUSES),
-    checkout_url: z.string().meta({ description: 'Hosted checkout page for the customer (no credentials needed).' }),
-    customer_id: z.string(),
-    customer: z.object({ id: z.string(), email: z.string(), name: z.string().nullable(), phone: z.string().nullable() }),
-    redirect_url: z.string(),
-    cancel_url: z.string().nullable(),
+    checkout_url: example('http://127.0.0.1:3000/hosted/checkout/chk_0123456789abcdef').meta({ description: 'Hosted checkout page for the customer (no credentials needed).' }),
+    customer_id: idOf('cus'),
+    customer: z.object({ id: idOf('cus'), email: example('jane@example.com'), name: example('Jane Doe').nullable(), phone: example('+256700000001').nullable() }),
+    redirect_url: example('https://shop.example.com/thanks'),
+    cancel_url: example('https://shop.example.com/cart').nullable(),
     checkout: z
       .object({
-        title: z.string().optional(),
-        description: z.string().optional(),
+        title: example('Order #6735').optional(),
+        description: example('2 × coffee beans, 1 kg').optional(),
         locale: z.enum(CHECKOUT_LOCALES).optional(),
         payment_methods: z.array(z.enum(PAYMENT_METHODS)).optional(),
       })
       .meta({ description: 'The checkout options given at creation (defaults are not filled in).' }),
-    metadata: z.record(z.string(), z.string()),
-    amount_refunded: z.number().int(),
+    metadata: metadataMap,
+    amount_refunded: z.number().int().meta({ example: 0 }),
     refunded: z.boolean(),
     payment_method: methodDetails,
-    failure_code: z.string().nullable(),
-    failure_message: z.string().nullable(),
+    failure_code: example('card_declined').nullable(),
+    failure_message: example('The card was declined.').nullable(),
     expires_at: ts.meta({ description: 'When the checkout expires (24 h after creation, merchant clock).' }),
     created_at: ts,
     updated_at: ts,
@@ -103,13 +108,13 @@ export const refundObject = z
   .object({
     id: z.string().meta({ example: 're_0123456789abcdefGHIJKL' }),
     object: z.literal('refund'),
-    payment_id: z.string(),
-    amount: z.number().int(),
-    currency: z.string(),
+    payment_id: idOf('pay'),
+    amount: z.number().int().meta({ example: 1250, description: 'Smallest currency unit (cents).' }),
+    currency: currencyCode,
     status: z.enum(REFUND_STATUSES),
     reason: z.enum(REFUND_REASONS).nullable(),
-    failure_code: z.string().nullable(),
-    metadata: z.record(z.string(), z.string()),
+    failure_code: example('card_declined').nullable(),
+    metadata: metadataMap,
     created_at: ts,
     updated_at: ts,
   })
@@ -119,12 +124,12 @@ export const walletObject = z
   .object({
     id: z.string().meta({ example: 'wal_0123456789abcdefGHIJKL' }),
     object: z.literal('wallet'),
-    customer_id: z.string(),
-    currency: z.string(),
+    customer_id: idOf('cus'),
+    currency: currencyCode,
     balance: z.number().int().meta({ description: 'Smallest currency unit; always the sum of the ledger.' }),
     balance_formatted: z.string().meta({ example: '$12.34' }),
     status: z.enum(WALLET_STATUSES),
-    metadata: z.record(z.string(), z.string()),
+    metadata: metadataMap,
     created_at: ts,
     updated_at: ts,
   })
@@ -134,14 +139,14 @@ export const walletTransactionObject = z
   .object({
     id: z.string().meta({ example: 'wtx_0123456789abcdefGHIJKL' }),
     object: z.literal('wallet_transaction'),
-    wallet_id: z.string(),
+    wallet_id: idOf('wal'),
     type: z.enum(TRANSACTION_TYPES),
-    amount: z.number().int(),
-    balance_before: z.number().int(),
-    balance_after: z.number().int(),
-    reference: z.string().nullable(),
-    description: z.string().nullable(),
-    metadata: z.record(z.string(), z.string()),
+    amount: z.number().int().meta({ example: 1250, description: 'Smallest currency unit (cents).' }),
+    balance_before: z.number().int().meta({ example: 5000 }),
+    balance_after: z.number().int().meta({ example: 3750 }),
+    reference: example('order-6735').nullable(),
+    description: example('Order #6735').nullable(),
+    metadata: metadataMap,
     expires_at: ts.nullable().meta({ description: 'For credits with an expiry.' }),
     created_at: ts,
   })
@@ -151,13 +156,13 @@ export const walletTopupObject = z
   .object({
     id: z.string().meta({ example: 'wtu_0123456789abcdefGHIJKL' }),
     object: z.literal('wallet_topup'),
-    wallet_id: z.string(),
-    amount: z.number().int(),
-    currency: z.string(),
+    wallet_id: idOf('wal'),
+    amount: z.number().int().meta({ example: 1250, description: 'Smallest currency unit (cents).' }),
+    currency: currencyCode,
     status: z.enum(TOPUP_STATUSES),
-    checkout_url: z.string(),
-    payment_id: z.string(),
-    transaction_id: z.string().nullable(),
+    checkout_url: example('http://127.0.0.1:3000/hosted/checkout/chk_0123456789abcdef'),
+    payment_id: idOf('pay'),
+    transaction_id: idOf('wtx').nullable(),
     created_at: ts,
     updated_at: ts,
   })
@@ -167,13 +172,13 @@ export const webhookEndpointObject = z
   .object({
     id: z.string().meta({ example: 'we_0123456789abcdefGHIJKL' }),
     object: z.literal('webhook_endpoint'),
-    url: z.string(),
+    url: example('https://shop.example.com/webhooks/billing'),
     events: z.array(z.string()).meta({ description: 'Subscribed event types; empty = all.' }),
-    description: z.string().nullable(),
+    description: example('Order fulfilment').nullable(),
     status: z.enum(ENDPOINT_STATUSES),
     created_at: ts,
     updated_at: ts,
-    secret: z.string().optional().meta({ description: 'whsec_…: only in the create and rotate-secret responses.' }),
+    secret: example('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw').optional().meta({ description: 'whsec_…: only in the create and rotate-secret responses.' }),
   })
   .meta({ id: 'WebhookEndpoint' });
 
@@ -181,12 +186,12 @@ export const deliveryAttemptObject = z
   .object({
     id: z.string().meta({ example: 'wda_0123456789abcdefGHIJKL' }),
     object: z.literal('delivery_attempt'),
-    event_id: z.string(),
-    endpoint_id: z.string(),
+    event_id: idOf('evt'),
+    endpoint_id: idOf('we'),
     status: z.enum(ATTEMPT_STATUSES),
     attempt_number: z.number().int().meta({ description: '1 to 8.' }),
     response_status: z.number().int().nullable(),
-    response_body: z.string().nullable().meta({ description: 'First 64 KiB of the response.' }),
+    response_body: example('{"received":true}').nullable().meta({ description: 'First 64 KiB of the response.' }),
     scheduled_at: ts,
     attempted_at: ts.nullable(),
     next_retry_at: ts.nullable().meta({ description: 'When the next attempt goes out after this one failed; null after the last.' }),

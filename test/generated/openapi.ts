@@ -487,9 +487,15 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             currency: string | null;
+            /** @example jane@example.com */
             email: string;
             /** @example cus_0123456789abcdefGHIJKL */
             id: string;
+            /**
+             * @example {
+             *       "order_id": "6735"
+             *     }
+             */
             metadata: {
                 [key: string]: string;
             };
@@ -510,7 +516,9 @@ export interface components {
         Deleted: {
             /** @constant */
             deleted: true;
+            /** @example cus_0123456789abcdefGHIJKL */
             id: string;
+            /** @example customer */
             object: string;
         };
         DeliveryAttempt: {
@@ -520,7 +528,9 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             duration_ms: number | null;
+            /** @example we_0123456789abcdefGHIJKL */
             endpoint_id: string;
+            /** @example evt_0123456789abcdefGHIJKL */
             event_id: string;
             /** @example wda_0123456789abcdefGHIJKL */
             id: string;
@@ -549,7 +559,9 @@ export interface components {
                 balance?: number;
                 /** @example parameter_missing */
                 code: string;
+                /** @example Missing required parameter: email. */
                 message: string;
+                /** @example email */
                 param: string | null;
                 /** @example req_0123456789abcdefGHIJKL */
                 request_id: string;
@@ -585,28 +597,45 @@ export interface components {
             object: "list";
         };
         Payment: {
+            /**
+             * @description Smallest currency unit (cents).
+             * @example 1250
+             */
             amount: number;
+            /** @example 0 */
             amount_refunded: number;
             cancel_url: string | null;
             /** @description The checkout options given at creation (defaults are not filled in). */
             checkout: {
+                /** @example 2 × coffee beans, 1 kg */
                 description?: string;
                 /** @enum {string} */
                 locale?: "en" | "fr";
                 payment_methods?: ("card" | "mobile_money")[];
+                /** @example Order #6735 */
                 title?: string;
             };
-            /** @description Hosted checkout page for the customer (no credentials needed). */
+            /**
+             * @description Hosted checkout page for the customer (no credentials needed).
+             * @example http://127.0.0.1:3000/hosted/checkout/chk_0123456789abcdef
+             */
             checkout_url: string;
             /** Format: date-time */
             created_at: string;
+            /**
+             * @description ISO 4217, upper case.
+             * @example USD
+             */
             currency: string;
             customer: {
+                /** @example jane@example.com */
                 email: string;
+                /** @example cus_0123456789abcdefGHIJKL */
                 id: string;
                 name: string | null;
                 phone: string | null;
             };
+            /** @example cus_0123456789abcdefGHIJKL */
             customer_id: string;
             /**
              * Format: date-time
@@ -617,6 +646,11 @@ export interface components {
             failure_message: string | null;
             /** @example pay_0123456789abcdefGHIJKL */
             id: string;
+            /**
+             * @example {
+             *       "order_id": "6735"
+             *     }
+             */
             metadata: {
                 [key: string]: string;
             };
@@ -625,20 +659,24 @@ export interface components {
             /** @description The method the customer used (never a full card number). */
             payment_method: ({
                 card: {
+                    /** @example visa */
                     brand: string;
                     exp_month: number;
                     exp_year: number;
+                    /** @example 4242 */
                     last4: string;
                 };
                 /** @constant */
                 type: "card";
             } | {
                 mobile_money: {
+                    /** @example +256700000001 */
                     phone: string;
                 };
                 /** @constant */
                 type: "mobile_money";
             }) | null;
+            /** @example https://shop.example.com/thanks */
             redirect_url: string;
             refunded: boolean;
             /** @enum {string} */
@@ -654,18 +692,32 @@ export interface components {
             object: "list";
         };
         Refund: {
+            /**
+             * @description Smallest currency unit (cents).
+             * @example 1250
+             */
             amount: number;
             /** Format: date-time */
             created_at: string;
+            /**
+             * @description ISO 4217, upper case.
+             * @example USD
+             */
             currency: string;
             failure_code: string | null;
             /** @example re_0123456789abcdefGHIJKL */
             id: string;
+            /**
+             * @example {
+             *       "order_id": "6735"
+             *     }
+             */
             metadata: {
                 [key: string]: string;
             };
             /** @constant */
             object: "refund";
+            /** @example pay_0123456789abcdefGHIJKL */
             payment_id: string;
             reason: ("customer_request" | "duplicate" | "fraudulent" | "other") | null;
             /** @enum {string} */
@@ -700,10 +752,20 @@ export interface components {
             balance_formatted: string;
             /** Format: date-time */
             created_at: string;
+            /**
+             * @description ISO 4217, upper case.
+             * @example USD
+             */
             currency: string;
+            /** @example cus_0123456789abcdefGHIJKL */
             customer_id: string;
             /** @example wal_0123456789abcdefGHIJKL */
             id: string;
+            /**
+             * @example {
+             *       "order_id": "6735"
+             *     }
+             */
             metadata: {
                 [key: string]: string;
             };
@@ -722,21 +784,32 @@ export interface components {
             object: "list";
         };
         WalletTopup: {
+            /**
+             * @description Smallest currency unit (cents).
+             * @example 1250
+             */
             amount: number;
+            /** @example http://127.0.0.1:3000/hosted/checkout/chk_0123456789abcdef */
             checkout_url: string;
             /** Format: date-time */
             created_at: string;
+            /**
+             * @description ISO 4217, upper case.
+             * @example USD
+             */
             currency: string;
             /** @example wtu_0123456789abcdefGHIJKL */
             id: string;
             /** @constant */
             object: "wallet_topup";
+            /** @example pay_0123456789abcdefGHIJKL */
             payment_id: string;
             /** @enum {string} */
             status: "pending" | "succeeded" | "failed" | "cancelled" | "expired";
             transaction_id: string | null;
             /** Format: date-time */
             updated_at: string;
+            /** @example wal_0123456789abcdefGHIJKL */
             wallet_id: string;
         };
         WalletTopupList: {
@@ -747,8 +820,14 @@ export interface components {
             object: "list";
         };
         WalletTransaction: {
+            /**
+             * @description Smallest currency unit (cents).
+             * @example 1250
+             */
             amount: number;
+            /** @example 3750 */
             balance_after: number;
+            /** @example 5000 */
             balance_before: number;
             /** Format: date-time */
             created_at: string;
@@ -757,6 +836,11 @@ export interface components {
             expires_at: string | null;
             /** @example wtx_0123456789abcdefGHIJKL */
             id: string;
+            /**
+             * @example {
+             *       "order_id": "6735"
+             *     }
+             */
             metadata: {
                 [key: string]: string;
             };
@@ -765,6 +849,7 @@ export interface components {
             reference: string | null;
             /** @enum {string} */
             type: "topup" | "debit" | "credit" | "expiry" | "refund" | "refund_reversal";
+            /** @example wal_0123456789abcdefGHIJKL */
             wallet_id: string;
         };
         WalletTransactionList: {
@@ -784,12 +869,16 @@ export interface components {
             id: string;
             /** @constant */
             object: "webhook_endpoint";
-            /** @description whsec_…: only in the create and rotate-secret responses. */
+            /**
+             * @description whsec_…: only in the create and rotate-secret responses.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
             secret?: string;
             /** @enum {string} */
             status: "active" | "disabled";
             /** Format: date-time */
             updated_at: string;
+            /** @example https://shop.example.com/webhooks/billing */
             url: string;
         };
         WebhookEndpointList: {

@@ -84,6 +84,9 @@ describe.runIf(available)('in a browser', () => {
     const page = await context.newPage();
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
+    page.on('console', (m) => {
+      if (m.type() === 'error') errors.push(m.text());
+    });
     const gqlRequests: { authorization: string | undefined; cookie: string | undefined }[] = [];
     page.on('request', (r) => {
       if (r.url() === `${app.url}/graphql` && r.method() === 'POST') gqlRequests.push({ authorization: r.headers().authorization, cookie: r.headers().cookie });
@@ -96,6 +99,7 @@ describe.runIf(available)('in a browser', () => {
     await page.getByLabel('Client secret').fill('sk_wrong_wrong_wrong_wrong');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expect(page.getByRole('alert').textContent()).resolves.toContain('wrong secret');
+    errors.length = 0; // the browser logs that refused sign-in (401) as a failed resource: expected
 
     await page.getByLabel('Client secret').fill(api.creds.client_secret);
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -103,7 +107,13 @@ describe.runIf(available)('in a browser', () => {
     expect(await page.evaluate(() => Object.keys(sessionStorage))).toEqual(['billing.graphiql.authorization']);
     await page.locator('.graphiql-execute-button').click();
     await page.getByText('graphiql@example.com').first().waitFor();
-    await page.screenshot({ path: '/tmp/graphiql-signed-in.png' });
+    // The schema loaded (GraphiQL's full introspection query): the Docs explorer shows the
+    // root types and their fields.
+    await page.getByRole('button', { name: /show documentation explorer/i }).click();
+    await page.locator('.graphiql-doc-explorer').getByText('Query', { exact: true }).first().click();
+    await page.locator('.graphiql-doc-explorer').getByText('customers', { exact: true }).first().waitFor();
+    expect(await page.getByText('Error fetching schema').count()).toBe(0);
+    await page.screenshot({ path: '/tmp/graphiql-signed-in.png', fullPage: true });
     expect(gqlRequests.length).toBeGreaterThan(1);
     for (const r of gqlRequests) {
       expect(r.authorization).toMatch(/^Basic /);

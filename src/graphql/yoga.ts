@@ -16,10 +16,23 @@ import { renderGraphiQLPage } from './graphiql.ts';
 import { mutationRateLimitPlugin } from './rate-limit-plugin.ts';
 import { schema } from './schema.ts';
 
-const DEFAULT_QUERY = `# The newest customers. Ctrl-Enter runs the query; the Docs panel lists every type.
-query Customers {
+const DEFAULT_QUERY = `# Billing API. Ctrl-Enter runs the query; the Docs panel (book icon) lists every type.
+# Ids are the REST ids; node(id:) fetches any record; mutations return typed errors as data.
+query NewestCustomers {
   customers(first: 5) {
-    edges { cursor node { id email name createdAt } }
+    totalCount
+    edges {
+      node {
+        id
+        email
+        name
+        payments(first: 3) {
+          totalCount
+          edges { node { id amount currency status } }
+        }
+        wallets { id currency balanceFormatted status }
+      }
+    }
     pageInfo { hasNextPage endCursor }
   }
 }

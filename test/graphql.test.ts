@@ -164,9 +164,12 @@ describe('events over GraphQL', () => {
     const t0 = new Date(Date.now() - 1000).toISOString();
     const c = (await m.post('/v1/customers', { email: 'ev@example.com' })).body;
     await m.patch(`/v1/customers/${c.id}`, { name: 'Changed' });
-    const all = await m.gql(`{ events(first: 10) { edges { node { id type createdAt data } } } }`);
+    const all = await m.gql(`{ events(first: 10) { totalCount edges { node { id type createdAt data { objectType objectId object previousAttributes } } } } }`);
     expect(all.data.events.edges.map((e: any) => e.node.type)).toEqual(['customer.updated', 'customer.created']);
-    expect(all.data.events.edges[0].node.data.previous_attributes).toEqual({ name: null });
+    expect(all.data.events.totalCount).toBe(2);
+    expect(all.data.events.edges[0].node.data).toMatchObject({ objectType: 'customer', objectId: c.id, previousAttributes: { name: null } });
+    expect(all.data.events.edges[0].node.data.object).toEqual((await m.get(`/v1/customers/${c.id}`)).body);
+    expect(all.data.events.edges[1].node.data.previousAttributes).toBeNull();
     const created = await m.gql(`{ events(type: "customer.created") { edges { node { type } } } }`);
     expect(created.data.events.edges).toHaveLength(1);
     const window = await m.gql(`query($a: DateTime) { events(createdAfter: $a) { edges { node { id } } } }`, { a: t0 });

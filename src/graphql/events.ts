@@ -2,16 +2,30 @@ import * as events from '../domain/events/index.ts';
 import { builder, connectionComplexity } from './builder.ts';
 import { connectionType, listArgs, orNull, toConnection } from './helpers.ts';
 
+type EventData = { object: Record<string, unknown>; previous_attributes?: Record<string, unknown> };
+
+const EventDataType = builder.objectRef<EventData>('EventData').implement({
+  description:
+    'What changed. `object` is the record after the change exactly as REST and webhooks show it (snake_case); `objectId` fetches the live record with node(id:).',
+  fields: (t) => ({
+    objectType: t.string({ description: 'e.g. payment, wallet_transaction', resolve: (d) => String(d.object.object ?? '') }),
+    objectId: t.id({ resolve: (d) => String(d.object.id ?? '') }),
+    object: t.field({ type: 'JSON', resolve: (d) => d.object }),
+    previousAttributes: t.field({
+      type: 'JSON',
+      nullable: true,
+      description: 'For updates: the changed fields with their values before the change.',
+      resolve: (d) => d.previous_attributes ?? null,
+    }),
+  }),
+});
+
 export const Event = builder.prismaNode('Event', {
   id: { field: 'id' },
   fields: (t) => ({
     type: t.exposeString('type', { description: 'e.g. customer.created' }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    data: t.field({
-      type: 'JSON',
-      description: '{ object: the record after the change (REST representation), previous_attributes?: changed fields before the change }',
-      resolve: (e) => e.data,
-    }),
+    data: t.field({ type: EventDataType, resolve: (e) => e.data as EventData }),
   }),
 });
 

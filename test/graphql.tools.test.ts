@@ -3,7 +3,18 @@
 // schema.graphql.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildClientSchema, getIntrospectionQuery, lexicographicSortSchema, printSchema, type IntrospectionQuery } from 'graphql';
+import {
+  buildClientSchema,
+  getIntrospectionQuery,
+  getNamedType,
+  isEnumType,
+  isInputObjectType,
+  isObjectType,
+  lexicographicSortSchema,
+  printSchema,
+  type IntrospectionQuery,
+} from 'graphql';
+import { schema } from '../src/graphql/schema.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type Client, type TestApp } from './helpers/app.ts';
 
@@ -57,5 +68,46 @@ describe('introspection', () => {
     const many = Array.from({ length: 101 }, (_, i) => `a${i}: testClock { now }`).join(' ');
     const r = await api.gql(`{ ${many} }`);
     expect(r.errors?.[0]).toMatchObject({ message: 'Aliases limit of 100 exceeded, found 101.', extensions: { code: 'too_many_aliases' } });
+  });
+});
+
+describe('the schema a dashboard relies on', () => {
+  const types = Object.values(schema.getTypeMap()).filter((t) => !t.name.startsWith('__'));
+
+  it('every mutation takes an input with idempotencyKey', () => {
+    const mutations = Object.values(schema.getMutationType()!.getFields());
+    expect(mutations.length).toBeGreaterThan(15);
+    for (const m of mutations) {
+      const input = m.args.find((a) => a.name === 'input');
+      const type = input && getNamedType(input.type);
+      expect(type && isInputObjectType(type) && 'idempotencyKey' in type.getFields(), m.name).toBe(true);
+    }
+  });
+
+  it('every status, type and outcome is an enum, never a free string', () => {
+    for (const t of types) {
+      if (!isObjectType(t) && !isInputObjectType(t)) continue;
+      for (const [name, field] of Object.entries(t.getFields())) {
+        if (['status', 'outcome', 'reason', 'locale'].includes(name) || (name === 'type' && t.name !== 'Event')) {
+          expect(isEnumType(getNamedType(field.type)), `${t.name}.${name}`).toBe(true);
+        }
+      }
+    }
+  });
+
+  it('every connection has totalCount and every list field under a node is a connection or a relation', () => {
+    const connections = types.filter((t) => t.name.endsWith('Connection'));
+    expect(connections.length).toBeGreaterThanOrEqual(9);
+    for (const c of connections) expect(isObjectType(c) && 'totalCount' in c.getFields(), c.name).toBe(true);
+  });
+
+  it('no object field is untyped JSON except metadata and the REST representation in event data', () => {
+    for (const t of types) {
+      if (!isObjectType(t)) continue;
+      for (const [name, field] of Object.entries(t.getFields())) {
+        if (getNamedType(field.type).name !== 'JSON') continue;
+        expect(['metadata', 'EventData.object', 'EventData.previousAttributes'].some((ok) => ok === name || ok === `${t.name}.${name}`), `${t.name}.${name}`).toBe(true);
+      }
+    }
   });
 });

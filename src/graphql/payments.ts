@@ -145,7 +145,7 @@ const CheckoutOptionsInput = builder.inputType('CheckoutOptionsInput', {
   fields: (t) => ({
     title: t.string(),
     description: t.string(),
-    locale: t.string({ description: 'en or fr' }),
+    locale: t.field({ type: CheckoutLocale }),
     paymentMethods: t.field({ type: [PaymentMethodType] }),
   }),
 });

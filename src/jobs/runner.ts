@@ -202,8 +202,11 @@ export async function runDueJobsFor(runtime: Runtime, log: Logger, merchantId: s
       continue;
     }
     // Due work that a background worker is running right now: wait for it, since it may retry
-    // or make more work due before asOf.
-    const busy = await runtime.prisma.job.count({ where: { merchantId, status: 'running', runAt: { lte: asOf } } });
+    // or make more work due before asOf. Pending due work counts too: a job released between the
+    // claim above and this count (running → pending) must be claimed on the next turn, not left.
+    const busy = await runtime.prisma.job.count({
+      where: { merchantId, status: { in: ['running', 'pending'] }, runAt: { lte: asOf }, kind: { in: runtime.jobs.names() } },
+    });
     if (busy === 0 || Date.now() > waitUntil) break;
     await new Promise((r) => setTimeout(r, 25));
   }

@@ -1,6 +1,10 @@
 // npm start: serve the billing API. Embedded PostgreSQL (PGlite in DATA_DIR) unless DATABASE_URL
 // is set; migrations applied at start; a test merchant created on an empty database with its
-// credentials printed once.
+// credentials printed once. WEB_CONCURRENCY=N (N > 1, PostgreSQL only) runs N server processes
+// on the port with node:cluster: the primary migrates and bootstraps once, then forks; each
+// process has its own pool and job worker, and the database keeps them consistent (jobs are
+// claimed with SKIP LOCKED, idempotency keys and wallet rows are locked in the database).
+import cluster from 'node:cluster';
 import { serve } from '@hono/node-server';
 import { startMaintenance } from './jobs/maintenance.ts';
 import { startWorker, workerOptions } from './jobs/worker.ts';
@@ -30,6 +34,52 @@ function banner(creds: IssuedCredentials, baseUrl: string) {
   process.stderr.write(lines.join('\n') + '\n');
 }
 
+type Config = ReturnType<typeof loadConfig>;
+type Log = ReturnType<typeof createLogger>;
+
+/** Creates the first test merchant on an empty database (or the configured one) and prints its key. */
+async function bootstrap(services: Awaited<ReturnType<typeof openServices>>, config: Config, log: Log) {
+  const explicit =
+    config.BILLING_BOOTSTRAP_CLIENT_ID && config.BILLING_BOOTSTRAP_CLIENT_SECRET
+      ? { clientId: config.BILLING_BOOTSTRAP_CLIENT_ID, clientSecret: config.BILLING_BOOTSTRAP_CLIENT_SECRET }
+      : undefined;
+  const created = await bootstrapMerchant(services.db.prisma, explicit, log);
+  if (created) {
+    log.info({ merchant_id: created.merchant_id, client_id: created.client_id }, 'test merchant created');
+    banner(created, config.publicBaseUrl);
+  }
+}
+
+/**
+ * WEB_CONCURRENCY > 1: migrate and bootstrap once, then fork the server processes and keep them
+ * running (a process that dies is replaced); SIGTERM/SIGINT stop them all gracefully.
+ */
+async function primary(config: Config, log: Log) {
+  const services = await openServices(config, { log });
+  await bootstrap(services, config, log);
+  await services.db.close();
+  let stopping = false;
+  const fork = () => cluster.fork();
+  for (let i = 0; i < config.WEB_CONCURRENCY; i++) fork();
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) {
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      return;
+    }
+    log.error({ process: worker.id, code, signal }, 'server process exited; starting another');
+    setTimeout(fork, 1000);
+  });
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'stopping server processes');
+    for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM');
+    setTimeout(() => process.exit(0), 30_000).unref();
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
 async function main() {
   let config;
   try {
@@ -41,24 +91,20 @@ async function main() {
     }
     throw e;
   }
-  const log = createLogger(config.LOG_LEVEL);
+  const root = createLogger(config.LOG_LEVEL);
+  if (config.WEB_CONCURRENCY > 1 && cluster.isPrimary) return primary(config, root);
+  // With several processes, every log line says which one wrote it.
+  const log = cluster.isWorker ? root.child({ process: cluster.worker!.id }) : root;
+  const isWorker = cluster.isWorker;
   const unlock = config.DATABASE_URL ? () => {} : lockDataDir(config.DATA_DIR);
   const services = await openServices(config, { log });
-  const explicit =
-    config.BILLING_BOOTSTRAP_CLIENT_ID && config.BILLING_BOOTSTRAP_CLIENT_SECRET
-      ? { clientId: config.BILLING_BOOTSTRAP_CLIENT_ID, clientSecret: config.BILLING_BOOTSTRAP_CLIENT_SECRET }
-      : undefined;
-  const created = await bootstrapMerchant(services.db.prisma, explicit, log);
-  if (created) {
-    log.info({ merchant_id: created.merchant_id, client_id: created.client_id }, 'test merchant created');
-    banner(created, config.publicBaseUrl);
-  }
+  if (!isWorker) await bootstrap(services, config, log);
   const stopMaintenance = startMaintenance(services);
   const worker = startWorker(services.runtime, log.child({ component: 'worker' }), workerOptions(config));
   const app = createApp(services);
   const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
     log.info({ port: info.port, host: config.HOST, database: services.db.kind, public_base_url: config.publicBaseUrl }, 'billing service listening');
-    process.stderr.write(`  Listening on http://${config.HOST}:${info.port} (database: ${services.db.kind === 'pglite' ? `embedded, ${config.DATA_DIR}` : 'PostgreSQL'})\n`);
+    if (!isWorker || cluster.worker?.id === 1) process.stderr.write(`  Listening on http://${config.HOST}:${info.port} (database: ${services.db.kind === 'pglite' ? `embedded, ${config.DATA_DIR}` : 'PostgreSQL'})\n`);
   });
 
   let stopping = false;

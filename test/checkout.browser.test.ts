@@ -64,15 +64,28 @@ describe.runIf(available)('hosted checkout in a browser', () => {
     await page.close();
   });
 
-  it('shows a declined card as failed, and mobile money works', async () => {
+  it('a declined card lets the customer try another on the same page, and mobile money works', async () => {
     const declined = await newPayment();
     const page = await browser.newPage();
     await page.goto(declined.local);
-    await page.getByLabel('Card number').fill('4000 0000 0000 0002');
-    await page.getByLabel('Expiry (MM/YY)').fill('12/34');
+    // The number is grouped and its brand shown as it is typed; the expiry gets its slash.
+    await page.getByLabel('Card number').pressSequentially('4000000000000002');
+    expect(await page.getByLabel('Card number').inputValue()).toBe('4000 0000 0000 0002');
+    expect(await page.locator('#card_brand').textContent()).toBe('VISA');
+    await page.getByLabel('Expiry (MM/YY)').pressSequentially('1234');
+    expect(await page.getByLabel('Expiry (MM/YY)').inputValue()).toBe('12/34');
+    await page.getByLabel('Security code (CVC)').fill('123');
+    await page.getByRole('button', { name: /^Pay/ }).click();
+    await page.getByRole('alert').getByText('The card was declined.').waitFor();
+    expect((await api.get(`/v1/payments/${declined.id}`)).body.status).toBe('failed');
+    // The expiry is kept, the card number and CVC are not; focus order: the fields, then Pay.
+    expect(await page.getByLabel('Expiry (MM/YY)').inputValue()).toBe('12/34');
+    expect(await page.getByLabel('Card number').inputValue()).toBe('');
+    await page.getByLabel('Card number').fill('4242 4242 4242 4242');
     await page.getByLabel('Security code (CVC)').fill('123');
     await Promise.all([page.waitForURL(`${shopUrl}/return**`), page.getByRole('button', { name: /^Pay/ }).click()]);
-    expect(new URL(page.url()).searchParams.get('status')).toBe('failed');
+    expect(new URL(page.url()).searchParams.get('status')).toBe('succeeded');
+    expect((await api.get(`/v1/payments/${declined.id}`)).body.status).toBe('succeeded');
 
     const mm = await newPayment();
     await page.goto(mm.local);

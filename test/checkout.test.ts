@@ -101,10 +101,41 @@ describe('hosted checkout', () => {
     for (const [fields, expected, code] of cases) {
       const p = await createPayment();
       const res = await submit(await open(p.local), fields);
-      expect(res.status).toBe(303);
-      expect(new URL(res.headers.get('location')!).searchParams.get('status')).toBe(expected);
+      if (expected === 'succeeded') {
+        expect(res.status).toBe(303);
+        expect(new URL(res.headers.get('location')!).searchParams.get('status')).toBe(expected);
+      } else {
+        // A decline shows the page again with the reason, to try another card or method.
+        expect(res.status).toBe(402);
+        const html = await res.text();
+        expect(html).toContain('Try another card or method below.');
+        expect(html).toContain('name="card_number"');
+        expect(html).not.toMatch(/value="4000[ 0-9]*"/); // the declined number is not echoed back
+      }
       expect(await status(p.id)).toMatchObject({ status: expected, failure_code: code });
     }
+  });
+
+  it('after a decline the customer pays with another card on the same page, once', async () => {
+    const p = await createPayment();
+    const page = await open(p.local);
+    const declined = await submit(page, card('4000000000000002'));
+    expect(declined.status).toBe(402);
+    expect(await status(p.id)).toMatchObject({ status: 'failed', failure_code: 'card_declined' });
+    // Reopening shows the form with the decline, not a final outcome.
+    const again = await open(p.local);
+    expect(again.html).toContain('The card was declined.');
+    expect(again.html).toContain('name="card_number"');
+    const ok = await submit(again, card('4242424242424242'));
+    expect(ok.status).toBe(303);
+    expect(new URL(ok.headers.get('location')!).searchParams.get('status')).toBe('succeeded');
+    expect(await status(p.id)).toMatchObject({ status: 'succeeded', failure_code: null, failure_message: null });
+    const events = (await api.get(`/v1/events?limit=100`)).body.data.filter((e: any) => e.data.object.id === p.id).map((e: any) => e.type);
+    expect(events).toEqual(['payment.succeeded', 'payment.failed', 'payment.created']);
+    // A third submission charges nothing more.
+    const third = await submit(again, card('4242424242424242'));
+    expect(third.status).toBe(303);
+    expect((await api.get(`/v1/events?limit=100`)).body.data.filter((e: any) => e.data.object.id === p.id)).toHaveLength(3);
   });
 
   it('re-renders the form for invalid input without touching the payment', async () => {

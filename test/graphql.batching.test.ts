@@ -31,6 +31,10 @@ beforeAll(async () => {
     const w = (await m.post('/v1/wallets', { customer_id: c.id, currency: 'USD' })).body;
     for (let k = 0; k < 3; k++) await m.post(`/v1/wallets/${w.id}/credit`, { amount: 10, reference: `c${k}`, description: 'credit' });
     await m.post(`/v1/wallets/${w.id}/topups`, { amount: 500, redirect_url: 'https://shop.example/r' });
+    for (let k = 0; k < 2; k++) {
+      const si = (await m.post('/v1/setup-intents', { customer_id: c.id })).body;
+      await m.post(`/v1/test-helpers/setup-intents/${si.id}/complete`, {});
+    }
   });
 }, 300_000);
 afterAll(() => app?.close());
@@ -81,6 +85,25 @@ describe('nested connections cost the same SQL for 5 parents or 50', () => {
     // Filters apply per parent.
     const ok = await m.gql(`query($id: ID!) { customer(id: $id) { payments(status: succeeded) { totalCount edges { node { status } } } } }`, { id: one.id });
     expect(ok.data.customer.payments).toEqual({ totalCount: 1, edges: [{ node: { status: 'succeeded' } }] });
+  });
+
+  it('customers → saved payment methods and the default one', async () => {
+    const q = `query($n: Int) { customers(first: $n) { edges { node { id
+      defaultPaymentMethod { id }
+      paymentMethods(first: 1) { totalCount pageInfo { hasNextPage } edges { node { id type card { last4 } customer { id } } } } } } } }`;
+    const { data } = await expectConstant(q, (d, n) => {
+      expect(d.customers.edges).toHaveLength(n);
+      for (const e of d.customers.edges) {
+        expect(e.node.paymentMethods.totalCount).toBe(2);
+        expect(e.node.paymentMethods.pageInfo.hasNextPage).toBe(true);
+        expect(e.node.paymentMethods.edges[0].node).toMatchObject({ type: 'card', card: { last4: '4242' }, customer: { id: e.node.id } });
+        expect(e.node.defaultPaymentMethod.id).toMatch(/^pm_/);
+      }
+    });
+    const one = data.customers.edges[4].node;
+    const rest = (await m.get(`/v1/customers/${one.id}`)).body;
+    expect(one.paymentMethods.edges[0].node.id).toBe(rest.payment_methods[0].id);
+    expect(one.defaultPaymentMethod.id).toBe(rest.default_payment_method_id);
   });
 
   it('wallets → transactions and top-ups', async () => {

@@ -61,7 +61,51 @@ describe('introspection', () => {
   it('refuses introspection that multiplies the type graph (fields of types of fields …)', async () => {
     const r = await api.gql('{ __schema { types { fields { type { fields { type { fields { type { fields { name } } } } } } } } } }');
     expect(r.data ?? null).toBeNull();
-    expect(r.errors?.[0].message).toMatch(/maximum introspection depth/i);
+    expect(r.errors?.[0]).toMatchObject({ message: 'Maximum introspection depth exceeded', extensions: { code: 'query_too_deep' } });
+  });
+
+  it('answers one __schema per operation: aliases cannot multiply the schema', async () => {
+    const sel = '__schema { types { fields { args { description } } } }';
+    const two = await api.gql(`{ a: ${sel} b: ${sel} }`);
+    expect(two.data ?? null).toBeNull();
+    expect(two.errors?.[0]).toMatchObject({ message: 'At most 1 `__schema` field per operation, found 2.', extensions: { code: 'too_much_introspection' } });
+    // Hidden in fragments, the same.
+    const spread = await api.gql(`{ ...A ...B } fragment A on Query { a: ${sel} } fragment B on Query { ... on Query { b: ${sel} } }`);
+    expect(spread.errors?.[0].extensions.code).toBe('too_much_introspection');
+    const types = Array.from({ length: 11 }, (_, i) => `t${i}: __type(name: "Customer") { name }`).join(' ');
+    const many = await api.gql(`{ ${types} }`);
+    expect(many.errors?.[0]).toMatchObject({ message: 'At most 10 `__type` fields per operation, found 11.' });
+    const ten = await api.gql(`{ ${types.replace(/ t10: .*$/, '')} }`);
+    expect(ten.errors).toBeUndefined();
+    expect(ten.data.t9).toEqual({ name: 'Customer' });
+  });
+});
+
+describe('documents the parser could choke on', () => {
+  it('refuses deeply nested literals before parsing them (no stack overflow, no 500)', async () => {
+    for (const n of [129, 1999, 5000, 50_000]) {
+      const r = await api.gql(`{ __type(name: ${'['.repeat(n)}"x"${']'.repeat(n)}) { name } }`);
+      expect(r.status).toBeLessThan(500);
+      expect(r.errors?.[0]).toMatchObject({ message: 'Document nesting limit of 128 exceeded.', extensions: { code: 'query_too_deep' } });
+    }
+    const objects = `{ createCustomer(input: { metadata: ${'{ a: '.repeat(3000)}1${' }'.repeat(3000)} }) { __typename } }`;
+    const r = await api.gql(objects.replace('{ createCustomer', 'mutation { createCustomer'));
+    expect(r.errors?.[0].extensions.code).toBe('query_too_deep');
+    // Brackets inside strings and comments are not nesting.
+    const quoted = await api.gql(`# ${'['.repeat(500)}\n{ __type(name: "${'['.repeat(500)}") { name } }`);
+    expect(quoted.errors).toBeUndefined();
+    expect(quoted.data).toEqual({ __type: null });
+  });
+
+  it('reports the token limit with a code, not as a syntax error', async () => {
+    const r = await api.gql(`{ ${Array.from({ length: 2100 }, () => '__typename').join(' ')} }`);
+    expect(r.errors?.[0]).toMatchObject({ message: 'Token limit of 2000 exceeded.', extensions: { code: 'query_too_large', limit: 2000 } });
+  });
+
+  it('reports a query over the cost limit with a code', async () => {
+    const r = await api.gql('{ customers(first: 100) { edges { node { payments(first: 100) { edges { node { id } } } } } } }');
+    expect(r.errors?.[0].extensions.code).toBe('query_too_complex');
+    expect(r.errors?.[0].message).toMatch(/^Query cost limit of \d+ exceeded, found \d+/);
   });
 
   it('reports too many aliases as a validation error, not a syntax error', async () => {

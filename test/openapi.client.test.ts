@@ -38,7 +38,7 @@ describe('a typed client generated from /openapi.json', () => {
     expect(customer.currency).toBe('EUR');
 
     const read = await api.GET('/v1/customers/{id}', { params: { path: { id: customer.id } } });
-    expect(read.data).toEqual(customer);
+    expect(read.data).toEqual({ ...customer, payment_methods: [], subscriptions: [] });
 
     const list = await api.GET('/v1/customers', { params: { query: { email: 'typed@example.com', limit: 5 } } });
     expect(list.data?.data.map((c) => c.id)).toEqual([customer.id]);
@@ -65,5 +65,19 @@ describe('a typed client generated from /openapi.json', () => {
 
     const missing = await api.GET('/v1/payments/{id}', { params: { path: { id: 'pay_doesnotexist000000000' } } });
     expect(missing.error?.error.code).toBe('resource_missing');
+
+    // Save a card, charge it off-session, open the portal: all typed.
+    const si = await api.POST('/v1/setup-intents', { body: { customer_id: customer.id, return_url: 'https://shop.example/account' } });
+    expect(si.data?.status).toBe('requires_payment_method');
+    const done = await api.POST('/v1/test-helpers/setup-intents/{id}/complete', { params: { path: { id: si.data!.id } }, body: {} });
+    const pmId = done.data!.payment_method_id!;
+    const methods = await api.GET('/v1/payment-methods', { params: { query: { customer_id: customer.id } } });
+    expect(methods.data?.data[0]?.card?.last4).toBe('4242');
+    const charged = await api.POST('/v1/payments', { body: { amount: 700, currency: 'EUR', payment_method_id: pmId } });
+    expect(charged.data).toMatchObject({ status: 'succeeded', payment_method_id: pmId, redirect_url: null });
+    const portal = await api.POST('/v1/customer-portal/sessions', { body: { customer_id: customer.id, return_url: 'https://shop.example/account' } });
+    expect(portal.data?.url).toMatch(/\/hosted\/portal\//);
+    const detached = await api.DELETE('/v1/payment-methods/{id}', { params: { path: { id: pmId } } });
+    expect(detached.data?.customer_id).toBeNull();
   });
 });

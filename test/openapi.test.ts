@@ -61,9 +61,10 @@ describe('OpenAPI document', () => {
     expect(doc.components.securitySchemes.basicAuth).toEqual({ type: 'http', scheme: 'basic' });
   });
 
-  it('promises nothing the service does not do (no subscriptions, invoices or dunning yet)', () => {
+  it('promises nothing the service does not do (no subscriptions, invoices or dunning yet; a customer’s subscriptions are an empty list)', () => {
     const text = JSON.stringify(doc);
-    expect(text).not.toMatch(/subscription|invoice|dunning|renewal|trial/i);
+    expect(text).not.toMatch(/invoice|dunning|renewal|\/v1\/subscriptions/i);
+    expect(doc.components.schemas.CustomerWithEmbeds.properties.subscriptions).toMatchObject({ type: 'array', maxItems: 0 });
   });
 
   it('renders the reference page at /docs from local assets', async () => {

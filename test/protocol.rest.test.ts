@@ -102,6 +102,25 @@ describe('routing', () => {
     expect((await api.get('/v1/customers/cus_doesnotexist')).body.error.code).toBe('resource_missing');
   });
 
+  it('sends no-store and nosniff with API answers, and keeps the GraphiQL page out of frames and caches', async () => {
+    const list = await api.get('/v1/customers');
+    expect(list.headers.get('cache-control')).toBe('no-store');
+    expect(list.headers.get('x-content-type-options')).toBe('nosniff');
+    const g = await api.gql('{ __typename }');
+    expect(g.status).toBe(200);
+    const graphql = await send(`${app.url}/graphql`, { method: 'POST', headers: { authorization: api.auth, 'content-type': 'application/json' }, body: '{"query":"{ __typename }"}' });
+    expect(graphql.headers.get('cache-control')).toBe('no-store');
+    const graphiql = await send(`${app.url}/graphql`, { headers: { accept: 'text/html' } });
+    expect(graphiql.status).toBe(200);
+    expect(graphiql.headers.get('x-frame-options')).toBe('DENY');
+    expect(graphiql.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    expect(graphiql.headers.get('cache-control')).toBe('no-store');
+    expect(graphiql.headers.get('referrer-policy')).toBe('no-referrer');
+    const docs = await send(`${app.url}/docs`);
+    expect(docs.headers.get('content-security-policy')).toMatch(/^default-src 'none'; script-src 'self' 'nonce-/);
+    expect(docs.text).toContain('persistAuthorization: false');
+  });
+
   it('serves health and readiness without credentials', async () => {
     expect((await send(`${app.url}/healthz`)).body).toEqual({ status: 'ok' });
     const ready = await send(`${app.url}/readyz`);

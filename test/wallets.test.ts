@@ -232,6 +232,12 @@ describe('top-ups', () => {
     expect(await balance(api, w.id)).toBe(2500);
     const list = (await api.get(`/v1/wallets/${w.id}/topups`)).body.data.map((x: any) => x.status);
     expect(list).toEqual(['failed', 'succeeded']);
+    // The failed top-up's checkout takes another attempt until it expires: paid, it credits once.
+    const retried = await api.post(`/v1/test-helpers/wallet-topups/${failed.id}/complete`, { outcome: 'succeeded' });
+    expect(retried.body).toMatchObject({ status: 'succeeded', transaction_id: expect.any(String) });
+    expect(await balance(api, w.id)).toBe(2600);
+    expect((await api.post(`/v1/test-helpers/wallet-topups/${failed.id}/complete`, { outcome: 'succeeded' })).status).toBe(409);
+    expect(await balance(api, w.id)).toBe(2600);
   });
 
   it('a top-up paid through the hosted checkout credits the wallet, even while frozen', async () => {

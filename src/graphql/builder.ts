@@ -33,6 +33,10 @@ export const TYPENAME_BY_KIND: Partial<Record<IdKind, string>> = {
   wallet_topup: 'WalletTopup',
   webhook_endpoint: 'WebhookEndpoint',
   delivery_attempt: 'DeliveryAttempt',
+  setup_intent: 'SetupIntent',
+  payment_method: 'PaymentMethod',
+  portal_session: 'PortalSession',
+  plan: 'Plan',
 };
 
 export const builder = new SchemaBuilder<{
@@ -88,6 +92,15 @@ export const builder = new SchemaBuilder<{
     // inside them are not multiplied again.
     defaultComplexity: 1,
     defaultListMultiplier: 1,
+    complexityError: (kind, r) => {
+      const [code, message] =
+        String(kind) === 'Depth'
+          ? ['query_too_deep', `Query depth limit of ${r.maxDepth} exceeded, found ${r.depth}.`]
+          : String(kind) === 'Breadth'
+            ? ['query_too_broad', `Query breadth limit of ${r.maxBreadth} fields exceeded, found ${r.breadth}.`]
+            : ['query_too_complex', `Query cost limit of ${r.maxComplexity} exceeded, found ${r.complexity} (connections cost their \`first\`).`];
+      return new GraphQLError(message, { extensions: { code } });
+    },
     limit: (gctx) => ({
       depth: gctx.services.config.GRAPHQL_MAX_DEPTH,
       complexity: gctx.services.config.GRAPHQL_MAX_COMPLEXITY,

@@ -61,6 +61,7 @@ const UpdateCustomerInput = builder.inputType('UpdateCustomerInput', {
     name: t.string({ description: 'null clears it' }),
     phone: t.string({ description: 'null clears it' }),
     currency: t.string({ description: 'null clears it' }),
+    defaultPaymentMethodId: t.id({ description: 'An attached saved method of this customer; null clears it.' }),
     metadata: t.field({ type: 'JSON', description: `${metadataDescription} Merged; an empty string removes a key.` }),
     idempotencyKey: t.string(),
   }),

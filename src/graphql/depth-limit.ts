@@ -9,6 +9,12 @@ import { GraphQLError, Kind, type FieldNode, type SelectionSetNode, type Validat
 import type { Plugin } from 'graphql-yoga';
 
 export const INTROSPECTION_MAX_DEPTH = 16;
+/**
+ * Introspection root fields per operation, counted by response key: one `__schema` (the whole
+ * schema, ~700 KB with descriptions) and a handful of `__type`. Without this, aliases multiply the
+ * schema: 99 aliased `__schema` selections answer 3 MB for a 5 KB request.
+ */
+export const INTROSPECTION_MAX_FIELDS = { __schema: 1, __type: 10 } as const;
 
 export function depthLimitRule(maxDepth: number, introspectionMaxDepth = INTROSPECTION_MAX_DEPTH): ValidationRule {
   return (context: ValidationContext) => {
@@ -53,8 +59,20 @@ export function depthLimitRule(maxDepth: number, introspectionMaxDepth = INTROSP
 
     return {
       OperationDefinition(operation) {
+        const fields = rootFields(operation.selectionSet, new Set(), []);
+        for (const name of ['__schema', '__type'] as const) {
+          const keys = new Set(fields.filter((f) => f.name.value === name).map((f) => f.alias?.value ?? f.name.value));
+          const limit = INTROSPECTION_MAX_FIELDS[name];
+          if (keys.size > limit) {
+            context.reportError(
+              new GraphQLError(`At most ${limit} \`${name}\` field${limit === 1 ? '' : 's'} per operation, found ${keys.size}.`, {
+                extensions: { code: 'too_much_introspection', limit, found: keys.size },
+              }),
+            );
+          }
+        }
         let worst: { depth: number; limit: number; field: FieldNode } | null = null;
-        for (const field of rootFields(operation.selectionSet, new Set(), [])) {
+        for (const field of fields) {
           const introspection = field.name.value === '__schema' || field.name.value === '__type';
           const limit = introspection ? introspectionMaxDepth : maxDepth;
           const depth = 1 + depthOf(field.selectionSet, new Set());
@@ -77,6 +95,17 @@ export function depthLimitPlugin(maxDepth: number): Plugin {
   return {
     onValidate({ addValidationRule }) {
       addValidationRule(depthLimitRule(maxDepth));
+      // graphql's MaxIntrospectionDepthRule reports without a code; give it ours.
+      return ({ result, setResult }) => {
+        if (!result.some((e) => e.message === 'Maximum introspection depth exceeded')) return;
+        setResult(
+          result.map((e) =>
+            e.message === 'Maximum introspection depth exceeded' && !e.extensions.code
+              ? new GraphQLError(e.message, { nodes: e.nodes, extensions: { ...e.extensions, code: 'query_too_deep' } })
+              : e,
+          ),
+        );
+      };
     },
   };
 }

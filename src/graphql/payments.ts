@@ -9,8 +9,8 @@ import { connectionType, listArgs, mutate, nestedConnection, orNull, toConnectio
 const PaymentStatus = builder.enumType('PaymentStatus', { values: payments.PAYMENT_STATUSES });
 const RefundStatus = builder.enumType('RefundStatus', { values: refunds.REFUND_STATUSES });
 const RefundReason = builder.enumType('RefundReason', { values: refunds.REFUND_REASONS });
-const PaymentMethodType = builder.enumType('PaymentMethodType', { values: payments.PAYMENT_METHODS });
-const CheckoutLocale = builder.enumType('CheckoutLocale', { values: payments.CHECKOUT_LOCALES });
+export const PaymentMethodType = builder.enumType('PaymentMethodType', { values: payments.PAYMENT_METHODS });
+export const CheckoutLocale = builder.enumType('CheckoutLocale', { values: payments.CHECKOUT_LOCALES });
 export const TestOutcome = builder.enumType('TestOutcome', {
   description: 'How a test-mode checkout ends: paid, declined, or cancelled by the customer.',
   values: ['succeeded', 'failed', 'cancelled'] as const,
@@ -63,7 +63,7 @@ export const Payment = builder.prismaNode('Payment', {
       resolve: (p, _, { services }) => payments.checkoutUrl(services.config.publicBaseUrl, p.checkoutToken),
     }),
     customer: t.relation('customer'),
-    redirectUrl: t.exposeString('redirectUrl'),
+    redirectUrl: t.exposeString('redirectUrl', { nullable: true, description: 'Null for an off-session payment of a saved method created without one.' }),
     cancelUrl: t.exposeString('cancelUrl', { nullable: true }),
     checkout: t.field({ type: CheckoutOptionsType, resolve: (p) => p.checkout as CheckoutOptions }),
     metadata: t.field({ type: 'JSON', resolve: (p) => p.metadata }),
@@ -155,8 +155,9 @@ const CreatePaymentInput = builder.inputType('CreatePaymentInput', {
     amount: t.field({ type: 'Money', required: true }),
     currency: t.string({ required: true }),
     customer: t.field({ type: PaymentCustomerInput, description: 'Ignored when customerId is given.' }),
-    customerId: t.id(),
-    redirectUrl: t.string({ required: true }),
+    customerId: t.id({ description: 'Optional with paymentMethodId (the method’s customer).' }),
+    redirectUrl: t.string({ description: 'Required unless paymentMethodId is given.' }),
+    paymentMethodId: t.id({ description: 'A saved method to charge at once, off-session; a failed charge can still be paid at checkoutUrl until it expires.' }),
     cancelUrl: t.string(),
     checkout: t.field({ type: CheckoutOptionsInput }),
     metadata: t.field({ type: 'JSON' }),
@@ -187,7 +188,7 @@ const CompleteTestPaymentInput = builder.inputType('CompleteTestPaymentInput', {
 builder.mutationFields((t) => ({
   createPayment: t.field({
     type: Payment,
-    errors: { types: [...COMMON_ERRORS, NotFoundError], dataField: { name: 'payment' }, result: { name: 'CreatePaymentSuccess' }, union: { name: 'CreatePaymentResult' } },
+    errors: { types: [...COMMON_ERRORS, NotFoundError, StateError], dataField: { name: 'payment' }, result: { name: 'CreatePaymentSuccess' }, union: { name: 'CreatePaymentResult' } },
     args: { input: t.arg({ type: CreatePaymentInput, required: true }) },
     resolve: (_, { input }, gctx) => mutate(gctx, 'createPayment', input, (ctx, data: payments.PaymentCreateInput) => payments.createPayment(ctx, data)),
   }),

@@ -6,7 +6,9 @@ import './errors.ts';
 import './customers.ts';
 import './events.ts';
 import './payments.ts';
+import './payment-methods.ts';
 import './wallets.ts';
+import './billing.ts';
 import './webhooks.ts';
 import './test-helpers.ts';
 

@@ -10,6 +10,7 @@ import type { RateLimiter } from '../platform/rate-limit.ts';
 import { requestScope } from '../platform/request-context.ts';
 import type { GraphQLContext } from './builder.ts';
 import { depthLimitPlugin } from './depth-limit.ts';
+import { documentGuardPlugin } from './document-guard.ts';
 import { camelParam } from './errors.ts';
 import { inputGuardPlugin } from './input-guard.ts';
 import { renderGraphiQLPage } from './graphiql.ts';
@@ -38,7 +39,7 @@ query NewestCustomers {
 }
 `;
 
-/** Tokens per document (GraphiQL's full introspection query has 183): also bounds the parser's recursion on nested literals. */
+/** Tokens per document (GraphiQL's full introspection query has 183). */
 const MAX_TOKENS = 2000;
 
 export interface GraphQLLimits {
@@ -76,6 +77,8 @@ export function createGraphQLServer(limits: GraphQLLimits) {
       }),
       // Bounds the parser's work (and its recursion on nested literals) for any document.
       maxTokensPlugin({ n: MAX_TOKENS, exposeLimits: true }),
+      // Refuses documents nested deeper than the parser's stack allows (see document-guard.ts).
+      documentGuardPlugin(),
       inputGuardPlugin(),
       mutationRateLimitPlugin(limits.rateLimiter),
     ],

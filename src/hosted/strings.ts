@@ -1,5 +1,50 @@
-// Texts of the hosted pages, per checkout locale.
+// Texts of the hosted pages (checkout, top-up, setup, portal), per locale.
+export type Locale = 'en' | 'fr';
+type What = { checkout: string; setup: string; portal: string };
+
 export interface Strings {
+  lang: Locale;
+  declinedRetry: string;
+  submitting: string;
+  // setup
+  setupTitle(merchant: string): string;
+  setupIntro(merchant: string): string;
+  setupTestMode: string;
+  saveMethod: string;
+  saved: string;
+  savedText(what: string): string;
+  continue: string;
+  // portal
+  portalTitle(merchant: string): string;
+  portalIntro(merchant: string): string;
+  profile: string;
+  name: string;
+  email: string;
+  profilePhone: string;
+  saveProfile: string;
+  profileSaved: string;
+  methods: string;
+  noMethods: string;
+  defaultBadge: string;
+  makeDefault: string;
+  remove: string;
+  removed: string;
+  defaultSet: string;
+  methodAdded: string;
+  addMethod: string;
+  cardEnding(brand: string, last4: string, exp: string): string;
+  mobileEnding(last4: string): string;
+  wallets: string;
+  noWallets: string;
+  balance: string;
+  recentActivity: string;
+  noActivity: string;
+  subscriptions: string;
+  noSubscriptions: string;
+  invoices: string;
+  noInvoices: string;
+  sessionEnds(time: string): string;
+  txType: Record<string, string>;
   title(merchant: string): string;
   payTo(merchant: string): string;
   amountLabel: string;
@@ -23,9 +68,9 @@ export interface Strings {
   cancelled: string;
   cancelledText: string;
   backTo(merchant: string): string;
-  notFound: string;
+  notFound: What;
   notFoundText: string;
-  expired: string;
+  expired: What;
   expiredText: string;
   reload: string;
   errSession: string;
@@ -39,6 +84,46 @@ export interface Strings {
 }
 
 const en: Strings = {
+  lang: 'en',
+  declinedRetry: 'Try another card or method below.',
+  submitting: 'Processing…',
+  setupTitle: (m) => `Save a payment method for ${m}`,
+  setupIntro: (m) => `${m} will charge this method for your future payments. Nothing is charged now.`,
+  setupTestMode: 'Test mode: card 4242 4242 4242 4242 is saved, 4000 0000 0000 0002 is refused, 4000 0000 0000 9995 is saved but later charges fail; mobile money numbers ending in 0000 fail when charged.',
+  saveMethod: 'Save payment method',
+  saved: 'Payment method saved',
+  savedText: (w) => `${w} is saved.`,
+  continue: 'Continue',
+  portalTitle: (m) => `Your account with ${m}`,
+  portalIntro: (m) => `Manage your details and payment methods with ${m}.`,
+  profile: 'Your details',
+  name: 'Name',
+  email: 'Email',
+  profilePhone: 'Phone',
+  saveProfile: 'Save details',
+  profileSaved: 'Your details were saved.',
+  methods: 'Payment methods',
+  noMethods: 'No saved payment method yet.',
+  defaultBadge: 'Default',
+  makeDefault: 'Make default',
+  remove: 'Remove',
+  removed: 'The payment method was removed.',
+  defaultSet: 'Your default payment method was changed.',
+  methodAdded: 'Your new payment method was saved.',
+  addMethod: 'Add a payment method',
+  cardEnding: (b, l, e) => `${b} ending in ${l}, expires ${e}`,
+  mobileEnding: (l) => `Mobile money ending in ${l}`,
+  wallets: 'Wallets',
+  noWallets: 'No wallet.',
+  balance: 'Balance',
+  recentActivity: 'Recent activity',
+  noActivity: 'No activity yet.',
+  subscriptions: 'Subscriptions',
+  noSubscriptions: 'No subscription.',
+  invoices: 'Invoices',
+  noInvoices: 'No invoice.',
+  sessionEnds: (t) => `This page stays open until ${t} UTC.`,
+  txType: { credit: 'Credit', debit: 'Debit', topup: 'Top-up', expiry: 'Expired credit', refund: 'Refund', refund_reversal: 'Refund reversed' },
   title: (m) => `Pay ${m}`,
   payTo: (m) => `Payment to ${m}`,
   amountLabel: 'Amount to pay',
@@ -62,10 +147,10 @@ const en: Strings = {
   cancelled: 'Payment cancelled',
   cancelledText: 'You cancelled this payment. Nothing was charged.',
   backTo: (m) => `Return to ${m}`,
-  notFound: 'Checkout not found',
-  notFoundText: 'This payment link is not valid. Ask the merchant for a new one.',
-  expired: 'This checkout has expired',
-  expiredText: 'The payment link is no longer valid. Ask the merchant for a new one.',
+  notFound: { checkout: 'Checkout not found', setup: 'Page not found', portal: 'Page not found' },
+  notFoundText: 'This link is not valid. Ask the merchant for a new one.',
+  expired: { checkout: 'This checkout has expired', setup: 'This link has expired', portal: 'This session has expired' },
+  expiredText: 'The link is no longer valid. Ask the merchant for a new one.',
   reload: 'Reload the payment page',
   errSession: 'Your session expired. Reload the page and try again.',
   errMethod: 'Choose a payment method.',
@@ -78,6 +163,46 @@ const en: Strings = {
 };
 
 const fr: Strings = {
+  lang: 'fr',
+  declinedRetry: 'Essayez une autre carte ou un autre moyen ci-dessous.',
+  submitting: 'Traitement…',
+  setupTitle: (m) => `Enregistrer un moyen de paiement pour ${m}`,
+  setupIntro: (m) => `${m} débitera ce moyen pour vos prochains paiements. Rien n’est débité maintenant.`,
+  setupTestMode: 'Mode test : la carte 4242 4242 4242 4242 est enregistrée, 4000 0000 0000 0002 est refusée, 4000 0000 0000 9995 est enregistrée mais les débits échouent ; les numéros mobile money finissant par 0000 échouent au débit.',
+  saveMethod: 'Enregistrer le moyen de paiement',
+  saved: 'Moyen de paiement enregistré',
+  savedText: (w) => `${w} est enregistré.`,
+  continue: 'Continuer',
+  portalTitle: (m) => `Votre compte chez ${m}`,
+  portalIntro: (m) => `Gérez vos informations et vos moyens de paiement chez ${m}.`,
+  profile: 'Vos informations',
+  name: 'Nom',
+  email: 'E-mail',
+  profilePhone: 'Téléphone',
+  saveProfile: 'Enregistrer',
+  profileSaved: 'Vos informations ont été enregistrées.',
+  methods: 'Moyens de paiement',
+  noMethods: 'Aucun moyen de paiement enregistré.',
+  defaultBadge: 'Par défaut',
+  makeDefault: 'Choisir par défaut',
+  remove: 'Supprimer',
+  removed: 'Le moyen de paiement a été supprimé.',
+  defaultSet: 'Votre moyen de paiement par défaut a été changé.',
+  methodAdded: 'Votre nouveau moyen de paiement a été enregistré.',
+  addMethod: 'Ajouter un moyen de paiement',
+  cardEnding: (b, l, e) => `${b} se terminant par ${l}, expire ${e}`,
+  mobileEnding: (l) => `Mobile money se terminant par ${l}`,
+  wallets: 'Portefeuilles',
+  noWallets: 'Aucun portefeuille.',
+  balance: 'Solde',
+  recentActivity: 'Activité récente',
+  noActivity: 'Aucune activité.',
+  subscriptions: 'Abonnements',
+  noSubscriptions: 'Aucun abonnement.',
+  invoices: 'Factures',
+  noInvoices: 'Aucune facture.',
+  sessionEnds: (t) => `Cette page reste ouverte jusqu’à ${t} UTC.`,
+  txType: { credit: 'Crédit', debit: 'Débit', topup: 'Rechargement', expiry: 'Crédit expiré', refund: 'Remboursement', refund_reversal: 'Remboursement annulé' },
   title: (m) => `Payer ${m}`,
   payTo: (m) => `Paiement à ${m}`,
   amountLabel: 'Montant à payer',
@@ -101,10 +226,10 @@ const fr: Strings = {
   cancelled: 'Paiement annulé',
   cancelledText: 'Vous avez annulé ce paiement. Rien n’a été débité.',
   backTo: (m) => `Revenir à ${m}`,
-  notFound: 'Paiement introuvable',
-  notFoundText: 'Ce lien de paiement n’est pas valide. Demandez-en un nouveau au marchand.',
-  expired: 'Ce lien de paiement a expiré',
-  expiredText: 'Le lien de paiement n’est plus valide. Demandez-en un nouveau au marchand.',
+  notFound: { checkout: 'Paiement introuvable', setup: 'Page introuvable', portal: 'Page introuvable' },
+  notFoundText: 'Ce lien n’est pas valide. Demandez-en un nouveau au marchand.',
+  expired: { checkout: 'Ce lien de paiement a expiré', setup: 'Ce lien a expiré', portal: 'Cette session a expiré' },
+  expiredText: 'Le lien n’est plus valide. Demandez-en un nouveau au marchand.',
   reload: 'Recharger la page de paiement',
   errSession: 'Votre session a expiré. Rechargez la page et réessayez.',
   errMethod: 'Choisissez un moyen de paiement.',

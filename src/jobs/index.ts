@@ -2,6 +2,7 @@
 // registered here do the work when it is due. Handlers are idempotent: a job may run twice.
 import { expireIfDue, EXPIRE_JOB } from '../domain/payments/index.ts';
 import { settlePendingRefund, REFUND_SETTLE_JOB } from '../domain/refunds/index.ts';
+import { expireSetupIntentIfDue, SETUP_EXPIRE_JOB } from '../domain/payment-methods/index.ts';
 import { expireGrants, GRANT_EXPIRY_JOB } from '../domain/wallets/index.ts';
 import { deliverAttempt, DELIVER_JOB } from '../domain/webhooks/index.ts';
 // Registers the wallet top-up settlement on payment outcomes.
@@ -13,6 +14,11 @@ export function createJobRegistry(): JobRegistry {
   registry.register(EXPIRE_JOB, {
     async run(ctx, job) {
       await expireIfDue(ctx, String(job.payload.payment_id));
+    },
+  });
+  registry.register(SETUP_EXPIRE_JOB, {
+    async run(ctx, job) {
+      await expireSetupIntentIfDue(ctx, String(job.payload.setup_intent_id));
     },
   });
   registry.register(REFUND_SETTLE_JOB, {

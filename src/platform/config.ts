@@ -18,6 +18,8 @@ const schema = z.object({
   PUBLIC_BASE_URL: z.url({ protocol: /^https?$/ }).optional().or(z.literal('').transform(() => undefined)),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  /** Server processes sharing the port (node:cluster), each with its pool and job worker; > 1 needs DATABASE_URL. */
+  WEB_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
   BILLING_BOOTSTRAP_CLIENT_ID: z.string().regex(/^ck_[A-Za-z0-9_-]{8,}$/, 'must look like ck_…').optional(),
   BILLING_BOOTSTRAP_CLIENT_SECRET: z.string().regex(/^sk_[A-Za-z0-9_-]{16,}$/, 'must look like sk_… (16+ characters after the prefix)').optional(),
   BILLING_ALLOW_HTTP_WEBHOOKS: bool.default(false),
@@ -81,6 +83,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const c = r.data;
   if (!!c.BILLING_BOOTSTRAP_CLIENT_ID !== !!c.BILLING_BOOTSTRAP_CLIENT_SECRET) {
     throw new ConfigError('Invalid configuration:\n  BILLING_BOOTSTRAP_CLIENT_ID and BILLING_BOOTSTRAP_CLIENT_SECRET must be set together');
+  }
+  if (c.WEB_CONCURRENCY > 1 && !c.DATABASE_URL) {
+    throw new ConfigError('Invalid configuration:\n  WEB_CONCURRENCY: more than one process needs DATABASE_URL (the embedded database serves one process)');
   }
   const publicBaseUrl = (c.PUBLIC_BASE_URL ?? `http://localhost:${c.PORT}`).replace(/\/+$/, '');
   return { ...c, publicBaseUrl };

@@ -25,12 +25,24 @@ export interface Runtime {
   idempotencyStaleMs?: number;
 }
 
+/**
+ * Who acts, when it is not the merchant's API key: a customer in the hosted portal, who may see and
+ * change that one customer's records only (src/domain/portal).
+ */
+export interface PortalActor {
+  kind: 'portal';
+  sessionId: string;
+  customerId: string;
+}
+
 export interface Ctx {
   merchant: MerchantRef;
   db: Db;
   requestId: string;
   log: Logger;
   runtime: Runtime;
+  /** Absent for API requests and jobs (the merchant acts). */
+  actor?: PortalActor;
   /** Set while a job runs during a clock advance: the merchant-clock time the work happens at. */
   at?: Date;
 }

@@ -1,7 +1,8 @@
 import * as customers from '../domain/customers/index.ts';
 import { customerToJSON } from '../domain/customers/index.ts';
 import { route, listEnvelope } from './route.ts';
-import { customerObject, deletedObject, idParam, listOf } from './schemas.ts';
+import { attachedMethods, paymentMethodToJSON } from '../domain/payment-methods/index.ts';
+import { customerObject, customerWithEmbedsObject, deletedObject, idParam, listOf } from './schemas.ts';
 
 const tag = 'Customers';
 
@@ -13,10 +14,14 @@ export const customerRoutes = [
     handler: async (ctx, { body }) => customerToJSON(await customers.createCustomer(ctx, body)),
   }),
   route({
-    method: 'get', path: '/v1/customers/{id}', operationId: 'getCustomer', tag, summary: 'Retrieve a customer',
+    method: 'get', path: '/v1/customers/{id}', operationId: 'getCustomer', tag, summary: 'Retrieve a customer, with their payment methods and subscriptions',
     params: idParam,
-    response: { status: 200, description: 'The customer.', schema: customerObject },
-    handler: async (ctx, { params }) => customerToJSON(await customers.getCustomer(ctx, params.id)),
+    response: { status: 200, description: 'The customer, embedding its attached payment methods and its subscriptions.', schema: customerWithEmbedsObject },
+    handler: async (ctx, { params }) => {
+      const c = await customers.getCustomer(ctx, params.id);
+      const methods = await attachedMethods(ctx, c.id);
+      return { ...customerToJSON(c), payment_methods: methods.map(paymentMethodToJSON), subscriptions: [] };
+    },
   }),
   route({
     method: 'patch', path: '/v1/customers/{id}', operationId: 'updateCustomer', tag, summary: 'Update a customer',
@@ -26,7 +31,7 @@ export const customerRoutes = [
   }),
   route({
     method: 'delete', path: '/v1/customers/{id}', operationId: 'deleteCustomer', tag,
-    summary: 'Delete a customer', description: 'Soft delete: the customer disappears from reads and lists; payments and ledgers keep referring to it.',
+    summary: 'Delete a customer', description: 'Soft delete: the customer disappears from reads and lists; payments and ledgers keep referring to it. Its saved payment methods are detached.',
     params: idParam,
     response: { status: 200, description: 'The deleted customer stub.', schema: deletedObject },
     handler: async (ctx, { params }) => {

@@ -2,9 +2,11 @@
 import { customerRoutes } from './customers.ts';
 import { eventRoutes } from './events.ts';
 import { paymentRoutes } from './payments.ts';
+import { paymentMethodRoutes } from './payment-methods.ts';
+import { billingRoutes } from './billing.ts';
 import { walletRoutes } from './wallets.ts';
 import { webhookRoutes } from './webhooks.ts';
 import { testHelperRoutes } from './test-helpers.ts';
 import type { RouteDef } from './route.ts';
 
-export const routes: RouteDef[] = [...customerRoutes, ...paymentRoutes, ...walletRoutes, ...webhookRoutes, ...eventRoutes, ...testHelperRoutes];
+export const routes: RouteDef[] = [...customerRoutes, ...paymentMethodRoutes, ...paymentRoutes, ...walletRoutes, ...billingRoutes, ...webhookRoutes, ...eventRoutes, ...testHelperRoutes];

@@ -23,6 +23,9 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 
 const TAG_DESCRIPTIONS: Record<string, string> = {
   Customers: 'The people and companies that pay you. Deleting one is a soft delete.',
+  'Payment methods': 'Saved cards and mobile-money numbers: a setup intent’s hosted page saves one (nothing is charged), payments charge it later off-session with payment_method_id.',
+  'Customer portal': 'A hosted page where a customer manages their own details, saved methods and wallets for an hour.',
+  Plans: 'Prices per billing interval that subscriptions follow; archiving one stops new subscriptions.',
   Payments: 'One-off payments, each with a hosted checkout page the customer pays on.',
   Refunds: 'Full or partial refunds of succeeded payments.',
   Wallets: 'Prepaid credit: a balance per customer and currency that always equals the sum of its ledger.',

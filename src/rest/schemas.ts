@@ -2,6 +2,8 @@
 import { z } from 'zod';
 import { CHECKOUT_LOCALES, PAYMENT_METHODS, PAYMENT_STATUSES } from '../domain/payments/schema.ts';
 import { REFUND_REASONS, REFUND_STATUSES } from '../domain/refunds/index.ts';
+import { SETUP_INTENT_STATUSES } from '../domain/payment-methods/schema.ts';
+import { INTERVALS } from '../domain/billing/periods.ts';
 import { TOPUP_STATUSES, TRANSACTION_TYPES, WALLET_STATUSES } from '../domain/wallets/schema.ts';
 import { ATTEMPT_STATUSES, ENDPOINT_STATUSES } from '../domain/webhooks/index.ts';
 
@@ -41,6 +43,7 @@ export const customerObject = z
     name: example('Jane Doe').nullable(),
     phone: example('+256700000001').nullable(),
     currency: currencyCode.nullable(),
+    default_payment_method_id: idOf('pm').nullable().meta({ description: 'The saved method charged when none is named.' }),
     metadata: metadataMap,
     created_at: ts,
     updated_at: ts,
@@ -70,7 +73,61 @@ const methodDetails = z
     z.object({ type: z.literal('mobile_money'), mobile_money: z.object({ phone: example('+256700000001') }) }),
   ])
   .nullable()
-  .meta({ description: 'The method the customer used (never a full card number).' });
+  .meta({ description: 'The method the customer used (never a full card number; a saved mobile-money number shows its last 4 digits only).' });
+
+const savedCard = z
+  .object({ brand: example('visa'), last4: example('4242'), exp_month: z.number().int().meta({ example: 12 }), exp_year: z.number().int().meta({ example: 2030 }) })
+  .meta({ id: 'SavedCard' });
+const savedMobileMoney = z.object({ phone_last4: example('0100'), provider: example('test') }).meta({ id: 'SavedMobileMoney' });
+
+export const paymentMethodObject = z
+  .object({
+    id: z.string().meta({ example: 'pm_0123456789abcdefGHIJKL' }),
+    object: z.literal('payment_method'),
+    customer_id: idOf('cus').nullable().meta({ description: 'Null once detached.' }),
+    type: z.enum(PAYMENT_METHODS),
+    card: savedCard.nullable().meta({ description: 'With type card.' }),
+    mobile_money: savedMobileMoney.nullable().meta({ description: 'With type mobile_money.' }),
+    created_at: ts,
+  })
+  .meta({ id: 'PaymentMethod' });
+
+export const customerWithEmbedsObject = customerObject
+  .extend({
+    payment_methods: z.array(paymentMethodObject).meta({ description: 'Attached saved methods, newest first (up to 100).' }),
+    subscriptions: z.array(z.record(z.string(), z.unknown())).max(0).meta({ description: 'The customer’s subscriptions: always empty in this version.' }),
+  })
+  .meta({ id: 'CustomerWithEmbeds' });
+
+export const setupIntentObject = z
+  .object({
+    id: z.string().meta({ example: 'seti_0123456789abcdefGHIJKL' }),
+    object: z.literal('setup_intent'),
+    customer_id: idOf('cus'),
+    status: z.enum(SETUP_INTENT_STATUSES),
+    setup_url: example('http://127.0.0.1:4000/hosted/setup/0123456789abcdefGHIJKL0123456789abcdefGH').meta({ description: 'Hosted page where the customer saves a method (no credentials needed).' }),
+    return_url: example('https://shop.example.com/account').nullable(),
+    payment_method_types: z.array(z.enum(PAYMENT_METHODS)),
+    payment_method_id: idOf('pm').nullable().meta({ description: 'The method saved, once succeeded.' }),
+    metadata: metadataMap,
+    expires_at: ts.meta({ description: '24 h after creation, on the merchant’s clock.' }),
+    completed_at: ts.nullable(),
+    created_at: ts,
+  })
+  .meta({ id: 'SetupIntent' });
+
+export const portalSessionObject = z
+  .object({
+    id: z.string().meta({ example: 'cps_0123456789abcdefGHIJKL' }),
+    object: z.literal('customer_portal_session'),
+    customer_id: idOf('cus'),
+    url: example('http://127.0.0.1:4000/hosted/portal/0123456789abcdefGHIJKL0123456789abcdefGH').meta({ description: 'The hosted portal, for this customer only, for an hour.' }),
+    return_url: example('https://shop.example.com/account'),
+    locale: z.enum(CHECKOUT_LOCALES),
+    expires_at: ts.meta({ description: '1 h after creation, on the merchant’s clock.' }),
+    created_at: ts,
+  })
+  .meta({ id: 'CustomerPortalSession' });
 
 export const paymentObject = z
   .object({
@@ -82,8 +139,9 @@ export const paymentObject = z
     checkout_url: example('http://127.0.0.1:3000/hosted/checkout/chk_0123456789abcdef').meta({ description: 'Hosted checkout page for the customer (no credentials needed).' }),
     customer_id: idOf('cus'),
     customer: z.object({ id: idOf('cus'), email: example('jane@example.com'), name: example('Jane Doe').nullable(), phone: example('+256700000001').nullable() }),
-    redirect_url: example('https://shop.example.com/thanks'),
+    redirect_url: example('https://shop.example.com/thanks').nullable().meta({ description: 'Null for an off-session payment of a saved method created without one.' }),
     cancel_url: example('https://shop.example.com/cart').nullable(),
+    payment_method_id: idOf('pm').nullable().meta({ description: 'The saved method this payment charged off-session.' }),
     checkout: z
       .object({
         title: example('Order #6735').optional(),
@@ -199,3 +257,22 @@ export const deliveryAttemptObject = z
     created_at: ts,
   })
   .meta({ id: 'DeliveryAttempt' });
+
+export const planObject = z
+  .object({
+    id: z.string().meta({ example: 'plan_0123456789abcdefGHIJKL' }),
+    object: z.literal('plan'),
+    name: example('Pro monthly'),
+    amount: z.number().int().meta({ example: 2900, description: 'Price per period, smallest currency unit.' }),
+    amount_formatted: example('$29.00'),
+    currency: currencyCode,
+    interval: z.enum(INTERVALS),
+    interval_count: z.number().int().meta({ example: 1 }),
+    trial_period_days: z.number().int().meta({ example: 14 }),
+    active: z.boolean().meta({ description: 'false once archived.' }),
+    metadata: metadataMap,
+    archived_at: ts.nullable(),
+    created_at: ts,
+    updated_at: ts,
+  })
+  .meta({ id: 'Plan' });

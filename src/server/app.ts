@@ -5,19 +5,22 @@ import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
 import { createGraphQLServer } from '../graphql/yoga.ts';
-import { mountCheckout, notFound as hostedNotFound } from '../hosted/checkout.ts';
+import { mountCheckout } from '../hosted/checkout.ts';
+import { mountSetup } from '../hosted/setup.ts';
+import { mountPortal } from '../hosted/portal.ts';
+import { notFound as hostedNotFound } from '../hosted/kit.ts';
 import type { Ctx } from '../platform/context.ts';
 import { forMerchant } from '../platform/db/tenant.ts';
 import { pendingMigrations } from '../platform/db/migrate.ts';
 import { AppError, errorBody, HttpError, isDatabaseUnavailable, ServiceUnavailableError, toAppError } from '../platform/errors.ts';
-import { newId } from '../platform/ids.ts';
+import { newId, randomToken } from '../platform/ids.ts';
 import { AuthFailureLimiter, RateLimiter } from '../platform/rate-limit.ts';
 import { requestScope } from '../platform/request-context.ts';
 import { routes } from '../rest/index.ts';
 import { buildOpenApi } from '../rest/openapi.ts';
 import { mediaType, mountRoutes, unmatched } from '../rest/router.ts';
 import { clientAddress } from './client-address.ts';
-import { DOCS_HTML, docsAsset } from './docs.ts';
+import { docsAsset, docsHtml, docsSecurityHeaders } from './docs.ts';
 import type { AppEnv, Services } from './env.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -60,6 +63,9 @@ export function createApp(services: Services) {
     const started = performance.now();
     await requestScope.run({ requestId, log }, next);
     c.header('Request-Id', requestId);
+    c.header('X-Content-Type-Options', 'nosniff');
+    // API answers carry merchant data: no cache (browser, proxy) keeps them.
+    if (!c.res.headers.has('Cache-Control') && (c.req.path.startsWith('/v1/') || c.req.path === '/graphql')) c.header('Cache-Control', 'no-store');
     const status = c.res.status;
     const entry = {
       method: c.req.method,
@@ -125,7 +131,11 @@ export function createApp(services: Services) {
     openapi ??= buildOpenApi(routes, { serverUrl: services.config.publicBaseUrl, version: VERSION });
     return c.json(openapi as object);
   });
-  app.get('/docs', (c) => c.html(DOCS_HTML));
+  app.get('/docs', (c) => {
+    const nonce = randomToken(22);
+    for (const [k, v] of Object.entries(docsSecurityHeaders(nonce))) c.header(k, v);
+    return c.html(docsHtml(nonce));
+  });
   app.get('/docs/assets/:file', async (c) => {
     const asset = await docsAsset(c.req.param('file'));
     if (!asset) return sendError(c, new HttpError(404, 'resource_missing', 'No such asset.'));
@@ -135,6 +145,8 @@ export function createApp(services: Services) {
 
   // ---- hosted pages (end customers, no credentials)
   mountCheckout(app, services);
+  mountSetup(app, services);
+  mountPortal(app, services);
 
   // ---- CORS: only the configured origins (none by default), never with credentials: a browser
   // on an allowed origin sends the API key explicitly in the Authorization header.
@@ -161,7 +173,15 @@ export function createApp(services: Services) {
   app.use('/graphql', limit);
   app.on(['GET', 'POST'], '/graphql', async (c) => {
     const wantsGraphiQL = c.req.method === 'GET' && !c.req.query('query') && (c.req.header('accept') ?? '').includes('text/html');
-    if (wantsGraphiQL) return yoga.fetch(c.req.raw, {});
+    if (wantsGraphiQL) {
+      const res = await yoga.fetch(c.req.raw, {});
+      // The page asks for an API secret: never framed, cached, or leaking its URL.
+      res.headers.set('X-Frame-Options', 'DENY');
+      res.headers.set('Content-Security-Policy', "frame-ancestors 'none'");
+      res.headers.set('Referrer-Policy', 'no-referrer');
+      res.headers.set('Cache-Control', 'no-store');
+      return res;
+    }
     const ctx = await authenticate(c);
     // Only JSON bodies: a form or a text/plain body is what a page on another site can make a
     // browser send without asking (cross-site request forgery).

@@ -13,7 +13,17 @@ const ASSETS = new Map([
   ['favicon-32x32.png', 'image/png'],
 ]);
 
-export const DOCS_HTML = `<!doctype html>
+/** The reference page's headers: its own scripts only (by nonce), data from this origin only, never framed. */
+export function docsSecurityHeaders(nonce: string): Record<string, string> {
+  return {
+    'Content-Security-Policy': `default-src 'none'; script-src 'self' 'nonce-${nonce}'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`,
+    'X-Frame-Options': 'DENY',
+    'Referrer-Policy': 'no-referrer',
+    'Cache-Control': 'no-cache',
+  };
+}
+
+export const docsHtml = (nonce: string) => `<!doctype html>
 <html lang="en">
 <head>
   <meta charset="utf-8">
@@ -26,10 +36,10 @@ export const DOCS_HTML = `<!doctype html>
   <div id="reference"></div>
   <script src="/docs/assets/swagger-ui-bundle.js"></script>
   <script src="/docs/assets/swagger-ui-standalone-preset.js"></script>
-  <script>
+  <script nonce="${nonce}">
     window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#reference', deepLinking: true,
       presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset], layout: 'StandaloneLayout',
-      persistAuthorization: true, tryItOutEnabled: false });
+      persistAuthorization: false, tryItOutEnabled: false });
   </script>
 </body>
 </html>`;

@@ -97,6 +97,9 @@ export async function startApp(env: Record<string, string> = {}, opts: { worker?
     const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  // The hosted pages' absolute addresses (checkout_url, setup_url, portal url) point at this server,
+  // as PUBLIC_BASE_URL would in production, so a browser can follow them.
+  if (!env.PUBLIC_BASE_URL) config.publicBaseUrl = url;
   // On PostgreSQL every test file shares one database: each app's worker serves only the
   // merchants that app created, so one file's settings (timeouts, fakes) never run another's jobs.
   const merchantIds = new Set<string>();

@@ -44,6 +44,11 @@ export class FakeProcessor implements Processor {
     return testProcessor.charge(req);
   }
 
+  async save(req: Parameters<Processor['save']>[0]) {
+    await this.enter();
+    return testProcessor.save(req);
+  }
+
   async refund(req: Parameters<Processor['refund']>[0]) {
     this.refunds.push(req.reference);
     await this.enter();

@@ -80,6 +80,8 @@ describe('config', () => {
     expect(c.publicBaseUrl).toBe('http://localhost:4000');
     expect(loadConfig({ PUBLIC_BASE_URL: 'https://pay.example.com/' }).publicBaseUrl).toBe('https://pay.example.com');
     expect(loadConfig({ BILLING_ALLOW_HTTP_WEBHOOKS: '1' }).BILLING_ALLOW_HTTP_WEBHOOKS).toBe(true);
+    expect(c.WEB_CONCURRENCY).toBe(1);
+    expect(loadConfig({ WEB_CONCURRENCY: '4', DATABASE_URL: 'postgresql://db/billing' }).WEB_CONCURRENCY).toBe(4);
   });
 
   it('names the variable that is wrong', () => {
@@ -89,6 +91,8 @@ describe('config', () => {
       [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
       [{ PUBLIC_BASE_URL: 'ftp://x' }, 'PUBLIC_BASE_URL'],
       [{ BILLING_BOOTSTRAP_CLIENT_ID: 'ck_abcdefghij' }, 'BILLING_BOOTSTRAP_CLIENT_SECRET'],
+      [{ WEB_CONCURRENCY: '2' }, 'WEB_CONCURRENCY: more than one process needs DATABASE_URL'],
+      [{ WEB_CONCURRENCY: '0', DATABASE_URL: 'postgresql://x' }, 'WEB_CONCURRENCY'],
     ] as const) {
       expect(() => loadConfig(env)).toThrow(ConfigError);
       expect(() => loadConfig(env)).toThrow(new RegExp(name));

@@ -27,22 +27,33 @@ export async function testClockNow(prisma: PrismaClient, merchant: ClockOwner): 
 }
 
 /**
+ * The one rule for "now" on a billing clock: during a job that a clock advance runs, the time the
+ * job was due (`at`); for a live merchant, real time; for a test merchant, real time plus its
+ * clock's offset. Every domain rule and job gets its time through this (via clockNow or
+ * merchantNow, or with an offset it has already read under a lock).
+ */
+export function billingTime(mode: 'test' | 'live' | string, offsetMs: bigint | number | null | undefined, at?: Date): Date {
+  if (at) return at;
+  if (mode !== 'test') return new Date();
+  return new Date(Date.now() + Number(offsetMs ?? 0));
+}
+
+/**
  * Now on the merchant's billing clock, for domain code: reads through ctx.db, so it is safe inside
  * a transaction (on PGlite, a second client inside a transaction would wait for it forever).
  * During a clock advance, jobs see the time they were due at (ctx.at).
  */
 export async function clockNow(ctx: Ctx): Promise<Date> {
-  if (ctx.at) return ctx.at;
-  if (ctx.merchant.mode === 'live') return new Date();
+  if (ctx.at || ctx.merchant.mode === 'live') return billingTime(ctx.merchant.mode, 0, ctx.at);
   const m = await ctx.db.merchant.findUnique({ where: { id: ctx.merchant.id }, select: { clockOffsetMs: true } });
-  return new Date(Date.now() + Number(m?.clockOffsetMs ?? 0n));
+  return billingTime('test', m?.clockOffsetMs);
 }
 
 /** Now on the merchant's billing clock, outside any transaction (job runner, test helpers). */
 export async function merchantNow(prisma: PrismaClient, merchant: ClockOwner): Promise<Date> {
-  if (merchant.mode === 'live') return new Date();
+  if (merchant.mode === 'live') return billingTime('live', 0);
   const m = await prisma.merchant.findUnique({ where: { id: merchant.id }, select: { clockOffsetMs: true } });
-  return new Date(Date.now() + Number(m?.clockOffsetMs ?? 0n));
+  return billingTime('test', m?.clockOffsetMs);
 }
 
 export const MAX_ADVANCE_SECONDS = 20 * 366 * 24 * 3600; // twenty years

@@ -3,11 +3,12 @@
 import type { Customer } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
 import { inTransaction, type Db } from '../../platform/db/tenant.ts';
-import { NotFoundError } from '../../platform/errors.ts';
+import { NotFoundError, ValidationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { parse } from '../../platform/validation.ts';
 import { previousAttributes, recordEvent } from '../events/index.ts';
+import { detachAllOfCustomer } from '../payment-methods/index.ts';
 import {
   customerCreate,
   customerUpdate,
@@ -15,6 +16,7 @@ import {
   type CustomerListQuery,
   type CustomerUpdateInput,
 } from './schema.ts';
+import { clockNow } from '../clock/index.ts';
 
 export * from './schema.ts';
 
@@ -25,6 +27,7 @@ export interface CustomerJSON {
   name: string | null;
   phone: string | null;
   currency: string | null;
+  default_payment_method_id: string | null;
   metadata: Record<string, string>;
   created_at: string;
   updated_at: string;
@@ -38,6 +41,7 @@ export function customerToJSON(c: Customer): CustomerJSON {
     name: c.name,
     phone: c.phone,
     currency: c.currency,
+    default_payment_method_id: c.defaultPaymentMethodId,
     metadata: (c.metadata ?? {}) as Record<string, string>,
     created_at: c.createdAt.toISOString(),
     updated_at: c.updatedAt.toISOString(),
@@ -83,6 +87,10 @@ export async function updateCustomer(ctx: Ctx, id: string, input: CustomerUpdate
     const metadata = data.metadata
       ? dropEmpty({ ...(before.metadata as Record<string, string>), ...data.metadata })
       : undefined;
+    if (data.default_payment_method_id !== undefined) {
+      // Checked here (attached to this customer); its event is the customer.updated below.
+      await checkDefaultMethod(tx, before, data.default_payment_method_id);
+    }
     const after = await tx.customer.update({
       where: { id },
       data: {
@@ -90,6 +98,7 @@ export async function updateCustomer(ctx: Ctx, id: string, input: CustomerUpdate
         name: data.name,
         phone: data.phone,
         currency: data.currency,
+        defaultPaymentMethodId: data.default_payment_method_id,
         metadata,
       },
     });
@@ -103,13 +112,23 @@ export async function updateCustomer(ctx: Ctx, id: string, input: CustomerUpdate
   });
 }
 
+async function checkDefaultMethod(db: Db, customer: Customer, id: string | null): Promise<void> {
+  if (id === null) return;
+  const pm = await db.paymentMethod.findUnique({ where: { id } });
+  if (!pm) throw new NotFoundError('payment method', id, 'default_payment_method_id');
+  if (pm.customerId !== customer.id) {
+    throw new ValidationError('parameter_invalid', `Invalid default_payment_method_id: payment method ${id} is not attached to customer ${customer.id}.`, 'default_payment_method_id');
+  }
+}
+
 export async function deleteCustomer(ctx: Ctx, id: string): Promise<Customer> {
   return inTransaction(ctx.db, async (tx) => {
     await tx.$queryRaw`SELECT id FROM customers WHERE id = ${id} AND merchant_id = ${ctx.merchant.id} FOR UPDATE`;
     await getCustomer(ctx, id, tx);
-    // When subscriptions exist, this is where the customer's active ones are cancelled
-    // immediately, in this same transaction.
-    const c = await tx.customer.update({ where: { id }, data: { deletedAt: new Date() } });
+    // Its saved methods are detached (each with its event), in this same transaction. When
+    // subscriptions exist, this is also where the customer's active ones are cancelled immediately.
+    await detachAllOfCustomer(ctx, tx, id);
+    const c = await tx.customer.update({ where: { id }, data: { deletedAt: await clockNow({ ...ctx, db: tx }) } });
     await recordEvent(tx, ctx.merchant.id, 'customer.deleted', { ...customerToJSON(c), deleted: true });
     return c;
   });

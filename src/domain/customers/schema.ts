@@ -1,6 +1,6 @@
 // Customer inputs. REST validates requests with these, the OpenAPI document is generated from
 // them, and the domain functions parse GraphQL input with the same schemas.
-import { z, email, phone, currency, metadata, listQuery } from '../../platform/validation.ts';
+import { z, email, phone, currency, metadata, listQuery, idOf } from '../../platform/validation.ts';
 
 const name = z.string().trim().min(1, { error: 'must not be empty' }).max(256, { error: 'must be at most 256 characters' });
 
@@ -17,6 +17,10 @@ export const customerUpdate = z.strictObject({
   name: name.nullable().optional(),
   phone: phone.nullable().optional(),
   currency: currency.nullable().optional(),
+  default_payment_method_id: idOf('payment_method')
+    .nullable()
+    .optional()
+    .meta({ description: 'A saved method attached to this customer, charged when none is named (null: none).' }),
   metadata: metadata
     .optional()
     .meta({ description: 'Merged into the existing metadata; a key set to an empty string is removed.' }),

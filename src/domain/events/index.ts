@@ -10,6 +10,7 @@ import { createdBetween, paginate, type Page } from '../../platform/pagination.t
 import { z, listQuery, timestamp } from '../../platform/validation.ts';
 import { EVENT_TYPES, type EventType } from './types.ts';
 import { scheduleDeliveries, subscribedEndpoints } from '../webhooks/outbox.ts';
+import { billingTime } from '../clock/index.ts';
 
 export { EVENT_TYPES, type EventType };
 
@@ -41,7 +42,7 @@ export async function recordEvent(
   if (type === 'webhook_endpoint.disabled') endpoints = endpoints.filter((id) => id !== (object as { id?: string }).id);
   if (endpoints.length > 0) {
     const m = await db.merchant.findUnique({ where: { id: merchantId }, select: { clockOffsetMs: true, mode: true } });
-    const at = new Date(Date.now() + (m?.mode === 'test' ? Number(m.clockOffsetMs) : 0));
+    const at = billingTime(m?.mode ?? 'live', m?.clockOffsetMs);
     await scheduleDeliveries(db, event, endpoints, at);
   }
   return event;

@@ -1,6 +1,6 @@
 // The event types this service emits today (from the catalogue of the API conventions, "Events and
-// webhooks"). Endpoints can subscribe only to these. The setup-intent, payment-method, plan,
-// subscription and invoice types join this list with their areas, not before.
+// webhooks"). Endpoints can subscribe only to these. The subscription and invoice
+// types join this list with their areas, not before.
 export const EVENT_TYPES = [
   'payment.created',
   'payment.succeeded',
@@ -13,6 +13,11 @@ export const EVENT_TYPES = [
   'customer.created',
   'customer.updated',
   'customer.deleted',
+  'setup_intent.succeeded',
+  'payment_method.attached',
+  'payment_method.detached',
+  'plan.created',
+  'plan.archived',
   'wallet.created',
   'wallet.frozen',
   'wallet.unfrozen',

@@ -1,13 +1,15 @@
 // Payments and their hosted checkout.
 //
-// created → processing → succeeded | failed      (the customer pays at the checkout)
-// created → cancelled | expired                  (cancel link; 24 h on the merchant's clock)
+// created → processing → succeeded | failed      (the customer pays at the checkout, or a saved
+//                                                 method is charged off-session)
+// failed → processing                            (another attempt at the checkout after a decline)
+// created | failed → expired; created → cancelled (24 h on the merchant's clock; cancel link)
 //
 // Paying is done in three steps so that a processor call never runs inside a database
 // transaction: (1) lock the payment and move it created → processing (only one of two concurrent
 // submissions gets past this: the other sees `processing` and charges nothing), (2) charge with
 // the payment id as the processor's idempotency key, (3) record the outcome and its event.
-import type { Customer, Payment } from '../../generated/prisma/client.ts';
+import type { Customer, Payment, PaymentMethod } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
 import { Prisma, inTransaction, type Db, type TenantTx } from '../../platform/db/tenant.ts';
 import { NotFoundError, StateError, ValidationError } from '../../platform/errors.ts';
@@ -19,7 +21,8 @@ import { enqueueJob } from '../../jobs/queue.ts';
 import { clockNow, requireTestMode } from '../clock/index.ts';
 import { getCustomer, createCustomer } from '../customers/index.ts';
 import { recordEvent, type EventType } from '../events/index.ts';
-import { processorOf, type CardInput, type ChargeResult, type MethodDetails, type PaymentMethodType } from './processor.ts';
+import { processorOf, type CardInput, type ChargeResult, type MethodDetails, type PaymentMethodType, type SavedDetails } from './processor.ts';
+import { chargeableMethod } from '../payment-methods/index.ts';
 import {
   paymentCompleteBody,
   paymentCreate,
@@ -66,6 +69,7 @@ export function paymentToJSON(p: PaymentWithCustomer, baseUrl: string) {
     customer: { id: c.id, email: c.email, name: c.name, phone: c.phone },
     redirect_url: p.redirectUrl,
     cancel_url: p.cancelUrl,
+    payment_method_id: p.paymentMethodId,
     checkout: p.checkout as CheckoutOptions,
     metadata: p.metadata as Record<string, string>,
     amount_refunded: Number(p.amountRefunded),
@@ -95,7 +99,8 @@ export async function lockPayment(ctx: Ctx, tx: TenantTx, id: string, param = 'i
   return getPayment(ctx, id, tx, param);
 }
 
-async function resolveCustomer(ctx: Ctx, tx: TenantTx, data: ReturnType<typeof parsePaymentCreate>): Promise<Customer> {
+async function resolveCustomer(ctx: Ctx, tx: TenantTx, data: ReturnType<typeof parsePaymentCreate>, ownerId?: string): Promise<Customer> {
+  if (!data.customer_id && ownerId) return getCustomer(ctx, ownerId, tx);
   if (data.customer_id) return getCustomer(ctx, data.customer_id, tx).catch(() => {
     throw new NotFoundError('customer', data.customer_id!, 'customer_id');
   });
@@ -117,6 +122,8 @@ export function onPaymentOutcome(purpose: string, hook: PaymentOutcomeHook): voi
   outcomeHooks.set(purpose, hook);
 }
 const FINAL = new Set(['succeeded', 'failed', 'cancelled', 'expired']);
+/** Statuses in which the checkout still takes a payment attempt. */
+const PAYABLE = new Set(['created', 'failed']);
 
 /** Records a status change of a payment and its event in the caller's transaction. */
 async function transition(
@@ -138,8 +145,9 @@ export interface NewPayment {
   customerId: string;
   amount: bigint;
   currency: string;
-  redirectUrl: string;
+  redirectUrl: string | null;
   cancelUrl?: string | null;
+  paymentMethodId?: string | null;
   checkout?: CheckoutOptions;
   metadata?: Record<string, string>;
   purpose?: string;
@@ -159,6 +167,7 @@ export async function insertPayment(ctx: Ctx, tx: TenantTx, p: NewPayment): Prom
       purpose: p.purpose ?? 'payment',
       redirectUrl: p.redirectUrl,
       cancelUrl: p.cancelUrl ?? null,
+      paymentMethodId: p.paymentMethodId ?? null,
       checkout: (p.checkout ?? {}) as Prisma.InputJsonValue,
       metadata: p.metadata ?? {},
       checkoutToken: randomToken(40),
@@ -173,18 +182,40 @@ export async function insertPayment(ctx: Ctx, tx: TenantTx, p: NewPayment): Prom
 
 export async function createPayment(ctx: Ctx, input: PaymentCreateInput): Promise<PaymentWithCustomer> {
   const data = parsePaymentCreate(input);
-  return inTransaction(ctx.db, async (tx) => {
-    const customer = await resolveCustomer({ ...ctx, db: tx }, tx, data);
-    return insertPayment(ctx, tx, {
+  const created = await inTransaction(ctx.db, async (tx) => {
+    const saved = data.payment_method_id ? await chargeableMethod(ctx, tx, data.payment_method_id, data.customer_id) : null;
+    const customer = await resolveCustomer({ ...ctx, db: tx }, tx, data, saved?.customerId ?? undefined);
+    const payment = await insertPayment(ctx, tx, {
       customerId: customer.id,
       amount: BigInt(data.amount),
       currency: data.currency,
-      redirectUrl: data.redirect_url,
+      redirectUrl: data.redirect_url ?? null,
       cancelUrl: data.cancel_url,
+      paymentMethodId: saved?.id ?? null,
       checkout: data.checkout,
       metadata: data.metadata,
     });
+    return { payment, saved };
   });
+  if (!created.saved) return created.payment;
+  return chargeSavedMethod(ctx, created.payment.id, created.saved);
+}
+
+/**
+ * Charges a saved method off-session (no customer present). A detached method, or one that no
+ * longer belongs to the payment's customer, is not charged: the payment fails with
+ * `payment_method_detached`.
+ */
+export async function chargeSavedMethod(ctx: Ctx, paymentId: string, method: PaymentMethod): Promise<PaymentWithCustomer> {
+  return attemptPayment(ctx, paymentId, {
+    method: method.type as PaymentMethodType,
+    saved: { id: method.id, token: method.processorToken, details: savedToPaymentDetails(method.details as SavedDetails) },
+  });
+}
+
+/** What a payment made with a saved method shows of it. */
+function savedToPaymentDetails(d: SavedDetails): MethodDetails {
+  return d.type === 'card' ? d : { type: 'mobile_money', mobile_money: { phone: `••••${d.mobile_money.phone_last4}` } };
 }
 
 export async function listPayments(ctx: Ctx, q: PaymentListQuery): Promise<Page<PaymentWithCustomer>> {
@@ -213,7 +244,7 @@ export function countPaymentsOfCustomers(ctx: Ctx, customerIds: readonly string[
 export async function expireIfDue(ctx: Ctx, id: string): Promise<PaymentWithCustomer> {
   return inTransaction(ctx.db, async (tx) => {
     const p = await lockPayment(ctx, tx, id);
-    if (p.status !== 'created') return p;
+    if (!PAYABLE.has(p.status)) return p;
     const now = await clockNow({ ...ctx, db: tx });
     if (now.getTime() < p.expiresAt.getTime()) return p;
     return transition(ctx, tx, p, { status: 'expired', completedAt: now }, 'payment.expired');
@@ -226,22 +257,41 @@ export interface CheckoutAttempt {
   phone?: string;
 }
 
+interface Attempt extends CheckoutAttempt {
+  /** a saved method charged off-session */
+  saved?: { id: string; token: string; details: MethodDetails };
+}
+
 /**
  * The customer pays at the checkout. Returns the payment after the attempt; a payment that is no
- * longer awaiting payment is returned unchanged (a second submission charges nothing).
+ * longer awaiting payment is returned unchanged (a second submission charges nothing). After a
+ * decline (`failed`) the customer may try again until the checkout expires.
  */
-export async function payAtCheckout(ctx: Ctx, id: string, attempt: CheckoutAttempt): Promise<PaymentWithCustomer> {
+export function payAtCheckout(ctx: Ctx, id: string, attempt: CheckoutAttempt): Promise<PaymentWithCustomer> {
+  return attemptPayment(ctx, id, { method: attempt.method, card: attempt.card, phone: attempt.phone });
+}
+
+async function attemptPayment(ctx: Ctx, id: string, attempt: Attempt): Promise<PaymentWithCustomer> {
   const claimed = await inTransaction(ctx.db, async (tx) => {
     const p = await lockPayment(ctx, tx, id);
-    if (p.status !== 'created') return { payment: p, claimed: false };
-    if (!offeredMethods(p).includes(attempt.method)) {
+    if (!PAYABLE.has(p.status)) return { payment: p, claimed: false };
+    if (attempt.saved) {
+      // Still attached to the payment's customer? (It may have been detached since.)
+      const pm = await tx.paymentMethod.findUnique({ where: { id: attempt.saved.id } });
+      if (!pm || pm.customerId !== p.customerId) {
+        const now = await clockNow({ ...ctx, db: tx });
+        const failure = { failureCode: 'payment_method_detached', failureMessage: 'The saved payment method is no longer attached to the customer.' };
+        return { payment: await transition(ctx, tx, p, { status: 'failed', method: attempt.method, ...failure, completedAt: now }, 'payment.failed'), claimed: false };
+      }
+    } else if (!offeredMethods(p).includes(attempt.method)) {
       throw new ValidationError('parameter_invalid', `Invalid method: this checkout accepts ${offeredMethods(p).join(', ')}.`, 'method');
     }
     const now = await clockNow({ ...ctx, db: tx });
     if (now.getTime() >= p.expiresAt.getTime()) {
       return { payment: await transition(ctx, tx, p, { status: 'expired', completedAt: now }, 'payment.expired'), claimed: false };
     }
-    return { payment: await transition(ctx, tx, p, { status: 'processing', method: attempt.method }, null), claimed: true };
+    const data = { status: 'processing', method: attempt.method, attempts: { increment: 1 } } as const;
+    return { payment: await transition(ctx, tx, p, data, null), claimed: true };
   });
   if (!claimed.claimed) return claimed.payment;
 
@@ -249,12 +299,15 @@ export async function payAtCheckout(ctx: Ctx, id: string, attempt: CheckoutAttem
   let result: ChargeResult;
   try {
     result = await processorOf(ctx).charge({
-      reference: p.id,
+      // The processor's idempotency key: the payment id, then one per further attempt.
+      reference: p.attempts <= 1 ? p.id : `${p.id}_${p.attempts}`,
       amount: p.amount,
       currency: p.currency,
       method: attempt.method,
       card: attempt.card,
       phone: attempt.phone,
+      token: attempt.saved?.token,
+      savedDetails: attempt.saved?.details,
     });
   } catch (err) {
     ctx.log.error({ err, payment_id: p.id }, 'processor charge failed');
@@ -267,7 +320,8 @@ export async function payAtCheckout(ctx: Ctx, id: string, attempt: CheckoutAttem
     const now = await clockNow({ ...ctx, db: tx });
     const details = (result.details ?? Prisma.DbNull) as Prisma.InputJsonValue;
     if (result.status === 'succeeded') {
-      return transition(ctx, tx, current, { status: 'succeeded', methodDetails: details, processorRef: result.processorRef, completedAt: now }, 'payment.succeeded');
+      const data = { status: 'succeeded', methodDetails: details, processorRef: result.processorRef, failureCode: null, failureMessage: null, completedAt: now };
+      return transition(ctx, tx, current, data, 'payment.succeeded');
     }
     return transition(
       ctx,
@@ -279,11 +333,14 @@ export async function payAtCheckout(ctx: Ctx, id: string, attempt: CheckoutAttem
   });
 }
 
-/** The customer cancels at the checkout. A payment no longer awaiting payment is returned unchanged. */
+/**
+ * The customer cancels at the checkout (also after a declined attempt: failed → cancelled ends
+ * the checkout). A payment no longer awaiting payment is returned unchanged.
+ */
 export async function cancelAtCheckout(ctx: Ctx, id: string): Promise<PaymentWithCustomer> {
   return inTransaction(ctx.db, async (tx) => {
     const p = await lockPayment(ctx, tx, id);
-    if (p.status !== 'created') return p;
+    if (!PAYABLE.has(p.status)) return p;
     const now = await clockNow({ ...ctx, db: tx });
     return transition(ctx, tx, p, { status: 'cancelled', completedAt: now }, 'payment.cancelled');
   });
@@ -298,14 +355,15 @@ export async function completeForTest(ctx: Ctx, id: string, input: PaymentComple
   requireTestMode(ctx.merchant);
   const body = parse(paymentCompleteBody, input);
   const p = await getPayment(ctx, id);
-  if (p.status !== 'created') {
-    throw new StateError('payment_not_pending', `This payment is ${p.status}; only a payment awaiting checkout (created) can be completed.`, null);
+  if (!PAYABLE.has(p.status)) {
+    throw new StateError('payment_not_pending', `This payment is ${p.status}; only a payment awaiting checkout (created, or failed and not yet expired) can be completed.`, null);
   }
   if (body.outcome === 'cancelled') return cancelAtCheckout(ctx, id);
   const method = body.method ?? 'card';
+  const year = (await clockNow(ctx)).getUTCFullYear();
   const attempt: CheckoutAttempt =
     method === 'card'
-      ? { method, card: { number: HELPER_CARD[body.outcome], expMonth: 12, expYear: new Date().getUTCFullYear() + 2, cvc: '123' } }
+      ? { method, card: { number: HELPER_CARD[body.outcome], expMonth: 12, expYear: year + 2, cvc: '123' } }
       : { method, phone: body.outcome === 'succeeded' ? (p.customer.phone && !p.customer.phone.endsWith('0000') ? p.customer.phone : HELPER_PHONE.succeeded) : HELPER_PHONE.failed };
   const after = await payAtCheckout(ctx, id, attempt);
   if (after.status === 'expired') throw new StateError('payment_not_pending', 'This payment’s checkout has expired.', null);

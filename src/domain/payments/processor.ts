@@ -15,14 +15,36 @@ export interface CardInput {
 }
 
 export interface ChargeRequest {
-  /** our payment id: processors use it as their idempotency key, so a retried charge is not doubled */
+  /** our payment id (plus the attempt number): processors use it as their idempotency key, so a retried charge is not doubled */
   reference: string;
   amount: bigint;
   currency: string;
   method: PaymentMethodType;
   card?: CardInput;
   phone?: string;
+  /** a saved method's processor token: charged off-session, without the customer */
+  token?: string;
+  /** the saved method's details (what the payment shows), with `token` */
+  savedDetails?: MethodDetails;
 }
+
+/** Saving a method (a setup intent): the processor checks it and returns a reusable token. */
+export interface SaveRequest {
+  /** our setup intent id: the processor's idempotency key */
+  reference: string;
+  method: PaymentMethodType;
+  card?: CardInput;
+  phone?: string;
+}
+
+/** What a saved method shows: never a full card number, CVC or phone number. */
+export type SavedDetails =
+  | { type: 'card'; card: { brand: string; last4: string; exp_month: number; exp_year: number } }
+  | { type: 'mobile_money'; mobile_money: { phone_last4: string; provider: string } };
+
+export type SaveResult =
+  | { status: 'succeeded'; token: string; details: SavedDetails }
+  | { status: 'failed'; code: string; message: string };
 
 /** Stored on the payment: never a full card number or CVC. */
 export type MethodDetails =
@@ -46,6 +68,8 @@ export interface Processor {
   readonly name: string;
   charge(req: ChargeRequest): Promise<ChargeResult>;
   refund(req: RefundRequest): Promise<RefundResult>;
+  /** Checks a method and returns a token that later charges name (setup intents). */
+  save(req: SaveRequest): Promise<SaveResult>;
 }
 
 export const TEST_CARDS = {
@@ -86,9 +110,44 @@ export function cardDetails(card: CardInput): MethodDetails {
  * Mobile money: phone numbers ending in 0000 fail, others succeed. Refunds always succeed.
  * Everything settles at once.
  */
+/** The part of a phone number a saved method shows. */
+export function phoneLast4(phone: string): string {
+  return phone.replace(/[^0-9]/g, '').slice(-4);
+}
+
+// Test tokens carry the outcome their method's later charges get (a real processor's tokens are
+// opaque references to what it stored): ok, or insufficient funds (card …9995), or a mobile-money
+// decline (numbers ending in 0000).
+const TEST_TOKEN = /^test_(ok|nsf|mmfail)_[0-9A-Za-z]+$/;
+
 export const testProcessor: Processor = {
   name: 'test',
+  async save(req) {
+    const suffix = req.reference.replace(/[^0-9A-Za-z]/g, '');
+    if (req.method === 'card') {
+      if (!req.card) return { status: 'failed', code: 'processing_error', message: 'No card was given.' };
+      if (req.card.number === TEST_CARDS.declined) return { status: 'failed', code: 'card_declined', message: 'The card was declined.' };
+      const outcome = req.card.number === TEST_CARDS.insufficientFunds ? 'nsf' : 'ok';
+      const { card } = cardDetails(req.card) as Extract<MethodDetails, { type: 'card' }>;
+      return { status: 'succeeded', token: `test_${outcome}_${suffix}`, details: { type: 'card', card } };
+    }
+    const phone = req.phone ?? '';
+    if (!phone) return { status: 'failed', code: 'processing_error', message: 'Mobile money needs a phone number.' };
+    return {
+      status: 'succeeded',
+      token: `test_${phone.endsWith('0000') ? 'mmfail' : 'ok'}_${suffix}`,
+      details: { type: 'mobile_money', mobile_money: { phone_last4: phoneLast4(phone), provider: 'test' } },
+    };
+  },
   async charge(req) {
+    if (req.token !== undefined) {
+      const details = req.savedDetails ?? null;
+      const m = TEST_TOKEN.exec(req.token);
+      if (!m) return { status: 'failed', code: 'processing_error', message: 'Unknown payment method token.', details };
+      if (m[1] === 'nsf') return { status: 'failed', code: 'insufficient_funds', message: 'The card has insufficient funds.', details };
+      if (m[1] === 'mmfail') return { status: 'failed', code: 'mobile_money_declined', message: 'The mobile money payment was declined.', details };
+      return { status: 'succeeded', processorRef: `test_ch_${req.reference}`, details: details ?? { type: 'card', card: { brand: 'unknown', last4: '', exp_month: 1, exp_year: 2000 } } };
+    }
     if (req.method === 'card') {
       if (!req.card) return { status: 'failed', code: 'processing_error', message: 'No card was given.', details: null };
       const details = cardDetails(req.card);
@@ -112,6 +171,9 @@ export const testProcessor: Processor = {
 /** Live mode has no bundled processor: charges fail clearly instead of pretending. */
 const unconfiguredProcessor: Processor = {
   name: 'none',
+  async save() {
+    return { status: 'failed', code: 'processor_unavailable', message: 'No live payment processor is configured for this merchant.' };
+  },
   async charge() {
     return { status: 'failed', code: 'processor_unavailable', message: 'No live payment processor is configured for this merchant.', details: null };
   },

@@ -34,14 +34,22 @@ export const paymentCreate = z
       .optional()
       .meta({ description: 'Customer details. A known email of this merchant reuses that customer; otherwise one is created. Ignored when customer_id is given.' }),
     customer_id: idOf('customer').optional().meta({ description: 'An existing customer; overrides `customer`.' }),
-    redirect_url: httpUrl.meta({ description: 'Where the customer goes after paying; gets payment_id and status query parameters.' }),
+    redirect_url: httpUrl
+      .optional()
+      .meta({ description: 'Where the customer goes after paying at the checkout; gets payment_id and status query parameters. Required unless payment_method_id is given.' }),
+    payment_method_id: idOf('payment_method')
+      .optional()
+      .meta({ description: 'A saved method to charge at once, off-session (no checkout needed). Its customer is the payment’s customer; a failed charge can still be paid at checkout_url until it expires.' }),
     cancel_url: httpUrl.optional().meta({ description: 'Where the customer goes after cancelling.' }),
     checkout: checkoutOptions.optional(),
     metadata: metadata.optional(),
   })
   .superRefine((v, ctx) => {
-    if (v.customer === undefined && v.customer_id === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['customer'], params: { code: 'parameter_missing' }, message: 'Missing required parameter: customer (or customer_id).' });
+    if (v.redirect_url === undefined && v.payment_method_id === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['redirect_url'], params: { code: 'parameter_missing' }, message: 'Missing required parameter: redirect_url.' });
+    }
+    if (v.customer === undefined && v.customer_id === undefined && v.payment_method_id === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['customer'], params: { code: 'parameter_missing' }, message: 'Missing required parameter: customer (or customer_id, or payment_method_id).' });
     }
   });
 

@@ -21,7 +21,7 @@ import { countsByParent, pagesByParent } from '../../platform/db/pages-by-parent
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { parse } from '../../platform/validation.ts';
 import { cancelJobs, enqueueJob } from '../../jobs/queue.ts';
-import { clockNow } from '../clock/index.ts';
+import { billingTime, clockNow } from '../clock/index.ts';
 import { getCustomer } from '../customers/index.ts';
 import { recordEvent, type EventType } from '../events/index.ts';
 import {
@@ -256,9 +256,9 @@ async function lockForMovement(ctx: Ctx, tx: TenantTx, id: string, reference: st
   return row;
 }
 
+/** The billing clock's now, from the offset read with the wallet's lock (one round trip fewer). */
 function movementNow(ctx: Ctx, locked: LockedForMovement): Date {
-  if (ctx.at) return ctx.at;
-  return ctx.merchant.mode === 'live' ? new Date() : new Date(Date.now() + Number(locked.clock_offset_ms));
+  return billingTime(ctx.merchant.mode, locked.clock_offset_ms, ctx.at);
 }
 
 /**
@@ -366,7 +366,8 @@ export async function closeWallet(ctx: Ctx, id: string, cancelTopupPayment: (ctx
       SELECT 1 FROM refunds r JOIN wallet_topups t ON t.payment_id = r.payment_id
       WHERE t.wallet_id = ${w.id} AND t.merchant_id = ${ctx.merchant.id} AND r.status = 'pending' LIMIT 1`;
     if (refunding.length > 0) throw inProgress();
-    const pending = await tx.walletTopup.findMany({ where: { walletId: w.id, status: 'pending' }, select: { paymentId: true }, orderBy: { paymentId: 'asc' } });
+    // A failed top-up's checkout still takes attempts until it expires: ended too.
+    const pending = await tx.walletTopup.findMany({ where: { walletId: w.id, status: { in: ['pending', 'failed'] } }, select: { paymentId: true }, orderBy: { paymentId: 'asc' } });
     for (const t of pending) {
       let rows: { status: string }[];
       try {
@@ -390,7 +391,7 @@ export async function closeWallet(ctx: Ctx, id: string, cancelTopupPayment: (ctx
     }
     await tx.walletGrant.updateMany({ where: { walletId: w.id, expiredAt: null }, data: { remaining: 0n, expiredAt: await clockNow(txCtx) } });
     await cancelJobs(tx, { kind: GRANT_EXPIRY_JOB, ref: w.id });
-    const after = await tx.wallet.update({ where: { id }, data: { status: 'closed', closedAt: new Date() } });
+    const after = await tx.wallet.update({ where: { id }, data: { status: 'closed', closedAt: await clockNow(txCtx) } });
     await walletEvent(ctx, tx, 'wallet.closed', after, { status: before.status, balance: Number(before.balance) });
     return after;
   });

@@ -97,11 +97,14 @@ export function countTopupsOfWallets(ctx: Ctx, walletIds: readonly string[]) {
 /** Settles a top-up when its payment reaches a final status (runs in the payment's transaction). */
 async function settle(ctx: Ctx, tx: TenantTx, payment: PaymentWithCustomer): Promise<void> {
   const topup = await tx.walletTopup.findUnique({ where: { paymentId: payment.id }, include: withPayment });
-  if (!topup || topup.status !== 'pending') return;
+  if (!topup) return;
+  // A declined attempt fails the top-up, but the customer may still pay at the same checkout
+  // until it expires: a later success credits the wallet then (failed → succeeded), once.
   if (payment.status !== 'succeeded') {
-    await tx.walletTopup.update({ where: { id: topup.id }, data: { status: payment.status } });
+    if (topup.status === 'pending') await tx.walletTopup.update({ where: { id: topup.id }, data: { status: payment.status } });
     return;
   }
+  if (topup.status !== 'pending' && topup.status !== 'failed') return;
   const w = await lockWallet(ctx, tx, topup.walletId);
   if (w.status === 'closed') {
     // Closing refuses while a top-up is being charged (closeWallet), so this should not happen;
@@ -119,7 +122,7 @@ async function settle(ctx: Ctx, tx: TenantTx, payment: PaymentWithCustomer): Pro
     metadata: { payment_id: payment.id },
   });
   const done = await tx.walletTopup.update({ where: { id: topup.id }, data: { status: 'succeeded', transactionId: t.id }, include: withPayment });
-  await recordEvent(tx, ctx.merchant.id, 'wallet.topup.succeeded', topupToJSON(done, ctx.runtime.config.publicBaseUrl), { status: 'pending' });
+  await recordEvent(tx, ctx.merchant.id, 'wallet.topup.succeeded', topupToJSON(done, ctx.runtime.config.publicBaseUrl), { status: topup.status });
 }
 
 onPaymentOutcome(TOPUP_PURPOSE, settle);
@@ -189,7 +192,10 @@ export async function completeTopupForTest(ctx: Ctx, id: string, input: unknown)
   requireTestMode(ctx.merchant);
   const body = parse(topupCompleteBody, input);
   const t = await getTopup(ctx, id);
-  if (t.status !== 'pending') throw new StateError('topup_not_pending', `This top-up is ${t.status}; only a pending top-up can be completed.`, null);
+  // A failed top-up's checkout takes another attempt until it expires (see settle).
+  if (t.status !== 'pending' && t.status !== 'failed') {
+    throw new StateError('topup_not_pending', `This top-up is ${t.status}; only a pending top-up (or a failed one, whose checkout takes another attempt) can be completed.`, null);
+  }
   await completeForTest(ctx, t.paymentId, { outcome: body.outcome });
   return getTopup(ctx, id);
 }

@@ -153,7 +153,7 @@ async function cancelPending(ctx: Ctx, tx: Parameters<Parameters<typeof inTransa
 export async function deleteEndpoint(ctx: Ctx, id: string): Promise<WebhookEndpoint> {
   return inTransaction(ctx.db, async (tx) => {
     await getEndpoint(ctx, id, tx);
-    const e = await tx.webhookEndpoint.update({ where: { id }, data: { deletedAt: new Date(), status: 'disabled' } });
+    const e = await tx.webhookEndpoint.update({ where: { id }, data: { deletedAt: await clockNow({ ...ctx, db: tx }), status: 'disabled' } });
     await cancelPending(ctx, tx, id, 'cancelled: endpoint deleted');
     return e;
   });

@@ -1,0 +1,349 @@
+// Saved payment methods and the setup intents that save them.
+//
+// Setup intent: requires_payment_method → succeeded | expired (24 h on the merchant's clock).
+// Saving runs in two steps so that the processor is never called inside a transaction: (1) the
+// processor checks the method and returns a token (the intent id is its idempotency key), (2) one
+// transaction locks the intent and, if it still awaits a method, creates the payment method,
+// marks the intent succeeded, makes the method the customer's default when it has none, and
+// records the events. A second submission finds the intent succeeded and saves nothing.
+//
+// Only what can be shown is stored (card brand, last 4, expiry; the phone's last 4 digits) and
+// the processor's token: never a full card number, CVC or phone number.
+import type { Customer, PaymentMethod, SetupIntent } from '../../generated/prisma/client.ts';
+import type { Ctx } from '../../platform/context.ts';
+import { Prisma, inTransaction, type Db, type TenantTx } from '../../platform/db/tenant.ts';
+import { countsByParent, pagesByParent } from '../../platform/db/pages-by-parent.ts';
+import { NotFoundError, StateError, ValidationError } from '../../platform/errors.ts';
+import { newId, randomToken } from '../../platform/ids.ts';
+import { paginate, type Page } from '../../platform/pagination.ts';
+import { parse } from '../../platform/validation.ts';
+import { enqueueJob } from '../../jobs/queue.ts';
+import { clockNow, requireTestMode } from '../clock/index.ts';
+import { customerToJSON, getCustomer } from '../customers/index.ts';
+import { recordEvent } from '../events/index.ts';
+import { luhnValid, processorOf, type CardInput, type PaymentMethodType, type SavedDetails } from '../payments/processor.ts';
+import { PAYMENT_METHODS } from '../payments/schema.ts';
+import {
+  setupIntentCompleteBody,
+  setupIntentCreate,
+  type PaymentMethodListQuery,
+  type SetupIntentCompleteInput,
+  type SetupIntentCreateInput,
+  type SetupIntentStatus,
+} from './schema.ts';
+
+export * from './schema.ts';
+
+export const SETUP_TTL_MS = 24 * 60 * 60 * 1000;
+export const SETUP_EXPIRE_JOB = 'setup_intent.expire';
+
+export function setupUrl(baseUrl: string, token: string): string {
+  return `${baseUrl}/hosted/setup/${token}`;
+}
+
+export function offeredSetupMethods(si: SetupIntent): PaymentMethodType[] {
+  return (si.paymentMethodTypes as PaymentMethodType[] | null) ?? [...PAYMENT_METHODS];
+}
+
+export function setupIntentToJSON(si: SetupIntent, baseUrl: string) {
+  return {
+    id: si.id,
+    object: 'setup_intent' as const,
+    customer_id: si.customerId,
+    status: si.status as SetupIntentStatus,
+    setup_url: setupUrl(baseUrl, si.token),
+    return_url: si.returnUrl,
+    payment_method_types: offeredSetupMethods(si),
+    payment_method_id: si.paymentMethodId,
+    metadata: si.metadata as Record<string, string>,
+    expires_at: si.expiresAt.toISOString(),
+    completed_at: si.completedAt?.toISOString() ?? null,
+    created_at: si.createdAt.toISOString(),
+  };
+}
+
+export type PaymentMethodJSON = ReturnType<typeof paymentMethodToJSON>;
+
+export function paymentMethodToJSON(pm: PaymentMethod) {
+  const d = pm.details as SavedDetails;
+  return {
+    id: pm.id,
+    object: 'payment_method' as const,
+    customer_id: pm.customerId,
+    type: pm.type as PaymentMethodType,
+    card: d.type === 'card' ? d.card : null,
+    mobile_money: d.type === 'mobile_money' ? d.mobile_money : null,
+    created_at: pm.createdAt.toISOString(),
+  };
+}
+
+// ---------------------------------------------------------------- setup intents
+
+export interface SetupIntentOptions {
+  /** the portal session that opens it (the page returns to the portal) */
+  portalSessionId?: string;
+}
+
+export async function createSetupIntent(ctx: Ctx, input: SetupIntentCreateInput, opts: SetupIntentOptions = {}): Promise<SetupIntent> {
+  const data = parse(setupIntentCreate, input);
+  return inTransaction(ctx.db, async (tx) => {
+    await getCustomer(ctx, data.customer_id, tx).catch(() => {
+      throw new NotFoundError('customer', data.customer_id, 'customer_id');
+    });
+    const now = await clockNow({ ...ctx, db: tx });
+    const si = await tx.setupIntent.create({
+      data: {
+        id: newId('setup_intent'),
+        merchantId: ctx.merchant.id,
+        customerId: data.customer_id,
+        returnUrl: data.return_url ?? null,
+        paymentMethodTypes: data.payment_method_types ?? [...PAYMENT_METHODS],
+        metadata: data.metadata ?? {},
+        token: randomToken(40),
+        portalSessionId: opts.portalSessionId ?? null,
+        expiresAt: new Date(now.getTime() + SETUP_TTL_MS),
+      },
+    });
+    await enqueueJob(tx, { merchantId: ctx.merchant.id, kind: SETUP_EXPIRE_JOB, runAt: si.expiresAt, key: `expire:${si.id}`, payload: { setup_intent_id: si.id } });
+    return si;
+  });
+}
+
+export async function getSetupIntent(ctx: Ctx, id: string, db: Db = ctx.db): Promise<SetupIntent> {
+  const si = await db.setupIntent.findUnique({ where: { id } });
+  if (!si) throw new NotFoundError('setup intent', id);
+  return si;
+}
+
+async function lockSetupIntent(ctx: Ctx, tx: TenantTx, id: string): Promise<SetupIntent> {
+  await tx.$queryRaw`SELECT id FROM setup_intents WHERE id = ${id} AND merchant_id = ${ctx.merchant.id} FOR UPDATE`;
+  return getSetupIntent(ctx, id, tx);
+}
+
+/** Expires the intent when it still awaits a method and its time has come. Returns the intent. */
+export async function expireSetupIntentIfDue(ctx: Ctx, id: string): Promise<SetupIntent> {
+  return inTransaction(ctx.db, async (tx) => {
+    const si = await lockSetupIntent(ctx, tx, id);
+    if (si.status !== 'requires_payment_method') return si;
+    const now = await clockNow({ ...ctx, db: tx });
+    if (now.getTime() < si.expiresAt.getTime()) return si;
+    // No event: the contract's catalogue has none for an expired setup intent.
+    return tx.setupIntent.update({ where: { id }, data: { status: 'expired' } });
+  });
+}
+
+export interface SetupAttempt {
+  method: PaymentMethodType;
+  card?: CardInput;
+  phone?: string;
+}
+
+export type SetupOutcome =
+  | { intent: SetupIntent; paymentMethod: PaymentMethod | null; declined?: undefined }
+  | { intent: SetupIntent; paymentMethod: null; declined: { code: string; message: string } };
+
+/**
+ * The customer saves a method at the setup page (or the test helper does). A declined method
+ * saves nothing and leaves the intent awaiting a method; an expired or finished intent is returned
+ * unchanged.
+ */
+export async function completeSetup(ctx: Ctx, id: string, attempt: SetupAttempt): Promise<SetupOutcome> {
+  const current = await expireSetupIntentIfDue(ctx, id);
+  if (current.status !== 'requires_payment_method') return { intent: current, paymentMethod: null };
+  if (!offeredSetupMethods(current).includes(attempt.method)) {
+    throw new ValidationError('parameter_invalid', `Invalid method: this setup accepts ${offeredSetupMethods(current).join(', ')}.`, 'method');
+  }
+  let saved;
+  try {
+    saved = await processorOf(ctx).save({ reference: current.id, method: attempt.method, card: attempt.card, phone: attempt.phone });
+  } catch (err) {
+    ctx.log.error({ err, setup_intent_id: current.id }, 'processor save failed');
+    saved = { status: 'failed' as const, code: 'processing_error', message: 'The payment method could not be saved. Try again.' };
+  }
+  if (saved.status === 'failed') return { intent: current, paymentMethod: null, declined: { code: saved.code, message: saved.message } };
+  const result = saved;
+
+  return inTransaction(ctx.db, async (tx) => {
+    const si = await lockSetupIntent(ctx, tx, id);
+    if (si.status !== 'requires_payment_method') return { intent: si, paymentMethod: null };
+    const now = await clockNow({ ...ctx, db: tx });
+    if (now.getTime() >= si.expiresAt.getTime()) {
+      return { intent: await tx.setupIntent.update({ where: { id }, data: { status: 'expired' } }), paymentMethod: null };
+    }
+    const customer = await lockCustomer(ctx, tx, si.customerId);
+    if (!customer) throw new StateError('customer_deleted', `Customer ${si.customerId} was deleted; nothing was saved.`, null);
+    const pm = await tx.paymentMethod.create({
+      data: {
+        id: newId('payment_method'),
+        merchantId: ctx.merchant.id,
+        customerId: customer.id,
+        ownerId: customer.id,
+        type: result.details.type,
+        details: result.details as unknown as Prisma.InputJsonValue,
+        processorToken: result.token,
+      },
+    });
+    const done = await tx.setupIntent.update({ where: { id }, data: { status: 'succeeded', paymentMethodId: pm.id, completedAt: now } });
+    const base = ctx.runtime.config.publicBaseUrl;
+    await recordEvent(tx, ctx.merchant.id, 'payment_method.attached', paymentMethodToJSON(pm));
+    await recordEvent(tx, ctx.merchant.id, 'setup_intent.succeeded', setupIntentToJSON(done, base), { status: si.status, payment_method_id: null });
+    if (!customer.defaultPaymentMethodId) await setDefault(ctx, tx, customer, pm.id);
+    return { intent: done, paymentMethod: pm };
+  });
+}
+
+// Test cards for the helper: any valid number may be given; these are the documented ones.
+const HELPER_DEFAULT_CARD = '4242424242424242';
+
+/** POST /v1/test-helpers/setup-intents/:id/complete: as if the customer saved a card at the setup page. */
+export async function completeSetupForTest(ctx: Ctx, id: string, input: SetupIntentCompleteInput): Promise<SetupIntent> {
+  requireTestMode(ctx.merchant);
+  const body = parse(setupIntentCompleteBody, input);
+  const number = (body.card_number ?? HELPER_DEFAULT_CARD).replace(/ /g, '');
+  const si = await getSetupIntent(ctx, id);
+  if (si.status !== 'requires_payment_method') {
+    throw new StateError('setup_intent_not_pending', `This setup intent is ${si.status}; only one awaiting a payment method can be completed.`, null);
+  }
+  if (!luhnValid(number)) throw new ValidationError('parameter_invalid', 'Invalid card_number: fails the Luhn check.', 'card_number');
+  const now = await clockNow(ctx);
+  const out = await completeSetup(ctx, id, {
+    method: 'card',
+    card: { number, expMonth: 12, expYear: now.getUTCFullYear() + 3, cvc: '123' },
+  });
+  if (out.declined) throw new StateError(out.declined.code, `${out.declined.message} Nothing was saved.`, 'card_number');
+  if (out.intent.status === 'expired') throw new StateError('setup_intent_not_pending', 'This setup intent has expired.', null);
+  return out.intent;
+}
+
+/** The setup intent behind a setup_url token, with its merchant; null for an unknown token. */
+export async function findSetup(prisma: Ctx['runtime']['prisma'], token: string) {
+  if (!/^[0-9A-Za-z]{40}$/.test(token)) return null;
+  return prisma.setupIntent.findUnique({ where: { token }, include: { merchant: true, customer: true } });
+}
+
+// ---------------------------------------------------------------- payment methods
+
+/** Locks a live customer row for the rest of the transaction; null when deleted or unknown. */
+async function lockCustomer(ctx: Ctx, tx: TenantTx, id: string): Promise<Customer | null> {
+  await tx.$queryRaw`SELECT id FROM customers WHERE id = ${id} AND merchant_id = ${ctx.merchant.id} FOR UPDATE`;
+  return tx.customer.findFirst({ where: { id, deletedAt: null } });
+}
+
+/** Sets a customer's default method (the caller holds the customer's lock) and records customer.updated. */
+async function setDefault(ctx: Ctx, tx: TenantTx, before: Customer, paymentMethodId: string | null): Promise<Customer> {
+  if (before.defaultPaymentMethodId === paymentMethodId) return before;
+  const after = await tx.customer.update({ where: { id: before.id }, data: { defaultPaymentMethodId: paymentMethodId } });
+  await recordEvent(tx, ctx.merchant.id, 'customer.updated', customerToJSON(after), { default_payment_method_id: before.defaultPaymentMethodId });
+  return after;
+}
+
+export async function getPaymentMethod(ctx: Ctx, id: string, db: Db = ctx.db, param = 'id'): Promise<PaymentMethod> {
+  const pm = await db.paymentMethod.findUnique({ where: { id } });
+  if (!pm) throw new NotFoundError('payment method', id, param);
+  return pm;
+}
+
+/** `q` is parsed by the surface (REST query string, GraphQL listArgs) with paymentMethodListQuery. */
+export async function listPaymentMethods(ctx: Ctx, query: PaymentMethodListQuery): Promise<Page<PaymentMethod>> {
+  await getCustomer(ctx, query.customer_id).catch(() => {
+    throw new NotFoundError('customer', query.customer_id, 'customer_id');
+  });
+  const filter = { customerId: query.customer_id };
+  return paginate(
+    query,
+    ({ where, ...page }) => ctx.db.paymentMethod.findMany({ where: { AND: [where, filter] }, ...page }),
+    () => ctx.db.paymentMethod.count({ where: filter }),
+  );
+}
+
+/** Every attached method of a customer, newest first (the customer record embeds them). */
+export function attachedMethods(ctx: Ctx, customerId: string, db: Db = ctx.db): Promise<PaymentMethod[]> {
+  return db.paymentMethod.findMany({ where: { customerId }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: 100 });
+}
+
+const METHODS_OF_CUSTOMER = { table: 'payment_methods', parent: 'customer_id' };
+
+/** One page of attached methods per customer (GraphQL's Customer.paymentMethods), in two queries for all. */
+export function listPaymentMethodsOfCustomers(ctx: Ctx, customerIds: readonly string[], q: { limit?: number; after?: string }) {
+  return pagesByParent(ctx, METHODS_OF_CUSTOMER, customerIds, q, (ids) => ctx.db.paymentMethod.findMany({ where: { id: { in: ids } } }));
+}
+
+export function countPaymentMethodsOfCustomers(ctx: Ctx, customerIds: readonly string[]) {
+  return countsByParent(ctx, METHODS_OF_CUSTOMER, customerIds);
+}
+
+async function detachLocked(ctx: Ctx, tx: TenantTx, pm: PaymentMethod, customer: Customer | null): Promise<PaymentMethod> {
+  const now = await clockNow({ ...ctx, db: tx });
+  const after = await tx.paymentMethod.update({ where: { id: pm.id }, data: { customerId: null, detachedAt: now } });
+  await recordEvent(tx, ctx.merchant.id, 'payment_method.detached', paymentMethodToJSON(after), { customer_id: pm.customerId });
+  if (customer && customer.defaultPaymentMethodId === pm.id) {
+    // The newest remaining method becomes the default (none: no default).
+    const next = await tx.paymentMethod.findFirst({ where: { customerId: customer.id }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] });
+    await setDefault(ctx, tx, customer, next?.id ?? null);
+  }
+  return after;
+}
+
+/**
+ * Detaches a method from its customer: it can no longer be charged. `customerId` restricts it to
+ * one customer's methods (the portal): another customer's method is "not found".
+ */
+export async function detachPaymentMethod(ctx: Ctx, id: string, opts: { customerId?: string } = {}): Promise<PaymentMethod> {
+  return inTransaction(ctx.db, async (tx) => {
+    const found = await getPaymentMethod(ctx, id, tx);
+    if (opts.customerId !== undefined && found.ownerId !== opts.customerId) throw new NotFoundError('payment method', id);
+    // Lock order: customer, then method (as saving does).
+    const customer = found.customerId ? await lockCustomer(ctx, tx, found.customerId) : null;
+    await tx.$queryRaw`SELECT id FROM payment_methods WHERE id = ${id} AND merchant_id = ${ctx.merchant.id} FOR UPDATE`;
+    const pm = await getPaymentMethod(ctx, id, tx);
+    if (!pm.customerId) throw new StateError('payment_method_detached', `Payment method ${id} is not attached to a customer.`, null);
+    return detachLocked(ctx, tx, pm, customer);
+  });
+}
+
+/** Detaches every method of a customer being deleted (in the deletion's transaction). */
+export async function detachAllOfCustomer(ctx: Ctx, tx: TenantTx, customerId: string): Promise<void> {
+  const methods = await tx.paymentMethod.findMany({ where: { customerId } });
+  const now = await clockNow({ ...ctx, db: tx });
+  for (const pm of methods) {
+    const after = await tx.paymentMethod.update({ where: { id: pm.id }, data: { customerId: null, detachedAt: now } });
+    await recordEvent(tx, ctx.merchant.id, 'payment_method.detached', paymentMethodToJSON(after), { customer_id: pm.customerId });
+  }
+  if (methods.length > 0) await tx.customer.update({ where: { id: customerId }, data: { defaultPaymentMethodId: null } });
+}
+
+/** Makes an attached method the customer's default. `param` names the input in errors. */
+export async function setDefaultPaymentMethod(ctx: Ctx, customerId: string, paymentMethodId: string, param = 'payment_method_id'): Promise<Customer> {
+  return inTransaction(ctx.db, async (tx) => {
+    const customer = await lockCustomer(ctx, tx, customerId);
+    if (!customer) throw new NotFoundError('customer', customerId);
+    return setDefaultLocked(ctx, tx, customer, paymentMethodId, param);
+  });
+}
+
+/** The same, for a caller that holds the customer's lock (PATCH /v1/customers/:id). */
+export async function setDefaultLocked(ctx: Ctx, tx: TenantTx, customer: Customer, paymentMethodId: string | null, param: string): Promise<Customer> {
+  if (paymentMethodId !== null) {
+    const pm = await tx.paymentMethod.findUnique({ where: { id: paymentMethodId } });
+    if (!pm) throw new NotFoundError('payment method', paymentMethodId, param);
+    if (pm.customerId !== customer.id) {
+      throw new ValidationError('parameter_invalid', `Invalid ${param}: payment method ${paymentMethodId} is not attached to customer ${customer.id}.`, param);
+    }
+  }
+  return setDefault(ctx, tx, customer, paymentMethodId);
+}
+
+/**
+ * The saved method a payment charges: attached to this customer (or, without a customer, to its
+ * owner, who becomes the payment's customer). Detached methods cannot be charged.
+ */
+export async function chargeableMethod(ctx: Ctx, tx: TenantTx, id: string, customerId: string | undefined): Promise<PaymentMethod> {
+  const pm = await getPaymentMethod(ctx, id, tx, 'payment_method_id');
+  if (!pm.customerId) {
+    throw new StateError('payment_method_detached', `Payment method ${id} is detached from its customer and cannot be charged.`, 'payment_method_id');
+  }
+  if (customerId !== undefined && pm.customerId !== customerId) {
+    throw new ValidationError('parameter_invalid', `Invalid payment_method_id: payment method ${id} belongs to another customer.`, 'payment_method_id');
+  }
+  return pm;
+}

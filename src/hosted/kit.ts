@@ -1,0 +1,200 @@
+// What every hosted page shares: the context a token opens (merchant-scoped, optionally with a
+// portal actor), the double-submit CSRF token, redirects with query parameters, the payment
+// method fields (card / mobile money) with their server-side checks, and the not-found page.
+import { timingSafeEqual } from 'node:crypto';
+import type { Context } from 'hono';
+import { getCookie, setCookie } from 'hono/cookie';
+import { bodyLimit } from 'hono/body-limit';
+import { luhnValid, cardBrand, type CardInput, type PaymentMethodType } from '../domain/payments/processor.ts';
+import type { Ctx, PortalActor } from '../platform/context.ts';
+import { forMerchant } from '../platform/db/tenant.ts';
+import { randomToken } from '../platform/ids.ts';
+import type { AppEnv, Services } from '../server/env.ts';
+import { html, page, type Html } from './layout.ts';
+import { strings, type Locale, type Strings } from './strings.ts';
+
+const CSRF_COOKIE = 'billing_csrf';
+
+/** The request's CSRF token (cookie + hidden field, SameSite=Strict), set when missing. */
+export function csrfToken(c: Context<AppEnv>, secure: boolean): string {
+  let token = getCookie(c, CSRF_COOKIE);
+  if (!token || !/^[0-9A-Za-z]{32}$/.test(token)) {
+    token = randomToken(32);
+    setCookie(c, CSRF_COOKIE, token, { httpOnly: true, sameSite: 'Strict', path: '/hosted', secure, maxAge: 60 * 60 * 24 });
+  }
+  return token;
+}
+
+export function csrfValid(c: Context<AppEnv>, field: unknown): boolean {
+  const cookie = getCookie(c, CSRF_COOKIE);
+  if (typeof field !== 'string' || !cookie || field.length !== cookie.length) return false;
+  return timingSafeEqual(Buffer.from(field), Buffer.from(cookie));
+}
+
+export const hostedBodyLimit = () => bodyLimit({ maxSize: 16 * 1024, onError: (c) => c.text('Request too large', 413) });
+
+export function withParams(url: string, params: Record<string, string>): string {
+  const u = new URL(url);
+  for (const [k, v] of Object.entries(params)) u.searchParams.set(k, v);
+  return u.toString();
+}
+
+export function originOf(url: string | null | undefined): string[] {
+  return url ? [new URL(url).origin] : [];
+}
+
+interface MerchantRow {
+  id: string;
+  mode: string;
+  name: string;
+}
+
+/** The merchant-scoped context a hosted page's token opens (with a portal actor for the portal). */
+export function hostedCtx(c: Context<AppEnv>, services: Services, m: MerchantRow, log: Record<string, string>, actor?: PortalActor): Ctx {
+  const merchant = { id: m.id, mode: m.mode === 'live' ? ('live' as const) : ('test' as const), name: m.name };
+  return {
+    merchant,
+    db: forMerchant(services.db.prisma, merchant.id),
+    requestId: c.get('requestId'),
+    log: c.get('log').child({ merchant_id: merchant.id, ...log }),
+    runtime: services.runtime,
+    actor,
+  };
+}
+
+/** Hosted-page tokens: 40 base62 characters (~238 bits). Anything else is not looked up. */
+const TOKEN = /^[0-9A-Za-z]{40}$/;
+
+export interface Opened<R> {
+  record: R;
+  ctx: Ctx;
+  merchantName: string;
+  t: Strings;
+}
+
+/**
+ * The one way a hosted page opens its record: the URL's token → the record and its merchant (an
+ * unknown or malformed token is the not-found page), a merchant-scoped context (with the portal's
+ * actor), then `refresh` brings the record up to date on the merchant's clock (expiring it when its
+ * time has come) and says whether it is gone (the expired page, which changes nothing).
+ */
+export async function openByToken<R extends { id: string; merchant: MerchantRow }, S>(
+  c: Context<AppEnv>,
+  services: Services,
+  spec: {
+    what: 'checkout' | 'setup' | 'portal';
+    find: (prisma: Services['db']['prisma'], token: string) => Promise<R | null>;
+    locale: (r: R, ctx: Ctx) => Locale | Promise<Locale>;
+    actor?: (r: R) => PortalActor;
+    /** the record as of now; `gone` answers the expired page, `missing` the not-found page */
+    refresh: (ctx: Ctx, r: R) => Promise<{ record: S; gone?: boolean; missing?: boolean }>;
+  },
+): Promise<Opened<S> | Response> {
+  const token = c.req.param('token') ?? '';
+  const found = TOKEN.test(token) ? await spec.find(services.db.prisma, token) : null;
+  if (!found) return notFound(c, strings.en, 'missing', spec.what);
+  const ctx = hostedCtx(c, services, found.merchant, { [`${spec.what}_id`]: found.id }, spec.actor?.(found));
+  const t = strings[await spec.locale(found, ctx)];
+  const now = await spec.refresh(ctx, found);
+  if (now.missing) return notFound(c, t, 'missing', spec.what);
+  if (now.gone) return notFound(c, t, 'expired', spec.what);
+  return { record: now.record, ctx, merchantName: found.merchant.name, t };
+}
+
+export function notFound(c: Context<AppEnv>, t: Strings = strings.en, kind: 'missing' | 'expired' = 'missing', what: 'checkout' | 'setup' | 'portal' = 'checkout') {
+  const title = kind === 'expired' ? t.expired[what] : t.notFound[what];
+  return page(c, 404, { title, lang: t.lang, body: html`<h1>${title}</h1><p>${kind === 'expired' ? t.expiredText : t.notFoundText}</p>` });
+}
+
+export interface MethodFormState {
+  error?: string;
+  method?: string;
+  phone?: string;
+  cardNumber?: string;
+  cardExpiry?: string;
+}
+
+/** The card / mobile-money fields (the layout's script adds brand detection and MM/YY formatting). */
+export function methodFields(methods: PaymentMethodType[], t: Strings, state: MethodFormState, defaultPhone: string | null): Html {
+  const selected = state.method && methods.includes(state.method as PaymentMethodType) ? state.method : methods[0];
+  const brand = state.cardNumber ? cardBrand(state.cardNumber.replace(/\D/g, '')) : 'unknown';
+  return html`
+  ${methods.length > 1
+    ? html`<fieldset><legend>${t.method}</legend><div class="choice">
+        ${methods.map((m) => html`<label><input type="radio" name="method" value="${m}" ${m === selected ? 'checked' : ''}> ${m === 'card' ? t.card : t.mobileMoney}</label>`)}
+      </div></fieldset>`
+    : html`<input type="hidden" name="method" value="${methods[0]}">`}
+  ${methods.includes('card')
+    ? html`<fieldset id="card"><legend>${t.cardDetails}</legend>
+        <label for="card_number">${t.cardNumber}</label>
+        <div class="cardnum"><input type="text" id="card_number" name="card_number" inputmode="numeric" autocomplete="cc-number" placeholder="4242 4242 4242 4242" maxlength="23" value="${state.cardNumber ?? ''}" aria-describedby="card_brand">
+        <span id="card_brand" class="brand" data-brand="${brand}" aria-live="polite">${brand === 'unknown' ? '' : brand.toUpperCase()}</span></div>
+        <div class="row">
+          <div><label for="card_expiry">${t.expiry}</label>
+          <input type="text" id="card_expiry" name="card_expiry" inputmode="numeric" autocomplete="cc-exp" placeholder="MM/YY" maxlength="7" value="${state.cardExpiry ?? ''}"></div>
+          <div><label for="card_cvc">${t.cvc}</label>
+          <input type="text" id="card_cvc" name="card_cvc" inputmode="numeric" autocomplete="cc-csc" placeholder="123" maxlength="4"></div>
+        </div></fieldset>`
+    : ''}
+  ${methods.includes('mobile_money')
+    ? html`<fieldset id="mobile_money"><legend>${t.mobileMoney}</legend>
+        <label for="phone">${t.phone}</label>
+        <input type="tel" id="phone" name="phone" autocomplete="tel" placeholder="+256700000001" value="${state.phone ?? defaultPhone ?? ''}" aria-describedby="phone-hint">
+        <p class="hint" id="phone-hint">${t.phoneHint}</p></fieldset>`
+    : ''}`;
+}
+
+export function errorBox(error: string | undefined): Html {
+  return html`<div role="alert" aria-live="assertive">${error ? html`<p class="error" id="form-error">${error}</p>` : ''}</div>`;
+}
+
+export interface MethodAttempt {
+  method: PaymentMethodType;
+  card?: CardInput;
+  phone?: string;
+}
+
+function parseCard(form: Record<string, unknown>, t: Strings, now: Date): CardInput | string {
+  const number = String(form.card_number ?? '').replace(/[\s-]/g, '');
+  if (!number) return t.errCardMissing;
+  if (!luhnValid(number)) return t.errCardNumber;
+  const m = /^\s*(\d{1,2})\s*\/\s*(\d{2}|\d{4})\s*$/.exec(String(form.card_expiry ?? ''));
+  if (!m) return t.errExpiry;
+  const month = Number(m[1]);
+  const year = m[2]!.length === 2 ? 2000 + Number(m[2]) : Number(m[2]);
+  if (month < 1 || month > 12) return t.errExpiry;
+  if (year < now.getUTCFullYear() || (year === now.getUTCFullYear() && month < now.getUTCMonth() + 1)) return t.errExpired;
+  const cvc = String(form.card_cvc ?? '').trim();
+  if (!/^[0-9]{3,4}$/.test(cvc)) return t.errCvc;
+  return { number, expMonth: month, expYear: year, cvc };
+}
+
+/** The method the form names, checked; or the message to show. */
+export function parseMethod(form: Record<string, unknown>, methods: PaymentMethodType[], t: Strings, now = new Date()): MethodAttempt | string {
+  const method = String(form.method ?? '');
+  if (method === 'card' && methods.includes('card')) {
+    const card = parseCard(form, t, now);
+    return typeof card === 'string' ? card : { method: 'card', card };
+  }
+  if (method === 'mobile_money' && methods.includes('mobile_money')) {
+    const phone = String(form.phone ?? '').replace(/[\s().-]/g, '');
+    if (!/^\+[1-9][0-9]{6,14}$/.test(phone)) return t.errPhone;
+    return { method: 'mobile_money', phone };
+  }
+  return t.errMethod;
+}
+
+/** What the form keeps after an error: never the CVC; after a decline, not the card either. */
+export function keptFields(form: Record<string, unknown>, keepCard: boolean): MethodFormState {
+  const text = (k: string, max: number) => (typeof form[k] === 'string' ? (form[k] as string).slice(0, max) : undefined);
+  return {
+    method: text('method', 20),
+    phone: text('phone', 20),
+    cardNumber: keepCard ? text('card_number', 23) : undefined,
+    cardExpiry: text('card_expiry', 7),
+  };
+}
+
+export function localeOf(v: unknown): Locale {
+  return v === 'fr' ? 'fr' : 'en';
+}

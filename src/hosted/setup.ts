@@ -1,0 +1,104 @@
+// The hosted setup page: /hosted/setup/<token>. The customer saves a card or mobile-money number
+// for later charges; nothing is charged. A refused card saves nothing and the page asks for
+// another; an expired intent shows a clear page and saves nothing. After saving, the customer goes
+// to the intent's return_url (with setup_intent_id and status), e.g. back to the portal.
+import type { Context, Hono } from 'hono';
+import type { SetupIntent } from '../generated/prisma/client.ts';
+import { completeSetup, expireSetupIntentIfDue, findSetup, offeredSetupMethods } from '../domain/payment-methods/index.ts';
+import type { Ctx } from '../platform/context.ts';
+import { StateError } from '../platform/errors.ts';
+import type { AppEnv, Services } from '../server/env.ts';
+import { csrfToken, csrfValid, errorBox, hostedBodyLimit, keptFields, localeOf, methodFields, notFound, openByToken, originOf, parseMethod, withParams, type MethodFormState } from './kit.ts';
+import { html, page, type Html } from './layout.ts';
+import type { Strings } from './strings.ts';
+
+type Loaded = { intent: SetupIntent; ctx: Ctx; merchantName: string; customerPhone: string | null; t: Strings };
+
+function backUrl(si: SetupIntent): string | null {
+  return si.returnUrl ? withParams(si.returnUrl, { setup_intent_id: si.id, status: si.status }) : null;
+}
+
+function setupForm(l: Loaded, csrf: string, state: MethodFormState): Html {
+  const { intent: si, merchantName, t } = l;
+  return html`
+<h1>${t.setupTitle(merchantName)}</h1>
+<p class="merchant">${t.setupIntro(merchantName)}</p>
+${l.ctx.merchant.mode === 'test' ? html`<p class="test" role="note">${t.setupTestMode}</p>` : ''}
+${errorBox(state.error)}
+<form method="post" action="/hosted/setup/${si.token}" data-once novalidate ${state.error ? html`aria-describedby="form-error"` : ''}>
+  <input type="hidden" name="csrf" value="${csrf}">
+  ${methodFields(offeredSetupMethods(si), t, state, l.customerPhone)}
+  <button type="submit" data-pending="${l.t.submitting}">${t.saveMethod}</button>
+</form>
+${si.returnUrl ? html`<p><a class="back" href="${si.returnUrl}">${t.backTo(merchantName)}</a></p>` : ''}`;
+}
+
+function savedPage(c: Context<AppEnv>, l: Loaded, what: string) {
+  const back = backUrl(l.intent);
+  return page(c, 200, {
+    title: l.t.saved,
+    lang: l.t.lang,
+    body: html`<h1 class="ok">${l.t.saved}</h1><p>${l.t.savedText(what)}</p>${back ? html`<p><a href="${back}">${l.t.continue}</a></p>` : ''}`,
+  });
+}
+
+export function mountSetup(app: Hono<AppEnv>, services: Services) {
+  const secure = services.config.publicBaseUrl.startsWith('https:');
+
+  /** The intent behind the URL's token, or the page to answer (unknown, expired, customer deleted). */
+  async function open(c: Context<AppEnv>): Promise<Loaded | Response> {
+    const o = await openByToken(c, services, {
+      what: 'setup',
+      find: findSetup,
+      // Started from the portal: the portal's language.
+      locale: async (si, ctx) =>
+        localeOf(si.portalSessionId ? (await ctx.db.portalSession.findUnique({ where: { id: si.portalSessionId } }))?.locale : undefined),
+      refresh: async (ctx, { merchant: _m, customer, ...si }) => {
+        const intent = si.status === 'requires_payment_method' ? await expireSetupIntentIfDue(ctx, si.id) : si;
+        return { record: { intent, customerPhone: customer.phone }, gone: intent.status === 'expired', missing: customer.deletedAt !== null };
+      },
+    });
+    if (o instanceof Response) return o;
+    return { intent: o.record.intent, customerPhone: o.record.customerPhone, ctx: o.ctx, merchantName: o.merchantName, t: o.t };
+  }
+
+  const describe = async (l: Loaded) => {
+    const pm = l.intent.paymentMethodId ? await l.ctx.db.paymentMethod.findUnique({ where: { id: l.intent.paymentMethodId } }) : null;
+    const d = pm?.details as { card?: { brand: string; last4: string; exp_month: number; exp_year: number }; mobile_money?: { phone_last4: string } } | undefined;
+    if (d?.card) return l.t.cardEnding(d.card.brand.toUpperCase(), d.card.last4, `${String(d.card.exp_month).padStart(2, '0')}/${d.card.exp_year % 100}`);
+    if (d?.mobile_money) return l.t.mobileEnding(d.mobile_money.phone_last4);
+    return l.t.methods;
+  };
+
+  app.get('/hosted/setup/:token', async (c) => {
+    const l = await open(c);
+    if (l instanceof Response) return l;
+    if (l.intent.status === 'succeeded') return savedPage(c, l, await describe(l));
+    return page(c, 200, { title: l.t.setupTitle(l.merchantName), lang: l.t.lang, formTargets: originOf(l.intent.returnUrl), body: setupForm(l, csrfToken(c, secure), {}) });
+  });
+
+  app.post('/hosted/setup/:token', hostedBodyLimit(), async (c) => {
+    const l = await open(c);
+    if (l instanceof Response) return l;
+    const form = await c.req.parseBody();
+    const rerender = (error: string, status: number, state: MethodFormState) =>
+      page(c, status, { title: l.t.setupTitle(l.merchantName), lang: l.t.lang, formTargets: originOf(l.intent.returnUrl), body: setupForm(l, csrfToken(c, secure), { ...state, error }) });
+    if (!csrfValid(c, form.csrf)) return rerender(l.t.errSession, 403, keptFields(form, true));
+    if (l.intent.status === 'succeeded') return savedPage(c, l, await describe(l));
+
+    const attempt = parseMethod(form, offeredSetupMethods(l.intent), l.t);
+    if (typeof attempt === 'string') return rerender(attempt, 422, keptFields(form, true));
+    let out;
+    try {
+      out = await completeSetup(l.ctx, l.intent.id, attempt);
+    } catch (err) {
+      if (err instanceof StateError && err.code === 'customer_deleted') return notFound(c, l.t, 'missing', 'setup');
+      throw err;
+    }
+    if (out.declined) return rerender(`${out.declined.message} ${l.t.declinedRetry}`, 402, keptFields(form, false));
+    if (out.intent.status === 'expired') return notFound(c, l.t, 'expired', 'setup');
+    const done = { ...l, intent: out.intent };
+    const back = backUrl(done.intent);
+    return back ? c.redirect(back, 303) : savedPage(c, done, await describe(done));
+  });
+}

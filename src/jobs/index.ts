@@ -7,6 +7,17 @@ import { expireGrants, GRANT_EXPIRY_JOB } from '../domain/wallets/index.ts';
 import { deliverAttempt, DELIVER_JOB } from '../domain/webhooks/index.ts';
 // Registers the wallet top-up settlement on payment outcomes.
 import '../domain/wallets/topups.ts';
+import { chargeInvoice, INVOICE_CHARGE_JOB, recoverInvoiceCharge } from '../domain/billing/invoices.ts';
+import {
+  cycleSubscription,
+  expireIncomplete,
+  noticeTrialEnd,
+  resumeIfDue,
+  SUB_CYCLE_JOB,
+  SUB_INCOMPLETE_JOB,
+  SUB_RESUME_JOB,
+  SUB_TRIAL_NOTICE_JOB,
+} from '../domain/billing/subscriptions.ts';
 import { JobRegistry } from './runner.ts';
 
 export function createJobRegistry(): JobRegistry {
@@ -29,6 +40,35 @@ export function createJobRegistry(): JobRegistry {
   registry.register(GRANT_EXPIRY_JOB, {
     async run(ctx, job) {
       await expireGrants(ctx, String(job.payload.wallet_id));
+    },
+  });
+  // The billing engine. Each handler checks, under the subscription's (or invoice's) lock, that its
+  // moment is still current, so running one twice or in two processes does the work once.
+  registry.register(SUB_CYCLE_JOB, {
+    async run(ctx, job) {
+      await cycleSubscription(ctx, String(job.payload.subscription_id), Number(job.payload.period_end));
+    },
+  });
+  registry.register(SUB_TRIAL_NOTICE_JOB, {
+    async run(ctx, job) {
+      await noticeTrialEnd(ctx, String(job.payload.subscription_id), Number(job.payload.trial_end));
+    },
+  });
+  registry.register(SUB_RESUME_JOB, {
+    async run(ctx, job) {
+      await resumeIfDue(ctx, String(job.payload.subscription_id), Number(job.payload.resumes_at));
+    },
+  });
+  registry.register(SUB_INCOMPLETE_JOB, {
+    async run(ctx, job) {
+      await expireIncomplete(ctx, String(job.payload.subscription_id));
+    },
+  });
+  registry.register(INVOICE_CHARGE_JOB, {
+    async run(ctx, job) {
+      const id = String(job.payload.invoice_id);
+      if (job.payload.recover_payment_id) await recoverInvoiceCharge(ctx, id, String(job.payload.recover_payment_id));
+      else await chargeInvoice(ctx, id, Number(job.payload.attempt));
     },
   });
   registry.register(DELIVER_JOB, {

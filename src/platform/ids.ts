@@ -15,6 +15,7 @@ export const ID_PREFIXES = {
   plan: 'plan',
   subscription: 'sub',
   invoice: 'in',
+  invoice_line: 'il',
   webhook_endpoint: 'we',
   event: 'evt',
   delivery_attempt: 'wda',

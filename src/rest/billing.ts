@@ -1,9 +1,16 @@
-// Plans (subscriptions and invoices join this area with the billing engine).
+// Plans, subscriptions and invoices.
 import * as plans from '../domain/billing/plans.ts';
+import * as schema from '../domain/billing/schema.ts';
+import * as subs from '../domain/billing/subscriptions.ts';
+import * as invoices from '../domain/billing/invoices.ts';
+import type { Ctx } from '../platform/context.ts';
 import { route, listEnvelope } from './route.ts';
-import { idParam, listOf, planObject } from './schemas.ts';
+import { idParam, invoiceObject, listOf, planObject, redirectObject, subscriptionObject } from './schemas.ts';
 
 const tag = 'Plans';
+const subTag = 'Subscriptions';
+const invTag = 'Invoices';
+const invoiceJSON = (ctx: Ctx) => (i: invoices.InvoiceWithLines) => invoices.invoiceToJSON(i, ctx.runtime.config.publicBaseUrl);
 
 export const billingRoutes = [
   route({
@@ -29,5 +36,82 @@ export const billingRoutes = [
     params: idParam, errors: [409],
     response: { status: 200, description: 'The archived plan (active false).', schema: planObject },
     handler: async (ctx, { params }) => plans.planToJSON(await plans.archivePlan(ctx, params.id)),
+  }),
+
+  route({
+    method: 'post', path: '/v1/subscriptions', operationId: 'createSubscription', tag: subTag, summary: 'Subscribe a customer to a plan',
+    description:
+      'With a trial (trial_end, trial_period_days or the plan’s default): `trialing`, the first invoice at the trial end. Without: the first invoice is charged at once to payment_method_id or the customer’s default method: `active` when paid, `incomplete` otherwise (cancelled after 23 h unless paid).',
+    body: schema.subscriptionCreate, errors: [409],
+    response: { status: 201, description: 'The new subscription.', schema: subscriptionObject },
+    handler: async (ctx, { body }) => subs.subscriptionToJSON(await subs.createSubscription(ctx, body)),
+  }),
+  route({
+    method: 'get', path: '/v1/subscriptions/{id}', operationId: 'getSubscription', tag: subTag, summary: 'Retrieve a subscription',
+    params: idParam,
+    response: { status: 200, description: 'The subscription.', schema: subscriptionObject },
+    handler: async (ctx, { params }) => subs.subscriptionToJSON(await subs.getSubscription(ctx, params.id)),
+  }),
+  route({
+    method: 'get', path: '/v1/subscriptions', operationId: 'listSubscriptions', tag: subTag, summary: 'List subscriptions, newest first',
+    query: schema.subscriptionListQuery,
+    response: { status: 200, description: 'A page of subscriptions.', schema: listOf(subscriptionObject, 'SubscriptionList') },
+    handler: async (ctx, { query }) => listEnvelope(await subs.listSubscriptions(ctx, query), subs.subscriptionToJSON),
+  }),
+  route({
+    method: 'patch', path: '/v1/subscriptions/{id}', operationId: 'updateSubscription', tag: subTag, summary: 'Update a subscription (plan change with proration, method, trial end, metadata)',
+    params: idParam, body: schema.subscriptionUpdate,
+    response: { status: 200, description: 'The subscription after the change.', schema: subscriptionObject },
+    handler: async (ctx, { params, body }) => subs.subscriptionToJSON(await subs.updateSubscription(ctx, params.id, body)),
+  }),
+  route({
+    method: 'post', path: '/v1/subscriptions/{id}/cancel', operationId: 'cancelSubscription', tag: subTag, summary: 'Cancel now, or at the end of the period',
+    params: idParam, body: schema.subscriptionCancel,
+    response: { status: 200, description: 'The subscription: cancelled, or set to cancel at period end.', schema: subscriptionObject },
+    handler: async (ctx, { params, body }) => subs.subscriptionToJSON(await subs.cancelSubscription(ctx, params.id, body)),
+  }),
+  route({
+    method: 'post', path: '/v1/subscriptions/{id}/reactivate', operationId: 'reactivateSubscription', tag: subTag, summary: 'Undo a cancellation at period end',
+    params: idParam,
+    response: { status: 200, description: 'The subscription, no longer set to cancel.', schema: subscriptionObject },
+    handler: async (ctx, { params }) => subs.subscriptionToJSON(await subs.reactivateSubscription(ctx, params.id)),
+  }),
+  route({
+    method: 'post', path: '/v1/subscriptions/{id}/pause', operationId: 'pauseSubscription', tag: subTag, summary: 'Pause collection (no invoices) until resumed or resumes_at',
+    params: idParam, body: schema.subscriptionPause,
+    response: { status: 200, description: 'The paused subscription.', schema: subscriptionObject },
+    handler: async (ctx, { params, body }) => subs.subscriptionToJSON(await subs.pauseSubscription(ctx, params.id, body)),
+  }),
+  route({
+    method: 'post', path: '/v1/subscriptions/{id}/resume', operationId: 'resumeSubscription', tag: subTag, summary: 'Resume a paused subscription',
+    params: idParam,
+    response: { status: 200, description: 'The active subscription.', schema: subscriptionObject },
+    handler: async (ctx, { params }) => subs.subscriptionToJSON(await subs.resumeSubscription(ctx, params.id)),
+  }),
+
+  route({
+    method: 'get', path: '/v1/invoices/{id}', operationId: 'getInvoice', tag: invTag, summary: 'Retrieve an invoice',
+    params: idParam,
+    response: { status: 200, description: 'The invoice with its lines.', schema: invoiceObject },
+    handler: async (ctx, { params }) => invoiceJSON(ctx)(await invoices.getInvoice(ctx, params.id)),
+  }),
+  route({
+    method: 'get', path: '/v1/invoices', operationId: 'listInvoices', tag: invTag, summary: 'List invoices, newest first',
+    query: schema.invoiceListQuery,
+    response: { status: 200, description: 'A page of invoices.', schema: listOf(invoiceObject, 'InvoiceList') },
+    handler: async (ctx, { query }) => listEnvelope(await invoices.listInvoices(ctx, query), invoiceJSON(ctx)),
+  }),
+  route({
+    method: 'post', path: '/v1/invoices/{id}/void', operationId: 'voidInvoice', tag: invTag, summary: 'Void an open invoice',
+    params: idParam,
+    response: { status: 200, description: 'The voided invoice.', schema: invoiceObject },
+    handler: async (ctx, { params }) => invoiceJSON(ctx)(await invoices.voidInvoice(ctx, params.id)),
+  }),
+  route({
+    method: 'get', path: '/v1/invoices/{id}/pdf', operationId: 'getInvoicePdf', tag: invTag, summary: 'Download the invoice as PDF',
+    description: 'Redirects (302) to a signed address of the PDF, valid 5 minutes, that needs no credentials (so a browser or a mail can open it).',
+    params: idParam,
+    response: { status: 302, description: 'Location: the signed address of the PDF.', schema: redirectObject },
+    handler: async (ctx, { params }) => ({ location: await invoices.signedPdfUrl(ctx, params.id) }),
   }),
 ];

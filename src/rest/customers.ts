@@ -1,6 +1,7 @@
 import * as customers from '../domain/customers/index.ts';
 import { customerToJSON } from '../domain/customers/index.ts';
 import { route, listEnvelope } from './route.ts';
+import { subscriptionsOfCustomer, subscriptionToJSON } from '../domain/billing/subscriptions.ts';
 import { attachedMethods, paymentMethodToJSON } from '../domain/payment-methods/index.ts';
 import { customerObject, customerWithEmbedsObject, deletedObject, idParam, listOf } from './schemas.ts';
 
@@ -19,8 +20,8 @@ export const customerRoutes = [
     response: { status: 200, description: 'The customer, embedding its attached payment methods and its subscriptions.', schema: customerWithEmbedsObject },
     handler: async (ctx, { params }) => {
       const c = await customers.getCustomer(ctx, params.id);
-      const methods = await attachedMethods(ctx, c.id);
-      return { ...customerToJSON(c), payment_methods: methods.map(paymentMethodToJSON), subscriptions: [] };
+      const [methods, subscriptions] = await Promise.all([attachedMethods(ctx, c.id), subscriptionsOfCustomer(ctx, c.id)]);
+      return { ...customerToJSON(c), payment_methods: methods.map(paymentMethodToJSON), subscriptions: subscriptions.map(subscriptionToJSON) };
     },
   }),
   route({

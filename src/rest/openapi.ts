@@ -96,10 +96,10 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl: string; vers
     }
     if (r.method !== 'get' && r.path.includes('{id}')) statuses.add(409);
     const responses: Record<string, unknown> = {
-      [r.response.status]: {
-        description: r.response.description,
-        content: { 'application/json': { schema: convert(r.response.schema, 'output') } },
-      },
+      [r.response.status]:
+        r.response.status === 302
+          ? { description: r.response.description, headers: { Location: { description: 'Where to go.', schema: { type: 'string', format: 'uri' } } } }
+          : { description: r.response.description, content: { 'application/json': { schema: convert(r.response.schema, 'output') } } },
     };
     if (r.response.also) {
       responses[r.response.also.status] = {

@@ -33,10 +33,10 @@ export interface RouteDef<
    * must type-check against it (so the *ToJSON functions and the document cannot drift apart;
    * the test suite also validates every response it receives against the document).
    */
-  response: { status: 200 | 201; description: string; schema: R; also?: { status: 200 | 201; description: string } };
+  response: { status: 200 | 201 | 302; description: string; schema: R; also?: { status: 200 | 201; description: string } };
   /** error statuses this route can answer besides 400/401/404/413/415/500/503 */
   errors?: number[];
-  /** the raw response instead of JSON (redirects, files) */
+  /** the raw response instead of JSON (files) */
   raw?: boolean;
   /**
    * Params and query arrive parsed (z.output). The body arrives validated but as sent (z.input):

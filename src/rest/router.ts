@@ -97,6 +97,8 @@ export function mountRoutes(app: Hono<AppEnv>, routes: RouteDef[]) {
       }
       const result = await r.handler(base, input);
       if (r.raw) return result as Response;
+      // A 302 route's handler returns { location } (e.g. the signed address of an invoice PDF).
+      if (status === 302) return c.redirect((result as { location: string }).location, 302);
       if (result instanceof WithStatus) return c.json(result.body as object, result.status as 200);
       return c.json(result as object, status);
     });

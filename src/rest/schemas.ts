@@ -1,4 +1,5 @@
 // Response schemas for the OpenAPI document (documentation of what serializers return).
+import { BILLING_REASONS, INVOICE_STATUSES, SUBSCRIPTION_STATUSES } from '../domain/billing/schema.ts';
 import { z } from 'zod';
 import { CHECKOUT_LOCALES, PAYMENT_METHODS, PAYMENT_STATUSES } from '../domain/payments/schema.ts';
 import { REFUND_REASONS, REFUND_STATUSES } from '../domain/refunds/index.ts';
@@ -92,12 +93,6 @@ export const paymentMethodObject = z
   })
   .meta({ id: 'PaymentMethod' });
 
-export const customerWithEmbedsObject = customerObject
-  .extend({
-    payment_methods: z.array(paymentMethodObject).meta({ description: 'Attached saved methods, newest first (up to 100).' }),
-    subscriptions: z.array(z.record(z.string(), z.unknown())).max(0).meta({ description: 'The customer’s subscriptions: always empty in this version.' }),
-  })
-  .meta({ id: 'CustomerWithEmbeds' });
 
 export const setupIntentObject = z
   .object({
@@ -276,3 +271,83 @@ export const planObject = z
     updated_at: ts,
   })
   .meta({ id: 'Plan' });
+
+export const subscriptionObject = z
+  .object({
+    id: z.string().meta({ example: 'sub_0123456789abcdefGHIJKL' }),
+    object: z.literal('subscription'),
+    customer_id: idOf('cus'),
+    plan_id: idOf('plan'),
+    status: z.enum(SUBSCRIPTION_STATUSES),
+    current_period_start: ts,
+    current_period_end: ts.meta({ description: 'When the next invoice is created (or the subscription ends, with cancel_at_period_end).' }),
+    billing_cycle_anchor: ts.meta({ description: 'Periods are counted from here (the trial end, or the start): a month-end anchor keeps its day where the month has it.' }),
+    trial_start: ts.nullable(),
+    trial_end: ts.nullable(),
+    cancel_at_period_end: z.boolean(),
+    cancel_at: ts.nullable(),
+    cancelled_at: ts.nullable(),
+    pause_collection: z.object({ resumes_at: ts.nullable() }).nullable().meta({ description: 'Set while paused: no invoices until resumed.' }),
+    paused_at: ts.nullable(),
+    resumes_at: ts.nullable(),
+    payment_method_id: idOf('pm').nullable().meta({ description: "The saved method charged; null: the customer's default." }),
+    latest_invoice_id: idOf('in').nullable(),
+    apply_wallet_balance: z.boolean(),
+    metadata: metadataMap,
+    created_at: ts,
+    updated_at: ts,
+  })
+  .meta({ id: 'Subscription' });
+
+export const invoiceLineObject = z
+  .object({
+    id: z.string().meta({ example: 'il_0123456789abcdefGHIJKL' }),
+    object: z.literal('invoice_line'),
+    description: example('Pro monthly (2027-01-31 – 2027-02-28)'),
+    period: z.object({ start: ts, end: ts }),
+    amount: z.number().int().meta({ example: 2900, description: 'Negative for a credit.' }),
+    amount_formatted: example('$29.00'),
+    proration: z.boolean(),
+  })
+  .meta({ id: 'InvoiceLine' });
+
+export const invoiceObject = z
+  .object({
+    id: z.string().meta({ example: 'in_0123456789abcdefGHIJKL' }),
+    object: z.literal('invoice'),
+    customer_id: idOf('cus'),
+    subscription_id: idOf('sub').nullable(),
+    number: example('INV-000123').nullable().meta({ description: 'Per merchant, gap-free; assigned when finalised.' }),
+    status: z.enum(INVOICE_STATUSES),
+    billing_reason: z.enum(BILLING_REASONS),
+    currency: currencyCode,
+    lines: z.array(invoiceLineObject),
+    subtotal: z.number().int().meta({ example: 2900 }),
+    total: z.number().int().meta({ example: 2900 }),
+    total_formatted: example('$29.00'),
+    amount_from_wallet: z.number().int().meta({ example: 0, description: "Drawn from the customer's wallet (apply_wallet_balance)." }),
+    amount_due: z.number().int().meta({ example: 2900 }),
+    amount_paid: z.number().int().meta({ example: 2900 }),
+    amount_remaining: z.number().int().meta({ example: 0 }),
+    attempt_count: z.number().int().meta({ example: 1 }),
+    next_payment_attempt: ts.nullable().meta({ description: 'The next automatic retry after a failed charge (1, 3 and 5 days after the first failure).' }),
+    payment_id: idOf('pay').nullable().meta({ description: 'The payment of the latest charge attempt.' }),
+    pdf_url: example('http://127.0.0.1:4000/v1/invoices/in_0123456789abcdefGHIJKL/pdf').meta({ description: 'Authenticated; redirects to a signed address of the PDF valid 5 minutes.' }),
+    period_start: ts,
+    period_end: ts,
+    due_date: ts.nullable(),
+    created_at: ts,
+    finalized_at: ts.nullable(),
+    paid_at: ts.nullable(),
+    voided_at: ts.nullable(),
+  })
+  .meta({ id: 'Invoice' });
+
+export const redirectObject = z.object({ location: z.string() });
+
+export const customerWithEmbedsObject = customerObject
+  .extend({
+    payment_methods: z.array(paymentMethodObject).meta({ description: 'Attached saved methods, newest first (up to 100).' }),
+    subscriptions: z.array(subscriptionObject).meta({ description: 'The customer’s subscriptions, newest first (up to 100), cancelled ones included.' }),
+  })
+  .meta({ id: 'CustomerWithEmbeds' });

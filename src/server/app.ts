@@ -8,6 +8,7 @@ import { createGraphQLServer } from '../graphql/yoga.ts';
 import { mountCheckout } from '../hosted/checkout.ts';
 import { mountSetup } from '../hosted/setup.ts';
 import { mountPortal } from '../hosted/portal.ts';
+import { mountInvoicePdf } from '../hosted/invoice-pdf.ts';
 import { notFound as hostedNotFound } from '../hosted/kit.ts';
 import type { Ctx } from '../platform/context.ts';
 import { forMerchant } from '../platform/db/tenant.ts';
@@ -23,6 +24,8 @@ import { clientAddress } from './client-address.ts';
 import { docsAsset, docsHtml, docsSecurityHeaders } from './docs.ts';
 import type { AppEnv, Services } from './env.ts';
 
+const escapeHtml = (v: string) => v.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+
 export const MAX_BODY_BYTES = 1024 * 1024;
 const GRAPHQL_BODY_TYPES = new Set(['application/json', 'application/graphql-response+json']);
 
@@ -33,7 +36,9 @@ function sendError(c: Context<AppEnv>, err: AppError) {
   const requestId = c.get('requestId');
   if (c.req.path.startsWith('/hosted/')) {
     return c.html(
-      `<!doctype html><html lang="en"><meta charset="utf-8"><title>Something went wrong</title><main><h1>Something went wrong</h1><p>Please try again in a moment. Reference: ${requestId}</p></main></html>`,
+      err.status < 500
+        ? `<!doctype html><html lang="en"><meta charset="utf-8"><title>Not available</title><main><h1>Not available</h1><p>${escapeHtml(err.message)} Reference: ${requestId}</p></main></html>`
+        : `<!doctype html><html lang="en"><meta charset="utf-8"><title>Something went wrong</title><main><h1>Something went wrong</h1><p>Please try again in a moment. Reference: ${requestId}</p></main></html>`,
       err.status as 500,
     );
   }
@@ -147,6 +152,7 @@ export function createApp(services: Services) {
   mountCheckout(app, services);
   mountSetup(app, services);
   mountPortal(app, services);
+  mountInvoicePdf(app, services);
 
   // ---- CORS: only the configured origins (none by default), never with credentials: a browser
   // on an allowed origin sends the API key explicitly in the Authorization header.

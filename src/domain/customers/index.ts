@@ -1,5 +1,6 @@
 // Customers: create, read, update, soft-delete, list. Every change records its event in the
 // same transaction. Deleted customers disappear from reads but stay referenced by ledgers.
+import { cancelSubscriptionsOfCustomer } from '../billing/subscriptions.ts';
 import type { Customer } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
 import { inTransaction, type Db } from '../../platform/db/tenant.ts';
@@ -125,8 +126,9 @@ export async function deleteCustomer(ctx: Ctx, id: string): Promise<Customer> {
   return inTransaction(ctx.db, async (tx) => {
     await tx.$queryRaw`SELECT id FROM customers WHERE id = ${id} AND merchant_id = ${ctx.merchant.id} FOR UPDATE`;
     await getCustomer(ctx, id, tx);
-    // Its saved methods are detached (each with its event), in this same transaction. When
-    // subscriptions exist, this is also where the customer's active ones are cancelled immediately.
+    // Its subscriptions are cancelled at once and its saved methods detached (each with its
+    // event), in this same transaction.
+    await cancelSubscriptionsOfCustomer(ctx, tx, id);
     await detachAllOfCustomer(ctx, tx, id);
     const c = await tx.customer.update({ where: { id }, data: { deletedAt: await clockNow({ ...ctx, db: tx }) } });
     await recordEvent(tx, ctx.merchant.id, 'customer.deleted', { ...customerToJSON(c), deleted: true });

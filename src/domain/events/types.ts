@@ -1,6 +1,5 @@
-// The event types this service emits today (from the catalogue of the API conventions, "Events and
-// webhooks"). Endpoints can subscribe only to these. The subscription and invoice
-// types join this list with their areas, not before.
+// The event types this service emits (the catalogue of the API conventions, "Events and
+// webhooks"). Endpoints can subscribe only to these.
 export const EVENT_TYPES = [
   'payment.created',
   'payment.succeeded',
@@ -18,6 +17,18 @@ export const EVENT_TYPES = [
   'payment_method.detached',
   'plan.created',
   'plan.archived',
+  'subscription.created',
+  'subscription.updated',
+  'subscription.paused',
+  'subscription.resumed',
+  'subscription.cancelled',
+  'subscription.reactivated',
+  'subscription.trial_will_end',
+  'invoice.created',
+  'invoice.finalized',
+  'invoice.paid',
+  'invoice.payment_failed',
+  'invoice.voided',
   'wallet.created',
   'wallet.frozen',
   'wallet.unfrozen',

@@ -294,8 +294,12 @@ async function attemptPayment(ctx: Ctx, id: string, attempt: Attempt): Promise<P
     return { payment: await transition(ctx, tx, p, data, null), claimed: true };
   });
   if (!claimed.claimed) return claimed.payment;
+  return recordAttempt(ctx, claimed.payment, attempt);
+}
 
-  const p = claimed.payment;
+/** Calls the processor for a claimed (`processing`) attempt, outside any transaction, and records the outcome. */
+async function recordAttempt(ctx: Ctx, p: PaymentWithCustomer, attempt: Attempt): Promise<PaymentWithCustomer> {
+  const id = p.id;
   let result: ChargeResult;
   try {
     result = await processorOf(ctx).charge({
@@ -331,6 +335,29 @@ async function attemptPayment(ctx: Ctx, id: string, attempt: Attempt): Promise<P
       'payment.failed',
     );
   });
+}
+
+/**
+ * Finishes a payment whose attempt was claimed (`processing`) by a process that died before it
+ * recorded the outcome: the processor is asked again under the attempt's same idempotency key, so
+ * it answers with the first outcome instead of charging twice. Returns false while the claim is
+ * younger than `staleMs` (its process may still be at work); true once handled.
+ */
+export async function redrivePayment(ctx: Ctx, id: string, staleMs: number): Promise<boolean> {
+  const p = await getPayment(ctx, id);
+  if (p.status !== 'processing') return true;
+  if (Date.now() - p.updatedAt.getTime() < staleMs) return false;
+  const saved = p.paymentMethodId ? await ctx.db.paymentMethod.findUnique({ where: { id: p.paymentMethodId } }) : null;
+  if (!saved) {
+    // Only saved-method charges can be re-driven without the customer (card data is never stored).
+    ctx.log.error({ payment_id: p.id }, 'a checkout payment is stuck in processing; it cannot be re-driven without the customer');
+    return true;
+  }
+  await recordAttempt(ctx, p, {
+    method: saved.type as PaymentMethodType,
+    saved: { id: saved.id, token: saved.processorToken, details: savedToPaymentDetails(saved.details as SavedDetails) },
+  });
+  return true;
 }
 
 /**

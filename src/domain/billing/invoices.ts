@@ -1,0 +1,456 @@
+// Invoices: draft → open → paid | void | uncollectible.
+//
+// An invoice is created and finalised in the transaction of the change that bills (a new
+// subscription, a renewal, a plan change invoiced at once): lines, totals, the per-merchant
+// number (INV-000123, gap-free: the counter moves in the same transaction), the wallet draw when
+// the subscription applies its wallet balance, and the events. Charging is separate and follows
+// the payments rule: one short transaction reserves the attempt (a payment with purpose
+// "invoice", whose id is the processor's idempotency key), the processor is called outside any
+// transaction, and the payment's outcome settles the invoice in the payment's own final
+// transaction (the hook below). A crash between the steps is finished by the `invoice.charge`
+// job, which finds the reserved payment and re-drives it under the same key: never a second charge.
+import { randomBytes } from 'node:crypto';
+import type { Invoice, InvoiceItem, Subscription } from '../../generated/prisma/client.ts';
+import type { Ctx } from '../../platform/context.ts';
+import { inTransaction, type Db, type TenantTx } from '../../platform/db/tenant.ts';
+import { countsByParent, pagesByParent } from '../../platform/db/pages-by-parent.ts';
+import { InsufficientBalanceError, NotFoundError, StateError } from '../../platform/errors.ts';
+import { newId } from '../../platform/ids.ts';
+import { formatMoney } from '../../platform/money.ts';
+import { paginate, type Page } from '../../platform/pagination.ts';
+import { DeferJob, enqueueJob } from '../../jobs/queue.ts';
+import { clockNow } from '../clock/index.ts';
+import { recordEvent } from '../events/index.ts';
+import { cancelAtCheckout, chargeSavedMethod, insertPayment, onPaymentOutcome, redrivePayment, type PaymentWithCustomer } from '../payments/index.ts';
+import { debitWallet } from '../wallets/index.ts';
+import { signedPdfPath, type InvoicePdfData } from './pdf.ts';
+import type { BillingReason, InvoiceListQuery, InvoiceStatus } from './schema.ts';
+
+export const INVOICE_CHARGE_JOB = 'invoice.charge';
+/** Dunning: retries this many days after the first failed charge; after the last, the invoice is uncollectible. */
+export const RETRY_DAYS = [1, 3, 5] as const;
+/** A reserved charge whose process died is re-driven (same processor key) after this long. */
+export const CHARGE_RECOVERY_MS = 60_000;
+const DAY_MS = 86_400_000;
+
+export type InvoiceWithLines = Invoice & { lines: InvoiceItem[] };
+// Plan lines first, then prorations and credits in the order they arose (credits before charges).
+const withLines = { lines: { orderBy: [{ proration: 'asc' as const }, { createdAt: 'asc' as const }, { amount: 'asc' as const }, { id: 'asc' as const }] } };
+
+export function invoiceNumber(seq: number): string {
+  return `INV-${String(seq).padStart(6, '0')}`;
+}
+
+export function invoiceLineToJSON(l: InvoiceItem, currency: string) {
+  return {
+    id: l.id,
+    object: 'invoice_line' as const,
+    description: l.description,
+    period: { start: l.periodStart.toISOString(), end: l.periodEnd.toISOString() },
+    amount: Number(l.amount),
+    amount_formatted: formatMoney(l.amount, currency),
+    proration: l.proration,
+  };
+}
+
+export function invoiceToJSON(inv: InvoiceWithLines, baseUrl: string) {
+  return {
+    id: inv.id,
+    object: 'invoice' as const,
+    customer_id: inv.customerId,
+    subscription_id: inv.subscriptionId,
+    number: inv.number,
+    status: inv.status as InvoiceStatus,
+    billing_reason: inv.billingReason as BillingReason,
+    currency: inv.currency,
+    lines: inv.lines.map((l) => invoiceLineToJSON(l, inv.currency)),
+    subtotal: Number(inv.subtotal),
+    total: Number(inv.total),
+    total_formatted: formatMoney(inv.total, inv.currency),
+    amount_from_wallet: Number(inv.amountFromWallet),
+    amount_due: Number(inv.amountDue),
+    amount_paid: Number(inv.amountPaid),
+    amount_remaining: Number(inv.amountDue - inv.amountPaid),
+    attempt_count: inv.attemptCount,
+    next_payment_attempt: inv.nextPaymentAttempt?.toISOString() ?? null,
+    payment_id: inv.paymentId,
+    pdf_url: `${baseUrl}/v1/invoices/${inv.id}/pdf`,
+    period_start: inv.periodStart.toISOString(),
+    period_end: inv.periodEnd.toISOString(),
+    due_date: inv.dueDate?.toISOString() ?? null,
+    created_at: inv.createdAt.toISOString(),
+    finalized_at: inv.finalizedAt?.toISOString() ?? null,
+    paid_at: inv.paidAt?.toISOString() ?? null,
+    voided_at: inv.voidedAt?.toISOString() ?? null,
+  };
+}
+export type InvoiceJSON = ReturnType<typeof invoiceToJSON>;
+
+const json = (ctx: Ctx, inv: InvoiceWithLines) => invoiceToJSON(inv, ctx.runtime.config.publicBaseUrl);
+
+export async function getInvoice(ctx: Ctx, id: string, db: Db = ctx.db, param = 'id'): Promise<InvoiceWithLines> {
+  const inv = await db.invoice.findUnique({ where: { id }, include: withLines });
+  if (!inv) throw new NotFoundError('invoice', id, param);
+  return inv;
+}
+
+async function lockInvoice(ctx: Ctx, tx: TenantTx, id: string): Promise<InvoiceWithLines> {
+  await tx.$queryRaw`SELECT id FROM invoices WHERE id = ${id} AND merchant_id = ${ctx.merchant.id} FOR UPDATE`;
+  return getInvoice(ctx, id, tx);
+}
+
+export async function listInvoices(ctx: Ctx, q: InvoiceListQuery): Promise<Page<InvoiceWithLines>> {
+  const filter = {
+    ...(q.customer_id ? { customerId: q.customer_id } : {}),
+    ...(q.subscription_id ? { subscriptionId: q.subscription_id } : {}),
+    ...(q.status ? { status: q.status } : {}),
+  };
+  return paginate(
+    q,
+    ({ where, ...page }) => ctx.db.invoice.findMany({ where: { AND: [where, filter] }, include: withLines, ...page }),
+    () => ctx.db.invoice.count({ where: filter }),
+  );
+}
+
+const INVOICES_OF_SUBSCRIPTION = { table: 'invoices', parent: 'subscription_id' };
+
+/** One page of invoices per subscription (GraphQL Subscription.invoices), in two queries for all. */
+export function listInvoicesOfSubscriptions(ctx: Ctx, ids: readonly string[], q: Pick<InvoiceListQuery, 'limit' | 'after' | 'status'>) {
+  return pagesByParent(ctx, INVOICES_OF_SUBSCRIPTION, ids, { ...q, filters: { status: q.status } }, (rows) =>
+    ctx.db.invoice.findMany({ where: { id: { in: rows } }, include: withLines }),
+  );
+}
+
+export function countInvoicesOfSubscriptions(ctx: Ctx, ids: readonly string[], q: Pick<InvoiceListQuery, 'status'>) {
+  return countsByParent(ctx, INVOICES_OF_SUBSCRIPTION, ids, { status: q.status });
+}
+
+// ---------------------------------------------------------------- issuing
+
+export interface NewLine {
+  description: string;
+  periodStart: Date;
+  periodEnd: Date;
+  amount: bigint;
+  proration?: boolean;
+}
+
+export interface IssueArgs {
+  subscription: Subscription;
+  currency: string;
+  reason: BillingReason;
+  /** one invoice per (subscription, key): issuing again returns the first */
+  key: string;
+  periodStart: Date;
+  periodEnd: Date;
+  lines: NewLine[];
+  /** also bill the subscription's prorations waiting for the next invoice */
+  takePending: boolean;
+}
+
+/**
+ * Creates and finalises an invoice in the caller's transaction (the subscription is locked by the
+ * caller). Returns the invoice and whether it was created now (false: the key was billed before).
+ */
+export async function issueInvoice(ctx: Ctx, tx: TenantTx, a: IssueArgs): Promise<{ invoice: InvoiceWithLines; created: boolean }> {
+  const prior = await tx.invoice.findFirst({ where: { subscriptionId: a.subscription.id, billingKey: a.key }, include: withLines });
+  if (prior) return { invoice: prior, created: false };
+  const now = await clockNow({ ...ctx, db: tx });
+  const draft = await tx.invoice.create({
+    data: {
+      id: newId('invoice'),
+      merchantId: ctx.merchant.id,
+      customerId: a.subscription.customerId,
+      subscriptionId: a.subscription.id,
+      billingReason: a.reason,
+      billingKey: a.key,
+      currency: a.currency,
+      periodStart: a.periodStart,
+      periodEnd: a.periodEnd,
+      dueDate: now,
+    },
+  });
+  if (a.lines.length > 0) {
+    await tx.invoiceItem.createMany({
+      data: a.lines.map((l) => ({
+        id: newId('invoice_line'),
+        merchantId: ctx.merchant.id,
+        subscriptionId: a.subscription.id,
+        invoiceId: draft.id,
+        description: l.description,
+        periodStart: l.periodStart,
+        periodEnd: l.periodEnd,
+        amount: l.amount,
+        proration: l.proration ?? false,
+      })),
+    });
+  }
+  if (a.takePending) {
+    await tx.invoiceItem.updateMany({ where: { subscriptionId: a.subscription.id, invoiceId: null }, data: { invoiceId: draft.id } });
+  }
+  const created = await getInvoice(ctx, draft.id, tx);
+  await recordEvent(tx, ctx.merchant.id, 'invoice.created', json(ctx, created));
+  return { invoice: await finalize(ctx, tx, created, a.subscription, now), created: true };
+}
+
+/**
+ * draft → open (or paid when nothing is due): totals, the number, the wallet draw. A total below
+ * zero (credits larger than the charges) is carried to the next invoice as a credit line.
+ */
+async function finalize(ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines, sub: Subscription, now: Date): Promise<InvoiceWithLines> {
+  const subtotal = inv.lines.reduce((s, l) => s + l.amount, 0n);
+  const rows = await tx.$queryRaw<{ seq: number }[]>`
+    UPDATE merchants SET invoice_seq = invoice_seq + 1 WHERE id = ${ctx.merchant.id} RETURNING invoice_seq AS seq`;
+  const number = invoiceNumber(Number(rows[0]!.seq));
+  if (subtotal < 0n) {
+    await tx.invoiceItem.create({
+      data: {
+        id: newId('invoice_line'),
+        merchantId: ctx.merchant.id,
+        subscriptionId: sub.id,
+        invoiceId: null,
+        description: `Credit carried over from ${number}`,
+        periodStart: inv.periodStart,
+        periodEnd: inv.periodEnd,
+        amount: subtotal,
+        proration: false,
+      },
+    });
+  }
+  const due = subtotal > 0n ? subtotal : 0n;
+  const fromWallet = sub.applyWalletBalance && due > 0n ? await drawFromWallet(ctx, tx, inv, due) : 0n;
+  const amountDue = due - fromWallet;
+  const paid = amountDue === 0n;
+  const after = await tx.invoice.update({
+    where: { id: inv.id },
+    data: {
+      number,
+      status: paid ? 'paid' : 'open',
+      subtotal,
+      total: subtotal,
+      amountFromWallet: fromWallet,
+      amountDue,
+      finalizedAt: now,
+      paidAt: paid ? now : null,
+    },
+    include: withLines,
+  });
+  await recordEvent(tx, ctx.merchant.id, 'invoice.finalized', json(ctx, { ...after, status: 'open', paidAt: null }), { status: 'draft', number: null });
+  if (paid) await recordEvent(tx, ctx.merchant.id, 'invoice.paid', json(ctx, after), { status: 'open', paid_at: null });
+  return after;
+}
+
+/** Debits what the customer's active wallet in the invoice's currency can pay (reference: the invoice id). */
+async function drawFromWallet(ctx: Ctx, tx: TenantTx, inv: Invoice, due: bigint): Promise<bigint> {
+  const wallet = await tx.wallet.findFirst({ where: { customerId: inv.customerId, currency: inv.currency, status: 'active' }, orderBy: { createdAt: 'asc' } });
+  if (!wallet || wallet.balance <= 0n) return 0n;
+  const amount = wallet.balance < due ? wallet.balance : due;
+  try {
+    await debitWallet({ ...ctx, db: tx }, wallet.id, { amount: Number(amount), reference: inv.id, description: `Invoice ${inv.id}` });
+    return amount;
+  } catch (err) {
+    // Expiring credit that lapsed at this very moment: the card pays it all instead.
+    if (err instanceof InsufficientBalanceError) return 0n;
+    throw err;
+  }
+}
+
+/** POST /v1/invoices/:id/void: only an open invoice (409 invoice_not_open). */
+export async function voidInvoice(ctx: Ctx, id: string): Promise<InvoiceWithLines> {
+  return inTransaction(ctx.db, async (tx) => {
+    const inv = await lockInvoice(ctx, tx, id);
+    if (inv.status !== 'open') throw new StateError('invoice_not_open', `Invoice ${id} is ${inv.status}; only an open invoice can be voided.`, null);
+    // A charge in flight settles against a void invoice as nothing (the hook ignores it); block it here instead.
+    if (inv.paymentId) {
+      const p = await tx.payment.findUnique({ where: { id: inv.paymentId } });
+      if (p?.status === 'processing') throw new StateError('invoice_payment_in_progress', `Invoice ${id} is being charged; try again in a moment.`, null);
+    }
+    // Its checkout closes: a voided invoice can no longer be paid there.
+    if (inv.paymentId) await cancelAtCheckout({ ...ctx, db: tx }, inv.paymentId);
+    const now = await clockNow({ ...ctx, db: tx });
+    const after = await tx.invoice.update({ where: { id }, data: { status: 'void', voidedAt: now, nextPaymentAttempt: null }, include: withLines });
+    await recordEvent(tx, ctx.merchant.id, 'invoice.voided', json(ctx, after), { status: 'open', voided_at: null });
+    return after;
+  });
+}
+
+// ---------------------------------------------------------------- charging
+
+/**
+ * Makes attempt number `attempt` at charging an open invoice: reserves a payment for it, then
+ * charges the subscription's method, or the customer's default, outside any transaction. The
+ * payment's outcome settles the invoice (hook below). Returns the invoice afterwards. Safe to run
+ * twice or concurrently: an attempt already made (attempt_count ≥ attempt) is not made again.
+ */
+export async function chargeInvoice(ctx: Ctx, id: string, attempt: number): Promise<InvoiceWithLines> {
+  const reserved = await inTransaction(ctx.db, async (tx) => {
+    const inv = await lockInvoice(ctx, tx, id);
+    if (inv.status !== 'open' || inv.amountDue - inv.amountPaid <= 0n || inv.attemptCount >= attempt) return null;
+    // The previous attempt's checkout (a failed payment stays payable there) closes: one payable payment per invoice.
+    if (inv.paymentId) await cancelAtCheckout({ ...ctx, db: tx }, inv.paymentId);
+    const sub = inv.subscriptionId ? await tx.subscription.findUnique({ where: { id: inv.subscriptionId } }) : null;
+    const customer = await tx.customer.findUnique({ where: { id: inv.customerId } });
+    const methodId = sub?.paymentMethodId ?? customer?.defaultPaymentMethodId ?? null;
+    const method = methodId ? await tx.paymentMethod.findUnique({ where: { id: methodId } }) : null;
+    const now = await clockNow({ ...ctx, db: tx });
+    if (!method || method.customerId !== inv.customerId) {
+      // Nothing to charge: a failed attempt all the same (dunning goes on; a method may be added meanwhile).
+      await tx.invoice.update({ where: { id }, data: { attemptCount: attempt } });
+      await settleFailure(ctx, tx, await getInvoice(ctx, id, tx), now, 'no_payment_method');
+      return null;
+    }
+    const payment = await insertPayment(ctx, tx, {
+      customerId: inv.customerId,
+      amount: inv.amountDue - inv.amountPaid,
+      currency: inv.currency,
+      redirectUrl: null,
+      paymentMethodId: method.id,
+      purpose: 'invoice',
+      metadata: { invoice_id: inv.id },
+      checkout: { description: `Invoice ${inv.number}` },
+    });
+    await tx.invoice.update({ where: { id }, data: { paymentId: payment.id, attemptCount: attempt } });
+    // Recovery if this process dies before the outcome is recorded (a no-op when it was).
+    await enqueueJob(tx, {
+      merchantId: ctx.merchant.id,
+      kind: INVOICE_CHARGE_JOB,
+      runAt: new Date(now.getTime() + CHARGE_RECOVERY_MS),
+      key: `recover:${payment.id}`,
+      payload: { invoice_id: inv.id, recover_payment_id: payment.id },
+    });
+    return { payment, method };
+  });
+  if (reserved) await chargeSavedMethod(ctx, reserved.payment.id, reserved.method);
+  return getInvoice(ctx, id);
+}
+
+/**
+ * The recovery of an attempt whose process died between reserving the payment and recording its
+ * outcome: a reserved payment (`created`) is charged; a claimed one (`processing`) is asked of the
+ * processor again under the same key once the claim is stale (the job is deferred until then).
+ * Anything else (settled, or a later attempt) is left alone.
+ */
+export async function recoverInvoiceCharge(ctx: Ctx, id: string, paymentId: string): Promise<void> {
+  const inv = await getInvoice(ctx, id);
+  if (inv.status !== 'open' || inv.paymentId !== paymentId) return;
+  const p = await ctx.db.payment.findUnique({ where: { id: paymentId } });
+  if (!p || !p.paymentMethodId) return;
+  if (p.status === 'created') {
+    const method = await ctx.db.paymentMethod.findUnique({ where: { id: p.paymentMethodId } });
+    if (method) await chargeSavedMethod(ctx, p.id, method);
+    return;
+  }
+  if (p.status === 'processing' && !(await redrivePayment(ctx, p.id, CHARGE_RECOVERY_MS))) {
+    throw new DeferJob(CHARGE_RECOVERY_MS, 'the charge is in flight');
+  }
+}
+
+/** Settles an invoice from its payment's final status, inside the payment's transaction. */
+async function settleFromPayment(ctx: Ctx, tx: TenantTx, payment: PaymentWithCustomer): Promise<void> {
+  const invoiceId = (payment.metadata as Record<string, string>).invoice_id;
+  if (!invoiceId) return;
+  const inv = await lockInvoice(ctx, tx, invoiceId);
+  const now = await clockNow({ ...ctx, db: tx });
+  if (payment.status === 'succeeded') {
+    if (inv.status === 'paid') return;
+    // An uncollectible invoice may still be paid (its last attempt's checkout stays open for 24 h).
+    if (inv.status !== 'open' && inv.status !== 'uncollectible') {
+      // Paid after it was voided or written off: the money goes back (never kept for nothing).
+      // (Voiding closes the invoice's checkout and refuses while a charge is in flight, so this is not expected.)
+      ctx.log.error({ invoice_id: inv.id, payment_id: payment.id, status: inv.status }, 'payment succeeded for an invoice that is no longer open: refund it');
+      return;
+    }
+    const after = await tx.invoice.update({
+      where: { id: inv.id },
+      data: { status: 'paid', amountPaid: inv.amountDue, paidAt: now, nextPaymentAttempt: null, paymentId: payment.id },
+      include: withLines,
+    });
+    await recordEvent(tx, ctx.merchant.id, 'invoice.paid', json(ctx, after), { status: inv.status, paid_at: null });
+    await invoiceHooks.paid?.(ctx, tx, after);
+    return;
+  }
+  if (payment.status === 'failed' && inv.status === 'open' && inv.paymentId === payment.id) {
+    await settleFailure(ctx, tx, inv, now, payment.failureCode ?? 'payment_failed');
+  }
+}
+
+/** A failed attempt: the event, the next retry (1, 3, 5 days after the first failure), or the end of dunning. */
+async function settleFailure(ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines, now: Date, code: string): Promise<InvoiceWithLines> {
+  const firstFailedAt = inv.firstFailedAt ?? now;
+  const retryIndex = inv.attemptCount - 1; // attempts so far, the first one included
+  const sub = inv.subscriptionId ? await tx.subscription.findUnique({ where: { id: inv.subscriptionId } }) : null;
+  // A first invoice that fails leaves the subscription incomplete: no dunning, it expires instead.
+  const dunning = sub !== null && sub.status !== 'incomplete';
+  const next = dunning && retryIndex < RETRY_DAYS.length ? new Date(firstFailedAt.getTime() + RETRY_DAYS[retryIndex]! * DAY_MS) : null;
+  const after = await tx.invoice.update({
+    where: { id: inv.id },
+    data: { firstFailedAt, nextPaymentAttempt: next },
+    include: withLines,
+  });
+  await recordEvent(tx, ctx.merchant.id, 'invoice.payment_failed', { ...json(ctx, after), last_payment_error: { code } });
+  if (next) {
+    await enqueueJob(tx, {
+      merchantId: ctx.merchant.id,
+      kind: INVOICE_CHARGE_JOB,
+      runAt: next,
+      key: `retry:${inv.id}:${inv.attemptCount + 1}`,
+      payload: { invoice_id: inv.id, attempt: inv.attemptCount + 1 },
+    });
+  }
+  await invoiceHooks.failed?.(ctx, tx, after, { exhausted: dunning && next === null });
+  if (dunning && next === null) {
+    const written = await tx.invoice.update({ where: { id: inv.id }, data: { status: 'uncollectible' }, include: withLines });
+    return written;
+  }
+  return after;
+}
+
+/** The subscription area reacts to invoice outcomes (status changes) through these. */
+export const invoiceHooks: {
+  paid?: (ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines) => Promise<void>;
+  failed?: (ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines, o: { exhausted: boolean }) => Promise<void>;
+} = {};
+
+onPaymentOutcome('invoice', settleFromPayment);
+
+// ---------------------------------------------------------------- the PDF and its signed link
+
+/** The merchant's key for signed PDF links (32 random bytes, created on first use, kept in the database). */
+export async function signingKey(ctx: Ctx): Promise<Buffer> {
+  const prisma = ctx.runtime.prisma;
+  const m = await prisma.merchant.findUnique({ where: { id: ctx.merchant.id }, select: { signingKey: true } });
+  if (m?.signingKey) return Buffer.from(m.signingKey);
+  await prisma.merchant.updateMany({ where: { id: ctx.merchant.id, signingKey: null }, data: { signingKey: new Uint8Array(randomBytes(32)) } });
+  const again = await prisma.merchant.findUnique({ where: { id: ctx.merchant.id }, select: { signingKey: true } });
+  return Buffer.from(again!.signingKey!);
+}
+
+/** GET /v1/invoices/:id/pdf: the absolute signed address of the invoice's PDF (valid 5 minutes, real time). */
+export async function signedPdfUrl(ctx: Ctx, id: string): Promise<string> {
+  await getInvoice(ctx, id);
+  return `${ctx.runtime.config.publicBaseUrl}${signedPdfPath(await signingKey(ctx), id, new Date())}`;
+}
+
+/** What the PDF shows (the merchant's name, the customer, the lines and totals). */
+export async function invoicePdfData(ctx: Ctx, id: string): Promise<InvoicePdfData> {
+  const inv = await getInvoice(ctx, id);
+  const customer = await ctx.db.customer.findUnique({ where: { id: inv.customerId } });
+  const merchant = await ctx.runtime.prisma.merchant.findUnique({ where: { id: ctx.merchant.id }, select: { name: true } });
+  return {
+    merchantName: merchant?.name ?? 'Merchant',
+    number: inv.number ?? 'DRAFT',
+    status: inv.status,
+    customer: { id: inv.customerId, name: customer?.name ?? null, email: customer?.email ?? null },
+    currency: inv.currency,
+    lines: inv.lines.map((l) => ({ description: l.description, periodStart: l.periodStart, periodEnd: l.periodEnd, amount: l.amount, proration: l.proration })),
+    subtotal: inv.subtotal,
+    total: inv.total,
+    amountPaid: inv.amountPaid,
+    amountDue: inv.amountDue,
+    periodStart: inv.periodStart,
+    periodEnd: inv.periodEnd,
+    createdAt: inv.createdAt,
+    dueDate: inv.dueDate,
+    paidAt: inv.paidAt,
+  };
+}

@@ -1,0 +1,87 @@
+// Subscription and invoice inputs (REST bodies and queries, the OpenAPI document, GraphQL inputs).
+import { z, idOf, metadata, listQuery, timestamp } from '../../platform/validation.ts';
+import { MAX_TRIAL_DAYS } from './plans.ts';
+
+export const SUBSCRIPTION_STATUSES = ['trialing', 'active', 'past_due', 'paused', 'cancelled', 'incomplete', 'unpaid'] as const;
+export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number];
+
+export const INVOICE_STATUSES = ['draft', 'open', 'paid', 'void', 'uncollectible'] as const;
+export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
+
+export const BILLING_REASONS = ['subscription_create', 'subscription_cycle', 'subscription_update'] as const;
+export type BillingReason = (typeof BILLING_REASONS)[number];
+
+export const PRORATION_BEHAVIORS = ['create_prorations', 'none', 'always_invoice'] as const;
+export type ProrationBehavior = (typeof PRORATION_BEHAVIORS)[number];
+
+const trialDays = z
+  .number()
+  .int({ error: 'must be a whole number of days' })
+  .min(0, { error: 'must be at least 0' })
+  .max(MAX_TRIAL_DAYS, { error: `must be at most ${MAX_TRIAL_DAYS}` });
+
+export const subscriptionCreate = z
+  .strictObject({
+    customer_id: idOf('customer'),
+    plan_id: idOf('plan'),
+    payment_method_id: idOf('payment_method')
+      .optional()
+      .meta({ description: "The saved method to charge (attached to the customer); default: the customer's default method." }),
+    trial_period_days: trialDays.optional().meta({ description: "Trial length in days; overrides the plan's trial_period_days." }),
+    trial_end: timestamp.optional().meta({ description: 'An explicit end of the trial (in the future, at most 730 days ahead); overrides trial_period_days.' }),
+    cancel_at_period_end: z.boolean().optional().meta({ description: 'Cancel at the end of the first period.' }),
+    apply_wallet_balance: z
+      .boolean()
+      .optional()
+      .meta({ description: "Draw invoices from the customer's active wallet in the plan's currency first (default: the plan's setting)." }),
+    metadata: metadata.optional(),
+  })
+  .superRefine((v, ctx) => {
+    if (v.trial_end !== undefined && v.trial_period_days !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['trial_end'], message: 'give either trial_end or trial_period_days, not both' });
+    }
+  });
+export type SubscriptionCreateInput = z.input<typeof subscriptionCreate>;
+
+export const subscriptionUpdate = z.strictObject({
+  plan_id: idOf('plan').optional().meta({ description: 'Move to another plan (same currency, interval and interval_count); see proration_behavior.' }),
+  proration_behavior: z
+    .enum(PRORATION_BEHAVIORS)
+    .optional()
+    .meta({ description: 'With plan_id: create_prorations (default: credit and charge for the rest of the period on the next invoice), always_invoice (invoice them now), none (the new price from the next period).' }),
+  cancel_at_period_end: z.boolean().optional(),
+  payment_method_id: idOf('payment_method').nullable().optional().meta({ description: "A saved method of the customer; null: the customer's default." }),
+  trial_end: timestamp.optional().meta({ description: 'A new end of the trial (only while trialing; in the future).' }),
+  apply_wallet_balance: z.boolean().optional(),
+  metadata: metadata.optional().meta({ description: 'Merged into the existing metadata; a key set to an empty string is removed.' }),
+});
+export type SubscriptionUpdateInput = z.input<typeof subscriptionUpdate>;
+
+export const subscriptionCancel = z.strictObject({
+  cancel_at_period_end: z
+    .boolean()
+    .optional()
+    .meta({ description: 'true: cancel at the end of the current period; false (the default): cancel now.' }),
+});
+export type SubscriptionCancelInput = z.input<typeof subscriptionCancel>;
+
+export const subscriptionPause = z.strictObject({
+  resumes_at: timestamp.optional().meta({ description: 'When to resume automatically (in the future); without it the subscription stays paused until resumed.' }),
+});
+export type SubscriptionPauseInput = z.input<typeof subscriptionPause>;
+
+export const subscriptionListQuery = z.strictObject({
+  customer_id: idOf('customer').optional(),
+  plan_id: idOf('plan').optional(),
+  status: z.enum(SUBSCRIPTION_STATUSES).optional(),
+  ...listQuery,
+});
+export type SubscriptionListQuery = z.output<typeof subscriptionListQuery>;
+
+export const invoiceListQuery = z.strictObject({
+  customer_id: idOf('customer').optional(),
+  subscription_id: idOf('subscription').optional(),
+  status: z.enum(INVOICE_STATUSES).optional(),
+  ...listQuery,
+});
+export type InvoiceListQuery = z.output<typeof invoiceListQuery>;

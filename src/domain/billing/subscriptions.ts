@@ -1,0 +1,531 @@
+// Subscriptions: a customer's plan, billed per period on the merchant's billing clock.
+//
+//   create ─┬─ trial ──────────► trialing ──(trial end: first invoice)──► active
+//           └─ no trial: first invoice charged at once ─► active (paid) | incomplete (not paid)
+//   incomplete ──(paid within 23 h)──► active;  ──(23 h)──► cancelled (its invoice voided)
+//   active ──(renewal charge fails)──► past_due ──(retry paid)──► active
+//   past_due ──(retries 1, 3, 5 days after the first failure all fail)──► unpaid (invoice uncollectible)
+//   active ──pause──► paused ──resume / resumes_at──► active
+//   any but cancelled ──cancel──► cancelled (final);  cancel_at_period_end ⇄ reactivate
+//
+// Every time-based step is a job (src/jobs) keyed by what it acts on and checking, under the
+// subscription's row lock, that its moment is still current (the period end, the trial end, the
+// resume time): run twice or in two processes at once, the second run finds the work done. One
+// invoice per (subscription, billing key) is enforced by a unique index besides.
+import type { Plan, Subscription } from '../../generated/prisma/client.ts';
+import type { Ctx } from '../../platform/context.ts';
+import { inTransaction, type Db, type TenantTx } from '../../platform/db/tenant.ts';
+import { countsByParent, pagesByParent } from '../../platform/db/pages-by-parent.ts';
+import { NotFoundError, StateError, ValidationError } from '../../platform/errors.ts';
+import { newId } from '../../platform/ids.ts';
+import { paginate, type Page } from '../../platform/pagination.ts';
+import { parse } from '../../platform/validation.ts';
+import { cancelJobs, enqueueJob, enqueueJobs, type NewJob } from '../../jobs/queue.ts';
+import { clockNow } from '../clock/index.ts';
+import { recordEvent, previousAttributes } from '../events/index.ts';
+import { chargeInvoice, invoiceHooks, issueInvoice, voidInvoice, type NewLine } from './invoices.ts';
+import { addIntervals, periodAt, prorate, type Interval } from './periods.ts';
+import { MAX_TRIAL_DAYS, subscribablePlan } from './plans.ts';
+import {
+  subscriptionCancel,
+  subscriptionCreate,
+  subscriptionPause,
+  subscriptionUpdate,
+  type ProrationBehavior,
+  type SubscriptionCancelInput,
+  type SubscriptionCreateInput,
+  type SubscriptionListQuery,
+  type SubscriptionPauseInput,
+  type SubscriptionStatus,
+  type SubscriptionUpdateInput,
+} from './schema.ts';
+
+export const SUB_CYCLE_JOB = 'subscription.cycle';
+export const SUB_TRIAL_NOTICE_JOB = 'subscription.trial_will_end';
+export const SUB_RESUME_JOB = 'subscription.resume';
+export const SUB_INCOMPLETE_JOB = 'subscription.incomplete_expire';
+
+const DAY_MS = 86_400_000;
+/** subscription.trial_will_end is sent this long before the trial ends (at once for shorter trials). */
+export const TRIAL_NOTICE_MS = 3 * DAY_MS;
+/** An incomplete subscription (first invoice not paid) is cancelled after this long. */
+export const INCOMPLETE_TTL_MS = 23 * 3600 * 1000;
+
+export function subscriptionToJSON(s: Subscription) {
+  return {
+    id: s.id,
+    object: 'subscription' as const,
+    customer_id: s.customerId,
+    plan_id: s.planId,
+    status: s.status as SubscriptionStatus,
+    current_period_start: s.currentPeriodStart.toISOString(),
+    current_period_end: s.currentPeriodEnd.toISOString(),
+    billing_cycle_anchor: s.billingAnchor.toISOString(),
+    trial_start: s.trialStart?.toISOString() ?? null,
+    trial_end: s.trialEnd?.toISOString() ?? null,
+    cancel_at_period_end: s.cancelAtPeriodEnd,
+    cancel_at: s.cancelAt?.toISOString() ?? null,
+    cancelled_at: s.cancelledAt?.toISOString() ?? null,
+    pause_collection: s.status === 'paused' ? { resumes_at: s.resumesAt?.toISOString() ?? null } : null,
+    paused_at: s.pausedAt?.toISOString() ?? null,
+    resumes_at: s.resumesAt?.toISOString() ?? null,
+    payment_method_id: s.paymentMethodId,
+    latest_invoice_id: s.latestInvoiceId,
+    apply_wallet_balance: s.applyWalletBalance,
+    metadata: s.metadata as Record<string, string>,
+    created_at: s.createdAt.toISOString(),
+    updated_at: s.updatedAt.toISOString(),
+  };
+}
+export type SubscriptionJSON = ReturnType<typeof subscriptionToJSON>;
+
+export async function getSubscription(ctx: Ctx, id: string, db: Db = ctx.db, param = 'id'): Promise<Subscription> {
+  const s = await db.subscription.findUnique({ where: { id } });
+  if (!s) throw new NotFoundError('subscription', id, param);
+  return s;
+}
+
+async function lockSubscription(ctx: Ctx, tx: TenantTx, id: string): Promise<Subscription> {
+  await tx.$queryRaw`SELECT id FROM subscriptions WHERE id = ${id} AND merchant_id = ${ctx.merchant.id} FOR UPDATE`;
+  return getSubscription(ctx, id, tx);
+}
+
+export async function listSubscriptions(ctx: Ctx, q: SubscriptionListQuery): Promise<Page<Subscription>> {
+  const filter = {
+    ...(q.customer_id ? { customerId: q.customer_id } : {}),
+    ...(q.plan_id ? { planId: q.plan_id } : {}),
+    ...(q.status ? { status: q.status } : {}),
+  };
+  return paginate(
+    q,
+    ({ where, ...page }) => ctx.db.subscription.findMany({ where: { AND: [where, filter] }, ...page }),
+    () => ctx.db.subscription.count({ where: filter }),
+  );
+}
+
+/** A customer's subscriptions, newest first (the customer embed and the portal). */
+export function subscriptionsOfCustomer(ctx: Ctx, customerId: string, db: Db = ctx.db): Promise<Subscription[]> {
+  return db.subscription.findMany({ where: { customerId }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: 100 });
+}
+
+const SUBSCRIPTIONS_OF_CUSTOMER = { table: 'subscriptions', parent: 'customer_id' };
+
+export function listSubscriptionsOfCustomers(ctx: Ctx, ids: readonly string[], q: Pick<SubscriptionListQuery, 'limit' | 'after' | 'status'>) {
+  return pagesByParent(ctx, SUBSCRIPTIONS_OF_CUSTOMER, ids, { ...q, filters: { status: q.status } }, (rows) =>
+    ctx.db.subscription.findMany({ where: { id: { in: rows } } }),
+  );
+}
+
+export function countSubscriptionsOfCustomers(ctx: Ctx, ids: readonly string[], q: Pick<SubscriptionListQuery, 'status'>) {
+  return countsByParent(ctx, SUBSCRIPTIONS_OF_CUSTOMER, ids, { status: q.status });
+}
+
+// ---------------------------------------------------------------- helpers
+
+const wholeSecond = (d: Date) => new Date(Math.floor(d.getTime() / 1000) * 1000);
+const iso = (d: Date) => d.toISOString().slice(0, 10);
+
+function planLine(plan: Plan, start: Date, end: Date): NewLine {
+  return { description: `${plan.name} (${iso(start)} – ${iso(end)})`, periodStart: start, periodEnd: end, amount: plan.amount };
+}
+
+async function event(ctx: Ctx, tx: TenantTx, type: Parameters<typeof recordEvent>[2], before: Subscription | null, after: Subscription) {
+  const a = subscriptionToJSON(after);
+  if (!before) return recordEvent(tx, ctx.merchant.id, type, a);
+  const { updated_at: _u, ...prev } = previousAttributes(subscriptionToJSON(before) as any, a as any);
+  return recordEvent(tx, ctx.merchant.id, type, a, prev);
+}
+
+/** Jobs of a subscription carry its id as ref, so cancelling it cancels them all. */
+function job(sub: { id: string; merchantId: string }, kind: string, runAt: Date, key: string, payload: Record<string, unknown>): NewJob {
+  return { merchantId: sub.merchantId, kind, runAt, key, ref: sub.id, payload: { subscription_id: sub.id, ...payload } };
+}
+
+function cycleJob(sub: Subscription): NewJob {
+  return job(sub, SUB_CYCLE_JOB, sub.currentPeriodEnd, `cycle:${sub.id}:${sub.currentPeriodEnd.getTime()}`, { period_end: sub.currentPeriodEnd.getTime() });
+}
+
+function trialJobs(sub: Subscription, now: Date): NewJob[] {
+  const end = sub.trialEnd!;
+  const notice = new Date(Math.max(now.getTime(), end.getTime() - TRIAL_NOTICE_MS));
+  return [cycleJob(sub), job(sub, SUB_TRIAL_NOTICE_JOB, notice, `trial_notice:${sub.id}:${end.getTime()}`, { trial_end: end.getTime() })];
+}
+
+function checkTrialEnd(end: Date, now: Date, param: string): void {
+  if (end.getTime() <= now.getTime()) throw new ValidationError('parameter_invalid', `Invalid ${param}: must be in the future (now is ${now.toISOString()} on the billing clock).`, param);
+  if (end.getTime() > now.getTime() + MAX_TRIAL_DAYS * DAY_MS) throw new ValidationError('parameter_invalid', `Invalid ${param}: at most ${MAX_TRIAL_DAYS} days ahead.`, param);
+}
+
+async function checkMethod(tx: TenantTx, customerId: string, id: string): Promise<void> {
+  const pm = await tx.paymentMethod.findUnique({ where: { id } });
+  if (!pm) throw new NotFoundError('payment method', id, 'payment_method_id');
+  if (pm.customerId !== customerId) {
+    throw new ValidationError('parameter_invalid', `Invalid payment_method_id: payment method ${id} is not attached to customer ${customerId}.`, 'payment_method_id');
+  }
+}
+
+function notCancelled(sub: Subscription): void {
+  if (sub.status === 'cancelled') throw new StateError('subscription_cancelled', `Subscription ${sub.id} is cancelled; it can no longer change.`, null);
+}
+
+// ---------------------------------------------------------------- create
+
+export async function createSubscription(ctx: Ctx, input: SubscriptionCreateInput): Promise<Subscription> {
+  const data = parse(subscriptionCreate, input);
+  const r = await inTransaction(ctx.db, async (tx) => {
+    await tx.$queryRaw`SELECT id FROM customers WHERE id = ${data.customer_id} AND merchant_id = ${ctx.merchant.id} FOR UPDATE`;
+    const customer = await tx.customer.findUnique({ where: { id: data.customer_id } });
+    if (!customer || customer.deletedAt) throw new NotFoundError('customer', data.customer_id, 'customer_id');
+    const plan = await subscribablePlan(ctx, data.plan_id, tx);
+    if (data.payment_method_id) await checkMethod(tx, customer.id, data.payment_method_id);
+    // Periods run in whole seconds (proration is computed to the second).
+    const now = wholeSecond(await clockNow({ ...ctx, db: tx }));
+    let trialEnd: Date | null = null;
+    if (data.trial_end) {
+      checkTrialEnd(data.trial_end, now, 'trial_end');
+      trialEnd = wholeSecond(data.trial_end);
+    } else {
+      const days = data.trial_period_days ?? plan.trialPeriodDays;
+      if (days > 0) trialEnd = new Date(now.getTime() + days * DAY_MS);
+    }
+    const interval = plan.interval as Interval;
+    const base = {
+      id: newId('subscription'),
+      merchantId: ctx.merchant.id,
+      customerId: customer.id,
+      planId: plan.id,
+      cancelAtPeriodEnd: data.cancel_at_period_end ?? false,
+      paymentMethodId: data.payment_method_id ?? null,
+      applyWalletBalance: data.apply_wallet_balance ?? plan.applyWalletBalance,
+      metadata: data.metadata ?? {},
+    };
+    if (trialEnd) {
+      const sub = await tx.subscription.create({
+        data: {
+          ...base,
+          status: 'trialing',
+          billingAnchor: trialEnd,
+          periodIndex: -1,
+          currentPeriodStart: now,
+          currentPeriodEnd: trialEnd,
+          trialStart: now,
+          trialEnd,
+          cancelAt: base.cancelAtPeriodEnd ? trialEnd : null,
+        },
+      });
+      await event(ctx, tx, 'subscription.created', null, sub);
+      await enqueueJobs(tx, trialJobs(sub, now));
+      return { sub, charge: null };
+    }
+    const first = periodAt(now, interval, plan.intervalCount, 0);
+    const sub = await tx.subscription.create({
+      data: {
+        ...base,
+        status: 'incomplete',
+        billingAnchor: now,
+        periodIndex: 0,
+        currentPeriodStart: first.start,
+        currentPeriodEnd: first.end,
+        cancelAt: base.cancelAtPeriodEnd ? first.end : null,
+      },
+    });
+    await event(ctx, tx, 'subscription.created', null, sub);
+    const { invoice } = await issueInvoice(ctx, tx, {
+      subscription: sub,
+      currency: plan.currency,
+      reason: 'subscription_create',
+      key: 'period:0',
+      periodStart: first.start,
+      periodEnd: first.end,
+      lines: [planLine(plan, first.start, first.end)],
+      takePending: false,
+    });
+    const withInvoice = await tx.subscription.update({ where: { id: sub.id }, data: { latestInvoiceId: invoice.id } });
+    await enqueueJobs(tx, [
+      cycleJob(withInvoice),
+      job(sub, SUB_INCOMPLETE_JOB, new Date(now.getTime() + INCOMPLETE_TTL_MS), `incomplete:${sub.id}`, {}),
+    ]);
+    if (invoice.status === 'paid') await activate(ctx, tx, withInvoice);
+    return { sub: withInvoice, charge: invoice.status === 'open' ? invoice.id : null };
+  });
+  if (r.charge) await chargeInvoice(ctx, r.charge, 1);
+  return getSubscription(ctx, r.sub.id);
+}
+
+/** incomplete | past_due | unpaid → active, once an invoice of it is paid. */
+async function activate(ctx: Ctx, tx: TenantTx, locked: Subscription): Promise<void> {
+  if (!['incomplete', 'past_due', 'unpaid'].includes(locked.status)) return;
+  const after = await tx.subscription.update({ where: { id: locked.id }, data: { status: 'active' } });
+  await event(ctx, tx, 'subscription.updated', locked, after);
+  if (locked.status === 'incomplete') await cancelJobs(tx, { kind: SUB_INCOMPLETE_JOB, key: `incomplete:${locked.id}` });
+}
+
+invoiceHooks.paid = async (ctx, tx, inv) => {
+  if (!inv.subscriptionId) return;
+  await activate(ctx, tx, await lockSubscription(ctx, tx, inv.subscriptionId));
+};
+
+invoiceHooks.failed = async (ctx, tx, inv, { exhausted }) => {
+  if (!inv.subscriptionId) return;
+  const sub = await lockSubscription(ctx, tx, inv.subscriptionId);
+  const status = exhausted ? (sub.status === 'active' || sub.status === 'past_due' ? 'unpaid' : null) : sub.status === 'active' ? 'past_due' : null;
+  if (!status) return;
+  const after = await tx.subscription.update({ where: { id: sub.id }, data: { status } });
+  await event(ctx, tx, 'subscription.updated', sub, after);
+};
+
+// ---------------------------------------------------------------- the engine's jobs
+
+/**
+ * The end of the current period (or of the trial): cancels when set to cancel at period end,
+ * otherwise moves to the next period and invoices it (not while paused or unpaid), then charges.
+ */
+export async function cycleSubscription(ctx: Ctx, id: string, periodEnd: number): Promise<void> {
+  const charge = await inTransaction(ctx.db, async (tx) => {
+    const sub = await lockSubscription(ctx, tx, id);
+    if (sub.currentPeriodEnd.getTime() !== periodEnd) return null; // done already, or the period moved (trial_end changed)
+    if (sub.status === 'cancelled' || sub.status === 'incomplete') return null;
+    const now = await clockNow({ ...ctx, db: tx });
+    if (now.getTime() < periodEnd) return null;
+    if (sub.cancelAtPeriodEnd) {
+      await endSubscription(ctx, tx, sub, sub.currentPeriodEnd);
+      return null;
+    }
+    const plan = (await tx.plan.findUnique({ where: { id: sub.planId } }))!;
+    const n = sub.periodIndex + 1;
+    const period = periodAt(sub.billingAnchor, plan.interval as Interval, plan.intervalCount, n);
+    const billing = sub.status !== 'paused' && sub.status !== 'unpaid';
+    let next = await tx.subscription.update({
+      where: { id },
+      data: { periodIndex: n, currentPeriodStart: period.start, currentPeriodEnd: period.end, status: sub.status === 'trialing' ? 'active' : sub.status },
+    });
+    let invoice = null;
+    if (billing) {
+      ({ invoice } = await issueInvoice(ctx, tx, {
+        subscription: next,
+        currency: plan.currency,
+        reason: sub.status === 'trialing' ? 'subscription_create' : 'subscription_cycle',
+        key: `period:${n}`,
+        periodStart: period.start,
+        periodEnd: period.end,
+        lines: [planLine(plan, period.start, period.end)],
+        takePending: true,
+      }));
+      next = await tx.subscription.update({ where: { id }, data: { latestInvoiceId: invoice.id } });
+    }
+    await event(ctx, tx, 'subscription.updated', sub, next);
+    await enqueueJob(tx, cycleJob(next));
+    return invoice?.status === 'open' ? invoice.id : null;
+  });
+  if (charge) await chargeInvoice(ctx, charge, 1);
+}
+
+export async function noticeTrialEnd(ctx: Ctx, id: string, trialEnd: number): Promise<void> {
+  await inTransaction(ctx.db, async (tx) => {
+    const sub = await lockSubscription(ctx, tx, id);
+    if (sub.status !== 'trialing' || sub.trialEnd?.getTime() !== trialEnd) return;
+    await recordEvent(tx, ctx.merchant.id, 'subscription.trial_will_end', subscriptionToJSON(sub));
+  });
+}
+
+export async function resumeIfDue(ctx: Ctx, id: string, resumesAt: number): Promise<void> {
+  await inTransaction(ctx.db, async (tx) => {
+    const sub = await lockSubscription(ctx, tx, id);
+    if (sub.status !== 'paused' || sub.resumesAt?.getTime() !== resumesAt) return;
+    const after = await tx.subscription.update({ where: { id }, data: { status: 'active', pausedAt: null, resumesAt: null } });
+    await event(ctx, tx, 'subscription.resumed', sub, after);
+  });
+}
+
+/** An incomplete subscription whose first invoice was not paid in 23 h: cancelled, its invoice voided. */
+export async function expireIncomplete(ctx: Ctx, id: string): Promise<void> {
+  const invoiceId = await inTransaction(ctx.db, async (tx) => {
+    const sub = await lockSubscription(ctx, tx, id);
+    if (sub.status !== 'incomplete') return null;
+    await endSubscription(ctx, tx, sub, await clockNow({ ...ctx, db: tx }));
+    return sub.latestInvoiceId;
+  });
+  if (invoiceId) {
+    await voidInvoice(ctx, invoiceId).catch((err) => {
+      if (!(err instanceof StateError)) throw err; // paid or voided meanwhile
+    });
+  }
+}
+
+/** → cancelled (final): pending prorations dropped, its jobs cancelled, subscription.cancelled. */
+async function endSubscription(ctx: Ctx, tx: TenantTx, sub: Subscription, at: Date): Promise<Subscription> {
+  const after = await tx.subscription.update({
+    where: { id: sub.id },
+    data: { status: 'cancelled', cancelledAt: at, cancelAt: sub.cancelAt ?? at, pausedAt: null, resumesAt: null },
+  });
+  await tx.invoiceItem.deleteMany({ where: { subscriptionId: sub.id, invoiceId: null } });
+  await cancelJobs(tx, { ref: sub.id });
+  await event(ctx, tx, 'subscription.cancelled', sub, after);
+  return after;
+}
+
+// ---------------------------------------------------------------- lifecycle actions
+
+/** POST /v1/subscriptions/:id/cancel: now (default) or at the end of the period. */
+export async function cancelSubscription(ctx: Ctx, id: string, input: SubscriptionCancelInput = {}): Promise<Subscription> {
+  const data = parse(subscriptionCancel, input);
+  return inTransaction(ctx.db, async (tx) => {
+    const sub = await lockSubscription(ctx, tx, id);
+    notCancelled(sub);
+    if (data.cancel_at_period_end) {
+      if (sub.cancelAtPeriodEnd) return sub;
+      const after = await tx.subscription.update({ where: { id }, data: { cancelAtPeriodEnd: true, cancelAt: sub.currentPeriodEnd } });
+      await event(ctx, tx, 'subscription.updated', sub, after);
+      return after;
+    }
+    return endSubscription(ctx, tx, sub, await clockNow({ ...ctx, db: tx }));
+  });
+}
+
+/** Cancels every subscription of a customer being deleted, in the deletion's transaction. */
+export async function cancelSubscriptionsOfCustomer(ctx: Ctx, tx: TenantTx, customerId: string): Promise<void> {
+  const subs = await tx.subscription.findMany({ where: { customerId, status: { not: 'cancelled' } }, select: { id: true } });
+  const now = await clockNow({ ...ctx, db: tx });
+  for (const { id } of subs) await endSubscription(ctx, tx, await lockSubscription(ctx, tx, id), now);
+}
+
+/** Undoes cancel_at_period_end before the period ends (else 409 subscription_not_cancelling). */
+export async function reactivateSubscription(ctx: Ctx, id: string): Promise<Subscription> {
+  return inTransaction(ctx.db, async (tx) => {
+    const sub = await lockSubscription(ctx, tx, id);
+    if (sub.status === 'cancelled' || !sub.cancelAtPeriodEnd) {
+      throw new StateError(
+        'subscription_not_cancelling',
+        sub.status === 'cancelled' ? `Subscription ${id} is already cancelled.` : `Subscription ${id} is not set to cancel at the end of its period.`,
+        null,
+      );
+    }
+    const after = await tx.subscription.update({ where: { id }, data: { cancelAtPeriodEnd: false, cancelAt: null } });
+    await event(ctx, tx, 'subscription.reactivated', sub, after);
+    return after;
+  });
+}
+
+/** active → paused: no invoices until resumed (periods go on); optional automatic resume. */
+export async function pauseSubscription(ctx: Ctx, id: string, input: SubscriptionPauseInput = {}): Promise<Subscription> {
+  const data = parse(subscriptionPause, input);
+  return inTransaction(ctx.db, async (tx) => {
+    const sub = await lockSubscription(ctx, tx, id);
+    if (sub.status !== 'active') throw new StateError('subscription_not_active', `Subscription ${id} is ${sub.status}; only an active subscription can be paused.`, null);
+    const now = await clockNow({ ...ctx, db: tx });
+    if (data.resumes_at && data.resumes_at.getTime() <= now.getTime()) {
+      throw new ValidationError('parameter_invalid', `Invalid resumes_at: must be in the future (now is ${now.toISOString()} on the billing clock).`, 'resumes_at');
+    }
+    const after = await tx.subscription.update({ where: { id }, data: { status: 'paused', pausedAt: now, resumesAt: data.resumes_at ?? null } });
+    await event(ctx, tx, 'subscription.paused', sub, after);
+    if (data.resumes_at) {
+      await enqueueJob(tx, job(sub, SUB_RESUME_JOB, data.resumes_at, `resume:${id}:${data.resumes_at.getTime()}`, { resumes_at: data.resumes_at.getTime() }));
+    }
+    return after;
+  });
+}
+
+/** paused → active (else 409 subscription_not_paused). */
+export async function resumeSubscription(ctx: Ctx, id: string): Promise<Subscription> {
+  return inTransaction(ctx.db, async (tx) => {
+    const sub = await lockSubscription(ctx, tx, id);
+    if (sub.status !== 'paused') throw new StateError('subscription_not_paused', `Subscription ${id} is ${sub.status}, not paused.`, null);
+    const after = await tx.subscription.update({ where: { id }, data: { status: 'active', pausedAt: null, resumesAt: null } });
+    await event(ctx, tx, 'subscription.resumed', sub, after);
+    return after;
+  });
+}
+
+/** The proration lines of a plan change at `now`: credit for the old plan's unused time, charge for the new plan's. */
+export function prorationLines(oldPlan: Plan, newPlan: Plan, start: Date, end: Date, now: Date): NewLine[] {
+  const whole = end.getTime() - start.getTime();
+  const remaining = end.getTime() - now.getTime();
+  const lines: NewLine[] = [
+    { description: `Unused time on ${oldPlan.name} after ${now.toISOString()}`, periodStart: now, periodEnd: end, amount: -prorate(oldPlan.amount, remaining, whole), proration: true },
+    { description: `Remaining time on ${newPlan.name} after ${now.toISOString()}`, periodStart: now, periodEnd: end, amount: prorate(newPlan.amount, remaining, whole), proration: true },
+  ];
+  return lines.filter((l) => l.amount !== 0n);
+}
+
+/** PATCH /v1/subscriptions/:id. */
+export async function updateSubscription(ctx: Ctx, id: string, input: SubscriptionUpdateInput): Promise<Subscription> {
+  const data = parse(subscriptionUpdate, input);
+  const r = await inTransaction(ctx.db, async (tx) => {
+    const sub = await lockSubscription(ctx, tx, id);
+    notCancelled(sub);
+    const now = await clockNow({ ...ctx, db: tx });
+    const patch: Parameters<typeof tx.subscription.update>[0]['data'] = {};
+    const jobs: NewJob[] = [];
+    let charge: string | null = null;
+
+    if (data.metadata) {
+      const merged = { ...(sub.metadata as Record<string, string>), ...data.metadata };
+      patch.metadata = Object.fromEntries(Object.entries(merged).filter(([, v]) => v !== ''));
+    }
+    if (data.payment_method_id !== undefined) {
+      if (data.payment_method_id !== null) await checkMethod(tx, sub.customerId, data.payment_method_id);
+      patch.paymentMethodId = data.payment_method_id;
+    }
+    if (data.apply_wallet_balance !== undefined) patch.applyWalletBalance = data.apply_wallet_balance;
+    if (data.cancel_at_period_end !== undefined) {
+      patch.cancelAtPeriodEnd = data.cancel_at_period_end;
+      patch.cancelAt = data.cancel_at_period_end ? (data.trial_end ?? sub.currentPeriodEnd) : null;
+    }
+    if (data.trial_end) {
+      if (sub.status !== 'trialing') throw new StateError('subscription_not_trialing', `Subscription ${id} is ${sub.status}; trial_end changes only during a trial.`, 'trial_end');
+      checkTrialEnd(data.trial_end, now, 'trial_end');
+      Object.assign(patch, { trialEnd: data.trial_end, billingAnchor: data.trial_end, currentPeriodEnd: data.trial_end });
+      if ((data.cancel_at_period_end ?? sub.cancelAtPeriodEnd) === true) patch.cancelAt = data.trial_end;
+    }
+    if (data.plan_id && data.plan_id !== sub.planId) {
+      const newPlan = await subscribablePlan(ctx, data.plan_id, tx);
+      const oldPlan = (await tx.plan.findUnique({ where: { id: sub.planId } }))!;
+      if (newPlan.currency !== oldPlan.currency || newPlan.interval !== oldPlan.interval || newPlan.intervalCount !== oldPlan.intervalCount) {
+        throw new ValidationError(
+          'parameter_invalid',
+          `Invalid plan_id: plan ${newPlan.id} bills ${newPlan.currency} every ${newPlan.intervalCount} ${newPlan.interval}, the subscription ${oldPlan.currency} every ${oldPlan.intervalCount} ${oldPlan.interval}; a plan change keeps the currency and the billing period.`,
+          'plan_id',
+        );
+      }
+      patch.planId = newPlan.id;
+      const behavior: ProrationBehavior = data.proration_behavior ?? 'create_prorations';
+      // Prorations apply to a paid-for period in progress: not in a trial, not before the first payment.
+      const prorates = behavior !== 'none' && ['active', 'past_due', 'paused', 'unpaid'].includes(sub.status);
+      const lines = prorates ? prorationLines(oldPlan, newPlan, sub.currentPeriodStart, sub.currentPeriodEnd, now) : [];
+      if (lines.length > 0 && behavior === 'create_prorations') {
+        await tx.invoiceItem.createMany({
+          data: lines.map((l) => ({ id: newId('invoice_line'), merchantId: ctx.merchant.id, subscriptionId: id, invoiceId: null, ...l, proration: true })),
+        });
+      }
+      if (lines.length > 0 && behavior === 'always_invoice') {
+        const { invoice } = await issueInvoice(ctx, tx, {
+          subscription: { ...sub, ...(patch as object) } as Subscription,
+          currency: newPlan.currency,
+          reason: 'subscription_update',
+          key: `update:${newId('invoice_line')}`,
+          periodStart: now,
+          periodEnd: sub.currentPeriodEnd,
+          lines,
+          takePending: true,
+        });
+        patch.latestInvoiceId = invoice.id;
+        if (invoice.status === 'open') charge = invoice.id;
+      }
+    }
+    const after = Object.keys(patch).length > 0 ? await tx.subscription.update({ where: { id }, data: patch }) : sub;
+    if (data.trial_end) jobs.push(...trialJobs(after, now));
+    await enqueueJobs(tx, jobs);
+    const { updated_at: _u, ...prev } = previousAttributes(subscriptionToJSON(sub) as any, subscriptionToJSON(after) as any);
+    if (Object.keys(prev).length > 0) await recordEvent(tx, ctx.merchant.id, 'subscription.updated', subscriptionToJSON(after), prev);
+    return { sub: after, charge };
+  });
+  if (r.charge) await chargeInvoice(ctx, r.charge, 1);
+  return getSubscription(ctx, r.sub.id);
+}
+
+/** When the subscription's next invoice is due (for the portal). */
+export function nextBillingDate(sub: Subscription): Date | null {
+  return sub.status === 'cancelled' || sub.cancelAtPeriodEnd ? null : sub.currentPeriodEnd;
+}
+
+export { addIntervals };

@@ -1,0 +1,33 @@
+// The signed address of an invoice's PDF: /hosted/invoices/<id>/pdf?expires=…&signature=…
+// (GET /v1/invoices/:id/pdf redirects here). No credentials: the HMAC over id and expiry, keyed by
+// the merchant's signing key, is the permission, for five minutes. A missing, tampered or expired
+// signature is 403 and reveals nothing (not even whether the invoice exists).
+import type { Hono } from 'hono';
+import { invoicePdfData } from '../domain/billing/invoices.ts';
+import { renderInvoicePdf, verifyPdfSignature } from '../domain/billing/pdf.ts';
+import { HttpError } from '../platform/errors.ts';
+import type { AppEnv, Services } from '../server/env.ts';
+import { hostedCtx } from './kit.ts';
+
+const forbidden = () => new HttpError(403, 'signature_invalid', 'This invoice link is invalid or has expired. Ask for a new one.');
+
+export function mountInvoicePdf(app: Hono<AppEnv>, services: Services) {
+  app.get('/hosted/invoices/:id/pdf', async (c) => {
+    const id = c.req.param('id');
+    const expires = c.req.query('expires');
+    const signature = c.req.query('signature');
+    if (!/^in_[0-9A-Za-z]{16,40}$/.test(id) || !expires || !signature) throw forbidden();
+    const row = await services.db.prisma.invoice.findUnique({ where: { id }, select: { merchant: { select: { id: true, mode: true, name: true, signingKey: true } } } });
+    const key = row?.merchant.signingKey;
+    if (!row || !key || !verifyPdfSignature(Buffer.from(key), id, expires, signature, new Date())) throw forbidden();
+    const ctx = hostedCtx(c, services, row.merchant, { invoice_id: id });
+    const data = await invoicePdfData(ctx, id);
+    const pdf = await renderInvoicePdf(data);
+    return c.body(new Uint8Array(pdf), 200, {
+      'Content-Type': 'application/pdf',
+      'Content-Disposition': `inline; filename="${(data.number ?? id).replace(/[^A-Za-z0-9_-]/g, '')}.pdf"`,
+      'Cache-Control': 'private, no-store',
+      'X-Content-Type-Options': 'nosniff',
+    });
+  });
+}

@@ -1,0 +1,466 @@
+// The billing engine through REST on the merchant's test clock, the way ../shared/notes/billing-tests.md
+// says: move the clock (never sleep), name the events each step must produce and check exactly
+// those arrived, and after every step run the engine again and check that nothing more happens.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApp, type Client, type TestApp } from './helpers/app.ts';
+
+let app: TestApp;
+
+beforeAll(async () => {
+  app = await startApp();
+});
+afterAll(() => app?.close());
+
+const DAY = 86_400;
+
+/** A merchant with its event cursor: `step()` returns the event types that arrived since the last step. */
+async function merchant() {
+  const api = await app.merchant();
+  const seen = new Set<string>();
+  async function newEvents(): Promise<{ type: string; data: any }[]> {
+    const out: { id: string; type: string; data: any }[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const r = await api.get(`/v1/events?limit=100${after ? `&after=${after}` : ''}`);
+      expect(r.status).toBe(200);
+      for (const e of r.body.data) if (!seen.has(e.id)) out.push(e);
+      if (!r.body.has_more) break;
+      after = r.body.next_cursor;
+    }
+    for (const e of out) seen.add(e.id);
+    return out.reverse(); // oldest first
+  }
+  await newEvents();
+  return {
+    api,
+    /** The events since the last call, oldest first, as sorted types (order within a step may vary). */
+    async events(): Promise<string[]> {
+      return (await newEvents()).map((e) => e.type).sort();
+    },
+    async eventObjects() {
+      return newEvents();
+    },
+    async advance(body: { seconds?: number; to?: string }) {
+      const r = await api.post('/v1/test-helpers/clock/advance', body);
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      return r.body.now as string;
+    },
+    /** Runs the engine again (one more second): nothing may happen. */
+    async nothingMore() {
+      await this.advance({ seconds: 1 });
+      expect(await this.events()).toEqual([]);
+    },
+  };
+}
+type M = Awaited<ReturnType<typeof merchant>>;
+
+async function customerWithCard(m: M, card = '4242424242424242') {
+  const c = (await m.api.post('/v1/customers', { email: `c${Math.random()}@example.com`, name: 'Ada Lovelace' })).body;
+  const si = (await m.api.post('/v1/setup-intents', { customer_id: c.id })).body;
+  const done = await m.api.post(`/v1/test-helpers/setup-intents/${si.id}/complete`, { card_number: card });
+  expect(done.status).toBe(200);
+  return { customer: c, pm: done.body.payment_method_id as string };
+}
+
+async function plan(m: M, body: Record<string, unknown> = {}) {
+  const r = await m.api.post('/v1/plans', { name: 'Pro', amount: 3000, currency: 'USD', interval: 'month', ...body });
+  expect(r.status).toBe(201);
+  return r.body;
+}
+
+const sorted = (...t: string[]) => t.sort();
+
+describe('subscriptions on the test clock', () => {
+  it('without a trial: the first invoice is charged at once → active, paid; renewals follow', async () => {
+    const m = await merchant();
+    const { customer } = await customerWithCard(m);
+    const p = await plan(m);
+    await m.events();
+    const r = await m.api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: p.id, metadata: { seat: '1' } });
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    const sub = r.body;
+    expect(sub).toMatchObject({ object: 'subscription', status: 'active', plan_id: p.id, customer_id: customer.id, trial_end: null, metadata: { seat: '1' } });
+    expect(await m.events()).toEqual(
+      sorted('subscription.created', 'invoice.created', 'invoice.finalized', 'payment.created', 'payment.succeeded', 'invoice.paid', 'subscription.updated'),
+    );
+    const inv = (await m.api.get(`/v1/invoices/${sub.latest_invoice_id}`)).body;
+    expect(inv).toMatchObject({
+      status: 'paid',
+      billing_reason: 'subscription_create',
+      number: expect.stringMatching(/^INV-\d{6}$/),
+      total: 3000,
+      amount_due: 3000,
+      amount_paid: 3000,
+      attempt_count: 1,
+      period_start: sub.current_period_start,
+      period_end: sub.current_period_end,
+    });
+    expect(inv.lines).toHaveLength(1);
+    await m.nothingMore();
+
+    // The renewal at the period end: one invoice, charged, paid.
+    await m.advance({ to: sub.current_period_end });
+    expect(await m.events()).toEqual(sorted('invoice.created', 'invoice.finalized', 'payment.created', 'payment.succeeded', 'invoice.paid', 'subscription.updated'));
+    const renewed = (await m.api.get(`/v1/subscriptions/${sub.id}`)).body;
+    expect(renewed.current_period_start).toBe(sub.current_period_end);
+    await m.nothingMore();
+    const list = (await m.api.get(`/v1/invoices?subscription_id=${sub.id}`)).body.data;
+    expect(list.map((i: any) => i.status)).toEqual(['paid', 'paid']);
+    expect(Number(list[0].number.slice(4))).toBe(Number(list[1].number.slice(4)) + 1);
+    // The customer embeds it.
+    expect((await m.api.get(`/v1/customers/${customer.id}`)).body.subscriptions.map((s: any) => s.id)).toEqual([sub.id]);
+  });
+
+  it('trial → trial_will_end 3 days before → active with a paid invoice at the trial end', async () => {
+    const m = await merchant();
+    const { customer } = await customerWithCard(m);
+    const p = await plan(m, { trial_period_days: 14 });
+    await m.events();
+    const sub = (await m.api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: p.id })).body;
+    expect(sub.status).toBe('trialing');
+    expect(new Date(sub.trial_end).getTime() - new Date(sub.trial_start).getTime()).toBe(14 * DAY * 1000);
+    expect(sub.latest_invoice_id).toBeNull();
+    expect(await m.events()).toEqual(['subscription.created']);
+    await m.nothingMore();
+
+    await m.advance({ seconds: 11 * DAY });
+    expect(await m.events()).toEqual(['subscription.trial_will_end']);
+    await m.nothingMore();
+
+    await m.advance({ to: sub.trial_end });
+    expect(await m.events()).toEqual(sorted('invoice.created', 'invoice.finalized', 'payment.created', 'payment.succeeded', 'invoice.paid', 'subscription.updated'));
+    const after = (await m.api.get(`/v1/subscriptions/${sub.id}`)).body;
+    expect(after).toMatchObject({ status: 'active', current_period_start: sub.trial_end });
+    const inv = (await m.api.get(`/v1/invoices/${after.latest_invoice_id}`)).body;
+    expect(inv).toMatchObject({ status: 'paid', total: 3000, period_start: sub.trial_end, period_end: after.current_period_end });
+    await m.nothingMore();
+  });
+
+  it('renews monthly for 12 months from a Jan 31 anchor: Feb 28, Feb 29 in a leap year, Mar 31, Apr 30 …', async () => {
+    const m = await merchant();
+    const { customer } = await customerWithCard(m);
+    const p = await plan(m, { amount: 1000 });
+    await m.advance({ to: '2027-01-31T10:00:00Z' });
+    const sub = (await m.api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: p.id })).body;
+    // Periods run in whole seconds from the anchor (the creation time, a few ms after the advance).
+    expect(sub.current_period_start).toMatch(/^2027-01-31T10:00:0\d\.000Z$/);
+    const time = sub.current_period_start.slice(10);
+    expect(sub.current_period_end).toBe(`2027-02-28${time}`);
+    await m.events();
+    // One advance over a whole year runs every renewal in time order.
+    await m.advance({ to: '2028-01-31T10:00:10Z' });
+    const invoices = (await m.api.get(`/v1/invoices?subscription_id=${sub.id}&limit=100`)).body.data.reverse();
+    expect(invoices).toHaveLength(13);
+    expect(invoices.map((i: any) => i.period_start.slice(0, 10))).toEqual([
+      '2027-01-31', '2027-02-28', '2027-03-31', '2027-04-30', '2027-05-31', '2027-06-30', '2027-07-31',
+      '2027-08-31', '2027-09-30', '2027-10-31', '2027-11-30', '2027-12-31', '2028-01-31',
+    ]);
+    expect(invoices.every((i: any) => i.status === 'paid' && i.total === 1000)).toBe(true);
+    const events = await m.events();
+    expect(events.filter((t) => t === 'invoice.paid')).toHaveLength(12);
+    expect(events.filter((t) => t === 'invoice.created')).toHaveLength(12);
+    await m.nothingMore();
+    await m.advance({ to: '2028-02-29T10:00:10Z' });
+    const leap = (await m.api.get(`/v1/subscriptions/${sub.id}`)).body;
+    expect(leap.current_period_start).toBe(`2028-02-29${time}`);
+    expect(leap.current_period_end).toBe(`2028-03-31${time}`);
+  });
+
+  it('a failing card: past_due, retries 1, 3 and 5 days after the first failure, then unpaid', async () => {
+    const m = await merchant();
+    const { customer, pm } = await customerWithCard(m);
+    const p = await plan(m, { trial_period_days: 7 });
+    const sub = (await m.api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: p.id })).body;
+    // The customer's only card now fails every charge.
+    const bad = await customerWithCardFor(m, customer.id, '4000000000009995');
+    expect((await m.api.patch(`/v1/subscriptions/${sub.id}`, { payment_method_id: bad })).status).toBe(200);
+    expect(pm).not.toBe(bad);
+    await m.events();
+
+    await m.advance({ to: sub.trial_end });
+    expect(await m.events()).toEqual(
+      sorted(
+        'subscription.trial_will_end',
+        'invoice.created', 'invoice.finalized', 'payment.created', 'payment.failed', 'invoice.payment_failed',
+        'subscription.updated', // trialing → active, the new period
+        'subscription.updated', // active → past_due
+      ),
+    );
+    let s = (await m.api.get(`/v1/subscriptions/${sub.id}`)).body;
+    expect(s.status).toBe('past_due');
+    let inv = (await m.api.get(`/v1/invoices/${s.latest_invoice_id}`)).body;
+    const firstFailure = new Date(sub.trial_end).getTime();
+    expect(inv).toMatchObject({ status: 'open', attempt_count: 1, next_payment_attempt: new Date(firstFailure + DAY * 1000).toISOString() });
+    await m.nothingMore();
+
+    for (const [day, attempt, next] of [[1, 2, 3], [3, 3, 5]] as const) {
+      await m.advance({ to: new Date(firstFailure + day * DAY * 1000).toISOString() });
+      // The previous attempt's checkout expired 24 h after it was created; the new attempt has its own.
+      expect(await m.events()).toEqual(sorted('payment.expired', 'payment.created', 'payment.failed', 'invoice.payment_failed'));
+      inv = (await m.api.get(`/v1/invoices/${inv.id}`)).body;
+      expect(inv).toMatchObject({ status: 'open', attempt_count: attempt, next_payment_attempt: new Date(firstFailure + next * DAY * 1000).toISOString() });
+      await m.nothingMore();
+    }
+    await m.advance({ to: new Date(firstFailure + 5 * DAY * 1000).toISOString() });
+    expect(await m.events()).toEqual(sorted('payment.expired', 'payment.created', 'payment.failed', 'invoice.payment_failed', 'subscription.updated'));
+    inv = (await m.api.get(`/v1/invoices/${inv.id}`)).body;
+    expect(inv).toMatchObject({ status: 'uncollectible', attempt_count: 4, next_payment_attempt: null, amount_paid: 0 });
+    s = (await m.api.get(`/v1/subscriptions/${sub.id}`)).body;
+    expect(s.status).toBe('unpaid');
+    await m.nothingMore();
+    // Unpaid: the periods go on without new invoices until the merchant acts.
+    await m.advance({ to: s.current_period_end });
+    expect(await m.events()).toEqual(sorted('payment.expired', 'subscription.updated'));
+    expect((await m.api.get(`/v1/invoices?subscription_id=${sub.id}`)).body.data).toHaveLength(1);
+  });
+
+  it('a first invoice that cannot be paid leaves it incomplete; 23 h later it is cancelled and the invoice voided', async () => {
+    const m = await merchant();
+    const { customer } = await customerWithCard(m, '4000000000009995');
+    const p = await plan(m);
+    await m.events();
+    const sub = (await m.api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: p.id })).body;
+    expect(sub.status).toBe('incomplete');
+    expect(await m.events()).toEqual(sorted('subscription.created', 'invoice.created', 'invoice.finalized', 'payment.created', 'payment.failed', 'invoice.payment_failed'));
+    const inv = (await m.api.get(`/v1/invoices/${sub.latest_invoice_id}`)).body;
+    expect(inv).toMatchObject({ status: 'open', next_payment_attempt: null });
+    await m.nothingMore();
+    await m.advance({ seconds: 23 * 3600 });
+    expect(await m.events()).toEqual(sorted('subscription.cancelled', 'invoice.voided', 'payment.cancelled'));
+    expect((await m.api.get(`/v1/subscriptions/${sub.id}`)).body.status).toBe('cancelled');
+    expect((await m.api.get(`/v1/invoices/${inv.id}`)).body.status).toBe('void');
+    await m.nothingMore();
+  });
+
+  it('incomplete, then paid at the invoice payment’s checkout within 23 h → active; no method at all is a failed attempt too', async () => {
+    const m = await merchant();
+    const { customer } = await customerWithCard(m, '4000000000009995');
+    const p = await plan(m);
+    const sub = (await m.api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: p.id })).body;
+    expect(sub.status).toBe('incomplete');
+    const inv = (await m.api.get(`/v1/invoices/${sub.latest_invoice_id}`)).body;
+    await m.events();
+    // The customer pays the failed attempt's checkout with another card.
+    const paid = await m.api.post(`/v1/test-helpers/payments/${inv.payment_id}/complete`, { outcome: 'succeeded' });
+    expect(paid.status).toBe(200);
+    expect(await m.events()).toEqual(sorted('payment.succeeded', 'invoice.paid', 'subscription.updated'));
+    expect((await m.api.get(`/v1/subscriptions/${sub.id}`)).body.status).toBe('active');
+    expect((await m.api.get(`/v1/invoices/${inv.id}`)).body).toMatchObject({ status: 'paid', amount_paid: 3000 });
+    // The incomplete deadline passes without effect.
+    await m.advance({ seconds: 23 * 3600 });
+    expect(await m.events()).toEqual([]);
+
+    const c = (await m.api.post('/v1/customers', { email: 'nocard@example.com' })).body;
+    const s2 = (await m.api.post('/v1/subscriptions', { customer_id: c.id, plan_id: p.id })).body;
+    expect(s2.status).toBe('incomplete');
+    const inv2 = (await m.api.get(`/v1/invoices/${s2.latest_invoice_id}`)).body;
+    expect(inv2).toMatchObject({ status: 'open', attempt_count: 1, payment_id: null });
+    const v = await m.api.post(`/v1/invoices/${inv2.id}/void`);
+    expect(v.status).toBe(200);
+    expect(v.body).toMatchObject({ status: 'void', voided_at: expect.any(String) });
+    const again = await m.api.post(`/v1/invoices/${inv2.id}/void`);
+    expect(again.status).toBe(409);
+    expect(again.body.error.code).toBe('invoice_not_open');
+  });
+
+  it('pause with resumes_at → no invoices while paused → active again after the advance', async () => {
+    const m = await merchant();
+    const { customer } = await customerWithCard(m);
+    const p = await plan(m);
+    const sub = (await m.api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: p.id })).body;
+    await m.events();
+    const resumesAt = new Date(new Date(sub.current_period_end).getTime() + 10 * DAY * 1000).toISOString();
+    const paused = await m.api.post(`/v1/subscriptions/${sub.id}/pause`, { resumes_at: resumesAt });
+    expect(paused.status).toBe(200);
+    expect(paused.body).toMatchObject({ status: 'paused', resumes_at: resumesAt, pause_collection: { resumes_at: resumesAt } });
+    expect(await m.events()).toEqual(['subscription.paused']);
+    expect((await m.api.post(`/v1/subscriptions/${sub.id}/pause`)).body.error.code).toBe('subscription_not_active');
+    await m.advance({ to: sub.current_period_end });
+    expect(await m.events()).toEqual(['subscription.updated']); // the period moved, no invoice
+    await m.advance({ to: resumesAt });
+    expect(await m.events()).toEqual(['subscription.resumed']);
+    const s = (await m.api.get(`/v1/subscriptions/${sub.id}`)).body;
+    expect(s).toMatchObject({ status: 'active', resumes_at: null, pause_collection: null });
+    await m.nothingMore();
+    const resume = await m.api.post(`/v1/subscriptions/${sub.id}/resume`);
+    expect(resume.status).toBe(409);
+    expect(resume.body.error.code).toBe('subscription_not_paused');
+    expect((await m.api.get(`/v1/invoices?subscription_id=${sub.id}`)).body.data).toHaveLength(1);
+  });
+
+  it('cancel at period end → reactivate → cancel at period end → cancelled at the end; immediate cancel', async () => {
+    const m = await merchant();
+    const { customer } = await customerWithCard(m);
+    const p = await plan(m);
+    const sub = (await m.api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: p.id })).body;
+    await m.events();
+    const c1 = await m.api.post(`/v1/subscriptions/${sub.id}/cancel`, { cancel_at_period_end: true });
+    expect(c1.body).toMatchObject({ status: 'active', cancel_at_period_end: true, cancel_at: sub.current_period_end });
+    expect(await m.events()).toEqual(['subscription.updated']);
+    const re = await m.api.post(`/v1/subscriptions/${sub.id}/reactivate`);
+    expect(re.body).toMatchObject({ status: 'active', cancel_at_period_end: false, cancel_at: null });
+    expect(await m.events()).toEqual(['subscription.reactivated']);
+    const re2 = await m.api.post(`/v1/subscriptions/${sub.id}/reactivate`);
+    expect(re2.status).toBe(409);
+    expect(re2.body.error.code).toBe('subscription_not_cancelling');
+    await m.api.post(`/v1/subscriptions/${sub.id}/cancel`, { cancel_at_period_end: true });
+    await m.events();
+    await m.advance({ to: sub.current_period_end });
+    expect(await m.events()).toEqual(['subscription.cancelled']);
+    expect((await m.api.get(`/v1/subscriptions/${sub.id}`)).body).toMatchObject({ status: 'cancelled', cancelled_at: sub.current_period_end });
+    await m.nothingMore();
+    expect((await m.api.get(`/v1/invoices?subscription_id=${sub.id}`)).body.data).toHaveLength(1);
+
+    const other = (await m.api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: p.id })).body;
+    await m.events();
+    const now = await m.api.post(`/v1/subscriptions/${other.id}/cancel`, {});
+    expect(now.body).toMatchObject({ status: 'cancelled', cancelled_at: expect.any(String) });
+    expect(await m.events()).toEqual(['subscription.cancelled']);
+    const twice = await m.api.post(`/v1/subscriptions/${other.id}/cancel`, {});
+    expect(twice.status).toBe(409);
+    expect(twice.body.error.code).toBe('subscription_cancelled');
+    await m.advance({ to: other.current_period_end });
+    expect(await m.events()).toEqual([]);
+  });
+
+  it('plan changes: create_prorations on the next invoice, always_invoice at once, none from the next period — exact amounts', async () => {
+    const m = await merchant();
+    const { customer } = await customerWithCard(m);
+    // 30-day periods make the arithmetic plain: a third of a period left = a third of each price.
+    const basic = await plan(m, { name: 'Basic', amount: 3000, interval: 'day', interval_count: 30 });
+    const pro = await plan(m, { name: 'Pro', amount: 9000, interval: 'day', interval_count: 30 });
+    const mk = async () => (await m.api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: basic.id })).body;
+    const a = await mk();
+    const b = await mk();
+    const c = await mk();
+    await m.advance({ seconds: 20 * DAY }); // 10 of 30 days left
+    await m.events();
+
+    const pa = await m.api.patch(`/v1/subscriptions/${a.id}`, { plan_id: pro.id, proration_behavior: 'create_prorations' });
+    expect(pa.status, JSON.stringify(pa.body)).toBe(200);
+    expect(pa.body.plan_id).toBe(pro.id);
+    expect(await m.events()).toEqual(['subscription.updated']);
+    const pb = await m.api.patch(`/v1/subscriptions/${b.id}`, { plan_id: pro.id, proration_behavior: 'always_invoice' });
+    expect(pb.status).toBe(200);
+    const now = (await m.api.get(`/v1/invoices/${pb.body.latest_invoice_id}`)).body;
+    expect(now).toMatchObject({ billing_reason: 'subscription_update', status: 'paid', total: -1000 + 3000, amount_paid: 2000 });
+    expect(now.lines.map((l: any) => [l.amount, l.proration])).toEqual([[-1000, true], [3000, true]]);
+    expect(await m.events()).toEqual(sorted('subscription.updated', 'invoice.created', 'invoice.finalized', 'payment.created', 'payment.succeeded', 'invoice.paid'));
+    const pc = await m.api.patch(`/v1/subscriptions/${c.id}`, { plan_id: pro.id, proration_behavior: 'none' });
+    expect(pc.status).toBe(200);
+    expect(await m.events()).toEqual(['subscription.updated']);
+    expect((await m.api.get(`/v1/invoices?subscription_id=${c.id}`)).body.data).toHaveLength(1);
+
+    await m.advance({ to: a.current_period_end });
+    const next = async (id: string) => (await m.api.get(`/v1/invoices?subscription_id=${id}&limit=1`)).body.data[0];
+    const ia = await next(a.id);
+    expect(ia.lines.map((l: any) => [l.amount, l.proration])).toEqual([[9000, false], [-1000, true], [3000, true]]);
+    expect(ia).toMatchObject({ total: 11000, status: 'paid' });
+    expect((await next(b.id)).total).toBe(9000);
+    expect((await next(c.id)).total).toBe(9000);
+    const renewal = ['invoice.created', 'invoice.finalized', 'payment.created', 'payment.succeeded', 'invoice.paid', 'subscription.updated'];
+    expect(await m.events()).toEqual(sorted(...renewal, ...renewal, ...renewal));
+    await m.nothingMore();
+  });
+
+  it('a downgrade credit larger than the invoice is carried to the next one', async () => {
+    const m = await merchant();
+    const { customer } = await customerWithCard(m);
+    const big = await plan(m, { name: 'Big', amount: 9000, interval: 'day', interval_count: 30 });
+    const small = await plan(m, { name: 'Small', amount: 300, interval: 'day', interval_count: 30 });
+    const s = (await m.api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: big.id })).body;
+    await m.advance({ seconds: 15 * DAY }); // half left
+    const r = await m.api.patch(`/v1/subscriptions/${s.id}`, { plan_id: small.id, proration_behavior: 'always_invoice' });
+    const inv = (await m.api.get(`/v1/invoices/${r.body.latest_invoice_id}`)).body;
+    expect(inv).toMatchObject({ total: -4500 + 150, amount_due: 0, status: 'paid' });
+    await m.advance({ to: s.current_period_end });
+    const nextInv = (await m.api.get(`/v1/invoices?subscription_id=${s.id}&limit=1`)).body.data[0];
+    // 300 for the period, minus the 4,350 carried: nothing due, the rest carried again.
+    expect(nextInv).toMatchObject({ total: 300 - 4350, amount_due: 0, status: 'paid' });
+  });
+
+  it('deleting the customer cancels its subscriptions at once', async () => {
+    const m = await merchant();
+    const { customer } = await customerWithCard(m);
+    const p = await plan(m);
+    const sub = (await m.api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: p.id })).body;
+    await m.events();
+    expect((await m.api.del(`/v1/customers/${customer.id}`)).status).toBe(200);
+    const types = await m.events();
+    expect(types).toContain('subscription.cancelled');
+    expect((await m.api.get(`/v1/subscriptions/${sub.id}`)).body.status).toBe('cancelled');
+  });
+
+  it('draws from the customer’s wallet first with apply_wallet_balance', async () => {
+    const m = await merchant();
+    const { customer } = await customerWithCard(m);
+    const w = (await m.api.post('/v1/wallets', { customer_id: customer.id, currency: 'USD' })).body;
+    expect((await m.api.post(`/v1/wallets/${w.id}/credit`, { amount: 1200, description: 'Welcome gift', reference: 'gift' })).status).toBe(201);
+    const p = await plan(m, { amount: 3000 });
+    const sub = (await m.api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: p.id, apply_wallet_balance: true })).body;
+    expect(sub.status).toBe('active');
+    const inv = (await m.api.get(`/v1/invoices/${sub.latest_invoice_id}`)).body;
+    expect(inv).toMatchObject({ total: 3000, amount_from_wallet: 1200, amount_due: 1800, amount_paid: 1800, status: 'paid' });
+    const wallet = (await m.api.get(`/v1/wallets/${w.id}`)).body;
+    expect(wallet.balance).toBe(0);
+    const tx = (await m.api.get(`/v1/wallets/${w.id}/transactions`)).body.data[0];
+    expect(tx).toMatchObject({ type: 'debit', amount: 1200, reference: inv.id });
+  });
+});
+
+async function customerWithCardFor(m: M, customerId: string, card: string) {
+  const si = (await m.api.post('/v1/setup-intents', { customer_id: customerId })).body;
+  const done = await m.api.post(`/v1/test-helpers/setup-intents/${si.id}/complete`, { card_number: card });
+  return done.body.payment_method_id as string;
+}
+
+describe('subscriptions: bad input and other merchants', () => {
+  it('answers 4xx with the error body, never a 500', async () => {
+    const m = await merchant();
+    const other = await merchant();
+    const { customer, pm } = await customerWithCard(m);
+    const p = await plan(m);
+    const archived = await plan(m);
+    await m.api.post(`/v1/plans/${archived.id}/archive`);
+    const cases: [Record<string, unknown>, number, string, string | null][] = [
+      [{ plan_id: p.id }, 400, 'parameter_missing', 'customer_id'],
+      [{ customer_id: customer.id, plan_id: 'plan_nope' }, 404, 'resource_missing', 'plan_id'],
+      [{ customer_id: 'cus_nope', plan_id: p.id }, 404, 'resource_missing', 'customer_id'],
+      [{ customer_id: customer.id, plan_id: archived.id }, 409, 'plan_archived', 'plan_id'],
+      [{ customer_id: customer.id, plan_id: p.id, trial_end: '2020-01-01T00:00:00Z' }, 400, 'parameter_invalid', 'trial_end'],
+      [{ customer_id: customer.id, plan_id: p.id, trial_period_days: 731 }, 400, 'parameter_invalid', 'trial_period_days'],
+      [{ customer_id: customer.id, plan_id: p.id, trial_period_days: 3, trial_end: '2099-01-01T00:00:00Z' }, 400, 'parameter_invalid', 'trial_end'],
+      [{ customer_id: customer.id, plan_id: p.id, color: 'red' }, 400, 'parameter_unknown', 'color'],
+      [{ customer_id: customer.id, plan_id: p.id, payment_method_id: 'pm_nope' }, 404, 'resource_missing', 'payment_method_id'],
+      [{ customer_id: 'cus_\u0000', plan_id: p.id }, 400, 'parameter_invalid', 'customer_id'],
+    ];
+    for (const [body, status, code, param] of cases) {
+      const r = await m.api.post('/v1/subscriptions', body);
+      expect([r.status, r.body.error?.code, r.body.error?.param], JSON.stringify(body)).toEqual([status, code, param]);
+    }
+    expect((await m.api.post('/v1/plans', { name: 'x', amount: 1, currency: 'USD', interval: 'fortnight' })).status).toBe(400);
+    // Another merchant's records do not exist here.
+    expect((await other.api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: p.id })).status).toBe(404);
+    const sub = (await m.api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: p.id, payment_method_id: pm })).body;
+    expect((await other.api.get(`/v1/subscriptions/${sub.id}`)).status).toBe(404);
+    expect((await other.api.post(`/v1/subscriptions/${sub.id}/cancel`, {})).status).toBe(404);
+    expect((await other.api.get(`/v1/invoices/${sub.latest_invoice_id}`)).status).toBe(404);
+    expect((await other.api.get(`/v1/invoices/${sub.latest_invoice_id}/pdf`, {})).status).toBe(404);
+    // Changing a plan to another currency or period, or a cancelled subscription.
+    const eur = await plan(m, { currency: 'EUR' });
+    const bad = await m.api.patch(`/v1/subscriptions/${sub.id}`, { plan_id: eur.id });
+    expect([bad.status, bad.body.error.param]).toEqual([400, 'plan_id']);
+    const trialEnd = await m.api.patch(`/v1/subscriptions/${sub.id}`, { trial_end: '2099-01-01T00:00:00Z' });
+    expect([trialEnd.status, trialEnd.body.error.code]).toEqual([409, 'subscription_not_trialing']);
+    await m.api.post(`/v1/subscriptions/${sub.id}/cancel`, {});
+    const late = await m.api.patch(`/v1/subscriptions/${sub.id}`, { plan_id: p.id, proration_behavior: 'always_invoice' });
+    expect([late.status, late.body.error.code]).toEqual([409, 'subscription_cancelled']);
+    const badBehavior = await m.api.patch(`/v1/subscriptions/${sub.id}`, { proration_behavior: 'sometimes' });
+    expect([badBehavior.status, badBehavior.body.error.param]).toEqual([400, 'proration_behavior']);
+    expect((await m.api.get('/v1/subscriptions?status=sleeping')).status).toBe(400);
+    expect((await m.api.get('/v1/invoices?status=lost')).status).toBe(400);
+    expect((await m.api.get('/v1/subscriptions/sub_%00')).status).toBe(400);
+    const pause = await m.api.post(`/v1/subscriptions/${sub.id}/pause`, { resumes_at: 'tomorrow' });
+    expect([pause.status, pause.body.error.param]).toEqual([400, 'resumes_at']);
+  });
+});

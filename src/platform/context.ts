@@ -23,6 +23,8 @@ export interface Runtime {
   processorFor(merchant: MerchantRef): Processor;
   /** How old an unfinished idempotency claim that changed nothing must be before a retry takes it over (default 60 s). */
   idempotencyStaleMs?: number;
+  /** How old a charge claimed by a process that died must be before a recovery job asks the processor again (default 60 s). */
+  chargeRecoveryMs?: number;
 }
 
 /**

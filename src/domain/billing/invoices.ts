@@ -24,6 +24,7 @@ import { recordEvent } from '../events/index.ts';
 import { cancelAtCheckout, chargeSavedMethod, insertPayment, onPaymentOutcome, redrivePayment, type PaymentWithCustomer } from '../payments/index.ts';
 import { debitWallet } from '../wallets/index.ts';
 import { signedPdfPath, type InvoicePdfData } from './pdf.ts';
+import { invoiceHooks, type InvoiceWithLines } from './hooks.ts';
 import type { BillingReason, InvoiceListQuery, InvoiceStatus } from './schema.ts';
 
 export const INVOICE_CHARGE_JOB = 'invoice.charge';
@@ -33,7 +34,7 @@ export const RETRY_DAYS = [1, 3, 5] as const;
 export const CHARGE_RECOVERY_MS = 60_000;
 const DAY_MS = 86_400_000;
 
-export type InvoiceWithLines = Invoice & { lines: InvoiceItem[] };
+export type { InvoiceWithLines };
 // Plan lines first, then prorations and credits in the order they arose (credits before charges).
 const withLines = { lines: { orderBy: [{ proration: 'asc' as const }, { createdAt: 'asc' as const }, { amount: 'asc' as const }, { id: 'asc' as const }] } };
 
@@ -340,8 +341,9 @@ export async function recoverInvoiceCharge(ctx: Ctx, id: string, paymentId: stri
     if (method) await chargeSavedMethod(ctx, p.id, method);
     return;
   }
-  if (p.status === 'processing' && !(await redrivePayment(ctx, p.id, CHARGE_RECOVERY_MS))) {
-    throw new DeferJob(CHARGE_RECOVERY_MS, 'the charge is in flight');
+  const staleMs = ctx.runtime.chargeRecoveryMs ?? CHARGE_RECOVERY_MS;
+  if (p.status === 'processing' && !(await redrivePayment(ctx, p.id, staleMs))) {
+    throw new DeferJob(staleMs, 'the charge is in flight');
   }
 }
 
@@ -404,12 +406,6 @@ async function settleFailure(ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines, now:
   }
   return after;
 }
-
-/** The subscription area reacts to invoice outcomes (status changes) through these. */
-export const invoiceHooks: {
-  paid?: (ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines) => Promise<void>;
-  failed?: (ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines, o: { exhausted: boolean }) => Promise<void>;
-} = {};
 
 onPaymentOutcome('invoice', settleFromPayment);
 

@@ -23,7 +23,8 @@ import { parse } from '../../platform/validation.ts';
 import { cancelJobs, enqueueJob, enqueueJobs, type NewJob } from '../../jobs/queue.ts';
 import { clockNow } from '../clock/index.ts';
 import { recordEvent, previousAttributes } from '../events/index.ts';
-import { chargeInvoice, invoiceHooks, issueInvoice, voidInvoice, type NewLine } from './invoices.ts';
+import { invoiceHooks } from './hooks.ts';
+import { chargeInvoice, issueInvoice, voidInvoice, type NewLine } from './invoices.ts';
 import { addIntervals, periodAt, prorate, type Interval } from './periods.ts';
 import { MAX_TRIAL_DAYS, subscribablePlan } from './plans.ts';
 import {

@@ -1,0 +1,174 @@
+// The billing engine's guarantees beyond the happy scenarios: every job run twice or at once does
+// its work once; a charge whose process died is finished under the same processor key; two
+// servers advancing one clock at the same time invoice and charge each period once; the PDF
+// behind its signed, expiring link.
+import { extractText, getDocumentProxy } from 'unpdf';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chargeInvoice } from '../src/domain/billing/invoices.ts';
+import { pdfSignature } from '../src/domain/billing/pdf.ts';
+import { cycleSubscription } from '../src/domain/billing/subscriptions.ts';
+import type { Ctx } from '../src/platform/context.ts';
+import { forMerchant } from '../src/platform/db/tenant.ts';
+import { createLogger } from '../src/platform/logger.ts';
+import { Client, send, startApp, usingPostgres, type TestApp } from './helpers/app.ts';
+import { injectProcessor } from './helpers/processor.ts';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startApp();
+});
+afterAll(() => app?.close());
+
+async function setup(api: Client, card = '4242424242424242') {
+  const c = (await api.post('/v1/customers', { email: `e${Math.random()}@example.com`, name: 'Grace Hopper' })).body;
+  const si = (await api.post('/v1/setup-intents', { customer_id: c.id })).body;
+  await api.post(`/v1/test-helpers/setup-intents/${si.id}/complete`, { card_number: card });
+  const plan = (await api.post('/v1/plans', { name: 'Team', amount: 4999, currency: 'EUR', interval: 'month' })).body;
+  return { customer: c, plan };
+}
+
+function ctxFor(t: TestApp, merchantId: string, at?: Date): Ctx {
+  return {
+    merchant: { id: merchantId, mode: 'test' },
+    db: forMerchant(t.services.db.prisma, merchantId),
+    requestId: 'req_test',
+    log: createLogger('silent'),
+    runtime: t.services.runtime,
+    at,
+  };
+}
+
+describe('jobs run twice or concurrently do the work once', () => {
+  it('two renewals of the same period at once: one invoice, one charge', async () => {
+    const api = await app.merchant();
+    const { customer, plan } = await setup(api);
+    const sub = (await api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: plan.id })).body;
+    const ctx = ctxFor(app, api.creds.merchant_id, new Date(sub.current_period_end));
+    const end = new Date(sub.current_period_end).getTime();
+    await Promise.all([cycleSubscription(ctx, sub.id, end), cycleSubscription(ctx, sub.id, end), cycleSubscription(ctx, sub.id, end)]);
+    await cycleSubscription(ctx, sub.id, end); // and once more afterwards
+    const invoices = (await api.get(`/v1/invoices?subscription_id=${sub.id}`)).body.data;
+    expect(invoices).toHaveLength(2);
+    expect(invoices[0]).toMatchObject({ status: 'paid', billing_reason: 'subscription_cycle', attempt_count: 1 });
+    const payments = (await api.get(`/v1/payments?customer_id=${customer.id}`)).body.data;
+    expect(payments.filter((p: any) => p.status === 'succeeded')).toHaveLength(2);
+    // The same attempt of a charge, twice at once: one payment.
+    await Promise.all([chargeInvoice(ctx, invoices[0].id, 1), chargeInvoice(ctx, invoices[0].id, 1)]);
+    expect((await api.get(`/v1/payments?customer_id=${customer.id}`)).body.data).toHaveLength(2);
+  });
+
+  it('a charge whose process died is finished by the recovery job under the same processor key, never twice', async () => {
+    const t = await startApp();
+    try {
+      t.services.runtime.chargeRecoveryMs = 300;
+      const api = await t.merchant();
+      const { customer, plan } = await setup(api);
+      const stuck = injectProcessor(t);
+      stuck.hold();
+      // The create call reaches the processor and hangs there, as if its process had died.
+      const inFlight = api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: plan.id });
+      await stuck.called();
+      await new Promise((r) => setTimeout(r, 400));
+      const sub = (await api.get(`/v1/subscriptions?customer_id=${customer.id}`)).body.data[0];
+      expect(sub.status).toBe('incomplete');
+      const inv = (await api.get(`/v1/invoices/${sub.latest_invoice_id}`)).body;
+      expect((await api.get(`/v1/payments/${inv.payment_id}`)).body.status).toBe('processing');
+
+      // Another process takes over: its recovery job (due a minute later) asks the processor again.
+      const fresh = injectProcessor(t);
+      expect((await api.post('/v1/test-helpers/clock/advance', { seconds: 61 })).status).toBe(200);
+      expect(fresh.charges).toEqual([inv.payment_id]);
+      expect(stuck.charges).toEqual([inv.payment_id]); // the same idempotency key: the processor answers once
+      expect((await api.get(`/v1/invoices/${inv.id}`)).body).toMatchObject({ status: 'paid', attempt_count: 1 });
+      expect((await api.get(`/v1/subscriptions/${sub.id}`)).body.status).toBe('active');
+      // The first process comes back: nothing more happens.
+      stuck.release();
+      expect((await inFlight).status).toBe(201);
+      const payments = (await api.get(`/v1/payments?customer_id=${customer.id}`)).body.data;
+      expect(payments.map((p: any) => p.status)).toEqual(['succeeded']);
+      const paid = (await api.get('/v1/events?type=invoice.paid')).body.data;
+      expect(paid).toHaveLength(1);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe.runIf(usingPostgres)('two servers advancing the same clock at once (PostgreSQL)', () => {
+  it('every period is invoiced and charged once, and numbers stay gap-free', async () => {
+    const second = await startApp();
+    try {
+      const api = await app.merchant();
+      const twin = new Client(second.url, api.creds);
+      const subs: any[] = [];
+      for (let i = 0; i < 8; i++) {
+        const { customer, plan } = await setup(api);
+        subs.push((await api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: plan.id })).body);
+      }
+      const to = new Date(Date.now() + 95 * 86_400_000).toISOString(); // three renewals each
+      const [a, b] = await Promise.all([api.post('/v1/test-helpers/clock/advance', { to }), twin.post('/v1/test-helpers/clock/advance', { to })]);
+      expect([a.status, b.status]).toEqual([200, 200]);
+      const invoices = (await api.get('/v1/invoices?limit=100')).body.data;
+      expect(invoices).toHaveLength(8 * 4);
+      expect(invoices.every((i: any) => i.status === 'paid')).toBe(true);
+      const numbers = invoices.map((i: any) => Number(i.number.slice(4))).sort((x: number, y: number) => x - y);
+      expect(numbers).toEqual(Array.from({ length: 32 }, (_, i) => i + 1));
+      for (const s of subs) {
+        const mine = invoices.filter((i: any) => i.subscription_id === s.id);
+        expect(new Set(mine.map((i: any) => i.period_start)).size).toBe(4);
+      }
+      const payments = (await api.get('/v1/payments?limit=100')).body.data;
+      expect(payments.filter((p: any) => p.status === 'succeeded')).toHaveLength(32);
+    } finally {
+      await second.close();
+    }
+  });
+});
+
+describe('the invoice PDF', () => {
+  it('redirects to a signed address that serves the PDF without credentials; tampered or expired → 403', async () => {
+    const api = await app.merchant({ name: 'Acme Analytics' });
+    const { customer, plan } = await setup(api);
+    const sub = (await api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: plan.id })).body;
+    const inv = (await api.get(`/v1/invoices/${sub.latest_invoice_id}`)).body;
+    expect(inv.pdf_url).toBe(`${app.url}/v1/invoices/${inv.id}/pdf`);
+    // A client that follows redirects gets the PDF itself.
+    const followed = await fetch(`${app.url}/v1/invoices/${inv.id}/pdf`, { headers: { authorization: api.auth } });
+    expect([followed.status, followed.headers.get('content-type')]).toEqual([200, 'application/pdf']);
+    const redirect = await fetch(`${app.url}/v1/invoices/${inv.id}/pdf`, { headers: { authorization: api.auth }, redirect: 'manual' });
+    expect(redirect.status).toBe(302);
+    const location = redirect.headers.get('location')!;
+    expect(location).toMatch(new RegExp(`^${app.url}/hosted/invoices/${inv.id}/pdf\\?expires=\\d+&signature=[\\w-]{43}$`));
+    const pdf = await fetch(location); // no credentials
+    expect(pdf.status).toBe(200);
+    expect(pdf.headers.get('content-type')).toBe('application/pdf');
+    const bytes = new Uint8Array(await pdf.arrayBuffer());
+    expect(Buffer.from(bytes.slice(0, 5)).toString()).toBe('%PDF-');
+    const { text } = await extractText(await getDocumentProxy(bytes), { mergePages: true });
+    expect(text).toContain(inv.number);
+    expect(text).toContain('Acme Analytics');
+    expect(text).toContain('€49.99');
+    expect(text).toContain(customer.email);
+
+    const u = new URL(location);
+    const sig = u.searchParams.get('signature')!;
+    const tampered = new URL(location);
+    tampered.searchParams.set('signature', (sig[0] === 'A' ? 'B' : 'A') + sig.slice(1));
+    const otherId = new URL(location.replace(inv.id, 'in_0000000000000000000000'));
+    const later = new URL(location);
+    later.searchParams.set('expires', String(Number(u.searchParams.get('expires')) + 3600));
+    for (const bad of [tampered, otherId, later, new URL(`${app.url}/hosted/invoices/${inv.id}/pdf`)]) {
+      const res = await fetch(bad);
+      expect(res.status, bad.toString()).toBe(403);
+      expect(res.headers.get('content-type')).toMatch(/text\/html/);
+    }
+    // A correctly signed but expired link.
+    const key = (await app.services.db.prisma.merchant.findUnique({ where: { id: api.creds.merchant_id } }))!.signingKey!;
+    const past = Math.floor(Date.now() / 1000) - 1;
+    const expired = await fetch(`${app.url}/hosted/invoices/${inv.id}/pdf?expires=${past}&signature=${pdfSignature(Buffer.from(key), inv.id, past)}`);
+    expect(expired.status).toBe(403);
+    // Another merchant's invoice is not found through the API.
+    const other = await app.merchant();
+    expect((await send(`${app.url}/v1/invoices/${inv.id}/pdf`, { headers: { authorization: other.auth } })).status).toBe(404);
+  });
+});

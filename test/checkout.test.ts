@@ -143,6 +143,10 @@ describe('hosted checkout', () => {
     const page = await open(p.local);
     for (const [fields, message] of [
       [card('4242424242424241'), 'card number is incorrect'],
+      [card('0000 0000 0000'), 'card number is incorrect'],
+      [card('000000000000000000'), 'card number is incorrect'],
+      // The input rule for every hosted form: a field the database could not store is refused before anything happens.
+      [{ ...card('4242424242424242'), note: 'a\u0000b' }, 'cannot be saved'],
       [{ ...card('4242424242424242'), card_expiry: '01/20' }, 'expired'],
       [{ ...card('4242424242424242'), card_expiry: '13/30' }, 'MM/YY'],
       [{ ...card('4242424242424242'), card_cvc: '1' }, 'security code'],
@@ -154,6 +158,24 @@ describe('hosted checkout', () => {
       const html = await res.text();
       expect(html).toContain(message);
       expect(html).toContain('role="alert"');
+    }
+    expect((await status(p.id)).status).toBe('created');
+  });
+
+  it('answers a malformed form body with a 400 page, never a 500', async () => {
+    const p = await createPayment({ checkout: { locale: 'fr' } });
+    const page = await open(p.local);
+    for (const path of ['', '/cancel']) {
+      const res = await fetch(page.url + path, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'multipart/form-data; boundary=XX', cookie: page.cookie },
+        body: '--XX\r\nbroken',
+      });
+      expect(res.status, path).toBe(400);
+      const html = await res.text();
+      expect(html).toContain('<html lang="fr">');
+      expect(html).toContain('Le formulaire n’a pas pu être lu');
     }
     expect((await status(p.id)).status).toBe('created');
   });

@@ -2,6 +2,7 @@
 // their forms): what the session's customer can do, and that nothing reaches anyone else.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type Client, type TestApp } from './helpers/app.ts';
+import { loggedPath } from '../src/hosted/kit.ts';
 
 let app: TestApp;
 let api: Client;
@@ -102,6 +103,10 @@ describe('the hosted portal', () => {
     expect(page.html).toContain(c.email);
     expect(page.html).toContain('VISA ending in 4242');
     expect(page.html).toContain('Default');
+    // Each row's buttons say which method they act on.
+    expect(page.html).toContain('aria-label="Remove – VISA •••• 4242"');
+    expect(page.html).toContain('No subscription.');
+    expect(page.html).toContain('No invoice.');
     expect(page.html).toContain('$25.00');
     expect(page.html).toContain('Welcome credit');
     expect(page.html).toContain('Subscriptions');
@@ -126,11 +131,23 @@ describe('the hosted portal', () => {
     const html = await bad.text();
     expect(html).toContain('role="alert"');
     expect(html).toContain('value="not-an-email"');
-    const nul = await post(page, '/profile', { name: 'a\u0000b', email: 'x@example.com', phone: '' });
-    expect(nul.status).toBeGreaterThanOrEqual(400);
-    expect(nul.status).toBeLessThan(500);
-    expect(await nul.text()).not.toMatch(/at .*\.ts:\d+/);
-    expect((await api.get(`/v1/customers/${c.id}`)).body.email).toBe('amina.new@example.com');
+    expect(html).toContain('Enter a valid email address, e.g. name@example.com.');
+    expect(html).not.toContain('Invalid email');
+    expect(html).toMatch(/<div role="alert" aria-live="assertive" tabindex="-1" data-error><p class="error" id="profile-error">/);
+    const badPhone = await post(page, '/profile', { name: 'X', email: 'x@example.com', phone: '0700' });
+    expect(badPhone.status).toBe(422);
+    expect(await badPhone.text()).toContain('Enter the phone number in international format');
+    // NUL (which the database cannot store) is the same inline error as any invalid name, before anything is saved.
+    for (const name of ['Al\u0000ice', '\u0000']) {
+      const nul = await post(page, '/profile', { name, email: 'x@example.com', phone: '' });
+      expect(nul.status).toBe(422);
+      const nulHtml = await nul.text();
+      expect(nulHtml).toContain('role="alert"');
+      expect(nulHtml).toContain('Enter your name again: it is too long or contains characters that cannot be saved.');
+      expect(nulHtml).toContain('value="x@example.com"');
+      expect(nulHtml).not.toContain('\u0000');
+    }
+    expect((await api.get(`/v1/customers/${c.id}`)).body).toMatchObject({ name: 'Amina N.', email: 'amina.new@example.com' });
   });
 
   it('adds a method through the setup page, which returns to the portal; makes it default; removes the first', async () => {
@@ -143,6 +160,9 @@ describe('the hosted portal', () => {
     const setupUrl = add.headers.get('location')!;
     expect(setupUrl).toMatch(/\/hosted\/setup\/[0-9A-Za-z]{40}$/);
     const setup = await open(setupUrl);
+    // The way back without saving claims nothing.
+    expect(setup.html).toContain(`class="back" href="${s.url}"`);
+    expect(setup.html).not.toContain('done=added');
     const saved = await fetch(setup.url, {
       method: 'POST',
       redirect: 'manual',
@@ -152,7 +172,9 @@ describe('the hosted portal', () => {
     expect(saved.status).toBe(303);
     const back = new URL(saved.headers.get('location')!);
     expect(back.pathname).toBe(new URL(s.url).pathname);
-    expect(back.searchParams.get('done')).toBe('added');
+    expect(back.searchParams.get('done')).toBeNull();
+    expect(back.searchParams.get('status')).toBe('succeeded');
+    expect((await open(back.toString())).html).toContain('Your new payment method was saved.');
     const methods = (await api.get(`/v1/payment-methods?customer_id=${c.id}`)).body.data;
     expect(methods).toHaveLength(2);
     const second = methods[0].id;
@@ -230,5 +252,213 @@ describe('the hosted portal', () => {
     const ds = await session(d.id);
     await api.del(`/v1/customers/${d.id}`);
     expect((await fetch(local(ds.url))).status).toBe(404);
+  });
+});
+
+describe('the hosted portal refuses what it cannot read', () => {
+  const broken = (url: string) =>
+    fetch(url, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'multipart/form-data; boundary=XX' }, body: '--XX\r\nbroken' });
+
+  it('a malformed form body is a 400 page, never a 500 (portal and setup page)', async () => {
+    const c = await customer();
+    const s = await session(c.id, api, { locale: 'fr' });
+    const page = await open(s.url);
+    const si = (await api.post('/v1/setup-intents', { customer_id: c.id })).body;
+    const setup = await open(si.setup_url);
+    for (const url of [`${page.url}/profile`, `${page.url}/methods/add`, `${page.url}/methods/pm_x/remove`, setup.url]) {
+      const r = await broken(url);
+      expect(r.status, url).toBe(400);
+      expect(r.headers.get('content-type')).toMatch(/text\/html/);
+      const html = await r.text();
+      expect(html).toMatch(/n’a pas pu être lu|could not be read/);
+      expect(html).not.toMatch(/at .*\.ts:\d+|TypeError/);
+    }
+    expect((await api.get(`/v1/setup-intents/${si.id}`)).body.status).toBe('requires_payment_method');
+  });
+
+  it('a path id the database cannot store is the not-found page', async () => {
+    const c = await customer();
+    await savedCard(c.id);
+    const s = await session(c.id);
+    const page = await open(s.url);
+    for (const path of ['/methods/pm_%00/default', '/methods/pm_%00/remove', '/methods/pm_%ED%A0%80/remove', '/subscriptions/sub_%00/cancel', '/subscriptions/sub_%00/reactivate']) {
+      const r = await post(page, path);
+      expect(r.status, path).toBe(404);
+      expect(await r.text()).toContain('Page not found');
+    }
+    expect((await api.get(`/v1/customers/${c.id}`)).body.payment_methods).toHaveLength(1);
+  });
+
+  it('says "saved" only for a setup intent of this customer that really succeeded', async () => {
+    const c = await customer();
+    const s = await session(c.id);
+    expect((await open(`${s.url}?done=added`)).html).not.toContain('Your new payment method was saved.');
+    const pending = (await api.post('/v1/setup-intents', { customer_id: c.id })).body;
+    expect((await open(`${s.url}?setup_intent_id=${pending.id}&status=succeeded`)).html).not.toContain('Your new payment method was saved.');
+    const b = await customer();
+    const theirs = (await api.post('/v1/setup-intents', { customer_id: b.id })).body;
+    await api.post(`/v1/test-helpers/setup-intents/${theirs.id}/complete`, {});
+    expect((await open(`${s.url}?setup_intent_id=${theirs.id}&status=succeeded`)).html).not.toContain('Your new payment method was saved.');
+    expect((await open(`${s.url}?setup_intent_id=seti_%00&status=succeeded`)).res.status).toBe(200);
+    await api.post(`/v1/test-helpers/setup-intents/${pending.id}/complete`, {});
+    expect((await open(`${s.url}?setup_intent_id=${pending.id}&status=succeeded`)).html).toContain('Your new payment method was saved.');
+  });
+
+  it('speaks the portal’s language in its validation messages', async () => {
+    const c = await customer();
+    const s = await session(c.id, api, { locale: 'fr' });
+    const page = await open(s.url);
+    const email = await post(page, '/profile', { name: 'Amina', email: 'pas-un-email', phone: '' });
+    expect(email.status).toBe(422);
+    const html = await email.text();
+    expect(html).toContain('Saisissez une adresse e-mail valide');
+    expect(html).not.toContain('Invalid');
+    const phone = await post(page, '/profile', { name: 'Amina', email: c.email, phone: '12' });
+    expect(phone.status).toBe(422);
+    expect(await phone.text()).toContain('Saisissez le numéro au format international');
+    const nul = await post(page, '/profile', { name: 'Al\u0000ice', email: c.email, phone: '' });
+    expect(nul.status).toBe(422);
+    expect(await nul.text()).toContain('Saisissez à nouveau votre nom');
+  });
+
+  it('the access log path never holds a hosted token', () => {
+    const token = 'A'.repeat(40);
+    expect(loggedPath(`/hosted/portal/${token}`)).toBe('/hosted/portal/[token]');
+    expect(loggedPath(`/hosted/portal/${token}/methods/pm_1/remove`)).toBe('/hosted/portal/[token]/methods/pm_1/remove');
+    expect(loggedPath(`/hosted/setup/${token}`)).toBe('/hosted/setup/[token]');
+    expect(loggedPath(`/hosted/checkout/${token}/cancel`)).toBe('/hosted/checkout/[token]/cancel');
+    expect(loggedPath('/hosted/invoices/in_1/pdf')).toBe('/hosted/invoices/in_1/pdf');
+    expect(loggedPath('/v1/customers/cus_1')).toBe('/v1/customers/cus_1');
+  });
+});
+
+describe('subscriptions and invoices in the portal', () => {
+  async function plan(client = api, extra: Record<string, unknown> = {}) {
+    const r = await client.post('/v1/plans', { name: 'Coffee club', amount: 1500, currency: 'USD', interval: 'month', ...extra });
+    expect(r.status).toBe(201);
+    return r.body;
+  }
+
+  async function subscribed(client = api) {
+    const c = await customer(client);
+    await savedCard(c.id, client);
+    const p = await plan(client);
+    const r = await client.post('/v1/subscriptions', { customer_id: c.id, plan_id: p.id });
+    expect(r.status).toBe(201);
+    expect(r.body.status).toBe('active');
+    const invoice = (await client.get(`/v1/invoices/${r.body.latest_invoice_id}`)).body;
+    expect(invoice.status).toBe('paid');
+    return { c, plan: p, sub: r.body, invoice };
+  }
+
+  const subOf = async (id: string, client = api) => (await client.get(`/v1/subscriptions/${id}`)).body;
+  const eventsOf = async (id: string, type: string) =>
+    (await api.get(`/v1/events?type=${type}&limit=100`)).body.data.filter((e: any) => e.data.object.id === id);
+  const unescape = (v: string) => v.replace(/&amp;/g, '&');
+
+  it('shows the plan, price, status and next payment, and the invoices with a working signed PDF link', async () => {
+    const { c, sub, invoice } = await subscribed();
+    const s = await session(c.id);
+    const page = await open(s.url);
+    expect(page.res.status).toBe(200);
+    expect(page.html).toContain(`data-subscription="${sub.id}"`);
+    expect(page.html).toContain('Coffee club');
+    expect(page.html).toContain('$15.00 per month');
+    expect(page.html).toContain('Active');
+    expect(page.html).toContain('Next payment on');
+    expect(page.html).toContain('aria-label="Cancel at period end – Coffee club"');
+    expect(page.html).toContain(invoice.number);
+    expect(page.html).toContain('PDF links are valid for 5 minutes; reload the page to refresh them.');
+    const href = unescape(new RegExp(`data-invoice="${invoice.id}".*?<a href="([^"]+)"`, 's').exec(page.html)![1]!);
+    expect(href).not.toContain('/v1/');
+    expect(href).toMatch(new RegExp(`^${app.services.config.publicBaseUrl}/hosted/invoices/${invoice.id}/pdf\\?expires=\\d+&signature=`));
+    const pdf = await fetch(local(href));
+    expect(pdf.status).toBe(200);
+    expect(pdf.headers.get('content-type')).toBe('application/pdf');
+    expect(Buffer.from(await pdf.arrayBuffer()).subarray(0, 4).toString()).toBe('%PDF');
+    // A plain same-origin link: the page's CSP (no navigate-to) does not get in its way.
+    expect(page.res.headers.get('content-security-policy')).toMatch(/default-src 'none'/);
+  });
+
+  it('cancels at period end and keeps the subscription, with the API’s events; a second "keep" is a friendly notice', async () => {
+    const { c, sub } = await subscribed();
+    const s = await session(c.id);
+    const page = await open(s.url);
+    const updated = (await eventsOf(sub.id, 'subscription.updated')).length; // incomplete → active at creation
+    const cancel = await post(page, `/subscriptions/${sub.id}/cancel`);
+    expect(cancel.status).toBe(303);
+    expect(cancel.headers.get('location')).toMatch(/\?done=cancelling$/);
+    expect(await subOf(sub.id)).toMatchObject({ status: 'active', cancel_at_period_end: true });
+    const [event] = await eventsOf(sub.id, 'subscription.updated');
+    expect(await eventsOf(sub.id, 'subscription.updated')).toHaveLength(updated + 1);
+    expect(event.data.object.cancel_at_period_end).toBe(true);
+    expect(event.data.previous_attributes).toMatchObject({ cancel_at_period_end: false });
+    const cancelling = await open(`${s.url}?done=cancelling`);
+    expect(cancelling.html).toContain('Your subscription will end at the end of the current period.');
+    expect(cancelling.html).toContain('Cancels on');
+    expect(cancelling.html).toContain('Keep my subscription');
+    expect(cancelling.html).not.toContain('aria-label="Cancel at period end');
+    // Clicking cancel twice (two tabs) changes nothing more.
+    expect((await post(page, `/subscriptions/${sub.id}/cancel`)).status).toBe(303);
+    expect(await eventsOf(sub.id, 'subscription.updated')).toHaveLength(updated + 1);
+
+    const keep = await post(page, `/subscriptions/${sub.id}/reactivate`);
+    expect(keep.status).toBe(303);
+    expect(keep.headers.get('location')).toMatch(/\?done=kept$/);
+    expect(await subOf(sub.id)).toMatchObject({ status: 'active', cancel_at_period_end: false });
+    expect(await eventsOf(sub.id, 'subscription.reactivated')).toHaveLength(1);
+
+    const again = await post(page, `/subscriptions/${sub.id}/reactivate`);
+    expect(again.status).toBe(409);
+    const html = await again.text();
+    expect(html).toContain('This could not be done: it changed in the meantime.');
+    expect(html).toContain('id="subscriptions-error"');
+    expect(html).not.toContain('subscription_not_cancelling');
+    expect(html).not.toContain(sub.id + ' is not');
+  });
+
+  it('another customer’s (or merchant’s) subscription is not found; a missing or wrong CSRF token changes nothing', async () => {
+    const mine = await subscribed();
+    const b = await subscribed();
+    const theirs = await subscribed(other);
+    const s = await session(mine.c.id);
+    const page = await open(s.url);
+    const updated = (await eventsOf(mine.sub.id, 'subscription.updated')).length;
+    expect(page.html).not.toContain(b.sub.id);
+    for (const id of [b.sub.id, theirs.sub.id, 'sub_nope']) {
+      const r = await post(page, `/subscriptions/${id}/cancel`);
+      expect(r.status, id).toBe(404);
+      expect(await r.text()).toContain('Page not found');
+      expect((await post(page, `/subscriptions/${id}/reactivate`)).status).toBe(404);
+    }
+    expect((await subOf(b.sub.id)).cancel_at_period_end).toBe(false);
+    expect((await subOf(theirs.sub.id, other)).cancel_at_period_end).toBe(false);
+
+    const wrong = await post({ ...page, csrf: 'y'.repeat(32) }, `/subscriptions/${mine.sub.id}/cancel`);
+    expect(wrong.status).toBe(403);
+    expect(await wrong.text()).toContain('Your session expired. Reload the page and try again.');
+    const noCookie = await fetch(`${page.url}/subscriptions/${mine.sub.id}/cancel`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrf: page.csrf }).toString(),
+    });
+    expect(noCookie.status).toBe(403);
+    const noField = await fetch(`${page.url}/subscriptions/${mine.sub.id}/cancel`, { method: 'POST', redirect: 'manual', headers: { cookie: page.cookie } });
+    expect(noField.status).toBe(403);
+    expect((await subOf(mine.sub.id)).cancel_at_period_end).toBe(false);
+    expect(await eventsOf(mine.sub.id, 'subscription.updated')).toHaveLength(updated);
+  });
+
+  it('speaks French', async () => {
+    const { c, invoice } = await subscribed();
+    const s = await session(c.id, api, { locale: 'fr' });
+    const page = await open(s.url);
+    expect(page.html).toContain('par mois');
+    expect(page.html).toContain('Actif');
+    expect(page.html).toContain('Résilier en fin de période');
+    expect(page.html).toContain('Payée');
+    expect(page.html).toContain(`PDF de la facture ${invoice.number}`);
+    expect(page.html).toContain('Les liens PDF sont valables 5 minutes');
   });
 });

@@ -1,12 +1,19 @@
-// Plans over GraphQL (subscriptions and invoices join with the billing engine): the same domain
-// functions as /v1/plans.
+// Plans, subscriptions and invoices over GraphQL: the same domain functions as /v1/plans,
+// /v1/subscriptions and /v1/invoices, the same list filters (through the REST query schemas) and
+// the same error codes, as data.
 import * as plans from '../domain/billing/plans.ts';
+import * as schema from '../domain/billing/schema.ts';
+import * as subs from '../domain/billing/subscriptions.ts';
+import * as invoices from '../domain/billing/invoices.ts';
 import { INTERVALS } from '../domain/billing/periods.ts';
+import type { InvoiceItem, Payment as PaymentRow } from '../generated/prisma/client.ts';
 import { formatMoney } from '../platform/money.ts';
 import { NotFoundError, StateError } from '../platform/errors.ts';
 import { builder, connectionComplexity } from './builder.ts';
 import { COMMON_ERRORS } from './errors.ts';
-import { connectionType, listArgs, mutate, orNull, toConnection } from './helpers.ts';
+import { connectionType, listArgs, mutate, nestedConnection, orNull, requestLoader, toConnection } from './helpers.ts';
+import { Payment } from './payments.ts';
+
 
 const PlanInterval = builder.enumType('PlanInterval', { values: INTERVALS });
 
@@ -22,6 +29,7 @@ export const Plan = builder.prismaNode('Plan', {
     intervalCount: t.exposeInt('intervalCount'),
     trialPeriodDays: t.exposeInt('trialPeriodDays'),
     active: t.exposeBoolean('active'),
+    applyWalletBalance: t.exposeBoolean('applyWalletBalance'),
     metadata: t.field({ type: 'JSON', resolve: (p) => p.metadata }),
     archivedAt: t.expose('archivedAt', { type: 'DateTime', nullable: true }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
@@ -51,6 +59,7 @@ const CreatePlanInput = builder.inputType('CreatePlanInput', {
     interval: t.field({ type: PlanInterval, required: true }),
     intervalCount: t.int({ description: 'Default 1; a period is at most one year.' }),
     trialPeriodDays: t.int({ description: 'Default trial for new subscriptions (0 to 730).' }),
+    applyWalletBalance: t.boolean({ description: "Default of new subscriptions: invoices draw from the customer's wallet first." }),
     metadata: t.field({ type: 'JSON' }),
     idempotencyKey: t.string(),
   }),
@@ -73,5 +82,311 @@ builder.mutationFields((t) => ({
     errors: { types: [...COMMON_ERRORS, NotFoundError, StateError], dataField: { name: 'plan' }, result: { name: 'ArchivePlanSuccess' }, union: { name: 'ArchivePlanResult' } },
     args: { input: t.arg({ type: ArchivePlanInput, required: true }) },
     resolve: (_, { input }, gctx) => mutate(gctx, 'archivePlan', input, (ctx) => plans.archivePlan(ctx, String(input.id))),
+  }),
+}));
+
+// ---------------------------------------------------------------- subscriptions and invoices
+
+const SubscriptionStatus = builder.enumType('SubscriptionStatus', { values: schema.SUBSCRIPTION_STATUSES });
+const InvoiceStatus = builder.enumType('InvoiceStatus', { values: schema.INVOICE_STATUSES });
+const InvoiceBillingReason = builder.enumType('InvoiceBillingReason', { values: schema.BILLING_REASONS });
+const ProrationBehavior = builder.enumType('ProrationBehavior', {
+  description:
+    'On a plan change: create_prorations (credit and charge for the rest of the period on the next invoice), always_invoice (invoice them now), none (the new price from the next period).',
+  values: schema.PRORATION_BEHAVIORS,
+});
+
+/** Lines in the order REST shows them. */
+const withLines = { lines: { orderBy: [{ createdAt: 'asc' as const }, { id: 'asc' as const }] } };
+
+type Line = InvoiceItem & { currency: string };
+
+const InvoiceLine = builder.objectRef<Line>('InvoiceLine').implement({
+  description: 'A line of an invoice: a period of a plan, or a proration (credit for unused time, charge for the rest of the period).',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    description: t.exposeString('description'),
+    periodStart: t.expose('periodStart', { type: 'DateTime' }),
+    periodEnd: t.expose('periodEnd', { type: 'DateTime' }),
+    amount: t.field({ type: 'Money', description: 'Negative for a credit.', resolve: (l) => l.amount }),
+    amountFormatted: t.string({ resolve: (l) => formatMoney(l.amount, l.currency) }),
+    proration: t.exposeBoolean('proration'),
+  }),
+});
+
+export const Invoice = builder.prismaNode('Invoice', {
+  id: { field: 'id' },
+  // Every invoice this schema loads carries its lines (the domain functions include them too).
+  include: withLines,
+  description: 'draft → open → paid | void | uncollectible. Numbered (INV-000123) when finalised.',
+  fields: (t) => ({
+    customer: t.relation('customer'),
+    subscription: t.relation('subscription', { nullable: true }),
+    number: t.exposeString('number', { nullable: true, description: 'INV-000123; null while draft.' }),
+    status: t.field({ type: InvoiceStatus, resolve: (i) => i.status as schema.InvoiceStatus }),
+    billingReason: t.field({ type: InvoiceBillingReason, resolve: (i) => i.billingReason as schema.BillingReason }),
+    currency: t.exposeString('currency'),
+    lines: t.field({ type: [InvoiceLine], resolve: (i) => i.lines.map((l) => ({ ...l, currency: i.currency })) }),
+    subtotal: t.field({ type: 'Money', resolve: (i) => i.subtotal }),
+    total: t.field({ type: 'Money', resolve: (i) => i.total }),
+    totalFormatted: t.string({ resolve: (i) => formatMoney(i.total, i.currency) }),
+    amountFromWallet: t.field({ type: 'Money', description: "Drawn from the customer's wallet (applyWalletBalance).", resolve: (i) => i.amountFromWallet }),
+    amountDue: t.field({ type: 'Money', resolve: (i) => i.amountDue }),
+    amountPaid: t.field({ type: 'Money', resolve: (i) => i.amountPaid }),
+    amountRemaining: t.field({ type: 'Money', resolve: (i) => i.amountDue - i.amountPaid }),
+    attemptCount: t.exposeInt('attemptCount'),
+    nextPaymentAttempt: t.expose('nextPaymentAttempt', { type: 'DateTime', nullable: true }),
+    payment: t.field({
+      type: Payment,
+      nullable: true,
+      description: 'The payment of the latest charge attempt.',
+      // One query for every invoice in the response.
+      resolve: (i, _, gctx) =>
+        i.paymentId
+          ? requestLoader<string, PaymentRow | null>(gctx, 'Invoice.payment', async (ids) => {
+              const rows = await gctx.ctx.db.payment.findMany({ where: { id: { in: [...ids] } } });
+              const byId = new Map(rows.map((r) => [r.id, r]));
+              return ids.map((id) => byId.get(id) ?? null);
+            }).load(i.paymentId)
+          : null,
+    }),
+    pdfUrl: t.string({
+      description: 'A fresh signed address of the PDF, valid 5 minutes, that needs no credentials.',
+      resolve: (i, _, { ctx }) => invoices.signedPdfUrl(ctx, i.id),
+    }),
+    periodStart: t.expose('periodStart', { type: 'DateTime' }),
+    periodEnd: t.expose('periodEnd', { type: 'DateTime' }),
+    dueDate: t.expose('dueDate', { type: 'DateTime', nullable: true }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    finalizedAt: t.expose('finalizedAt', { type: 'DateTime', nullable: true }),
+    paidAt: t.expose('paidAt', { type: 'DateTime', nullable: true }),
+    voidedAt: t.expose('voidedAt', { type: 'DateTime', nullable: true }),
+  }),
+});
+
+const InvoiceConnection = connectionType(Invoice, 'Invoice');
+
+const PauseCollection = builder.objectRef<{ resumesAt: Date | null }>('PauseCollection').implement({
+  description: 'How a paused subscription resumes.',
+  fields: (t) => ({
+    resumesAt: t.expose('resumesAt', { type: 'DateTime', nullable: true, description: 'Null: paused until resumeSubscription.' }),
+  }),
+});
+
+export const Subscription = builder.prismaNode('Subscription', {
+  id: { field: 'id' },
+  description: "A customer's plan, billed per period on the merchant's billing clock.",
+  fields: (t) => ({
+    customer: t.relation('customer'),
+    plan: t.relation('plan'),
+    status: t.field({ type: SubscriptionStatus, resolve: (s) => s.status as schema.SubscriptionStatus }),
+    currentPeriodStart: t.expose('currentPeriodStart', { type: 'DateTime' }),
+    currentPeriodEnd: t.expose('currentPeriodEnd', { type: 'DateTime' }),
+    billingCycleAnchor: t.expose('billingAnchor', { type: 'DateTime', description: 'Periods are counted from it: the trial end, or the start without a trial.' }),
+    trialStart: t.expose('trialStart', { type: 'DateTime', nullable: true }),
+    trialEnd: t.expose('trialEnd', { type: 'DateTime', nullable: true }),
+    cancelAtPeriodEnd: t.exposeBoolean('cancelAtPeriodEnd'),
+    cancelAt: t.expose('cancelAt', { type: 'DateTime', nullable: true }),
+    cancelledAt: t.expose('cancelledAt', { type: 'DateTime', nullable: true }),
+    pauseCollection: t.field({ type: PauseCollection, nullable: true, description: 'Set while paused.', resolve: (s) => (s.status === 'paused' ? { resumesAt: s.resumesAt } : null) }),
+    pausedAt: t.expose('pausedAt', { type: 'DateTime', nullable: true }),
+    resumesAt: t.expose('resumesAt', { type: 'DateTime', nullable: true }),
+    paymentMethod: t.relation('paymentMethod', { nullable: true, description: "The saved method charged; null: the customer's default." }),
+    latestInvoice: t.field({
+      type: Invoice,
+      nullable: true,
+      // One query for every subscription in the response.
+      resolve: (s, _, gctx) =>
+        s.latestInvoiceId
+          ? requestLoader<string, invoices.InvoiceWithLines | null>(gctx, 'Subscription.latestInvoice', async (ids) => {
+              const rows = await gctx.ctx.db.invoice.findMany({ where: { id: { in: [...ids] } }, include: withLines });
+              const byId = new Map(rows.map((r) => [r.id, r]));
+              return ids.map((id) => byId.get(id) ?? null);
+            }).load(s.latestInvoiceId)
+          : null,
+    }),
+    applyWalletBalance: t.exposeBoolean('applyWalletBalance', { description: "Invoices are drawn from the customer's wallet in the plan's currency first." }),
+    metadata: t.field({ type: 'JSON', resolve: (s) => s.metadata }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    invoices: t.field({
+      type: InvoiceConnection,
+      description: "This subscription's invoices, newest first.",
+      complexity: connectionComplexity,
+      args: { first: t.arg.int({ description: '1 to 100, default 20.' }), after: t.arg.string(), status: t.arg({ type: InvoiceStatus }) },
+      resolve: (s, a, gctx) =>
+        nestedConnection(gctx, 'Subscription.invoices', s.id, listArgs(schema.invoiceListQuery, a), invoices.listInvoicesOfSubscriptions, invoices.countInvoicesOfSubscriptions),
+    }),
+  }),
+});
+
+const SubscriptionConnection = connectionType(Subscription, 'Subscription');
+
+builder.prismaObjectField('Customer', 'subscriptions', (t) =>
+  t.field({
+    type: SubscriptionConnection,
+    description: "This customer's subscriptions, newest first.",
+    complexity: connectionComplexity,
+    args: { first: t.arg.int({ description: '1 to 100, default 20.' }), after: t.arg.string(), status: t.arg({ type: SubscriptionStatus }) },
+    resolve: (c, a, gctx) =>
+      nestedConnection(gctx, 'Customer.subscriptions', c.id, listArgs(schema.subscriptionListQuery, a), subs.listSubscriptionsOfCustomers, subs.countSubscriptionsOfCustomers),
+  }),
+);
+
+builder.queryFields((t) => ({
+  subscription: t.field({ type: Subscription, nullable: true, args: { id: t.arg.id({ required: true }) }, resolve: (_, { id }, { ctx }) => orNull(subs.getSubscription(ctx, String(id))) }),
+  subscriptions: t.field({
+    type: SubscriptionConnection,
+    description: 'Subscriptions, newest first.',
+    complexity: connectionComplexity,
+    args: {
+      first: t.arg.int({ description: '1 to 100, default 20.' }),
+      after: t.arg.string(),
+      customerId: t.arg.id(),
+      planId: t.arg.id(),
+      status: t.arg({ type: SubscriptionStatus }),
+    },
+    resolve: async (_, a, { ctx }) => toConnection(await subs.listSubscriptions(ctx, listArgs(schema.subscriptionListQuery, a))),
+  }),
+  invoice: t.field({ type: Invoice, nullable: true, args: { id: t.arg.id({ required: true }) }, resolve: (_, { id }, { ctx }) => orNull(invoices.getInvoice(ctx, String(id))) }),
+  invoices: t.field({
+    type: InvoiceConnection,
+    description: 'Invoices, newest first.',
+    complexity: connectionComplexity,
+    args: {
+      first: t.arg.int({ description: '1 to 100, default 20.' }),
+      after: t.arg.string(),
+      customerId: t.arg.id(),
+      subscriptionId: t.arg.id(),
+      status: t.arg({ type: InvoiceStatus }),
+    },
+    resolve: async (_, a, { ctx }) => toConnection(await invoices.listInvoices(ctx, listArgs(schema.invoiceListQuery, a))),
+  }),
+}));
+
+const CreateSubscriptionInput = builder.inputType('CreateSubscriptionInput', {
+  fields: (t) => ({
+    customerId: t.id({ required: true }),
+    planId: t.id({ required: true, description: 'An active plan.' }),
+    paymentMethodId: t.id({ description: "A saved method of the customer; default: the customer's default method." }),
+    trialPeriodDays: t.int({ description: "Trial length in days (0 to 730); overrides the plan's trialPeriodDays." }),
+    trialEnd: t.field({ type: 'DateTime', description: 'An explicit end of the trial (in the future, at most 730 days ahead); not with trialPeriodDays.' }),
+    cancelAtPeriodEnd: t.boolean({ description: 'Cancel at the end of the first period.' }),
+    applyWalletBalance: t.boolean({ description: "Draw invoices from the customer's active wallet in the plan's currency first." }),
+    metadata: t.field({ type: 'JSON' }),
+    idempotencyKey: t.string(),
+  }),
+});
+
+const UpdateSubscriptionInput = builder.inputType('UpdateSubscriptionInput', {
+  fields: (t) => ({
+    id: t.id({ required: true }),
+    planId: t.id({ description: 'Move to another plan (same currency, interval and intervalCount); see prorationBehavior.' }),
+    prorationBehavior: t.field({ type: ProrationBehavior, description: 'With planId; default create_prorations.' }),
+    cancelAtPeriodEnd: t.boolean(),
+    paymentMethodId: t.id({ description: "A saved method of the customer; null: the customer's default." }),
+    trialEnd: t.field({ type: 'DateTime', description: 'A new end of the trial (only while trialing; in the future).' }),
+    applyWalletBalance: t.boolean(),
+    metadata: t.field({ type: 'JSON', description: 'Merged into the existing metadata; a key set to an empty string is removed.' }),
+    idempotencyKey: t.string(),
+  }),
+});
+
+const CancelSubscriptionInput = builder.inputType('CancelSubscriptionInput', {
+  fields: (t) => ({
+    id: t.id({ required: true }),
+    cancelAtPeriodEnd: t.boolean({ description: 'true: at the end of the current period; false (the default): now.' }),
+    idempotencyKey: t.string(),
+  }),
+});
+
+const PauseSubscriptionInput = builder.inputType('PauseSubscriptionInput', {
+  fields: (t) => ({
+    id: t.id({ required: true }),
+    resumesAt: t.field({ type: 'DateTime', description: 'When to resume automatically (in the future); without it, paused until resumeSubscription.' }),
+    idempotencyKey: t.string(),
+  }),
+});
+
+const ReactivateSubscriptionInput = builder.inputType('ReactivateSubscriptionInput', {
+  fields: (t) => ({ id: t.id({ required: true }), idempotencyKey: t.string() }),
+});
+const ResumeSubscriptionInput = builder.inputType('ResumeSubscriptionInput', {
+  fields: (t) => ({ id: t.id({ required: true }), idempotencyKey: t.string() }),
+});
+const VoidInvoiceInput = builder.inputType('VoidInvoiceInput', {
+  fields: (t) => ({ id: t.id({ required: true }), idempotencyKey: t.string() }),
+});
+
+/**
+ * DateTime inputs as the ISO strings the domain's `timestamp` parses. Done before mutate() so the
+ * idempotency fingerprint sees the instant too (a Date object hashes as `{}`).
+ */
+function isoDates<T extends Record<string, unknown>>(input: T, ...keys: (keyof T)[]): T {
+  const out = { ...input };
+  for (const k of keys) if (out[k] instanceof Date) out[k] = (out[k] as Date).toISOString() as T[keyof T];
+  return out;
+}
+
+const SUB_ERRORS = [...COMMON_ERRORS, NotFoundError, StateError];
+
+builder.mutationFields((t) => ({
+  createSubscription: t.field({
+    type: Subscription,
+    description:
+      "With a trial: trialing, the first invoice at the trial end. Without: the first invoice is charged at once to paymentMethodId or the customer's default method: active when paid, incomplete otherwise (cancelled after 23 h unless paid).",
+    errors: { types: SUB_ERRORS, dataField: { name: 'subscription' }, result: { name: 'CreateSubscriptionSuccess' }, union: { name: 'CreateSubscriptionResult' } },
+    args: { input: t.arg({ type: CreateSubscriptionInput, required: true }) },
+    resolve: (_, { input }, gctx) =>
+      mutate(gctx, 'createSubscription', isoDates(input, 'trialEnd'), (ctx, data: schema.SubscriptionCreateInput) => subs.createSubscription(ctx, data)),
+  }),
+  updateSubscription: t.field({
+    type: Subscription,
+    description: 'Plan change (with proration), payment method, trial end, cancelAtPeriodEnd, metadata.',
+    errors: { types: SUB_ERRORS, dataField: { name: 'subscription' }, result: { name: 'UpdateSubscriptionSuccess' }, union: { name: 'UpdateSubscriptionResult' } },
+    args: { input: t.arg({ type: UpdateSubscriptionInput, required: true }) },
+    resolve: (_, { input }, gctx) =>
+      mutate(gctx, 'updateSubscription', isoDates(input, 'trialEnd'), (ctx, { id, ...body }: { id: string } & schema.SubscriptionUpdateInput) =>
+        subs.updateSubscription(ctx, String(id), body),
+      ),
+  }),
+  cancelSubscription: t.field({
+    type: Subscription,
+    description: 'Cancels now (final), or at the end of the current period (undone by reactivateSubscription).',
+    errors: { types: SUB_ERRORS, dataField: { name: 'subscription' }, result: { name: 'CancelSubscriptionSuccess' }, union: { name: 'CancelSubscriptionResult' } },
+    args: { input: t.arg({ type: CancelSubscriptionInput, required: true }) },
+    resolve: (_, { input }, gctx) =>
+      mutate(gctx, 'cancelSubscription', input, (ctx, { id, ...body }: { id: string } & schema.SubscriptionCancelInput) => subs.cancelSubscription(ctx, String(id), body)),
+  }),
+  reactivateSubscription: t.field({
+    type: Subscription,
+    description: 'Undoes a cancellation at period end before the period ends (else StateError subscription_not_cancelling).',
+    errors: { types: SUB_ERRORS, dataField: { name: 'subscription' }, result: { name: 'ReactivateSubscriptionSuccess' }, union: { name: 'ReactivateSubscriptionResult' } },
+    args: { input: t.arg({ type: ReactivateSubscriptionInput, required: true }) },
+    resolve: (_, { input }, gctx) => mutate(gctx, 'reactivateSubscription', input, (ctx) => subs.reactivateSubscription(ctx, String(input.id))),
+  }),
+  pauseSubscription: t.field({
+    type: Subscription,
+    description: 'active → paused: no invoices until resumed (periods go on).',
+    errors: { types: SUB_ERRORS, dataField: { name: 'subscription' }, result: { name: 'PauseSubscriptionSuccess' }, union: { name: 'PauseSubscriptionResult' } },
+    args: { input: t.arg({ type: PauseSubscriptionInput, required: true }) },
+    resolve: (_, { input }, gctx) =>
+      mutate(gctx, 'pauseSubscription', isoDates(input, 'resumesAt'), (ctx, { id, ...body }: { id: string } & schema.SubscriptionPauseInput) =>
+        subs.pauseSubscription(ctx, String(id), body),
+      ),
+  }),
+  resumeSubscription: t.field({
+    type: Subscription,
+    description: 'paused → active (else StateError subscription_not_paused).',
+    errors: { types: SUB_ERRORS, dataField: { name: 'subscription' }, result: { name: 'ResumeSubscriptionSuccess' }, union: { name: 'ResumeSubscriptionResult' } },
+    args: { input: t.arg({ type: ResumeSubscriptionInput, required: true }) },
+    resolve: (_, { input }, gctx) => mutate(gctx, 'resumeSubscription', input, (ctx) => subs.resumeSubscription(ctx, String(input.id))),
+  }),
+  voidInvoice: t.field({
+    type: Invoice,
+    description: 'Voids an open invoice (else StateError invoice_not_open); its checkout closes.',
+    errors: { types: SUB_ERRORS, dataField: { name: 'invoice' }, result: { name: 'VoidInvoiceSuccess' }, union: { name: 'VoidInvoiceResult' } },
+    args: { input: t.arg({ type: VoidInvoiceInput, required: true }) },
+    resolve: (_, { input }, gctx) => mutate(gctx, 'voidInvoice', input, (ctx) => invoices.voidInvoice(ctx, String(input.id))),
   }),
 }));

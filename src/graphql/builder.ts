@@ -37,6 +37,8 @@ export const TYPENAME_BY_KIND: Partial<Record<IdKind, string>> = {
   payment_method: 'PaymentMethod',
   portal_session: 'PortalSession',
   plan: 'Plan',
+  subscription: 'Subscription',
+  invoice: 'Invoice',
 };
 
 export const builder = new SchemaBuilder<{

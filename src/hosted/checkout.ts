@@ -16,7 +16,7 @@ import {
 } from '../domain/payments/index.ts';
 import { formatMoney } from '../platform/money.ts';
 import type { AppEnv, Services } from '../server/env.ts';
-import { csrfToken, csrfValid, errorBox, hostedBodyLimit, keptFields, openByToken, methodFields, notFound, originOf, parseMethod, withParams, type MethodFormState } from './kit.ts';
+import { csrfToken, csrfValid, errorBox, hostedBodyLimit, keptFields, openByToken, methodFields, notFound, originOf, parseMethod, readForm, withParams, type MethodFormState } from './kit.ts';
 import { html, page, type Html } from './layout.ts';
 import type { Strings } from './strings.ts';
 
@@ -107,7 +107,8 @@ export function mountCheckout(app: Hono<AppEnv>, services: Services) {
     const o = await open(c);
     if (o instanceof Response) return o;
     const { payment: p, ctx, merchantName, locale, t } = o;
-    const form = await c.req.parseBody();
+    const form = await readForm(c, t);
+    if (form instanceof Response) return form;
     const rerender = (error: string, status: number, state: MethodFormState, payment = p) =>
       page(c, status, {
         title: t.title(merchantName),
@@ -115,14 +116,15 @@ export function mountCheckout(app: Hono<AppEnv>, services: Services) {
         formTargets: origins(payment),
         body: checkoutForm(payment, merchantName, csrfToken(c, secure), ctx.merchant.mode === 'test', t, locale, { ...state, error }),
       });
-    if (!csrfValid(c, form.csrf)) return rerender(t.errSession, 403, keptFields(form, true));
+    if (!csrfValid(c, form.fields.csrf)) return rerender(t.errSession, 403, keptFields(form, true));
     const finished = (after: PaymentWithCustomer) => {
       const back = backUrl(after);
       return back ? c.redirect(back, 303) : page(c, 200, { title: merchantName, lang: locale, body: outcome(after, merchantName, t, locale) });
     };
     if (p.status !== 'created' && p.status !== 'failed') return finished(p);
 
-    const attempt = parseMethod(form, offeredMethods(p), t);
+    if (form.invalid !== null) return rerender(t.errText, 422, keptFields(form, true));
+    const attempt = parseMethod(form.fields, offeredMethods(p), t);
     if (typeof attempt === 'string') return rerender(attempt, 422, keptFields(form, true));
     const after = await payAtCheckout(ctx, p.id, attempt);
     if (after.status === 'expired') return notFound(c, t, 'expired');
@@ -135,8 +137,9 @@ export function mountCheckout(app: Hono<AppEnv>, services: Services) {
     const o = await open(c);
     if (o instanceof Response) return o;
     const { payment: p, ctx, merchantName, locale, t } = o;
-    const form = await c.req.parseBody();
-    if (!csrfValid(c, form.csrf)) {
+    const form = await readForm(c, t);
+    if (form instanceof Response) return form;
+    if (!csrfValid(c, form.fields.csrf)) {
       return page(c, 403, { title: merchantName, lang: locale, body: html`<h1>${t.errSession}</h1><p><a href="/hosted/checkout/${p.checkoutToken}">${t.reload}</a></p>` });
     }
     const after = await cancelAtCheckout(ctx, p.id);

@@ -1,6 +1,8 @@
 // What every hosted page shares: the context a token opens (merchant-scoped, optionally with a
-// portal actor), the double-submit CSRF token, redirects with query parameters, the payment
-// method fields (card / mobile money) with their server-side checks, and the not-found page.
+// portal actor), reading a posted form (a malformed body is a 400 page; the one input rule of
+// src/platform/validation.ts applies to every field and path parameter), the double-submit CSRF
+// token, redirects with query parameters, the payment method fields (card / mobile money) with
+// their server-side checks, the not-found page, and the token-free path for the access log.
 import { timingSafeEqual } from 'node:crypto';
 import type { Context } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
@@ -8,7 +10,9 @@ import { bodyLimit } from 'hono/body-limit';
 import { luhnValid, cardBrand, type CardInput, type PaymentMethodType } from '../domain/payments/processor.ts';
 import type { Ctx, PortalActor } from '../platform/context.ts';
 import { forMerchant } from '../platform/db/tenant.ts';
+import { ValidationError } from '../platform/errors.ts';
 import { randomToken } from '../platform/ids.ts';
+import { checkInputText, hasUnstorableText } from '../platform/validation.ts';
 import type { AppEnv, Services } from '../server/env.ts';
 import { html, page, type Html } from './layout.ts';
 import { strings, type Locale, type Strings } from './strings.ts';
@@ -29,6 +33,52 @@ export function csrfValid(c: Context<AppEnv>, field: unknown): boolean {
   const cookie = getCookie(c, CSRF_COOKIE);
   if (typeof field !== 'string' || !cookie || field.length !== cookie.length) return false;
   return timingSafeEqual(Buffer.from(field), Buffer.from(cookie));
+}
+
+export interface HostedForm {
+  /** the posted text fields (file parts are dropped) */
+  fields: Record<string, string>;
+  /**
+   * The field whose text cannot be stored (NUL, a lone surrogate: the one input rule of the API,
+   * checkInputText), '' when it is a field's name; null when every field is fine. The page answers
+   * it as an invalid field (422) and must not act on the form.
+   */
+  invalid: string | null;
+}
+
+/**
+ * The one way a hosted page reads its POST body: a body that is not a form (a broken multipart
+ * body, say) is the 400 page, never an unhandled error.
+ */
+export async function readForm(c: Context<AppEnv>, t: Strings): Promise<HostedForm | Response> {
+  let body: Record<string, unknown>;
+  try {
+    body = await c.req.parseBody();
+  } catch {
+    return page(c, 400, { title: t.badForm, lang: t.lang, body: html`<h1>${t.badForm}</h1><p>${t.badFormText}</p>` });
+  }
+  const fields: Record<string, string> = {};
+  for (const [k, v] of Object.entries(body)) if (typeof v === 'string') fields[k] = v;
+  try {
+    checkInputText(fields);
+    return { fields, invalid: null };
+  } catch (err) {
+    if (err instanceof ValidationError) return { fields, invalid: err.param ?? '' };
+    throw err;
+  }
+}
+
+/** The fields a re-rendered form may show again: not those that broke the input rule. */
+export function storableFields(form: HostedForm): Record<string, string> {
+  return Object.fromEntries(Object.entries(form.fields).filter(([k, v]) => !hasUnstorableText(k) && !hasUnstorableText(v)));
+}
+
+/**
+ * The request path as the access log records it: the bearer token of a hosted page
+ * (/hosted/checkout|setup|portal/<token>/…) replaced, so logs never hold a usable link.
+ */
+export function loggedPath(path: string): string {
+  return path.replace(/^(\/hosted\/(?:checkout|setup|portal)\/)[^/]+/, '$1[token]');
 }
 
 export const hostedBodyLimit = () => bodyLimit({ maxSize: 16 * 1024, onError: (c) => c.text('Request too large', 413) });
@@ -95,6 +145,8 @@ export async function openByToken<R extends { id: string; merchant: MerchantRow 
   if (!found) return notFound(c, strings.en, 'missing', spec.what);
   const ctx = hostedCtx(c, services, found.merchant, { [`${spec.what}_id`]: found.id }, spec.actor?.(found));
   const t = strings[await spec.locale(found, ctx)];
+  // The input rule for path parameters (a method id, say): what cannot be stored names nothing.
+  if (Object.values(c.req.param() as Record<string, string>).some(hasUnstorableText)) return notFound(c, t, 'missing', spec.what);
   const now = await spec.refresh(ctx, found);
   if (now.missing) return notFound(c, t, 'missing', spec.what);
   if (now.gone) return notFound(c, t, 'expired', spec.what);
@@ -144,8 +196,9 @@ export function methodFields(methods: PaymentMethodType[], t: Strings, state: Me
     : ''}`;
 }
 
-export function errorBox(error: string | undefined): Html {
-  return html`<div role="alert" aria-live="assertive">${error ? html`<p class="error" id="form-error">${error}</p>` : ''}</div>`;
+/** The form's error: the layout's script moves the focus here when it holds one. */
+export function errorBox(error: string | undefined, id = 'form-error'): Html {
+  return html`<div role="alert" aria-live="assertive" tabindex="-1" ${error ? html`data-error` : ''}>${error ? html`<p class="error" id="${id}">${error}</p>` : ''}</div>`;
 }
 
 export interface MethodAttempt {
@@ -169,7 +222,11 @@ function parseCard(form: Record<string, unknown>, t: Strings, now: Date): CardIn
   return { number, expMonth: month, expYear: year, cvc };
 }
 
-/** The method the form names, checked; or the message to show. */
+/**
+ * The method the form names, checked; or the message to show. Card expiry is checked against real
+ * time, deliberately not the merchant's billing clock: card networks do not know test clocks
+ * (docs/billing.md, docs/payment-methods.md).
+ */
 export function parseMethod(form: Record<string, unknown>, methods: PaymentMethodType[], t: Strings, now = new Date()): MethodAttempt | string {
   const method = String(form.method ?? '');
   if (method === 'card' && methods.includes('card')) {
@@ -184,9 +241,10 @@ export function parseMethod(form: Record<string, unknown>, methods: PaymentMetho
   return t.errMethod;
 }
 
-/** What the form keeps after an error: never the CVC; after a decline, not the card either. */
-export function keptFields(form: Record<string, unknown>, keepCard: boolean): MethodFormState {
-  const text = (k: string, max: number) => (typeof form[k] === 'string' ? (form[k] as string).slice(0, max) : undefined);
+/** What the form keeps after an error: never the CVC; after a decline, not the card either; nothing unstorable. */
+export function keptFields(form: HostedForm, keepCard: boolean): MethodFormState {
+  const kept = storableFields(form);
+  const text = (k: string, max: number) => kept[k]?.slice(0, max);
   return {
     method: text('method', 20),
     phone: text('phone', 20),

@@ -1,7 +1,8 @@
 // Shared shell of the hosted pages (checkout, top-up, setup, portal): escaped templates
 // (hono/html), one small stylesheet that holds from 320 px up, strict security headers. The pages
-// work without JavaScript; a nonce'd script adds card-brand detection, MM/YY formatting, and a
-// visible pending state that also prevents a second submission.
+// work without JavaScript; a nonce'd script adds card-brand detection, MM/YY formatting, a
+// visible pending state that also prevents a second submission, and moves the focus to a form's
+// error after a refused submission.
 import type { Context } from 'hono';
 import { html, raw } from 'hono/html';
 import type { HtmlEscapedString } from 'hono/utils/html';
@@ -77,6 +78,8 @@ for (const f of document.querySelectorAll('form[data-once]')) f.addEventListener
     if (b.dataset.pending) b.textContent = b.dataset.pending;
   }
 });
+const alertBox = document.querySelector('[role=alert][data-error]');
+if (alertBox) alertBox.focus();
 const num = document.getElementById('card_number'), brand = document.getElementById('card_brand');
 if (num && brand) num.addEventListener('input', () => {
   const d = num.value.replace(/\\D/g, '').slice(0, 19);

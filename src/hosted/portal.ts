@@ -1,7 +1,8 @@
 // The hosted customer portal: /hosted/portal/<token>. For one hour, the token lets one customer
 // see and edit their name, email and phone; see, add (through the setup page, which returns here),
-// remove and choose the default of their payment methods; and see their wallets with recent
-// activity. Subscriptions and invoices have their place, filled in when billing ships.
+// remove and choose the default of their payment methods; see their wallets with recent activity;
+// see their subscriptions (cancel at period end, or keep one that is cancelling) and their latest
+// invoices with a signed PDF link (fresh at every render, valid 5 minutes).
 //
 // Every request builds a context whose actor is the session's customer (src/domain/portal): the
 // customer id never comes from the request, so no form can reach another customer's records. Every
@@ -11,33 +12,43 @@ import type { Context, Hono } from 'hono';
 import type { PortalSession } from '../generated/prisma/client.ts';
 import { clockNow } from '../domain/clock/index.ts';
 import {
+  cancelPortalSubscription,
   detachPortalMethod,
   findPortal,
   portalCustomer,
+  portalInvoices,
+  portalMethodAdded,
   portalMethods,
   portalSetupIntent,
+  portalSubscriptions,
   portalUrl,
   portalWalletActivity,
   portalWallets,
+  reactivatePortalSubscription,
   setPortalDefault,
   updatePortalProfile,
 } from '../domain/portal/index.ts';
+import { nextBillingDate } from '../domain/billing/subscriptions.ts';
 import { setupUrl } from '../domain/payment-methods/index.ts';
 import type { SavedDetails } from '../domain/payments/processor.ts';
+import type { Subscription } from '../generated/prisma/client.ts';
 import type { Ctx } from '../platform/context.ts';
-import { AppError, NotFoundError } from '../platform/errors.ts';
+import { AppError, NotFoundError, ValidationError } from '../platform/errors.ts';
 import { formatMoney } from '../platform/money.ts';
 import type { AppEnv, Services } from '../server/env.ts';
-import { csrfToken, csrfValid, errorBox, hostedBodyLimit, localeOf, notFound, openByToken } from './kit.ts';
+import { csrfToken, csrfValid, errorBox, hostedBodyLimit, localeOf, notFound, openByToken, readForm, storableFields, type HostedForm } from './kit.ts';
 import { html, page, type Html } from './layout.ts';
 import type { Strings } from './strings.ts';
 
 type Session = { session: PortalSession; ctx: Ctx; merchantName: string; t: Strings; base: string };
-const NOTICES = ['profile', 'removed', 'default', 'added'] as const;
-type Notice = (typeof NOTICES)[number];
+/** Notices after an action's redirect (?done=…); "added" is shown only for a setup intent that really succeeded. */
+const NOTICES = ['profile', 'removed', 'default', 'cancelling', 'kept'] as const;
+type Notice = (typeof NOTICES)[number] | 'added';
+/** The portal's forms: an error shows in the section of the form that was sent. */
+type Section = 'profile' | 'methods' | 'subscriptions';
 
+/** What the profile form shows again after an error. */
 interface ProfileState {
-  error?: string;
   name?: string;
   email?: string;
   phone?: string;
@@ -48,17 +59,57 @@ function describeMethod(t: Strings, d: SavedDetails): string {
   return t.mobileEnding(d.mobile_money.phone_last4);
 }
 
-async function portalPage(c: Context<AppEnv>, s: Session, csrf: string, opts: { notice?: Notice; profile?: ProfileState; status?: number }) {
+/** A short name of a method for the accessible names of its row's buttons. */
+function shortMethod(t: Strings, d: SavedDetails): string {
+  return d.type === 'card' ? `${d.card.brand.toUpperCase()} •••• ${d.card.last4}` : `${t.mobileMoney} •••• ${d.mobile_money.phone_last4}`;
+}
+
+/** The customer-facing message for a refused profile field (the API's text is for developers). */
+function fieldError(t: Strings, param: string | null): string {
+  return param === 'name' ? t.errName : param === 'email' ? t.errEmail : param === 'phone' ? t.errPhone : t.errText;
+}
+
+/** The dates that matter for a subscription in its state. */
+function subscriptionDates(t: Strings, sub: Subscription, day: (d: Date) => string): string {
+  if (sub.status === 'cancelled') return t.endedOn(day(sub.cancelledAt ?? sub.cancelAt ?? sub.currentPeriodEnd));
+  if (sub.cancelAtPeriodEnd) return t.cancelsOn(day(sub.cancelAt ?? sub.currentPeriodEnd));
+  if (sub.status === 'trialing') return t.trialEnds(day(sub.trialEnd ?? sub.currentPeriodEnd));
+  if (sub.status === 'paused') return sub.resumesAt ? t.resumesOn(day(sub.resumesAt)) : '';
+  const next = sub.status === 'active' ? nextBillingDate(sub) : null;
+  return next ? t.nextBilling(day(next)) : '';
+}
+
+async function portalPage(
+  c: Context<AppEnv>,
+  s: Session,
+  csrf: string,
+  opts: { notice?: Notice; errors?: Partial<Record<Section, string>>; profile?: ProfileState; status?: number },
+) {
   const { ctx, t, merchantName, session } = s;
   const customer = await portalCustomer(ctx);
   const methods = await portalMethods(ctx);
   const wallets = await portalWallets(ctx);
   const activity = await portalWalletActivity(ctx, wallets.map((w) => w.id));
+  const subscriptions = await portalSubscriptions(ctx);
+  const invoices = await portalInvoices(ctx);
   const currencyOf = new Map(wallets.map((w) => [w.id, w.currency]));
+  const dates = new Intl.DateTimeFormat(t.lang, { dateStyle: 'medium', timeZone: 'UTC' });
+  const day = (d: Date) => dates.format(d);
   const action = (path: string) => `${s.base}${path}`;
-  const notices: Record<Notice, string> = { profile: t.profileSaved, removed: t.removed, default: t.defaultSet, added: t.methodAdded };
+  const notices: Record<Notice, string> = {
+    profile: t.profileSaved,
+    removed: t.removed,
+    default: t.defaultSet,
+    added: t.methodAdded,
+    cancelling: t.subscriptionCancelling,
+    kept: t.subscriptionKept,
+  };
   const p = opts.profile ?? {};
+  const errors = opts.errors ?? {};
   const hidden = html`<input type="hidden" name="csrf" value="${csrf}">`;
+  /** A row's button: a one-button POST form whose accessible name says what it acts on. */
+  const rowButton = (path: string, label: string, what: string) =>
+    html`<form method="post" action="${action(path)}" data-once>${hidden}<button type="submit" class="small secondary" aria-label="${label} – ${what}">${label}</button></form>`;
   const body: Html = html`
 <h1>${t.portalTitle(merchantName)}</h1>
 <p class="merchant">${t.portalIntro(merchantName)}</p>
@@ -66,8 +117,8 @@ ${opts.notice ? html`<p class="notice" role="status">${notices[opts.notice]}</p>
 
 <section aria-labelledby="profile-h">
   <h2 id="profile-h">${t.profile}</h2>
-  ${errorBox(p.error)}
-  <form method="post" action="${action('/profile')}" data-once novalidate>
+  ${errorBox(errors.profile, 'profile-error')}
+  <form method="post" action="${action('/profile')}" data-once novalidate ${errors.profile ? html`aria-describedby="profile-error"` : ''}>
     ${hidden}
     <label for="name">${t.name}</label>
     <input type="text" id="name" name="name" autocomplete="name" maxlength="256" value="${p.name ?? customer.name ?? ''}">
@@ -82,14 +133,16 @@ ${opts.notice ? html`<p class="notice" role="status">${notices[opts.notice]}</p>
 
 <section aria-labelledby="methods-h">
   <h2 id="methods-h">${t.methods}</h2>
+  ${errorBox(errors.methods, 'methods-error')}
   ${methods.length === 0
     ? html`<p class="hint">${t.noMethods}</p>`
     : html`<ul class="items">${methods.map((m) => {
         const isDefault = customer.defaultPaymentMethodId === m.id;
-        return html`<li data-payment-method="${m.id}"><span>${describeMethod(t, m.details as SavedDetails)}${isDefault ? html`<span class="badge">${t.defaultBadge}</span>` : ''}</span>
+        const d = m.details as SavedDetails;
+        return html`<li data-payment-method="${m.id}"><span>${describeMethod(t, d)}${isDefault ? html`<span class="badge">${t.defaultBadge}</span>` : ''}</span>
           <span class="actions">
-            ${isDefault ? '' : html`<form method="post" action="${action(`/methods/${m.id}/default`)}" data-once>${hidden}<button type="submit" class="small secondary">${t.makeDefault}</button></form>`}
-            <form method="post" action="${action(`/methods/${m.id}/remove`)}" data-once>${hidden}<button type="submit" class="small secondary">${t.remove}</button></form>
+            ${isDefault ? '' : rowButton(`/methods/${m.id}/default`, t.makeDefault, shortMethod(t, d))}
+            ${rowButton(`/methods/${m.id}/remove`, t.remove, shortMethod(t, d))}
           </span></li>`;
       })}</ul>`}
   <form method="post" action="${action('/methods/add')}" data-once>${hidden}<button type="submit" data-pending="${t.submitting}">${t.addMethod}</button></form>
@@ -112,12 +165,28 @@ ${opts.notice ? html`<p class="notice" role="status">${notices[opts.notice]}</p>
 
 <section aria-labelledby="subs-h">
   <h2 id="subs-h">${t.subscriptions}</h2>
-  <p class="hint">${t.noSubscriptions}</p>
+  ${errorBox(errors.subscriptions, 'subscriptions-error')}
+  ${subscriptions.length === 0
+    ? html`<p class="hint">${t.noSubscriptions}</p>`
+    : html`<ul class="items">${subscriptions.map(({ sub, plan }) => {
+        const live = sub.status !== 'cancelled';
+        const when = subscriptionDates(t, sub, day);
+        return html`<li data-subscription="${sub.id}"><span><strong>${plan.name}</strong><span class="badge">${t.subStatus[sub.status] ?? sub.status}</span><br>
+          ${t.planPrice(formatMoney(plan.amount, plan.currency, t.lang), plan.interval, plan.intervalCount)}${when ? html`<br><span class="hint">${when}</span>` : ''}</span>
+          <span class="actions">
+            ${live && !sub.cancelAtPeriodEnd ? rowButton(`/subscriptions/${sub.id}/cancel`, t.cancelAtPeriodEnd, plan.name) : ''}
+            ${live && sub.cancelAtPeriodEnd ? rowButton(`/subscriptions/${sub.id}/reactivate`, t.keepSubscription, plan.name) : ''}
+          </span></li>`;
+      })}</ul>`}
 </section>
 
 <section aria-labelledby="invoices-h">
   <h2 id="invoices-h">${t.invoices}</h2>
-  <p class="hint">${t.noInvoices}</p>
+  ${invoices.length === 0
+    ? html`<p class="hint">${t.noInvoices}</p>`
+    : html`<table><thead><tr><th scope="col">${t.invoiceNumber}</th><th scope="col">${t.invoiceDate}</th><th scope="col" class="num">${t.invoiceTotal}</th><th scope="col">${t.invoiceStatusLabel}</th><th scope="col">${t.pdf}</th></tr></thead>
+        <tbody>${invoices.map(({ invoice: inv, pdfUrl }) => html`<tr data-invoice="${inv.id}"><td>${inv.number ?? '—'}</td><td>${day(inv.finalizedAt ?? inv.createdAt)}</td><td class="num">${formatMoney(inv.total, inv.currency, t.lang)}</td><td>${t.invoiceStatus[inv.status] ?? inv.status}</td><td><a href="${pdfUrl}" aria-label="${t.pdfOf(inv.number ?? inv.id)}">${t.pdf}</a></td></tr>`)}</tbody></table>
+      <p class="hint">${t.pdfHint}</p>`}
 </section>
 
 <p><a class="back" href="${session.returnUrl}">${t.backTo(merchantName)}</a></p>
@@ -148,18 +217,34 @@ export function mountPortal(app: Hono<AppEnv>, services: Services) {
 
   const after = (c: Context<AppEnv>, s: Session, notice: Notice) => c.redirect(`${s.base}?done=${notice}`, 303);
 
-  /** A POST: the session, the CSRF check, then the action; a refused action shows the portal with its message. */
-  function action(run: (c: Context<AppEnv>, s: Session, form: Record<string, unknown>) => Promise<Response>) {
+  /** What the profile form keeps after an error (not a value that broke the input rule). */
+  const keptProfile = (form: HostedForm): ProfileState => {
+    const kept = storableFields(form);
+    return { name: (kept.name ?? '').trim().slice(0, 256), email: (kept.email ?? '').trim().slice(0, 254), phone: (kept.phone ?? '').trim().slice(0, 32) };
+  };
+
+  /**
+   * A POST: the session, the form (the kit's input rule), the CSRF check, then the action. A refused
+   * action shows the portal with a customer-facing message in the section of its form; an id that is
+   * not this customer's is the not-found page.
+   */
+  function action(section: Section, run: (c: Context<AppEnv>, s: Session, form: Record<string, string>) => Promise<Response>) {
     return async (c: Context<AppEnv>) => {
       const s = await open(c);
       if (s instanceof Response) return s;
-      const form = await c.req.parseBody();
-      if (!csrfValid(c, form.csrf)) return portalPage(c, s, csrfToken(c, secure), { profile: { error: s.t.errSession }, status: 403 });
+      const form = await readForm(c, s.t);
+      if (form instanceof Response) return form;
+      const refuse = (status: number, error: string, profile?: ProfileState) =>
+        portalPage(c, s, csrfToken(c, secure), { errors: { [section]: error }, profile, status });
+      if (!csrfValid(c, form.fields.csrf)) return refuse(403, s.t.errSession);
+      if (form.invalid !== null) return refuse(422, fieldError(s.t, form.invalid), section === 'profile' ? keptProfile(form) : undefined);
       try {
-        return await run(c, s, form);
+        return await run(c, s, form.fields);
       } catch (err) {
         if (err instanceof NotFoundError) return notFound(c, s.t, 'missing', 'portal');
-        if (err instanceof AppError && err.status < 500) return portalPage(c, s, csrfToken(c, secure), { profile: { error: err.message }, status: err.status });
+        if (err instanceof ValidationError && section === 'profile') return refuse(422, fieldError(s.t, err.param), keptProfile(form));
+        // A state the action no longer applies to (409: cancelled meanwhile, clicked twice in two tabs…).
+        if (err instanceof AppError && err.status < 500) return refuse(err.status, s.t.errConflict);
         throw err;
       }
     };
@@ -169,24 +254,19 @@ export function mountPortal(app: Hono<AppEnv>, services: Services) {
     const s = await open(c);
     if (s instanceof Response) return s;
     const done = c.req.query('done');
-    return portalPage(c, s, csrfToken(c, secure), { notice: NOTICES.includes(done as Notice) ? (done as Notice) : undefined });
+    // Back from the setup page: "saved" only when that intent really saved a method for this customer.
+    const setupIntentId = c.req.query('setup_intent_id');
+    const added = c.req.query('status') === 'succeeded' && setupIntentId !== undefined && (await portalMethodAdded(s.ctx, setupIntentId));
+    const notice = added ? 'added' : NOTICES.includes(done as (typeof NOTICES)[number]) ? (done as Notice) : undefined;
+    return portalPage(c, s, csrfToken(c, secure), { notice });
   });
 
   app.post(
     '/hosted/portal/:token/profile',
     limit,
-    action(async (c, s, form) => {
-      const text = (k: string) => (typeof form[k] === 'string' ? (form[k] as string).trim() : '');
-      const input = { name: text('name') || null, email: text('email'), phone: text('phone').replace(/[\s().-]/g, '') || null };
-      try {
-        await updatePortalProfile(s.ctx, input);
-      } catch (err) {
-        if (err instanceof AppError && err.status === 400) {
-          const state = { error: err.message, name: text('name').slice(0, 256), email: text('email').slice(0, 254), phone: text('phone').slice(0, 32) };
-          return portalPage(c, s, csrfToken(c, secure), { profile: state, status: 422 });
-        }
-        throw err;
-      }
+    action('profile', async (c, s, form) => {
+      const text = (k: string) => (form[k] ?? '').trim();
+      await updatePortalProfile(s.ctx, { name: text('name') || null, email: text('email'), phone: text('phone').replace(/[\s().-]/g, '') || null });
       return after(c, s, 'profile');
     }),
   );
@@ -194,8 +274,9 @@ export function mountPortal(app: Hono<AppEnv>, services: Services) {
   app.post(
     '/hosted/portal/:token/methods/add',
     limit,
-    action(async (c, s) => {
-      const si = await portalSetupIntent(s.ctx, `${s.base}?done=added`);
+    action('methods', async (c, s) => {
+      // The setup page returns here with setup_intent_id and status; its "back" link claims nothing.
+      const si = await portalSetupIntent(s.ctx, s.base);
       return c.redirect(setupUrl(services.config.publicBaseUrl, si.token), 303);
     }),
   );
@@ -203,7 +284,7 @@ export function mountPortal(app: Hono<AppEnv>, services: Services) {
   app.post(
     '/hosted/portal/:token/methods/:pm/default',
     limit,
-    action(async (c, s) => {
+    action('methods', async (c, s) => {
       await setPortalDefault(s.ctx, c.req.param('pm') ?? '');
       return after(c, s, 'default');
     }),
@@ -212,9 +293,27 @@ export function mountPortal(app: Hono<AppEnv>, services: Services) {
   app.post(
     '/hosted/portal/:token/methods/:pm/remove',
     limit,
-    action(async (c, s) => {
+    action('methods', async (c, s) => {
       await detachPortalMethod(s.ctx, c.req.param('pm') ?? '');
       return after(c, s, 'removed');
+    }),
+  );
+
+  app.post(
+    '/hosted/portal/:token/subscriptions/:sub/cancel',
+    limit,
+    action('subscriptions', async (c, s) => {
+      await cancelPortalSubscription(s.ctx, c.req.param('sub') ?? '');
+      return after(c, s, 'cancelling');
+    }),
+  );
+
+  app.post(
+    '/hosted/portal/:token/subscriptions/:sub/reactivate',
+    limit,
+    action('subscriptions', async (c, s) => {
+      await reactivatePortalSubscription(s.ctx, c.req.param('sub') ?? '');
+      return after(c, s, 'kept');
     }),
   );
 }

@@ -8,7 +8,7 @@ import { completeSetup, expireSetupIntentIfDue, findSetup, offeredSetupMethods }
 import type { Ctx } from '../platform/context.ts';
 import { StateError } from '../platform/errors.ts';
 import type { AppEnv, Services } from '../server/env.ts';
-import { csrfToken, csrfValid, errorBox, hostedBodyLimit, keptFields, localeOf, methodFields, notFound, openByToken, originOf, parseMethod, withParams, type MethodFormState } from './kit.ts';
+import { csrfToken, csrfValid, errorBox, hostedBodyLimit, keptFields, localeOf, methodFields, notFound, openByToken, originOf, parseMethod, readForm, withParams, type MethodFormState } from './kit.ts';
 import { html, page, type Html } from './layout.ts';
 import type { Strings } from './strings.ts';
 
@@ -80,13 +80,15 @@ export function mountSetup(app: Hono<AppEnv>, services: Services) {
   app.post('/hosted/setup/:token', hostedBodyLimit(), async (c) => {
     const l = await open(c);
     if (l instanceof Response) return l;
-    const form = await c.req.parseBody();
+    const form = await readForm(c, l.t);
+    if (form instanceof Response) return form;
     const rerender = (error: string, status: number, state: MethodFormState) =>
       page(c, status, { title: l.t.setupTitle(l.merchantName), lang: l.t.lang, formTargets: originOf(l.intent.returnUrl), body: setupForm(l, csrfToken(c, secure), { ...state, error }) });
-    if (!csrfValid(c, form.csrf)) return rerender(l.t.errSession, 403, keptFields(form, true));
+    if (!csrfValid(c, form.fields.csrf)) return rerender(l.t.errSession, 403, keptFields(form, true));
     if (l.intent.status === 'succeeded') return savedPage(c, l, await describe(l));
+    if (form.invalid !== null) return rerender(l.t.errText, 422, keptFields(form, true));
 
-    const attempt = parseMethod(form, offeredSetupMethods(l.intent), l.t);
+    const attempt = parseMethod(form.fields, offeredSetupMethods(l.intent), l.t);
     if (typeof attempt === 'string') return rerender(attempt, 422, keptFields(form, true));
     let out;
     try {

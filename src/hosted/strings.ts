@@ -41,8 +41,27 @@ export interface Strings {
   noActivity: string;
   subscriptions: string;
   noSubscriptions: string;
+  subStatus: Record<string, string>;
+  planPrice(amount: string, interval: string, count: number): string;
+  nextBilling(date: string): string;
+  trialEnds(date: string): string;
+  cancelsOn(date: string): string;
+  endedOn(date: string): string;
+  resumesOn(date: string): string;
+  cancelAtPeriodEnd: string;
+  keepSubscription: string;
+  subscriptionCancelling: string;
+  subscriptionKept: string;
   invoices: string;
   noInvoices: string;
+  invoiceNumber: string;
+  invoiceDate: string;
+  invoiceTotal: string;
+  invoiceStatusLabel: string;
+  invoiceStatus: Record<string, string>;
+  pdf: string;
+  pdfOf(number: string): string;
+  pdfHint: string;
   sessionEnds(time: string): string;
   txType: Record<string, string>;
   title(merchant: string): string;
@@ -81,6 +100,12 @@ export interface Strings {
   errExpired: string;
   errCvc: string;
   errPhone: string;
+  errName: string;
+  errEmail: string;
+  errText: string;
+  errConflict: string;
+  badForm: string;
+  badFormText: string;
 }
 
 const en: Strings = {
@@ -120,8 +145,30 @@ const en: Strings = {
   noActivity: 'No activity yet.',
   subscriptions: 'Subscriptions',
   noSubscriptions: 'No subscription.',
+  subStatus: { trialing: 'Trial', active: 'Active', past_due: 'Payment overdue', paused: 'Paused', cancelled: 'Cancelled', incomplete: 'Awaiting first payment', unpaid: 'Unpaid' },
+  planPrice: (a, i, n) => {
+    const unit = ({ day: 'day', week: 'week', month: 'month', year: 'year' } as Record<string, string>)[i] ?? i;
+    return n === 1 ? `${a} per ${unit}` : `${a} every ${n} ${unit}s`;
+  },
+  nextBilling: (d) => `Next payment on ${d}`,
+  trialEnds: (d) => `Trial ends on ${d}`,
+  cancelsOn: (d) => `Cancels on ${d}`,
+  endedOn: (d) => `Ended on ${d}`,
+  resumesOn: (d) => `Resumes on ${d}`,
+  cancelAtPeriodEnd: 'Cancel at period end',
+  keepSubscription: 'Keep my subscription',
+  subscriptionCancelling: 'Your subscription will end at the end of the current period.',
+  subscriptionKept: 'Your subscription will continue.',
   invoices: 'Invoices',
   noInvoices: 'No invoice.',
+  invoiceNumber: 'Number',
+  invoiceDate: 'Date',
+  invoiceTotal: 'Total',
+  invoiceStatusLabel: 'Status',
+  invoiceStatus: { draft: 'Draft', open: 'Due', paid: 'Paid', void: 'Void', uncollectible: 'Unpaid' },
+  pdf: 'PDF',
+  pdfOf: (n) => `PDF of invoice ${n}`,
+  pdfHint: 'PDF links are valid for 5 minutes; reload the page to refresh them.',
   sessionEnds: (t) => `This page stays open until ${t} UTC.`,
   txType: { credit: 'Credit', debit: 'Debit', topup: 'Top-up', expiry: 'Expired credit', refund: 'Refund', refund_reversal: 'Refund reversed' },
   title: (m) => `Pay ${m}`,
@@ -160,6 +207,12 @@ const en: Strings = {
   errExpired: 'Your card has expired.',
   errCvc: 'Enter the 3 or 4 digit security code.',
   errPhone: 'Enter the phone number in international format, e.g. +256700000001.',
+  errName: 'Enter your name again: it is too long or contains characters that cannot be saved.',
+  errEmail: 'Enter a valid email address, e.g. name@example.com.',
+  errText: 'A field contains characters that cannot be saved. Check what you typed and try again.',
+  errConflict: 'This could not be done: it changed in the meantime. The current state is shown below.',
+  badForm: 'The form could not be read',
+  badFormText: 'Go back, reload the page and try again.',
 };
 
 const fr: Strings = {
@@ -199,8 +252,31 @@ const fr: Strings = {
   noActivity: 'Aucune activité.',
   subscriptions: 'Abonnements',
   noSubscriptions: 'Aucun abonnement.',
+  subStatus: { trialing: 'Essai', active: 'Actif', past_due: 'Paiement en retard', paused: 'En pause', cancelled: 'Résilié', incomplete: 'En attente du premier paiement', unpaid: 'Impayé' },
+  planPrice: (a, i, n) => {
+    const unit = ({ day: 'jour', week: 'semaine', month: 'mois', year: 'an' } as Record<string, string>)[i] ?? i;
+    const units = ({ day: 'jours', week: 'semaines', month: 'mois', year: 'ans' } as Record<string, string>)[i] ?? i;
+    return n === 1 ? `${a} par ${unit}` : `${a} tous les ${n} ${units}`;
+  },
+  nextBilling: (d) => `Prochain paiement le ${d}`,
+  trialEnds: (d) => `Fin de l’essai le ${d}`,
+  cancelsOn: (d) => `Résiliation le ${d}`,
+  endedOn: (d) => `Terminé le ${d}`,
+  resumesOn: (d) => `Reprise le ${d}`,
+  cancelAtPeriodEnd: 'Résilier en fin de période',
+  keepSubscription: 'Conserver mon abonnement',
+  subscriptionCancelling: 'Votre abonnement prendra fin à la fin de la période en cours.',
+  subscriptionKept: 'Votre abonnement continue.',
   invoices: 'Factures',
   noInvoices: 'Aucune facture.',
+  invoiceNumber: 'Numéro',
+  invoiceDate: 'Date',
+  invoiceTotal: 'Total',
+  invoiceStatusLabel: 'Statut',
+  invoiceStatus: { draft: 'Brouillon', open: 'À payer', paid: 'Payée', void: 'Annulée', uncollectible: 'Impayée' },
+  pdf: 'PDF',
+  pdfOf: (n) => `PDF de la facture ${n}`,
+  pdfHint: 'Les liens PDF sont valables 5 minutes ; rechargez la page pour les renouveler.',
   sessionEnds: (t) => `Cette page reste ouverte jusqu’à ${t} UTC.`,
   txType: { credit: 'Crédit', debit: 'Débit', topup: 'Rechargement', expiry: 'Crédit expiré', refund: 'Remboursement', refund_reversal: 'Remboursement annulé' },
   title: (m) => `Payer ${m}`,
@@ -239,6 +315,12 @@ const fr: Strings = {
   errExpired: 'Votre carte a expiré.',
   errCvc: 'Saisissez le code de sécurité à 3 ou 4 chiffres.',
   errPhone: 'Saisissez le numéro au format international, par ex. +221770000001.',
+  errName: 'Saisissez à nouveau votre nom : il est trop long ou contient des caractères non acceptés.',
+  errEmail: 'Saisissez une adresse e-mail valide, par ex. nom@exemple.fr.',
+  errText: 'Un champ contient des caractères non acceptés. Vérifiez votre saisie et réessayez.',
+  errConflict: 'Impossible de le faire : la situation a changé entre-temps. L’état actuel est affiché ci-dessous.',
+  badForm: 'Le formulaire n’a pas pu être lu',
+  badFormText: 'Revenez en arrière, rechargez la page et réessayez.',
 };
 
 export const strings = { en, fr } as const;

@@ -40,6 +40,9 @@ export function validateKey(key: string, param = 'Idempotency-Key'): string {
 }
 
 function canonical(v: unknown): string {
+  if (typeof v === 'bigint') return `${v}n`;
+  // A date (GraphQL DateTime inputs) by its instant, not as an empty object.
+  if (v instanceof Date) return JSON.stringify(Number.isNaN(v.getTime()) ? 'Invalid Date' : v.toISOString());
   if (v === null || typeof v !== 'object') return JSON.stringify(v ?? null);
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   const o = v as Record<string, unknown>;

@@ -265,6 +265,7 @@ export const planObject = z
     interval_count: z.number().int().meta({ example: 1 }),
     trial_period_days: z.number().int().meta({ example: 14 }),
     active: z.boolean().meta({ description: 'false once archived.' }),
+    apply_wallet_balance: z.boolean().meta({ description: "Default of new subscriptions: invoices draw from the customer's wallet first." }),
     metadata: metadataMap,
     archived_at: ts.nullable(),
     created_at: ts,

@@ -9,7 +9,7 @@ import { mountCheckout } from '../hosted/checkout.ts';
 import { mountSetup } from '../hosted/setup.ts';
 import { mountPortal } from '../hosted/portal.ts';
 import { mountInvoicePdf } from '../hosted/invoice-pdf.ts';
-import { notFound as hostedNotFound } from '../hosted/kit.ts';
+import { loggedPath, notFound as hostedNotFound } from '../hosted/kit.ts';
 import type { Ctx } from '../platform/context.ts';
 import { forMerchant } from '../platform/db/tenant.ts';
 import { pendingMigrations } from '../platform/db/migrate.ts';
@@ -74,7 +74,7 @@ export function createApp(services: Services) {
     const status = c.res.status;
     const entry = {
       method: c.req.method,
-      path: c.req.path,
+      path: loggedPath(c.req.path),
       status,
       duration_ms: Math.round((performance.now() - started) * 10) / 10,
       merchant_id: c.get('ctx')?.merchant.id,

@@ -107,3 +107,13 @@ describe('card checks', () => {
     expect([cardBrand('4242424242424242'), cardBrand('5555555555554444'), cardBrand('378282246310005')]).toEqual(['visa', 'mastercard', 'amex']);
   });
 });
+
+describe('idempotency fingerprints', () => {
+  it('tell dates apart by their instant (GraphQL DateTime inputs), and ignore key order', async () => {
+    const { fingerprint } = await import('../../src/platform/idempotency.ts');
+    expect(fingerprint('x', { a: new Date('2030-01-01T00:00:00Z') })).not.toBe(fingerprint('x', { a: new Date('2031-01-01T00:00:00Z') }));
+    expect(fingerprint('x', { a: new Date('2030-01-01T00:00:00Z') })).toBe(fingerprint('x', { a: new Date('2030-01-01T00:00:00.000Z') }));
+    expect(fingerprint('x', { a: 1, b: [1, 2] })).toBe(fingerprint('x', { b: [1, 2], a: 1 }));
+    expect(fingerprint('x', { a: 1n })).not.toBe(fingerprint('x', { a: 1 }));
+  });
+});

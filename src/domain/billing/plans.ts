@@ -34,6 +34,10 @@ export const planCreate = z
       .max(MAX_TRIAL_DAYS, { error: `must be at most ${MAX_TRIAL_DAYS}` })
       .optional()
       .meta({ description: 'Default trial for new subscriptions, in days (default 0).' }),
+    apply_wallet_balance: z
+      .boolean()
+      .optional()
+      .meta({ description: "Default of new subscriptions: draw invoices from the customer's active wallet in the plan's currency first (default false)." }),
     metadata: metadata.optional(),
   })
   .superRefine((v, ctx) => {
@@ -62,6 +66,7 @@ export function planToJSON(p: Plan) {
     interval_count: p.intervalCount,
     trial_period_days: p.trialPeriodDays,
     active: p.active,
+    apply_wallet_balance: p.applyWalletBalance,
     metadata: p.metadata as Record<string, string>,
     archived_at: p.archivedAt?.toISOString() ?? null,
     created_at: p.createdAt.toISOString(),
@@ -82,6 +87,7 @@ export async function createPlan(ctx: Ctx, input: PlanCreateInput): Promise<Plan
         interval: data.interval,
         intervalCount: data.interval_count ?? 1,
         trialPeriodDays: data.trial_period_days ?? 0,
+        applyWalletBalance: data.apply_wallet_balance ?? false,
         metadata: data.metadata ?? {},
       },
     });

@@ -78,9 +78,9 @@ export const TEST_CARDS = {
   insufficientFunds: '4000000000009995',
 } as const;
 
-/** Luhn check of a digits-only card number. */
+/** Luhn check of a digits-only card number (all zeros passes Luhn but is no card). */
 export function luhnValid(digits: string): boolean {
-  if (!/^[0-9]{12,19}$/.test(digits)) return false;
+  if (!/^[0-9]{12,19}$/.test(digits) || /^0+$/.test(digits)) return false;
   let sum = 0;
   for (let i = 0; i < digits.length; i++) {
     let d = Number(digits[digits.length - 1 - i]);

@@ -3,14 +3,17 @@
 // The portal acts for the merchant but only ever for the session's customer: `portalContext`
 // gives it a Ctx whose `actor` is that customer, and every portal action goes through the
 // functions below, which take the customer from the actor and never from the request. A portal
-// request therefore cannot name another customer's records: a method id of another customer is
-// "not found", exactly as one of another merchant is.
+// request therefore cannot name another customer's records: a method or subscription id of
+// another customer is "not found", exactly as one of another merchant is.
 import type { PortalSession } from '../../generated/prisma/client.ts';
 import type { Ctx, PortalActor } from '../../platform/context.ts';
 import { inTransaction } from '../../platform/db/tenant.ts';
 import { NotFoundError } from '../../platform/errors.ts';
+import { isIdOf, z, httpUrl, idOf, parse } from '../../platform/validation.ts';
 import { newId, randomToken } from '../../platform/ids.ts';
-import { z, httpUrl, idOf, parse } from '../../platform/validation.ts';
+import { listInvoices, signingKey } from '../billing/invoices.ts';
+import { signedPdfPath } from '../billing/pdf.ts';
+import { cancelSubscription, reactivateSubscription, subscriptionsOfCustomer } from '../billing/subscriptions.ts';
 import { clockNow } from '../clock/index.ts';
 import { getCustomer, updateCustomer } from '../customers/index.ts';
 import { attachedMethods, createSetupIntent, detachPaymentMethod, setDefaultPaymentMethod } from '../payment-methods/index.ts';
@@ -116,4 +119,56 @@ export async function setPortalDefault(ctx: Ctx, paymentMethodId: string) {
 export function portalSetupIntent(ctx: Ctx, returnUrl: string) {
   const { customerId, sessionId } = actorOf(ctx);
   return createSetupIntent(ctx, { customer_id: customerId, return_url: returnUrl }, { portalSessionId: sessionId });
+}
+
+/**
+ * Whether the setup page returned here after really saving a method: the intent exists (this
+ * merchant), succeeded, and is this customer's. The query string alone proves nothing.
+ */
+export async function portalMethodAdded(ctx: Ctx, setupIntentId: string): Promise<boolean> {
+  if (!isIdOf('setup_intent', setupIntentId)) return false;
+  const si = await ctx.db.setupIntent.findUnique({ where: { id: setupIntentId } });
+  return si !== null && si.customerId === actorOf(ctx).customerId && si.status === 'succeeded';
+}
+
+/** The customer's subscriptions (newest first), each with its plan. */
+export async function portalSubscriptions(ctx: Ctx) {
+  const subs = await subscriptionsOfCustomer(ctx, actorOf(ctx).customerId);
+  const plans = subs.length === 0 ? [] : await ctx.db.plan.findMany({ where: { id: { in: [...new Set(subs.map((s) => s.planId))] } } });
+  const planOf = new Map(plans.map((p) => [p.id, p]));
+  return subs.flatMap((sub) => {
+    const plan = planOf.get(sub.planId);
+    return plan ? [{ sub, plan }] : [];
+  });
+}
+
+/**
+ * The customer's latest invoices, each with a fresh signed link to its PDF (valid 5 minutes; the
+ * same link `signedPdfUrl` gives, signed with one read of the merchant's key for all of them).
+ */
+export async function portalInvoices(ctx: Ctx) {
+  const page = await listInvoices(ctx, { customer_id: actorOf(ctx).customerId, limit: 20 });
+  if (page.data.length === 0) return [];
+  const key = await signingKey(ctx);
+  const now = new Date();
+  return page.data.map((invoice) => ({ invoice, pdfUrl: `${ctx.runtime.config.publicBaseUrl}${signedPdfPath(key, invoice.id, now)}` }));
+}
+
+/** One of the customer's subscriptions; another customer's (or merchant's) is "not found". */
+async function ownSubscription(ctx: Ctx, subscriptionId: string) {
+  const sub = isIdOf('subscription', subscriptionId) ? await ctx.db.subscription.findUnique({ where: { id: subscriptionId } }) : null;
+  if (!sub || sub.customerId !== actorOf(ctx).customerId) throw new NotFoundError('subscription', subscriptionId);
+  return sub;
+}
+
+/** "Cancel at period end" (same rules and subscription.updated event as the API). */
+export async function cancelPortalSubscription(ctx: Ctx, subscriptionId: string) {
+  await ownSubscription(ctx, subscriptionId);
+  return cancelSubscription(ctx, subscriptionId, { cancel_at_period_end: true });
+}
+
+/** "Keep my subscription": undoes cancel at period end (subscription.reactivated; 409 when not cancelling). */
+export async function reactivatePortalSubscription(ctx: Ctx, subscriptionId: string) {
+  await ownSubscription(ctx, subscriptionId);
+  return reactivateSubscription(ctx, subscriptionId);
 }

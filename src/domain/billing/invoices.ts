@@ -191,7 +191,19 @@ export async function issueInvoice(ctx: Ctx, tx: TenantTx, a: IssueArgs): Promis
   }
   const created = await getInvoice(ctx, draft.id, tx);
   await recordEvent(tx, ctx.merchant.id, 'invoice.created', json(ctx, created));
-  return { invoice: await finalize(ctx, tx, created, a.subscription, now), created: true };
+  const invoice = await finalize(ctx, tx, created, a.subscription, now);
+  if (invoice.status === 'open') {
+    // The caller charges it right after this transaction commits; should its process die first,
+    // this job makes the first attempt instead (a no-op once it was made).
+    await enqueueJob(tx, {
+      merchantId: ctx.merchant.id,
+      kind: INVOICE_CHARGE_JOB,
+      runAt: new Date(now.getTime() + CHARGE_RECOVERY_MS),
+      key: `retry:${invoice.id}:1`,
+      payload: { invoice_id: invoice.id, attempt: 1 },
+    });
+  }
+  return { invoice, created: true };
 }
 
 /**

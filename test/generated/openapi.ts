@@ -131,6 +131,77 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/invoices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List invoices, newest first */
+        get: operations["listInvoices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invoices/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve an invoice */
+        get: operations["getInvoice"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invoices/{id}/pdf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download the invoice as PDF
+         * @description Redirects (302) to a signed address of the PDF, valid 5 minutes, that needs no credentials (so a browser or a mail can open it).
+         */
+        get: operations["getInvoicePdf"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invoices/{id}/void": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Void an open invoice */
+        post: operations["voidInvoice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/payment-methods": {
         parameters: {
             query?: never;
@@ -325,6 +396,113 @@ export interface paths {
         get: operations["getSetupIntent"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List subscriptions, newest first */
+        get: operations["listSubscriptions"];
+        put?: never;
+        /**
+         * Subscribe a customer to a plan
+         * @description With a trial (trial_end, trial_period_days or the plan’s default): `trialing`, the first invoice at the trial end. Without: the first invoice is charged at once to payment_method_id or the customer’s default method: `active` when paid, `incomplete` otherwise (cancelled after 23 h unless paid).
+         */
+        post: operations["createSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscriptions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a subscription */
+        get: operations["getSubscription"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Update a subscription (plan change with proration, method, trial end, metadata) */
+        patch: operations["updateSubscription"];
+        trace?: never;
+    };
+    "/v1/subscriptions/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel now, or at the end of the period */
+        post: operations["cancelSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscriptions/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Pause collection (no invoices) until resumed or resumes_at */
+        post: operations["pauseSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscriptions/{id}/reactivate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Undo a cancellation at period end */
+        post: operations["reactivateSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscriptions/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Resume a paused subscription */
+        post: operations["resumeSubscription"];
         delete?: never;
         options?: never;
         head?: never;
@@ -730,10 +908,8 @@ export interface components {
             /** @description Attached saved methods, newest first (up to 100). */
             payment_methods: components["schemas"]["PaymentMethod"][];
             phone: string | null;
-            /** @description The customer’s subscriptions: always empty in this version. */
-            subscriptions: {
-                [key: string]: unknown;
-            }[];
+            /** @description The customer’s subscriptions, newest first (up to 100), cancelled ones included. */
+            subscriptions: components["schemas"]["Subscription"][];
             /** Format: date-time */
             updated_at: string;
         };
@@ -815,6 +991,94 @@ export interface components {
         };
         EventList: {
             data: components["schemas"]["Event"][];
+            has_more: boolean;
+            next_cursor: string | null;
+            /** @constant */
+            object: "list";
+        };
+        Invoice: {
+            /** @example 2900 */
+            amount_due: number;
+            /**
+             * @description Drawn from the customer's wallet (apply_wallet_balance).
+             * @example 0
+             */
+            amount_from_wallet: number;
+            /** @example 2900 */
+            amount_paid: number;
+            /** @example 0 */
+            amount_remaining: number;
+            /** @example 1 */
+            attempt_count: number;
+            /** @enum {string} */
+            billing_reason: "subscription_create" | "subscription_cycle" | "subscription_update";
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * @description ISO 4217, upper case.
+             * @example USD
+             */
+            currency: string;
+            /** @example cus_0123456789abcdefGHIJKL */
+            customer_id: string;
+            due_date: string | null;
+            finalized_at: string | null;
+            /** @example in_0123456789abcdefGHIJKL */
+            id: string;
+            lines: components["schemas"]["InvoiceLine"][];
+            /** @description The next automatic retry after a failed charge (1, 3 and 5 days after the first failure). */
+            next_payment_attempt: string | null;
+            /** @description Per merchant, gap-free; assigned when finalised. */
+            number: string | null;
+            /** @constant */
+            object: "invoice";
+            paid_at: string | null;
+            /** @description The payment of the latest charge attempt. */
+            payment_id: string | null;
+            /**
+             * @description Authenticated; redirects to a signed address of the PDF valid 5 minutes.
+             * @example http://127.0.0.1:4000/v1/invoices/in_0123456789abcdefGHIJKL/pdf
+             */
+            pdf_url: string;
+            /** Format: date-time */
+            period_end: string;
+            /** Format: date-time */
+            period_start: string;
+            /** @enum {string} */
+            status: "draft" | "open" | "paid" | "void" | "uncollectible";
+            subscription_id: string | null;
+            /** @example 2900 */
+            subtotal: number;
+            /** @example 2900 */
+            total: number;
+            /** @example $29.00 */
+            total_formatted: string;
+            voided_at: string | null;
+        };
+        InvoiceLine: {
+            /**
+             * @description Negative for a credit.
+             * @example 2900
+             */
+            amount: number;
+            /** @example $29.00 */
+            amount_formatted: string;
+            /** @example Pro monthly (2027-01-31 – 2027-02-28) */
+            description: string;
+            /** @example il_0123456789abcdefGHIJKL */
+            id: string;
+            /** @constant */
+            object: "invoice_line";
+            period: {
+                /** Format: date-time */
+                end: string;
+                /** Format: date-time */
+                start: string;
+            };
+            proration: boolean;
+        };
+        InvoiceList: {
+            data: components["schemas"]["Invoice"][];
             has_more: boolean;
             next_cursor: string | null;
             /** @constant */
@@ -950,6 +1214,8 @@ export interface components {
             amount: number;
             /** @example $29.00 */
             amount_formatted: string;
+            /** @description Default of new subscriptions: invoices draw from the customer's wallet first. */
+            apply_wallet_balance: boolean;
             archived_at: string | null;
             /** Format: date-time */
             created_at: string;
@@ -1086,6 +1352,64 @@ export interface components {
             setup_url: string;
             /** @enum {string} */
             status: "requires_payment_method" | "succeeded" | "expired";
+        };
+        Subscription: {
+            apply_wallet_balance: boolean;
+            /**
+             * Format: date-time
+             * @description Periods are counted from here (the trial end, or the start): a month-end anchor keeps its day where the month has it.
+             */
+            billing_cycle_anchor: string;
+            cancel_at: string | null;
+            cancel_at_period_end: boolean;
+            cancelled_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When the next invoice is created (or the subscription ends, with cancel_at_period_end).
+             */
+            current_period_end: string;
+            /** Format: date-time */
+            current_period_start: string;
+            /** @example cus_0123456789abcdefGHIJKL */
+            customer_id: string;
+            /** @example sub_0123456789abcdefGHIJKL */
+            id: string;
+            latest_invoice_id: string | null;
+            /**
+             * @example {
+             *       "order_id": "6735"
+             *     }
+             */
+            metadata: {
+                [key: string]: string;
+            };
+            /** @constant */
+            object: "subscription";
+            /** @description Set while paused: no invoices until resumed. */
+            pause_collection: {
+                resumes_at: string | null;
+            } | null;
+            paused_at: string | null;
+            /** @description The saved method charged; null: the customer's default. */
+            payment_method_id: string | null;
+            /** @example plan_0123456789abcdefGHIJKL */
+            plan_id: string;
+            resumes_at: string | null;
+            /** @enum {string} */
+            status: "trialing" | "active" | "past_due" | "paused" | "cancelled" | "incomplete" | "unpaid";
+            trial_end: string | null;
+            trial_start: string | null;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        SubscriptionList: {
+            data: components["schemas"]["Subscription"][];
+            has_more: boolean;
+            next_cursor: string | null;
+            /** @constant */
+            object: "list";
         };
         TestClock: {
             /** Format: date-time */
@@ -2235,6 +2559,350 @@ export interface operations {
             };
         };
     };
+    listInvoices: {
+        parameters: {
+            query?: {
+                /** @description The next_cursor of the previous page. */
+                after?: string;
+                customer_id?: string;
+                /** @description Page size, 1 to 100 (default 20). */
+                limit?: number;
+                status?: "draft" | "open" | "paid" | "void" | "uncollectible";
+                subscription_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of invoices. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvoiceList"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getInvoice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The invoice with its lines. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invoice"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getInvoicePdf: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Location: the signed address of the PDF. */
+            302: {
+                headers: {
+                    /** @description Where to go. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    voidInvoice: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 characters. Retries with the same key and body within 24 h return the first response (Idempotent-Replayed: true). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The voided invoice. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invoice"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The record’s state does not allow this, or an idempotency conflict. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body larger than 1 MiB (body_too_large). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listPaymentMethods: {
         parameters: {
             query: {
@@ -2928,6 +3596,8 @@ export interface operations {
                      * @example 2900
                      */
                     amount: number;
+                    /** @description Default of new subscriptions: draw invoices from the customer's active wallet in the plan's currency first (default false). */
+                    apply_wallet_balance?: boolean;
                     /**
                      * @description ISO 4217 currency code, any case; returned upper-case.
                      * @example USD
@@ -3689,6 +4359,893 @@ export interface operations {
             };
             /** @description No such record (resource_missing), also for another merchant’s ids. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listSubscriptions: {
+        parameters: {
+            query?: {
+                /** @description The next_cursor of the previous page. */
+                after?: string;
+                customer_id?: string;
+                /** @description Page size, 1 to 100 (default 20). */
+                limit?: number;
+                plan_id?: string;
+                status?: "trialing" | "active" | "past_due" | "paused" | "cancelled" | "incomplete" | "unpaid";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of subscriptions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionList"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 characters. Retries with the same key and body within 24 h return the first response (Idempotent-Replayed: true). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Draw invoices from the customer's active wallet in the plan's currency first (default: the plan's setting). */
+                    apply_wallet_balance?: boolean;
+                    /** @description Cancel at the end of the first period. */
+                    cancel_at_period_end?: boolean;
+                    /** @example cus_0123456789abcdefGHIJKL */
+                    customer_id: string;
+                    /**
+                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).
+                     * @example {
+                     *       "order_id": "6735"
+                     *     }
+                     */
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                    /**
+                     * @description The saved method to charge (attached to the customer); default: the customer's default method.
+                     * @example pm_0123456789abcdefGHIJKL
+                     */
+                    payment_method_id?: string;
+                    /** @example plan_0123456789abcdefGHIJKL */
+                    plan_id: string;
+                    /**
+                     * Format: date-time
+                     * @description An explicit end of the trial (in the future, at most 730 days ahead); overrides trial_period_days.
+                     * @example 2026-01-31T12:00:00Z
+                     */
+                    trial_end?: string;
+                    /** @description Trial length in days; overrides the plan's trial_period_days. */
+                    trial_period_days?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The new subscription. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The record’s state does not allow this, or an idempotency conflict. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body larger than 1 MiB (body_too_large). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 characters. Retries with the same key and body within 24 h return the first response (Idempotent-Replayed: true). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    apply_wallet_balance?: boolean;
+                    cancel_at_period_end?: boolean;
+                    /**
+                     * @description Merged into the existing metadata; a key set to an empty string is removed.
+                     * @example {
+                     *       "order_id": "6735"
+                     *     }
+                     */
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                    /** @description A saved method of the customer; null: the customer's default. */
+                    payment_method_id?: string | null;
+                    /**
+                     * @description Move to another plan (same currency, interval and interval_count); see proration_behavior.
+                     * @example plan_0123456789abcdefGHIJKL
+                     */
+                    plan_id?: string;
+                    /**
+                     * @description With plan_id: create_prorations (default: credit and charge for the rest of the period on the next invoice), always_invoice (invoice them now), none (the new price from the next period).
+                     * @enum {string}
+                     */
+                    proration_behavior?: "create_prorations" | "none" | "always_invoice";
+                    /**
+                     * Format: date-time
+                     * @description A new end of the trial (only while trialing; in the future).
+                     * @example 2026-01-31T12:00:00Z
+                     */
+                    trial_end?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The subscription after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The record’s state does not allow this, or an idempotency conflict. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body larger than 1 MiB (body_too_large). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 characters. Retries with the same key and body within 24 h return the first response (Idempotent-Replayed: true). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description true: cancel at the end of the current period; false (the default): cancel now. */
+                    cancel_at_period_end?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The subscription: cancelled, or set to cancel at period end. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The record’s state does not allow this, or an idempotency conflict. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body larger than 1 MiB (body_too_large). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    pauseSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 characters. Retries with the same key and body within 24 h return the first response (Idempotent-Replayed: true). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description When to resume automatically (in the future); without it the subscription stays paused until resumed.
+                     * @example 2026-01-31T12:00:00Z
+                     */
+                    resumes_at?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The paused subscription. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The record’s state does not allow this, or an idempotency conflict. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body larger than 1 MiB (body_too_large). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    reactivateSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 characters. Retries with the same key and body within 24 h return the first response (Idempotent-Replayed: true). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The subscription, no longer set to cancel. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The record’s state does not allow this, or an idempotency conflict. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body larger than 1 MiB (body_too_large). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    resumeSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 characters. Retries with the same key and body within 24 h return the first response (Idempotent-Replayed: true). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The active subscription. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The record’s state does not allow this, or an idempotency conflict. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body larger than 1 MiB (body_too_large). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type). */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5530,7 +7087,7 @@ export interface operations {
                 "application/json": {
                     description?: string;
                     /** @description Subscribed event types; omitted or empty = all. */
-                    events?: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.cancelled" | "payment.expired" | "refund.created" | "refund.succeeded" | "refund.failed" | "customer.created" | "customer.updated" | "customer.deleted" | "setup_intent.succeeded" | "payment_method.attached" | "payment_method.detached" | "plan.created" | "plan.archived" | "wallet.created" | "wallet.frozen" | "wallet.unfrozen" | "wallet.closed" | "wallet.debited" | "wallet.credited" | "wallet.topup.succeeded" | "wallet.credit.expired" | "webhook_endpoint.disabled")[];
+                    events?: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.cancelled" | "payment.expired" | "refund.created" | "refund.succeeded" | "refund.failed" | "customer.created" | "customer.updated" | "customer.deleted" | "setup_intent.succeeded" | "payment_method.attached" | "payment_method.detached" | "plan.created" | "plan.archived" | "subscription.created" | "subscription.updated" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.reactivated" | "subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "wallet.created" | "wallet.frozen" | "wallet.unfrozen" | "wallet.closed" | "wallet.debited" | "wallet.credited" | "wallet.topup.succeeded" | "wallet.credit.expired" | "webhook_endpoint.disabled")[];
                     /** @description https:// (http:// to loopback only with BILLING_ALLOW_HTTP_WEBHOOKS=1). */
                     url: string;
                 };
@@ -5828,7 +7385,7 @@ export interface operations {
                 "application/json": {
                     description?: string | null;
                     /** @description Subscribed event types; omitted or empty = all. */
-                    events?: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.cancelled" | "payment.expired" | "refund.created" | "refund.succeeded" | "refund.failed" | "customer.created" | "customer.updated" | "customer.deleted" | "setup_intent.succeeded" | "payment_method.attached" | "payment_method.detached" | "plan.created" | "plan.archived" | "wallet.created" | "wallet.frozen" | "wallet.unfrozen" | "wallet.closed" | "wallet.debited" | "wallet.credited" | "wallet.topup.succeeded" | "wallet.credit.expired" | "webhook_endpoint.disabled")[];
+                    events?: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.cancelled" | "payment.expired" | "refund.created" | "refund.succeeded" | "refund.failed" | "customer.created" | "customer.updated" | "customer.deleted" | "setup_intent.succeeded" | "payment_method.attached" | "payment_method.detached" | "plan.created" | "plan.archived" | "subscription.created" | "subscription.updated" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.reactivated" | "subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "wallet.created" | "wallet.frozen" | "wallet.unfrozen" | "wallet.closed" | "wallet.debited" | "wallet.credited" | "wallet.topup.succeeded" | "wallet.credit.expired" | "webhook_endpoint.disabled")[];
                     /**
                      * @description disabled stops deliveries; active re-enables.
                      * @enum {string}

@@ -61,3 +61,27 @@ describe('prorate', () => {
     expect(() => prorate(1000n, 1, 0)).toThrow(RangeError);
   });
 });
+
+describe('prorationLines (a plan change mid-period)', () => {
+  it('credits the unused time of the old price and charges the rest of the new, to the second', async () => {
+    const { prorationLines } = await import('../../src/domain/billing/subscriptions.ts');
+    const plan = (name: string, amount: bigint) => ({ name, amount }) as Parameters<typeof prorationLines>[0];
+    const start = d('2027-03-01T00:00:00Z');
+    const end = d('2027-03-31T00:00:00Z'); // 30 days
+    const now = d('2027-03-21T00:00:00Z'); // 10 days left
+    const lines = prorationLines(plan('Basic', 3000n), plan('Pro', 9000n), start, end, now);
+    expect(lines.map((l) => [l.amount, l.proration, l.periodStart.toISOString(), l.periodEnd.toISOString()])).toEqual([
+      [-1000n, true, '2027-03-21T00:00:00.000Z', '2027-03-31T00:00:00.000Z'],
+      [3000n, true, '2027-03-21T00:00:00.000Z', '2027-03-31T00:00:00.000Z'],
+    ]);
+    // Back and forth at the same instant nets to zero.
+    const back = prorationLines(plan('Pro', 9000n), plan('Basic', 3000n), start, end, now);
+    expect([...lines, ...back].reduce((s, l) => s + l.amount, 0n)).toBe(0n);
+    // Odd amounts round half away from zero, each line on its own.
+    const odd = prorationLines(plan('A', 1000n), plan('B', 1001n), start, end, d('2027-03-11T00:00:00Z')); // 20 of 30 days left
+    expect(odd.map((l) => l.amount)).toEqual([-667n, 667n]);
+    // A free plan, or a change at the very end, makes no zero lines.
+    expect(prorationLines(plan('Free', 0n), plan('Pro', 9000n), start, end, now).map((l) => l.amount)).toEqual([3000n]);
+    expect(prorationLines(plan('Basic', 3000n), plan('Pro', 9000n), start, end, end)).toEqual([]);
+  });
+});

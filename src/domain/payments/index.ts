@@ -21,6 +21,7 @@ import { enqueueJob } from '../../jobs/queue.ts';
 import { clockNow, requireTestMode } from '../clock/index.ts';
 import { getCustomer, createCustomer } from '../customers/index.ts';
 import { recordEvent, type EventType } from '../events/index.ts';
+import { outcomeHooks } from './hooks.ts';
 import { processorOf, type CardInput, type ChargeResult, type MethodDetails, type PaymentMethodType, type SavedDetails } from './processor.ts';
 import { chargeableMethod } from '../payment-methods/index.ts';
 import {
@@ -112,15 +113,7 @@ async function resolveCustomer(ctx: Ctx, tx: TenantTx, data: ReturnType<typeof p
 
 const parsePaymentCreate = (input: PaymentCreateInput) => parse(paymentCreate, input);
 
-/**
- * Payments made for something else (a wallet top-up, an invoice) settle that thing in the same
- * transaction as the payment's final status: the area registers a hook for its purpose.
- */
-export type PaymentOutcomeHook = (ctx: Ctx, tx: TenantTx, payment: PaymentWithCustomer) => Promise<void>;
-const outcomeHooks = new Map<string, PaymentOutcomeHook>();
-export function onPaymentOutcome(purpose: string, hook: PaymentOutcomeHook): void {
-  outcomeHooks.set(purpose, hook);
-}
+export { onPaymentOutcome, type PaymentOutcomeHook } from './hooks.ts';
 const FINAL = new Set(['succeeded', 'failed', 'cancelled', 'expired']);
 /** Statuses in which the checkout still takes a payment attempt. */
 const PAYABLE = new Set(['created', 'failed']);

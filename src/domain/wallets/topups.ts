@@ -17,9 +17,9 @@ import {
   checkoutUrl,
   completeForTest,
   insertPayment,
-  onPaymentOutcome,
   type PaymentWithCustomer,
 } from '../payments/index.ts';
+import { onPaymentOutcome } from '../payments/hooks.ts';
 import { reserveRefund, onRefund } from '../refunds/index.ts';
 import { clockNow, requireTestMode } from '../clock/index.ts';
 import { append, getWallet, lockWallet, transactionToJSON } from './index.ts';

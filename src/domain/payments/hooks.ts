@@ -1,0 +1,16 @@
+// Payments made for something else (a wallet top-up, an invoice) settle that thing in the same
+// transaction as the payment's final status: the area registers a hook for its purpose.
+// A module without runtime imports, so the table exists before any area registers into it, however
+// the import graph is entered (payments → customers → subscriptions → invoices → payments is a
+// cycle: a table inside payments/index.ts would not be initialised yet when invoices.ts registers).
+import type { Ctx } from '../../platform/context.ts';
+import type { TenantTx } from '../../platform/db/tenant.ts';
+import type { PaymentWithCustomer } from './index.ts';
+
+export type PaymentOutcomeHook = (ctx: Ctx, tx: TenantTx, payment: PaymentWithCustomer) => Promise<void>;
+
+export const outcomeHooks = new Map<string, PaymentOutcomeHook>();
+
+export function onPaymentOutcome(purpose: string, hook: PaymentOutcomeHook): void {
+  outcomeHooks.set(purpose, hook);
+}

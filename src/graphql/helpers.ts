@@ -11,7 +11,7 @@ import {
   StateError,
   ValidationError,
 } from '../platform/errors.ts';
-import { forMerchant } from '../platform/db/tenant.ts';
+import { freshForMerchant } from '../platform/db/tenant.ts';
 import { runIdempotent, validateKey } from '../platform/idempotency.ts';
 import DataLoader from 'dataloader';
 import { encodeCursor, type Keyed, type Page } from '../platform/pagination.ts';
@@ -146,7 +146,7 @@ export async function mutate<T, I = any>(
   let result: T | undefined;
   const outcome = await runIdempotent(
     // A client of this request alone: its transactions are bound to the key's claim.
-    forMerchant(gctx.services.db.prisma, ctx.merchant.id),
+    freshForMerchant(gctx.services.db.prisma, ctx.merchant.id),
     { merchantId: ctx.merchant.id, key: idempotencyKey, scope: `graphql ${operation}`, payload: rest },
     async (db) => {
       result = await work({ ...ctx, db }, domainInput);

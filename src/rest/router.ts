@@ -5,7 +5,7 @@ import type { Context, Hono } from 'hono';
 import { z } from 'zod';
 import { errorBody, HttpError, ValidationError } from '../platform/errors.ts';
 import { runIdempotent, validateKey } from '../platform/idempotency.ts';
-import { forMerchant } from '../platform/db/tenant.ts';
+import { freshForMerchant } from '../platform/db/tenant.ts';
 import { checkInputText, parse } from '../platform/validation.ts';
 import type { AppEnv } from '../server/env.ts';
 import { WithStatus, type RouteDef } from './route.ts';
@@ -81,7 +81,7 @@ export function mountRoutes(app: Hono<AppEnv>, routes: RouteDef[]) {
       if (key !== undefined && r.method !== 'get') {
         validateKey(key);
         // A client of this request alone: its transactions are bound to the key's claim.
-        const db = forMerchant(c.get('services').db.prisma, base.merchant.id);
+        const db = freshForMerchant(c.get('services').db.prisma, base.merchant.id);
         const outcome = await runIdempotent(
           db,
           { merchantId: base.merchant.id, key, scope: `${r.method.toUpperCase()} ${c.req.path}`, payload: rawBody ?? {} },

@@ -172,3 +172,106 @@ describe('the invoice PDF', () => {
     expect((await send(`${app.url}/v1/invoices/${inv.id}/pdf`, { headers: { authorization: other.auth } })).status).toBe(404);
   });
 });
+
+describe('fixes from trying it cold', () => {
+  it('a void racing the customer paying the invoice’s checkout: either the void wins (nothing charged) or the payment does (invoice paid)', async () => {
+    const api = await app.merchant();
+    const { customer, plan } = await setup(api, '4000000000009995');
+    for (let i = 0; i < 12; i++) {
+      const sub = (await api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: plan.id })).body;
+      const inv = (await api.get(`/v1/invoices/${sub.latest_invoice_id}`)).body;
+      const [paid, voided] = await Promise.all([
+        api.post(`/v1/test-helpers/payments/${inv.payment_id}/complete`, { outcome: 'succeeded' }),
+        api.post(`/v1/invoices/${inv.id}/void`),
+      ]);
+      const after = (await api.get(`/v1/invoices/${inv.id}`)).body;
+      const payment = (await api.get(`/v1/payments/${inv.payment_id}`)).body;
+      if (voided.status === 200) {
+        expect([after.status, payment.status]).toEqual(['void', 'cancelled']);
+      } else {
+        expect(voided.status).toBe(409);
+        expect(['invoice_not_open', 'invoice_payment_in_progress']).toContain(voided.body.error.code);
+        expect([after.status, payment.status]).toEqual(['paid', 'succeeded']);
+      }
+      expect([200, 409]).toContain(paid.status);
+    }
+  });
+
+  it('voiding an invoice gives back what it drew from the wallet', async () => {
+    const api = await app.merchant();
+    const { customer, plan } = await setup(api, '4000000000009995');
+    const w = (await api.post('/v1/wallets', { customer_id: customer.id, currency: 'EUR' })).body;
+    await api.post(`/v1/wallets/${w.id}/credit`, { amount: 1000, description: 'Gift', reference: 'gift' });
+    const sub = (await api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: plan.id, apply_wallet_balance: true })).body;
+    expect(sub.status).toBe('incomplete');
+    const inv = (await api.get(`/v1/invoices/${sub.latest_invoice_id}`)).body;
+    expect(inv).toMatchObject({ amount_from_wallet: 1000, amount_due: 3999, status: 'open' });
+    expect((await api.get(`/v1/wallets/${w.id}`)).body.balance).toBe(0);
+    expect((await api.post(`/v1/invoices/${inv.id}/void`)).status).toBe(200);
+    expect((await api.get(`/v1/wallets/${w.id}`)).body.balance).toBe(1000);
+    const ledger = (await api.get(`/v1/wallets/${w.id}/transactions`)).body.data;
+    expect(ledger[0]).toMatchObject({ type: 'credit', amount: 1000, reference: `${inv.id}:void` });
+  });
+
+  it('an incomplete subscription without a method is paid once a method is given; plan changes while paused bill nothing; an immediate cancel clears cancel_at_period_end', async () => {
+    const api = await app.merchant();
+    const c = (await api.post('/v1/customers', { email: 'late@example.com' })).body;
+    const plan = (await api.post('/v1/plans', { name: 'Solo', amount: 1500, currency: 'USD', interval: 'month' })).body;
+    const sub = (await api.post('/v1/subscriptions', { customer_id: c.id, plan_id: plan.id })).body;
+    expect(sub.status).toBe('incomplete');
+    const si = (await api.post('/v1/setup-intents', { customer_id: c.id })).body;
+    const pm = (await api.post(`/v1/test-helpers/setup-intents/${si.id}/complete`, {})).body.payment_method_id;
+    const patched = await api.patch(`/v1/subscriptions/${sub.id}`, { payment_method_id: pm });
+    expect(patched.body.status).toBe('active');
+    expect((await api.get(`/v1/invoices/${sub.latest_invoice_id}`)).body).toMatchObject({ status: 'paid', attempt_count: 2 });
+
+    const pricier = (await api.post('/v1/plans', { name: 'Duo', amount: 4500, currency: 'USD', interval: 'month' })).body;
+    await api.post(`/v1/subscriptions/${sub.id}/pause`, {});
+    const changed = await api.patch(`/v1/subscriptions/${sub.id}`, { plan_id: pricier.id, proration_behavior: 'always_invoice' });
+    expect(changed.body).toMatchObject({ status: 'paused', plan_id: pricier.id, latest_invoice_id: sub.latest_invoice_id });
+    expect((await api.get(`/v1/invoices?subscription_id=${sub.id}`)).body.data).toHaveLength(1);
+    await api.post(`/v1/subscriptions/${sub.id}/resume`);
+
+    await api.post(`/v1/subscriptions/${sub.id}/cancel`, { cancel_at_period_end: true });
+    const now = (await api.post(`/v1/subscriptions/${sub.id}/cancel`, {})).body;
+    expect(now).toMatchObject({ status: 'cancelled', cancel_at_period_end: false, cancel_at: now.cancelled_at });
+    for (const action of ['reactivate', 'pause', 'resume']) {
+      const r = await api.post(`/v1/subscriptions/${sub.id}/${action}`, action === 'pause' ? {} : undefined);
+      expect([r.status, r.body.error.code], action).toEqual([409, 'subscription_cancelled']);
+    }
+  });
+
+  it('an advance with more work than its time budget stops part-way with 409 clock_advance_incomplete, never past unrun work; repeating it finishes', async () => {
+    const t = await startApp();
+    try {
+      t.services.runtime.clockAdvanceBudgetMs = 400;
+      const api = await t.merchant();
+      const { customer } = await setup(api);
+      const daily = (await api.post('/v1/plans', { name: 'Daily', amount: 100, currency: 'USD', interval: 'day' })).body;
+      const sub = (await api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: daily.id })).body;
+      const to = new Date(new Date(sub.current_period_start).getTime() + 40 * 86_400_000 + 1000).toISOString();
+      let r = await api.post('/v1/test-helpers/clock/advance', { to });
+      expect([r.status, r.body.error?.code]).toEqual([409, 'clock_advance_incomplete']);
+      let rounds = 1;
+      for (; r.status === 409 && rounds < 100; rounds++) {
+        const clock = (await api.get('/v1/test-helpers/clock')).body.now;
+        const s = (await api.get(`/v1/subscriptions/${sub.id}`)).body;
+        // The clock never passed a renewal that did not run.
+        expect(new Date(clock).getTime()).toBeLessThan(new Date(s.current_period_end).getTime());
+        r = await api.post('/v1/test-helpers/clock/advance', { to });
+      }
+      expect(r.status).toBe(200);
+      expect(rounds).toBeGreaterThan(1);
+      const invoices = (await api.get(`/v1/invoices?subscription_id=${sub.id}&limit=100`)).body.data;
+      expect(invoices).toHaveLength(41);
+      expect(new Set(invoices.map((i: any) => i.period_start)).size).toBe(41);
+      expect(invoices.every((i: any) => i.status === 'paid')).toBe(true);
+      // Each renewal ran at its own time (the period's start), not when the advance happened to reach it.
+      const renewals = invoices.filter((i: any) => i.billing_reason === 'subscription_cycle');
+      expect(renewals).toHaveLength(40);
+      expect(renewals.filter((i: any) => i.finalized_at !== i.period_start)).toEqual([]);
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -2,7 +2,7 @@
 // live-mode merchants (not found), as REST does.
 import { testClockNow, type ClockAdvanceInput } from '../domain/clock/index.ts';
 import { advanceClockAndRunDueWork } from '../jobs/clock-advance.ts';
-import { NotFoundError, ValidationError } from '../platform/errors.ts';
+import { NotFoundError, StateError, ValidationError } from '../platform/errors.ts';
 import { builder } from './builder.ts';
 import { COMMON_ERRORS } from './errors.ts';
 import { mutate } from './helpers.ts';
@@ -31,9 +31,10 @@ const AdvanceTestClockInput = builder.inputType('AdvanceTestClockInput', {
 builder.mutationField('advanceTestClock', (t) =>
   t.field({
     type: TestClock,
-    description: 'Test mode only: moves the clock forward and runs every piece of work that became due, in due order.',
+    description:
+      'Test mode only: moves the clock forward and runs every piece of work that became due, in due order. More work than fits in two minutes: StateError clock_advance_incomplete, the clock moved part-way; repeat with `to`.',
     errors: {
-      types: [...new Set([...COMMON_ERRORS, ValidationError, NotFoundError])],
+      types: [...new Set([...COMMON_ERRORS, ValidationError, NotFoundError, StateError])],
       dataField: { name: 'clock' },
       result: { name: 'AdvanceTestClockSuccess' },
       union: { name: 'AdvanceTestClockResult' },

@@ -187,29 +187,49 @@ export async function runJob(
  * jobs that the work itself makes due by then (a renewal scheduling the next one, a retry).
  * Each job runs at its own due time, as if the clock had passed through it.
  */
-export async function runDueJobsFor(runtime: Runtime, log: Logger, merchantId: string, asOf: Date, maxJobs = 10_000): Promise<number> {
+export async function runDueJobsFor(
+  runtime: Runtime,
+  log: Logger,
+  merchantId: string,
+  asOf: Date,
+  opts: { maxJobs?: number; budgetMs?: number } = {},
+): Promise<{ ran: number; complete: boolean }> {
+  const maxJobs = opts.maxJobs ?? 10_000;
   let ran = 0;
-  // Bounded: an advance gives up after two minutes rather than hanging the request.
-  const waitUntil = Date.now() + 120_000;
-  while (ran < maxJobs) {
+  // Bounded: an advance stops after two minutes (or the job limit) rather than hanging the request.
+  const waitUntil = Date.now() + (opts.budgetMs ?? 120_000);
+  while (ran < maxJobs && Date.now() <= waitUntil) {
     const batch = await claimDueJobs(runtime.prisma, { limit: 1, kinds: runtime.jobs.names(), merchantId, asOf });
     const job = batch[0];
     if (job) {
       const outcome = await runJob(runtime, log, job, job.runAt.getTime() <= asOf.getTime() ? job.runAt : asOf);
       if (outcome === 'deferred') await new Promise((r) => setTimeout(r, 50));
       else ran++;
-      if (Date.now() > waitUntil) break;
       continue;
     }
     // Due work that a background worker is running right now: wait for it, since it may retry
     // or make more work due before asOf. Pending due work counts too: a job released between the
     // claim above and this count (running → pending) must be claimed on the next turn, not left.
-    const busy = await runtime.prisma.job.count({
-      where: { merchantId, status: { in: ['running', 'pending'] }, runAt: { lte: asOf }, kind: { in: runtime.jobs.names() } },
-    });
-    if (busy === 0 || Date.now() > waitUntil) break;
+    if ((await dueJobs(runtime, merchantId, asOf)) === 0) return { ran, complete: true };
     await new Promise((r) => setTimeout(r, 25));
   }
-  if (ran >= maxJobs) log.warn({ merchant_id: merchantId, ran }, 'clock advance stopped after the job limit');
-  return ran;
+  const complete = (await dueJobs(runtime, merchantId, asOf)) === 0;
+  if (!complete) log.warn({ merchant_id: merchantId, ran }, 'clock advance stopped before all due work ran (time or job limit)');
+  return { ran, complete };
+}
+
+function dueJobs(runtime: Runtime, merchantId: string, asOf: Date): Promise<number> {
+  return runtime.prisma.job.count({
+    where: { merchantId, status: { in: ['running', 'pending'] }, runAt: { lte: asOf }, kind: { in: runtime.jobs.names() } },
+  });
+}
+
+/** The due time of the earliest job of a merchant not run yet (pending or running), up to asOf. */
+export async function earliestDue(runtime: Runtime, merchantId: string, asOf: Date): Promise<Date | null> {
+  const j = await runtime.prisma.job.findFirst({
+    where: { merchantId, status: { in: ['running', 'pending'] }, runAt: { lte: asOf }, kind: { in: runtime.jobs.names() } },
+    orderBy: { runAt: 'asc' },
+    select: { runAt: true },
+  });
+  return j?.runAt ?? null;
 }

@@ -25,6 +25,8 @@ export interface Runtime {
   idempotencyStaleMs?: number;
   /** How old a charge claimed by a process that died must be before a recovery job asks the processor again (default 60 s). */
   chargeRecoveryMs?: number;
+  /** How long one clock advance may run due work before it stops part-way (default 2 minutes). */
+  clockAdvanceBudgetMs?: number;
 }
 
 /**

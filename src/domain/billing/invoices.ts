@@ -22,8 +22,8 @@ import { DeferJob, enqueueJob } from '../../jobs/queue.ts';
 import { clockNow } from '../clock/index.ts';
 import { recordEvent } from '../events/index.ts';
 import { onPaymentOutcome } from '../payments/hooks.ts';
-import { cancelAtCheckout, chargeSavedMethod, insertPayment, redrivePayment, type PaymentWithCustomer } from '../payments/index.ts';
-import { debitWallet } from '../wallets/index.ts';
+import { cancelAtCheckout, chargeSavedMethod, insertPayment, lockPayment, redrivePayment, type PaymentWithCustomer } from '../payments/index.ts';
+import { creditWallet, debitWallet } from '../wallets/index.ts';
 import { signedPdfPath, type InvoicePdfData } from './pdf.ts';
 import { invoiceHooks, type InvoiceWithLines } from './hooks.ts';
 import type { BillingReason, InvoiceListQuery, InvoiceStatus } from './schema.ts';
@@ -272,15 +272,28 @@ async function drawFromWallet(ctx: Ctx, tx: TenantTx, inv: Invoice, due: bigint)
 /** POST /v1/invoices/:id/void: only an open invoice (409 invoice_not_open). */
 export async function voidInvoice(ctx: Ctx, id: string): Promise<InvoiceWithLines> {
   return inTransaction(ctx.db, async (tx) => {
+    // The payment first, then the invoice: the order a payment's outcome takes them in (its
+    // transaction locks the payment, then settles the invoice), so the two never deadlock, and
+    // a checkout attempt can never slip between the check below and the void.
+    const seen = await getInvoice(ctx, id, tx);
+    const payment = seen.paymentId ? await lockPayment(ctx, tx, seen.paymentId) : null;
     const inv = await lockInvoice(ctx, tx, id);
+    if (inv.paymentId !== seen.paymentId) throw new StateError('invoice_payment_in_progress', `Invoice ${id} is being charged; try again in a moment.`, null);
     if (inv.status !== 'open') throw new StateError('invoice_not_open', `Invoice ${id} is ${inv.status}; only an open invoice can be voided.`, null);
-    // A charge in flight settles against a void invoice as nothing (the hook ignores it); block it here instead.
-    if (inv.paymentId) {
-      const p = await tx.payment.findUnique({ where: { id: inv.paymentId } });
-      if (p?.status === 'processing') throw new StateError('invoice_payment_in_progress', `Invoice ${id} is being charged; try again in a moment.`, null);
-    }
+    if (payment?.status === 'processing') throw new StateError('invoice_payment_in_progress', `Invoice ${id} is being charged; try again in a moment.`, null);
     // Its checkout closes: a voided invoice can no longer be paid there.
-    if (inv.paymentId) await cancelAtCheckout({ ...ctx, db: tx }, inv.paymentId);
+    if (payment) await cancelAtCheckout({ ...ctx, db: tx }, payment.id);
+    // What it drew from the customer's wallet goes back.
+    if (inv.amountFromWallet > 0n) {
+      const debit = await tx.walletTransaction.findFirst({ where: { reference: inv.id, type: 'debit' } });
+      if (debit) {
+        await creditWallet({ ...ctx, db: tx }, debit.walletId, {
+          amount: Number(inv.amountFromWallet),
+          description: `Invoice ${inv.number ?? inv.id} voided`,
+          reference: `${inv.id}:void`,
+        });
+      }
+    }
     const now = await clockNow({ ...ctx, db: tx });
     const after = await tx.invoice.update({ where: { id }, data: { status: 'void', voidedAt: now, nextPaymentAttempt: null }, include: withLines });
     await recordEvent(tx, ctx.merchant.id, 'invoice.voided', json(ctx, after), { status: 'open', voided_at: null });
@@ -296,14 +309,17 @@ export async function voidInvoice(ctx: Ctx, id: string): Promise<InvoiceWithLine
  * payment's outcome settles the invoice (hook below). Returns the invoice afterwards. Safe to run
  * twice or concurrently: an attempt already made (attempt_count ≥ attempt) is not made again.
  */
-export async function chargeInvoice(ctx: Ctx, id: string, attempt: number): Promise<InvoiceWithLines> {
+export async function chargeInvoice(ctx: Ctx, id: string, attempt: number, opts: { uncollectible?: boolean } = {}): Promise<InvoiceWithLines> {
   const reserved = await inTransaction(ctx.db, async (tx) => {
     const inv = await lockInvoice(ctx, tx, id);
-    if (inv.status !== 'open' || inv.amountDue - inv.amountPaid <= 0n || inv.attemptCount >= attempt) return null;
+    // An uncollectible invoice is tried again only when asked (a new payment method), never by dunning.
+    const chargeable = inv.status === 'open' || (inv.status === 'uncollectible' && opts.uncollectible === true);
+    if (!chargeable || inv.amountDue - inv.amountPaid <= 0n || inv.attemptCount >= attempt) return null;
     // The previous attempt's checkout (a failed payment stays payable there) closes: one payable payment per invoice.
     if (inv.paymentId) await cancelAtCheckout({ ...ctx, db: tx }, inv.paymentId);
     const sub = inv.subscriptionId ? await tx.subscription.findUnique({ where: { id: inv.subscriptionId } }) : null;
     const customer = await tx.customer.findUnique({ where: { id: inv.customerId } });
+    if (!customer || customer.deletedAt) return null; // a deleted customer is charged no more
     const methodId = sub?.paymentMethodId ?? customer?.defaultPaymentMethodId ?? null;
     const method = methodId ? await tx.paymentMethod.findUnique({ where: { id: methodId } }) : null;
     const now = await clockNow({ ...ctx, db: tx });
@@ -455,10 +471,12 @@ export async function invoicePdfData(ctx: Ctx, id: string): Promise<InvoicePdfDa
     subtotal: inv.subtotal,
     total: inv.total,
     amountPaid: inv.amountPaid,
-    amountDue: inv.amountDue,
+    // What is still to pay (0 on a paid invoice).
+    amountDue: inv.amountDue - inv.amountPaid,
     periodStart: inv.periodStart,
     periodEnd: inv.periodEnd,
-    createdAt: inv.createdAt,
+    // Issued when finalised, on the merchant's billing clock (created_at is the record's real time).
+    createdAt: inv.finalizedAt ?? inv.createdAt,
     dueDate: inv.dueDate,
     paidAt: inv.paidAt,
   };

@@ -152,7 +152,8 @@ function trialJobs(sub: Subscription, now: Date): NewJob[] {
   return [cycleJob(sub), job(sub, SUB_TRIAL_NOTICE_JOB, notice, `trial_notice:${sub.id}:${end.getTime()}`, { trial_end: end.getTime() })];
 }
 
-function checkTrialEnd(end: Date, now: Date, param: string): void {
+/** A time in the future on the billing clock, at most 730 days ahead (trial ends, automatic resumes). */
+function checkFuture(end: Date, now: Date, param: string): void {
   if (end.getTime() <= now.getTime()) throw new ValidationError('parameter_invalid', `Invalid ${param}: must be in the future (now is ${now.toISOString()} on the billing clock).`, param);
   if (end.getTime() > now.getTime() + MAX_TRIAL_DAYS * DAY_MS) throw new ValidationError('parameter_invalid', `Invalid ${param}: at most ${MAX_TRIAL_DAYS} days ahead.`, param);
 }
@@ -183,7 +184,7 @@ export async function createSubscription(ctx: Ctx, input: SubscriptionCreateInpu
     const now = wholeSecond(await clockNow({ ...ctx, db: tx }));
     let trialEnd: Date | null = null;
     if (data.trial_end) {
-      checkTrialEnd(data.trial_end, now, 'trial_end');
+      checkFuture(data.trial_end, now, 'trial_end');
       trialEnd = wholeSecond(data.trial_end);
     } else {
       const days = data.trial_period_days ?? plan.trialPeriodDays;
@@ -289,7 +290,7 @@ export async function cycleSubscription(ctx: Ctx, id: string, periodEnd: number)
     const now = await clockNow({ ...ctx, db: tx });
     if (now.getTime() < periodEnd) return null;
     if (sub.cancelAtPeriodEnd) {
-      await endSubscription(ctx, tx, sub, sub.currentPeriodEnd);
+      await endSubscription(ctx, tx, sub, sub.currentPeriodEnd, true);
       return null;
     }
     const plan = (await tx.plan.findUnique({ where: { id: sub.planId } }))!;
@@ -354,10 +355,10 @@ export async function expireIncomplete(ctx: Ctx, id: string): Promise<void> {
 }
 
 /** → cancelled (final): pending prorations dropped, its jobs cancelled, subscription.cancelled. */
-async function endSubscription(ctx: Ctx, tx: TenantTx, sub: Subscription, at: Date): Promise<Subscription> {
+async function endSubscription(ctx: Ctx, tx: TenantTx, sub: Subscription, at: Date, atPeriodEnd = false): Promise<Subscription> {
   const after = await tx.subscription.update({
     where: { id: sub.id },
-    data: { status: 'cancelled', cancelledAt: at, cancelAt: sub.cancelAt ?? at, pausedAt: null, resumesAt: null },
+    data: { status: 'cancelled', cancelledAt: at, cancelAt: at, cancelAtPeriodEnd: atPeriodEnd, pausedAt: null, resumesAt: null },
   });
   await tx.invoiceItem.deleteMany({ where: { subscriptionId: sub.id, invoiceId: null } });
   await cancelJobs(tx, { ref: sub.id });
@@ -394,13 +395,8 @@ export async function cancelSubscriptionsOfCustomer(ctx: Ctx, tx: TenantTx, cust
 export async function reactivateSubscription(ctx: Ctx, id: string): Promise<Subscription> {
   return inTransaction(ctx.db, async (tx) => {
     const sub = await lockSubscription(ctx, tx, id);
-    if (sub.status === 'cancelled' || !sub.cancelAtPeriodEnd) {
-      throw new StateError(
-        'subscription_not_cancelling',
-        sub.status === 'cancelled' ? `Subscription ${id} is already cancelled.` : `Subscription ${id} is not set to cancel at the end of its period.`,
-        null,
-      );
-    }
+    notCancelled(sub);
+    if (!sub.cancelAtPeriodEnd) throw new StateError('subscription_not_cancelling', `Subscription ${id} is not set to cancel at the end of its period.`, null);
     const after = await tx.subscription.update({ where: { id }, data: { cancelAtPeriodEnd: false, cancelAt: null } });
     await event(ctx, tx, 'subscription.reactivated', sub, after);
     return after;
@@ -412,11 +408,10 @@ export async function pauseSubscription(ctx: Ctx, id: string, input: Subscriptio
   const data = parse(subscriptionPause, input);
   return inTransaction(ctx.db, async (tx) => {
     const sub = await lockSubscription(ctx, tx, id);
+    notCancelled(sub);
     if (sub.status !== 'active') throw new StateError('subscription_not_active', `Subscription ${id} is ${sub.status}; only an active subscription can be paused.`, null);
     const now = await clockNow({ ...ctx, db: tx });
-    if (data.resumes_at && data.resumes_at.getTime() <= now.getTime()) {
-      throw new ValidationError('parameter_invalid', `Invalid resumes_at: must be in the future (now is ${now.toISOString()} on the billing clock).`, 'resumes_at');
-    }
+    if (data.resumes_at) checkFuture(data.resumes_at, now, 'resumes_at');
     const after = await tx.subscription.update({ where: { id }, data: { status: 'paused', pausedAt: now, resumesAt: data.resumes_at ?? null } });
     await event(ctx, tx, 'subscription.paused', sub, after);
     if (data.resumes_at) {
@@ -430,6 +425,7 @@ export async function pauseSubscription(ctx: Ctx, id: string, input: Subscriptio
 export async function resumeSubscription(ctx: Ctx, id: string): Promise<Subscription> {
   return inTransaction(ctx.db, async (tx) => {
     const sub = await lockSubscription(ctx, tx, id);
+    notCancelled(sub);
     if (sub.status !== 'paused') throw new StateError('subscription_not_paused', `Subscription ${id} is ${sub.status}, not paused.`, null);
     const after = await tx.subscription.update({ where: { id }, data: { status: 'active', pausedAt: null, resumesAt: null } });
     await event(ctx, tx, 'subscription.resumed', sub, after);
@@ -442,8 +438,8 @@ export function prorationLines(oldPlan: Plan, newPlan: Plan, start: Date, end: D
   const whole = end.getTime() - start.getTime();
   const remaining = end.getTime() - now.getTime();
   const lines: NewLine[] = [
-    { description: `Unused time on ${oldPlan.name} after ${now.toISOString()}`, periodStart: now, periodEnd: end, amount: -prorate(oldPlan.amount, remaining, whole), proration: true },
-    { description: `Remaining time on ${newPlan.name} after ${now.toISOString()}`, periodStart: now, periodEnd: end, amount: prorate(newPlan.amount, remaining, whole), proration: true },
+    { description: `Unused time on ${oldPlan.name}`, periodStart: now, periodEnd: end, amount: -prorate(oldPlan.amount, remaining, whole), proration: true },
+    { description: `Remaining time on ${newPlan.name}`, periodStart: now, periodEnd: end, amount: prorate(newPlan.amount, remaining, whole), proration: true },
   ];
   return lines.filter((l) => l.amount !== 0n);
 }
@@ -454,7 +450,8 @@ export async function updateSubscription(ctx: Ctx, id: string, input: Subscripti
   const r = await inTransaction(ctx.db, async (tx) => {
     const sub = await lockSubscription(ctx, tx, id);
     notCancelled(sub);
-    const now = await clockNow({ ...ctx, db: tx });
+    const now = wholeSecond(await clockNow({ ...ctx, db: tx }));
+    const trialEnd = data.trial_end ? wholeSecond(data.trial_end) : undefined;
     const patch: Parameters<typeof tx.subscription.update>[0]['data'] = {};
     const jobs: NewJob[] = [];
     let charge: string | null = null;
@@ -463,20 +460,28 @@ export async function updateSubscription(ctx: Ctx, id: string, input: Subscripti
       const merged = { ...(sub.metadata as Record<string, string>), ...data.metadata };
       patch.metadata = Object.fromEntries(Object.entries(merged).filter(([, v]) => v !== ''));
     }
+    let retry: { invoiceId: string; attempt: number; uncollectible: boolean } | null = null;
     if (data.payment_method_id !== undefined) {
       if (data.payment_method_id !== null) await checkMethod(tx, sub.customerId, data.payment_method_id);
       patch.paymentMethodId = data.payment_method_id;
+      // A new method for a subscription waiting on a payment: its invoice is tried again at once.
+      if (data.payment_method_id && ['incomplete', 'past_due', 'unpaid'].includes(sub.status) && sub.latestInvoiceId) {
+        const inv = await tx.invoice.findUnique({ where: { id: sub.latestInvoiceId } });
+        if (inv && (inv.status === 'open' || inv.status === 'uncollectible')) {
+          retry = { invoiceId: inv.id, attempt: inv.attemptCount + 1, uncollectible: inv.status === 'uncollectible' };
+        }
+      }
     }
     if (data.apply_wallet_balance !== undefined) patch.applyWalletBalance = data.apply_wallet_balance;
     if (data.cancel_at_period_end !== undefined) {
       patch.cancelAtPeriodEnd = data.cancel_at_period_end;
-      patch.cancelAt = data.cancel_at_period_end ? (data.trial_end ?? sub.currentPeriodEnd) : null;
+      patch.cancelAt = data.cancel_at_period_end ? (trialEnd ?? sub.currentPeriodEnd) : null;
     }
-    if (data.trial_end) {
+    if (trialEnd) {
       if (sub.status !== 'trialing') throw new StateError('subscription_not_trialing', `Subscription ${id} is ${sub.status}; trial_end changes only during a trial.`, 'trial_end');
-      checkTrialEnd(data.trial_end, now, 'trial_end');
-      Object.assign(patch, { trialEnd: data.trial_end, billingAnchor: data.trial_end, currentPeriodEnd: data.trial_end });
-      if ((data.cancel_at_period_end ?? sub.cancelAtPeriodEnd) === true) patch.cancelAt = data.trial_end;
+      checkFuture(trialEnd, now, 'trial_end');
+      Object.assign(patch, { trialEnd, billingAnchor: trialEnd, currentPeriodEnd: trialEnd });
+      if ((data.cancel_at_period_end ?? sub.cancelAtPeriodEnd) === true) patch.cancelAt = trialEnd;
     }
     if (data.plan_id && data.plan_id !== sub.planId) {
       const newPlan = await subscribablePlan(ctx, data.plan_id, tx);
@@ -490,8 +495,9 @@ export async function updateSubscription(ctx: Ctx, id: string, input: Subscripti
       }
       patch.planId = newPlan.id;
       const behavior: ProrationBehavior = data.proration_behavior ?? 'create_prorations';
-      // Prorations apply to a paid-for period in progress: not in a trial, not before the first payment.
-      const prorates = behavior !== 'none' && ['active', 'past_due', 'paused', 'unpaid'].includes(sub.status);
+      // Prorations apply to a paid-for period in progress: not in a trial, not before the first
+      // payment, not while paused or unpaid (no invoices then: the plan just changes).
+      const prorates = behavior !== 'none' && ['active', 'past_due'].includes(sub.status);
       const lines = prorates ? prorationLines(oldPlan, newPlan, sub.currentPeriodStart, sub.currentPeriodEnd, now) : [];
       if (lines.length > 0 && behavior === 'create_prorations') {
         await tx.invoiceItem.createMany({
@@ -514,13 +520,14 @@ export async function updateSubscription(ctx: Ctx, id: string, input: Subscripti
       }
     }
     const after = Object.keys(patch).length > 0 ? await tx.subscription.update({ where: { id }, data: patch }) : sub;
-    if (data.trial_end) jobs.push(...trialJobs(after, now));
+    if (trialEnd) jobs.push(...trialJobs(after, now));
     await enqueueJobs(tx, jobs);
     const { updated_at: _u, ...prev } = previousAttributes(subscriptionToJSON(sub) as any, subscriptionToJSON(after) as any);
     if (Object.keys(prev).length > 0) await recordEvent(tx, ctx.merchant.id, 'subscription.updated', subscriptionToJSON(after), prev);
-    return { sub: after, charge };
+    return { sub: after, charge, retry };
   });
   if (r.charge) await chargeInvoice(ctx, r.charge, 1);
+  if (r.retry) await chargeInvoice(ctx, r.retry.invoiceId, r.retry.attempt, { uncollectible: r.retry.uncollectible });
   return getSubscription(ctx, r.sub.id);
 }
 

@@ -237,10 +237,15 @@ describe('payment methods', () => {
       headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
       body: new URLSearchParams({ csrf, method: 'card', card_number: '3782 822463 10005', card_expiry: '11/39', card_cvc: '9876' }).toString(),
     });
+    // This merchant's rows only (the PostgreSQL test database is shared), and the CVC as a value of
+    // its own, not as four digits inside some random id.
+    const secret = `5555555555554444|378282246310005|(^|[^0-9A-Za-z])9876([^0-9A-Za-z]|$)`;
     const rows = await app.services.db.prisma.$queryRawUnsafe<{ n: bigint }[]>(
-      `SELECT (SELECT count(*) FROM payment_methods WHERE details::text ~ '5555555555554444|378282246310005|9876' OR processor_token ~ '5555555555554444|378282246310005')
-            + (SELECT count(*) FROM events WHERE data::text ~ '5555555555554444|378282246310005|9876')
-            + (SELECT count(*) FROM setup_intents WHERE metadata::text ~ '5555555555554444|378282246310005') AS n`,
+      `SELECT (SELECT count(*) FROM payment_methods WHERE merchant_id = $1 AND (details::text ~ $2 OR processor_token ~ $2))
+            + (SELECT count(*) FROM events WHERE merchant_id = $1 AND data::text ~ $2)
+            + (SELECT count(*) FROM setup_intents WHERE merchant_id = $1 AND metadata::text ~ $2) AS n`,
+      api.creds.merchant_id,
+      secret,
     );
     expect(Number(rows[0]!.n)).toBe(0);
     const saved = (await api.get(`/v1/payment-methods?customer_id=${c.id}`)).body.data;

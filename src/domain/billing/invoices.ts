@@ -12,7 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Invoice, InvoiceItem, Subscription } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
-import { inTransaction, type Db, type TenantTx } from '../../platform/db/tenant.ts';
+import { inTransaction, type Db, type TenantTx, lockRow } from '../../platform/db/tenant.ts';
 import { countsByParent, pagesByParent } from '../../platform/db/pages-by-parent.ts';
 import { InsufficientBalanceError, NotFoundError, StateError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
@@ -97,7 +97,7 @@ export async function getInvoice(ctx: Ctx, id: string, db: Db = ctx.db, param = 
 }
 
 async function lockInvoice(ctx: Ctx, tx: TenantTx, id: string): Promise<InvoiceWithLines> {
-  await tx.$queryRaw`SELECT id FROM invoices WHERE id = ${id} AND merchant_id = ${ctx.merchant.id} FOR UPDATE`;
+  await lockRow(tx, 'invoices', ctx.merchant.id, id);
   return getInvoice(ctx, id, tx);
 }
 

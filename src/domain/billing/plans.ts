@@ -2,7 +2,7 @@
 // takes no new subscriptions (409 plan_archived); existing subscriptions go on.
 import type { Plan } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
-import { inTransaction, type Db } from '../../platform/db/tenant.ts';
+import { inTransaction, type Db, lockRow } from '../../platform/db/tenant.ts';
 import { NotFoundError, StateError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { formatMoney } from '../../platform/money.ts';
@@ -121,7 +121,7 @@ export async function listPlans(ctx: Ctx, q: PlanListQuery): Promise<Page<Plan>>
 /** Archives a plan (final). Archiving an archived plan is 409 plan_archived. */
 export async function archivePlan(ctx: Ctx, id: string): Promise<Plan> {
   return inTransaction(ctx.db, async (tx) => {
-    await tx.$queryRaw`SELECT id FROM plans WHERE id = ${id} AND merchant_id = ${ctx.merchant.id} FOR UPDATE`;
+    await lockRow(tx, 'plans', ctx.merchant.id, id);
     const before = await getPlan(ctx, id, tx);
     if (!before.active) throw new StateError('plan_archived', `Plan ${id} is already archived.`, null);
     const after = await tx.plan.update({ where: { id }, data: { active: false, archivedAt: await clockNow({ ...ctx, db: tx }) } });

@@ -14,7 +14,7 @@
 // invoice per (subscription, billing key) is enforced by a unique index besides.
 import type { Plan, Subscription } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
-import { inTransaction, type Db, type TenantTx } from '../../platform/db/tenant.ts';
+import { inTransaction, type Db, type TenantTx, lockRow } from '../../platform/db/tenant.ts';
 import { countsByParent, pagesByParent } from '../../platform/db/pages-by-parent.ts';
 import { NotFoundError, StateError, ValidationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
@@ -87,7 +87,7 @@ export async function getSubscription(ctx: Ctx, id: string, db: Db = ctx.db, par
 }
 
 async function lockSubscription(ctx: Ctx, tx: TenantTx, id: string): Promise<Subscription> {
-  await tx.$queryRaw`SELECT id FROM subscriptions WHERE id = ${id} AND merchant_id = ${ctx.merchant.id} FOR UPDATE`;
+  await lockRow(tx, 'subscriptions', ctx.merchant.id, id);
   return getSubscription(ctx, id, tx);
 }
 
@@ -175,7 +175,7 @@ function notCancelled(sub: Subscription): void {
 export async function createSubscription(ctx: Ctx, input: SubscriptionCreateInput): Promise<Subscription> {
   const data = parse(subscriptionCreate, input);
   const r = await inTransaction(ctx.db, async (tx) => {
-    await tx.$queryRaw`SELECT id FROM customers WHERE id = ${data.customer_id} AND merchant_id = ${ctx.merchant.id} FOR UPDATE`;
+    await lockRow(tx, 'customers', ctx.merchant.id, data.customer_id);
     const customer = await tx.customer.findUnique({ where: { id: data.customer_id } });
     if (!customer || customer.deletedAt) throw new NotFoundError('customer', data.customer_id, 'customer_id');
     const plan = await subscribablePlan(ctx, data.plan_id, tx);

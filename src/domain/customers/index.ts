@@ -3,7 +3,7 @@
 import { cancelSubscriptionsOfCustomer } from '../billing/subscriptions.ts';
 import type { Customer } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
-import { inTransaction, type Db } from '../../platform/db/tenant.ts';
+import { inTransaction, type Db, lockRow } from '../../platform/db/tenant.ts';
 import { NotFoundError, ValidationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
@@ -83,7 +83,7 @@ export async function updateCustomer(ctx: Ctx, id: string, input: CustomerUpdate
   const data = parse(customerUpdate, input);
   return inTransaction(ctx.db, async (tx) => {
     // Lock the row so concurrent updates (and their events) apply one after the other.
-    await tx.$queryRaw`SELECT id FROM customers WHERE id = ${id} AND merchant_id = ${ctx.merchant.id} FOR UPDATE`;
+    await lockRow(tx, 'customers', ctx.merchant.id, id);
     const before = await getCustomer(ctx, id, tx);
     const metadata = data.metadata
       ? dropEmpty({ ...(before.metadata as Record<string, string>), ...data.metadata })
@@ -124,7 +124,7 @@ async function checkDefaultMethod(db: Db, customer: Customer, id: string | null)
 
 export async function deleteCustomer(ctx: Ctx, id: string): Promise<Customer> {
   return inTransaction(ctx.db, async (tx) => {
-    await tx.$queryRaw`SELECT id FROM customers WHERE id = ${id} AND merchant_id = ${ctx.merchant.id} FOR UPDATE`;
+    await lockRow(tx, 'customers', ctx.merchant.id, id);
     await getCustomer(ctx, id, tx);
     // Its subscriptions are cancelled at once and its saved methods detached (each with its
     // event), in this same transaction.

@@ -11,7 +11,7 @@
 // the processor's token: never a full card number, CVC or phone number.
 import type { Customer, PaymentMethod, SetupIntent } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
-import { Prisma, inTransaction, type Db, type TenantTx } from '../../platform/db/tenant.ts';
+import { Prisma, inTransaction, type Db, type TenantTx, lockRow } from '../../platform/db/tenant.ts';
 import { countsByParent, pagesByParent } from '../../platform/db/pages-by-parent.ts';
 import { NotFoundError, StateError, ValidationError } from '../../platform/errors.ts';
 import { newId, randomToken } from '../../platform/ids.ts';
@@ -116,7 +116,7 @@ export async function getSetupIntent(ctx: Ctx, id: string, db: Db = ctx.db): Pro
 }
 
 async function lockSetupIntent(ctx: Ctx, tx: TenantTx, id: string): Promise<SetupIntent> {
-  await tx.$queryRaw`SELECT id FROM setup_intents WHERE id = ${id} AND merchant_id = ${ctx.merchant.id} FOR UPDATE`;
+  await lockRow(tx, 'setup_intents', ctx.merchant.id, id);
   return getSetupIntent(ctx, id, tx);
 }
 
@@ -225,7 +225,7 @@ export async function findSetup(prisma: Ctx['runtime']['prisma'], token: string)
 
 /** Locks a live customer row for the rest of the transaction; null when deleted or unknown. */
 async function lockCustomer(ctx: Ctx, tx: TenantTx, id: string): Promise<Customer | null> {
-  await tx.$queryRaw`SELECT id FROM customers WHERE id = ${id} AND merchant_id = ${ctx.merchant.id} FOR UPDATE`;
+  await lockRow(tx, 'customers', ctx.merchant.id, id);
   return tx.customer.findFirst({ where: { id, deletedAt: null } });
 }
 
@@ -294,7 +294,7 @@ export async function detachPaymentMethod(ctx: Ctx, id: string, opts: { customer
     if (opts.customerId !== undefined && found.ownerId !== opts.customerId) throw new NotFoundError('payment method', id);
     // Lock order: customer, then method (as saving does).
     const customer = found.customerId ? await lockCustomer(ctx, tx, found.customerId) : null;
-    await tx.$queryRaw`SELECT id FROM payment_methods WHERE id = ${id} AND merchant_id = ${ctx.merchant.id} FOR UPDATE`;
+    await lockRow(tx, 'payment_methods', ctx.merchant.id, id);
     const pm = await getPaymentMethod(ctx, id, tx);
     if (!pm.customerId) throw new StateError('payment_method_detached', `Payment method ${id} is not attached to a customer.`, null);
     return detachLocked(ctx, tx, pm, customer);

@@ -11,7 +11,7 @@
 // the payment id as the processor's idempotency key, (3) record the outcome and its event.
 import type { Customer, Payment, PaymentMethod } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
-import { Prisma, inTransaction, type Db, type TenantTx } from '../../platform/db/tenant.ts';
+import { Prisma, inTransaction, type Db, type TenantTx, lockRow } from '../../platform/db/tenant.ts';
 import { NotFoundError, StateError, ValidationError } from '../../platform/errors.ts';
 import { newId, randomToken } from '../../platform/ids.ts';
 import { countsByParent, pagesByParent } from '../../platform/db/pages-by-parent.ts';
@@ -96,7 +96,7 @@ export async function getPayment(ctx: Ctx, id: string, db: Db = ctx.db, param = 
 
 /** Locks the payment row for the rest of the transaction, then reads it. */
 export async function lockPayment(ctx: Ctx, tx: TenantTx, id: string, param = 'id'): Promise<PaymentWithCustomer> {
-  await tx.$queryRaw`SELECT id FROM payments WHERE id = ${id} AND merchant_id = ${ctx.merchant.id} FOR UPDATE`;
+  await lockRow(tx, 'payments', ctx.merchant.id, id);
   return getPayment(ctx, id, tx, param);
 }
 

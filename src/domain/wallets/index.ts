@@ -13,7 +13,7 @@
 //   balance as an `expiry` entry.
 import type { Wallet, WalletTransaction } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
-import { inTransaction, type TenantTx } from '../../platform/db/tenant.ts';
+import { inTransaction, type TenantTx, lockRow } from '../../platform/db/tenant.ts';
 import { InsufficientBalanceError, isLockNotAvailable, isUniqueViolation, NotFoundError, StateError, ValidationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { formatMoney } from '../../platform/money.ts';
@@ -90,7 +90,7 @@ export async function getWallet(ctx: Ctx, id: string, db = ctx.db, param = 'id')
 
 /** Locks the wallet row for the rest of the transaction and returns it. */
 export async function lockWallet(ctx: Ctx, tx: TenantTx, id: string, param = 'id'): Promise<Wallet> {
-  await tx.$queryRaw`SELECT id FROM wallets WHERE id = ${id} AND merchant_id = ${ctx.merchant.id} FOR UPDATE`;
+  await lockRow(tx, 'wallets', ctx.merchant.id, id);
   return getWallet(ctx, id, tx, param);
 }
 
@@ -105,7 +105,7 @@ export async function createWallet(ctx: Ctx, input: WalletCreateInput): Promise<
       throw new NotFoundError('customer', data.customer_id, 'customer_id');
     });
     // Serialise wallet creation per customer; the partial unique index backs this up.
-    await tx.$queryRaw`SELECT id FROM customers WHERE id = ${customer.id} AND merchant_id = ${ctx.merchant.id} FOR UPDATE`;
+    await lockRow(tx, 'customers', ctx.merchant.id, customer.id);
     const open = await tx.wallet.findFirst({ where: { customerId: customer.id, currency: data.currency, status: { not: 'closed' } } });
     if (open) {
       throw new StateError('wallet_exists', `Customer ${customer.id} already has an open ${data.currency} wallet (${open.id}).`, 'currency');

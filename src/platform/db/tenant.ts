@@ -165,4 +165,16 @@ export async function inTransaction<T>(db: Db, fn: (tx: TenantTx) => Promise<T>,
   }
 }
 
+/** Tables whose rows domain code locks (their names go into SQL: only these). */
+export type LockableTable = 'customers' | 'payments' | 'wallets' | 'setup_intents' | 'payment_methods' | 'plans' | 'subscriptions' | 'invoices';
+
+/**
+ * Locks one row of the merchant (`SELECT … FOR UPDATE`) inside the caller's transaction: changes
+ * to the same record (and their events) apply one after the other. Raw SQL, so the merchant filter
+ * is written here. A row of another merchant, or none, locks nothing.
+ */
+export async function lockRow(tx: TenantTx, table: LockableTable, merchantId: string, id: string): Promise<void> {
+  await tx.$queryRaw`SELECT id FROM ${Prisma.raw(`"${table}"`)} WHERE id = ${id} AND merchant_id = ${merchantId} FOR UPDATE`;
+}
+
 export { Prisma };

@@ -19,8 +19,12 @@ export const customerRoutes = [
     params: idParam,
     response: { status: 200, description: 'The customer, embedding its attached payment methods and its subscriptions.', schema: customerWithEmbedsObject },
     handler: async (ctx, { params }) => {
-      const c = await customers.getCustomer(ctx, params.id);
-      const [methods, subscriptions] = await Promise.all([attachedMethods(ctx, c.id), subscriptionsOfCustomer(ctx, c.id)]);
+      // One round trip: the embeds are read alongside the customer (for an unknown id they are empty and unused).
+      const [c, methods, subscriptions] = await Promise.all([
+        customers.getCustomer(ctx, params.id),
+        attachedMethods(ctx, params.id),
+        subscriptionsOfCustomer(ctx, params.id),
+      ]);
       return { ...customerToJSON(c), payment_methods: methods.map(paymentMethodToJSON), subscriptions: subscriptions.map(subscriptionToJSON) };
     },
   }),

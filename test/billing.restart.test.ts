@@ -1,60 +1,14 @@
 // A kill -9 in the middle of a long renewal run loses nothing and doubles nothing: the real server
-// runs a clock advance over a year for many subscriptions, is SIGKILLed part-way, is started again
+// runs a clock advance over half a year of weekly renewals for 12 subscriptions, is SIGKILLed part-way, is started again
 // on the same data, and the same advance finishes the work. Every period is invoiced once, every
 // invoice is paid by exactly one successful payment, and the invoice numbers have no gap.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { serverProcesses } from './helpers/server-process.ts';
 
-const root = join(import.meta.dirname, '..');
-const dir = mkdtempSync(join(tmpdir(), 'billing-renewal-kill-'));
-const children: ChildProcess[] = [];
-afterAll(() => {
-  for (const c of children) c.kill('SIGKILL');
-  rmSync(dir, { recursive: true, force: true });
-});
-
-const CK = 'ck_renewal_kill_0001';
-const SK = 'sk_renewal_kill_secret_00000000001';
-const auth = 'Basic ' + Buffer.from(`${CK}:${SK}`).toString('base64');
-
-function startServer(port: number) {
-  const env: Record<string, string | undefined> = {
-    ...process.env,
-    DATA_DIR: join(dir, 'data'),
-    PORT: String(port),
-    LOG_LEVEL: 'warn',
-    BILLING_BOOTSTRAP_CLIENT_ID: CK,
-    BILLING_BOOTSTRAP_CLIENT_SECRET: SK,
-    RATE_LIMIT_PER_SECOND: '0',
-    JOBS_LEASE_MS: '2000',
-    JOBS_POLL_MS: '100',
-  };
-  if (process.env.TEST_DATABASE_URL) env.DATABASE_URL = process.env.TEST_DATABASE_URL;
-  else delete env.DATABASE_URL;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: root, env });
-  children.push(child);
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => {
-    out += d;
-    if (process.env.DEBUG_CHILD) process.stderr.write(d);
-  });
-  return new Promise<ChildProcess>((resolve, reject) => {
-    const t = setInterval(() => {
-      if (out.includes('Listening on http')) {
-        clearInterval(t);
-        resolve(child);
-      }
-    }, 50);
-    child.on('exit', (code) => {
-      clearInterval(t);
-      reject(new Error(`server exited (${code}): ${out}`));
-    });
-  });
-}
+const servers = serverProcesses('renewalkill', { LOG_LEVEL: 'warn', RATE_LIMIT_PER_SECOND: '0', JOBS_LEASE_MS: '2000', JOBS_POLL_MS: '100' });
+afterAll(() => servers.cleanup());
+const auth = servers.auth;
+const startServer = servers.start;
 
 describe('renewals across a crash', () => {
   it('a renewal run killed part-way is finished after the restart: nothing lost, nothing doubled', async () => {

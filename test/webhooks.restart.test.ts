@@ -1,58 +1,14 @@
 // At-least-once delivery across a crash: the real server is killed (SIGKILL) while a delivery is
 // in flight, started again on the same data, and the delivery still arrives.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { serverProcesses } from './helpers/server-process.ts';
 
-const root = join(import.meta.dirname, '..');
-const dir = mkdtempSync(join(tmpdir(), 'billing-restart-'));
-const children: ChildProcess[] = [];
-afterAll(() => {
-  for (const c of children) c.kill('SIGKILL');
-  rmSync(dir, { recursive: true, force: true });
-});
-
-const CK = 'ck_restart_test_0001';
-const SK = 'sk_restart_test_secret_000000000001';
-const auth = 'Basic ' + Buffer.from(`${CK}:${SK}`).toString('base64');
-
-function startServer(port: number) {
-  const env: Record<string, string | undefined> = {
-    ...process.env,
-    DATA_DIR: join(dir, 'data'),
-    PORT: String(port),
-    LOG_LEVEL: 'info',
-    BILLING_BOOTSTRAP_CLIENT_ID: CK,
-    BILLING_BOOTSTRAP_CLIENT_SECRET: SK,
-    BILLING_ALLOW_HTTP_WEBHOOKS: '1',
-    JOBS_LEASE_MS: '2000',
-    JOBS_POLL_MS: '100',
-  };
-  // On PostgreSQL both runs share the test database; otherwise the embedded one in DATA_DIR.
-  if (process.env.TEST_DATABASE_URL) env.DATABASE_URL = process.env.TEST_DATABASE_URL;
-  else delete env.DATABASE_URL;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: root, env });
-  children.push(child);
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  return new Promise<ChildProcess>((resolve, reject) => {
-    const t = setInterval(() => {
-      if (out.includes('billing service listening')) {
-        clearInterval(t);
-        resolve(child);
-      }
-    }, 50);
-    child.on('exit', (code) => {
-      clearInterval(t);
-      reject(new Error(`server exited (${code}): ${out}`));
-    });
-  });
-}
+const servers = serverProcesses('restart', { LOG_LEVEL: 'info', BILLING_ALLOW_HTTP_WEBHOOKS: '1', JOBS_LEASE_MS: '2000', JOBS_POLL_MS: '100' });
+afterAll(() => servers.cleanup());
+const auth = servers.auth;
+const startServer = servers.start;
 
 describe('webhook delivery across a crash', () => {
   it('a delivery in flight when the process is killed is sent after the restart', async () => {

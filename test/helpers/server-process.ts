@@ -1,0 +1,65 @@
+// The real server (`src/main.ts`) as its own process, for crash tests: started on a port with a
+// data directory (or the PostgreSQL test database when TEST_DATABASE_URL is set, shared by every
+// run), SIGKILLable, and stopped with the test file. DEBUG_CHILD=1 echoes its output.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const root = join(import.meta.dirname, '..', '..');
+
+export interface ServerProcesses {
+  /** Starts the server on `port`; resolves once it listens. */
+  start(port: number): Promise<ChildProcess>;
+  /** Basic credentials of the bootstrap merchant. */
+  auth: string;
+  /** Kills every process started and removes the data directory. */
+  cleanup(): void;
+}
+
+export function serverProcesses(name: string, env: Record<string, string>): ServerProcesses {
+  const dir = mkdtempSync(join(tmpdir(), `billing-${name}-`));
+  const children: ChildProcess[] = [];
+  const ck = `ck_${name.replace(/[^A-Za-z0-9]/g, '')}_0001`;
+  const sk = `sk_${name.replace(/[^A-Za-z0-9]/g, '')}_secret_0000000000001`;
+  return {
+    auth: 'Basic ' + Buffer.from(`${ck}:${sk}`).toString('base64'),
+    cleanup() {
+      for (const c of children) c.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    },
+    start(port) {
+      const full: Record<string, string | undefined> = {
+        ...process.env,
+        DATA_DIR: join(dir, 'data'),
+        PORT: String(port),
+        BILLING_BOOTSTRAP_CLIENT_ID: ck,
+        BILLING_BOOTSTRAP_CLIENT_SECRET: sk,
+        ...env,
+      };
+      if (process.env.TEST_DATABASE_URL) full.DATABASE_URL = process.env.TEST_DATABASE_URL;
+      else delete full.DATABASE_URL;
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: root, env: full });
+      children.push(child);
+      let out = '';
+      const collect = (d: Buffer) => {
+        out += d;
+        if (process.env.DEBUG_CHILD) process.stderr.write(d);
+      };
+      child.stdout!.on('data', collect);
+      child.stderr!.on('data', collect);
+      return new Promise<ChildProcess>((resolve, reject) => {
+        const t = setInterval(() => {
+          if (out.includes('Listening on http')) {
+            clearInterval(t);
+            resolve(child);
+          }
+        }, 50);
+        child.on('exit', (code) => {
+          clearInterval(t);
+          reject(new Error(`server exited (${code}): ${out}`));
+        });
+      });
+    },
+  };
+}

@@ -3,17 +3,12 @@
 // query count must be the same (and small). The pages must also be right: each parent's page is
 // what the REST list of that parent returns.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inBatches, queryCounter } from './helpers/query-count.ts';
 import { startApp, type Client, type TestApp } from './helpers/app.ts';
 
 let app: TestApp;
 let m: Client;
 const PARENTS = 50;
-
-async function inBatches<T>(n: number, f: (i: number) => Promise<T>, width = 10): Promise<T[]> {
-  const out: T[] = [];
-  for (let i = 0; i < n; i += width) out.push(...(await Promise.all(Array.from({ length: Math.min(width, n - i) }, (_, j) => f(i + j)))));
-  return out;
-}
 
 beforeAll(async () => {
   // No background worker: the count is the request's own queries, and attempts stay pending.
@@ -38,23 +33,7 @@ beforeAll(async () => {
   });
 }, 300_000);
 afterAll(() => app?.close());
-
-async function cost(query: string, n: number) {
-  app.queries.reset();
-  const r = await m.gql(query, { n });
-  expect(r.errors).toBeUndefined();
-  return { queries: app.queries.count, sql: app.queries.sql.map((s) => s.replace(/\s+/g, ' ').slice(0, 140)), data: r.data };
-}
-
-async function expectConstant(query: string, check: (data: any, n: number) => void) {
-  const small = await cost(query, 5);
-  check(small.data, 5);
-  const large = await cost(query, PARENTS);
-  check(large.data, PARENTS);
-  expect(large.queries, `queries for ${PARENTS} parents vs 5:\n${large.sql.join('\n')}\n---\n${small.sql.join('\n')}`).toBe(small.queries);
-  expect(large.queries).toBeLessThanOrEqual(20);
-  return large;
-}
+const expectConstant = queryCounter(() => app, () => m, PARENTS);
 
 describe('nested connections cost the same SQL for 5 parents or 50', () => {
   it('customers → payments (with totalCount, customer and refunds) and wallets', async () => {

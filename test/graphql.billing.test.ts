@@ -3,6 +3,7 @@
 // idempotencyKey, and the nested connections (Customer.subscriptions, Subscription.invoices)
 // loaded in batches: the same SQL for 5 parents as for 50.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inBatches, queryCounter } from './helpers/query-count.ts';
 import { startApp, type Client, type TestApp } from './helpers/app.ts';
 
 let app: TestApp;
@@ -341,14 +342,9 @@ describe('subscriptions and invoices over GraphQL', () => {
 
 const PARENTS = 50;
 
-async function inBatches<T>(n: number, f: (i: number) => Promise<T>, width = 10): Promise<T[]> {
-  const out: T[] = [];
-  for (let i = 0; i < n; i += width) out.push(...(await Promise.all(Array.from({ length: Math.min(width, n - i) }, (_, j) => f(i + j)))));
-  return out;
-}
-
 describe('Customer.subscriptions and Subscription.invoices cost the same SQL for 5 parents or 50', () => {
   let b: Client;
+  const expectConstant = queryCounter(() => app, () => b, PARENTS);
 
   beforeAll(async () => {
     b = await app.merchant();
@@ -364,23 +360,6 @@ describe('Customer.subscriptions and Subscription.invoices cost the same SQL for
       expect((await b.post('/v1/subscriptions', { customer_id: customer.id, plan_id: pro.id, trial_period_days: 7 })).body.status).toBe('trialing');
     });
   }, 300_000);
-
-  async function cost(query: string, n: number) {
-    app.queries.reset();
-    const r = await b.gql(query, { n });
-    expect(r.errors).toBeUndefined();
-    return { queries: app.queries.count, sql: app.queries.sql.map((s) => s.replace(/\s+/g, ' ').slice(0, 140)), data: r.data };
-  }
-
-  async function expectConstant(query: string, check: (data: any, n: number) => void) {
-    const small = await cost(query, 5);
-    check(small.data, 5);
-    const large = await cost(query, PARENTS);
-    check(large.data, PARENTS);
-    expect(large.queries, `queries for ${PARENTS} parents vs 5:\n${large.sql.join('\n')}\n---\n${small.sql.join('\n')}`).toBe(small.queries);
-    expect(large.queries).toBeLessThanOrEqual(20);
-    return large;
-  }
 
   it('customers → subscriptions (with totalCount, plan, customer, method, latest invoice) → invoices', async () => {
     const q = `query($n: Int) { customers(first: $n) { edges { node { id

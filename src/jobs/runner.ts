@@ -218,18 +218,17 @@ export async function runDueJobsFor(
   return { ran, complete };
 }
 
+/** A merchant's jobs not run yet (pending, or running somewhere) that are due by asOf. */
+function dueWhere(runtime: Runtime, merchantId: string, asOf: Date) {
+  return { merchantId, status: { in: ['running', 'pending'] }, runAt: { lte: asOf }, kind: { in: runtime.jobs.names() } };
+}
+
 function dueJobs(runtime: Runtime, merchantId: string, asOf: Date): Promise<number> {
-  return runtime.prisma.job.count({
-    where: { merchantId, status: { in: ['running', 'pending'] }, runAt: { lte: asOf }, kind: { in: runtime.jobs.names() } },
-  });
+  return runtime.prisma.job.count({ where: dueWhere(runtime, merchantId, asOf) });
 }
 
 /** The due time of the earliest job of a merchant not run yet (pending or running), up to asOf. */
 export async function earliestDue(runtime: Runtime, merchantId: string, asOf: Date): Promise<Date | null> {
-  const j = await runtime.prisma.job.findFirst({
-    where: { merchantId, status: { in: ['running', 'pending'] }, runAt: { lte: asOf }, kind: { in: runtime.jobs.names() } },
-    orderBy: { runAt: 'asc' },
-    select: { runAt: true },
-  });
+  const j = await runtime.prisma.job.findFirst({ where: dueWhere(runtime, merchantId, asOf), orderBy: { runAt: 'asc' }, select: { runAt: true } });
   return j?.runAt ?? null;
 }

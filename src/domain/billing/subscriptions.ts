@@ -25,7 +25,7 @@ import { clockNow } from '../clock/index.ts';
 import { recordEvent, previousAttributes } from '../events/index.ts';
 import { invoiceHooks } from './hooks.ts';
 import { chargeInvoice, issueInvoice, voidInvoice, type NewLine } from './invoices.ts';
-import { addIntervals, periodAt, prorate, type Interval } from './periods.ts';
+import { periodAt, prorate, type Interval } from './periods.ts';
 import { MAX_TRIAL_DAYS, subscribablePlan } from './plans.ts';
 import {
   subscriptionCancel,
@@ -536,4 +536,3 @@ export function nextBillingDate(sub: Subscription): Date | null {
   return sub.status === 'cancelled' || sub.cancelAtPeriodEnd ? null : sub.currentPeriodEnd;
 }
 
-export { addIntervals };

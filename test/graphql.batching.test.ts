@@ -131,6 +131,9 @@ describe('GraphQL list arguments are validated as REST validates the query strin
       ['{ events(type: "customer.*.x") { edges { cursor } } }', '/v1/events?type=customer.*.x', 'type'],
       ['{ wallets(currency: "ZZZ") { edges { cursor } } }', '/v1/wallets?currency=ZZZ', 'currency'],
       ['{ customers(first: 101) { edges { cursor } } }', '/v1/customers?limit=101', 'limit'],
+      // far past the limit: still the resolver's parameter_invalid, not the cost check's code
+      ['{ customers(first: 100000) { edges { cursor } } }', '/v1/customers?limit=100000', 'limit'],
+      ['{ customers(first: -5) { edges { cursor } } }', '/v1/customers?limit=-5', 'limit'],
       ['{ webhookEndpoints(after: "x") { edges { cursor } } }', '/v1/webhook-endpoints?after=x', 'after'],
     ];
     for (const [query, path, restParam] of cases) {

@@ -151,14 +151,14 @@ describe('subscriptions and invoices over GraphQL', () => {
     // node(id:) finds both by their prefixes; so do subscription(id:) and invoice(id:).
     const nodes = await api.gql(
       `query($s: ID!, $i: ID!) {
-        s: node(id: $s) { __typename id ... on Subscription { status plan { id } } }
+        s: node(id: $s) { __typename id ... on BillingSubscription { status plan { id } } }
         i: node(id: $i) { __typename id ... on Invoice { number lines { amount } } }
         subscription(id: $s) { id } invoice(id: $i) { id status }
       }`,
       { s: sub.id, i: first.id },
     );
     expect(nodes.data).toEqual({
-      s: { __typename: 'Subscription', id: sub.id, status: 'active', plan: { id: pro.id } },
+      s: { __typename: 'BillingSubscription', id: sub.id, status: 'active', plan: { id: pro.id } },
       i: { __typename: 'Invoice', id: first.id, number: first.number, lines: [{ amount: 3000 }] },
       subscription: { id: sub.id },
       invoice: { id: first.id, status: 'paid' },

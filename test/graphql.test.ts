@@ -50,6 +50,19 @@ describe('GraphQL schema', () => {
     expect(heavy.data ?? null).toBeNull();
     expect(heavy.errors?.[0]).toMatchObject({ message: expect.stringMatching(/^Query cost limit of 20000 exceeded/), extensions: { code: 'query_too_complex' } });
   });
+
+  it('gives errors about the document and its variables a code too', async () => {
+    const variable = await api.gql('query($n: Int) { customers(first: $n) { edges { cursor } } }', { n: 'abc' });
+    expect(variable.errors?.[0].extensions).toMatchObject({ code: 'parameter_invalid', type: 'invalid_request_error', param: 'n' });
+    const unknown = await api.gql('{ customers { nope } }');
+    expect(unknown.errors?.[0].extensions).toMatchObject({ code: 'invalid_query', type: 'invalid_request_error' });
+    const syntax = await api.gql('{ customers { ');
+    expect(syntax.errors?.[0].extensions).toMatchObject({ code: 'invalid_query' });
+    expect(syntax.errors?.[0].message).not.toMatch(/^Syntax Error/);
+    // no root subscription type: a subscription operation is a plain validation error
+    const sub = await api.gql('subscription S { id }');
+    expect(sub.errors?.[0].extensions).toMatchObject({ code: 'invalid_query' });
+  });
 });
 
 describe('customers over GraphQL', () => {

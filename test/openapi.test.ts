@@ -41,6 +41,23 @@ describe('OpenAPI document', () => {
     }
   });
 
+  it('gives every string a reader fills in or gets back a real example (the reference page shows "string" otherwise)', () => {
+    const bare: string[] = [];
+    const walk = (s: any, path: string) => {
+      if (!s || typeof s !== 'object' || s.$ref) return;
+      if (s.type === 'string' && s.example === undefined && s.examples === undefined && !s.enum && s.const === undefined && !String(s.format).startsWith('date')) bare.push(path);
+      for (const [k, v] of Object.entries(s.properties ?? {})) walk(v, `${path}.${k}`);
+      for (const k of ['items', 'anyOf', 'oneOf', 'allOf']) [s[k]].flat().forEach((x, i) => walk(x, `${path}.${k}[${i}]`));
+    };
+    for (const [p, ops] of Object.entries<any>(doc.paths)) {
+      for (const [m, op] of Object.entries<any>(ops)) walk(op.requestBody?.content?.['application/json']?.schema, `${m.toUpperCase()} ${p}`);
+    }
+    for (const [n, s] of Object.entries<any>(doc.components.schemas)) walk(s, n);
+    expect(bare).toEqual([]);
+    // URLs say so
+    expect(doc.components.schemas.WebhookEndpoint.properties.url.format ?? doc.paths['/v1/webhook-endpoints'].post.requestBody.content['application/json'].schema.properties.url.format).toBe('uri');
+  });
+
   it('describes every route of the route table, generated from its schemas', () => {
     for (const r of routes) {
       const op = doc.paths[r.path]?.[r.method];

@@ -83,6 +83,21 @@ describe('request bodies', () => {
     expect((await api.get('/v1/customers?email=a@b.co')).body.data).toEqual([]);
   });
 
+  it('refuses a charset other than UTF-8, and a streamed body over 1 MiB that declared no length', async () => {
+    expectError(await api.post('/v1/customers', '{"email":"a@b.co"}', { 'content-type': 'application/json; charset=utf-16' }), 415, 'invalid_request_error', 'unsupported_media_type');
+    const chunk = new TextEncoder().encode(' '.repeat(64 * 1024));
+    let sent = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(ctl) {
+        if (sent++ < 20) ctl.enqueue(chunk);
+        else ctl.close();
+      },
+    });
+    const r = await send(`${app.url}/v1/customers`, { method: 'POST', headers: { authorization: api.auth, 'content-type': 'application/json' }, body: stream, duplex: 'half' } as RequestInit);
+    expectError(r, 413, 'invalid_request_error', 'body_too_large');
+    expect((await api.get('/v1/customers?email=a@b.co')).body.data).toEqual([]);
+  });
+
   it('accepts application/json with a charset', async () => {
     const r = await api.post('/v1/customers', '{"email":"charset@example.com"}', { 'content-type': 'application/json; charset=utf-8' });
     expect(r.status).toBe(201);

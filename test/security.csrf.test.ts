@@ -54,6 +54,23 @@ describe('/graphql accepts only JSON bodies', () => {
     }
   });
 
+  it('answers bad JSON, a body without a query, a foreign charset and an oversized body with the documented errors', async () => {
+    const post = (body: string, type = 'application/json') => send(`${app.url}/graphql`, { method: 'POST', headers: { authorization: api.auth, 'content-type': type }, body });
+    const cases: [Awaited<ReturnType<typeof post>>, number, string][] = [
+      [await post('not json'), 400, 'invalid_json'],
+      [await post('{}'), 400, 'parameter_missing'],
+      [await post('[{"query":"{ __typename }"}]'), 400, 'parameter_missing'],
+      [await post(JSON.stringify({ query: MUTATION }), 'application/json; charset=utf-16'), 415, 'unsupported_media_type'],
+      [await post(JSON.stringify({ query: '{ __typename }', x: 'y'.repeat(1024 * 1024) })), 413, 'body_too_large'],
+    ];
+    for (const [r, status, code] of cases) {
+      expect(r.status, code).toBe(status);
+      expect(r.body.errors[0].extensions, code).toMatchObject({ code, type: 'invalid_request_error' });
+      expect(JSON.stringify(r.body), code).not.toMatch(/SyntaxError|originalError|stack/);
+    }
+    expect(await endpoints(api)).toBe(0);
+  });
+
   it('never runs a mutation sent with GET (an <img> or link could)', async () => {
     const r = await send(`${app.url}/graphql?query=${encodeURIComponent(MUTATION)}`, { headers: { authorization: api.auth } });
     expect(r.status).toBe(405);

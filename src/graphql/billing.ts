@@ -173,7 +173,10 @@ const PauseCollection = builder.objectRef<{ resumesAt: Date | null }>('PauseColl
   }),
 });
 
+// Named BillingSubscription: a type called Subscription is GraphQL's root subscription type by
+// convention (graphql-js and every SDL reader would take it for the root).
 export const Subscription = builder.prismaNode('Subscription', {
+  name: 'BillingSubscription',
   id: { field: 'id' },
   description: "A customer's plan, billed per period on the merchant's billing clock.",
   fields: (t) => ({
@@ -220,7 +223,7 @@ export const Subscription = builder.prismaNode('Subscription', {
   }),
 });
 
-const SubscriptionConnection = connectionType(Subscription, 'Subscription');
+const SubscriptionConnection = connectionType(Subscription, 'BillingSubscription');
 
 builder.prismaObjectField('Customer', 'subscriptions', (t) =>
   t.field({

@@ -37,7 +37,7 @@ export const TYPENAME_BY_KIND: Partial<Record<IdKind, string>> = {
   payment_method: 'PaymentMethod',
   portal_session: 'PortalSession',
   plan: 'Plan',
-  subscription: 'Subscription',
+  subscription: 'BillingSubscription',
   invoice: 'Invoice',
 };
 
@@ -154,4 +154,6 @@ builder.scalarType('Money', {
 });
 
 /** Cost of a connection field: its selection counted once per requested row. */
-export const connectionComplexity = (args: { first?: number | null }) => ({ field: 1, multiplier: args.first ?? 20 });
+// `first` outside 1..100 costs as 100: the resolver refuses it with parameter_invalid, as REST
+// refuses the same limit, instead of the cost check answering first with another code.
+export const connectionComplexity = (args: { first?: number | null }) => ({ field: 1, multiplier: Math.min(Math.max(args.first ?? 20, 1), 100) });

@@ -2,7 +2,7 @@
 // works offline. Expected errors thrown by queries keep their code; anything else is masked
 // and logged with the request id.
 import { GraphQLError } from 'graphql';
-import { createYoga } from 'graphql-yoga';
+import { createYoga, type Plugin } from 'graphql-yoga';
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { toAppError } from '../platform/errors.ts';
@@ -51,6 +51,38 @@ export interface GraphQLLimits {
   rateLimiter?: RateLimiter;
 }
 
+/**
+ * A request-level GraphQL error (syntax, validation, variable coercion) that carries no code, or
+ * only one of Yoga's upper-case ones, gets ours, as every documented error does: a variable that does not fit its type is parameter_invalid
+ * with the variable as param; anything else about the document is invalid_query.
+ */
+const YOGA_CODES = new Set(['GRAPHQL_VALIDATION_FAILED', 'GRAPHQL_PARSE_FAILED', 'BAD_USER_INPUT', 'BAD_REQUEST']);
+
+function withCode(error: GraphQLError): GraphQLError {
+  if (!(error instanceof GraphQLError) || (error.extensions?.code && !YOGA_CODES.has(String(error.extensions.code)))) return error;
+  const variable = /^Variable "\$([A-Za-z_][A-Za-z0-9_]*)"/.exec(error.message);
+  return new GraphQLError(error.message.replace(/^Syntax Error: /, ''), {
+    nodes: error.nodes,
+    source: error.source,
+    positions: error.positions,
+    path: error.path,
+    extensions: { ...error.extensions, http: undefined, code: variable ? 'parameter_invalid' : 'invalid_query', type: 'invalid_request_error', ...(variable ? { param: variable[1] } : {}) },
+  });
+}
+
+/** Rewrites the codes of document-level errors in every result Yoga sends (see withCode). */
+const documentErrorCodes: Plugin = {
+  onResultProcess({ result, setResult }) {
+    const fix = (r: unknown) => {
+      const errors = (r as { errors?: readonly unknown[] } | null)?.errors;
+      if (!errors?.some((e) => e instanceof GraphQLError && YOGA_CODES.has(String(e.extensions?.code)))) return r;
+      return { ...(r as object), errors: errors.map((e) => (e instanceof GraphQLError ? withCode(e) : e)) };
+    };
+    if (Array.isArray(result)) setResult(result.map(fix) as typeof result);
+    else if (result && typeof result === 'object' && 'errors' in result) setResult(fix(result) as typeof result);
+  },
+};
+
 export function createGraphQLServer(limits: GraphQLLimits) {
   return createYoga<{ gctx?: GraphQLContext }, GraphQLContext>({
     schema,
@@ -64,6 +96,7 @@ export function createGraphQLServer(limits: GraphQLLimits) {
     cors: false,
     // Validation-time limits on the document (cost is checked by Pothos' complexity plugin).
     plugins: [
+      documentErrorCodes,
       depthLimitPlugin(limits.maxDepth),
       maxAliasesPlugin({
         n: limits.maxAliases,
@@ -86,7 +119,7 @@ export function createGraphQLServer(limits: GraphQLLimits) {
     maskedErrors: {
       maskError(error) {
         const original = error instanceof GraphQLError ? error.originalError : error;
-        if (!original || original instanceof GraphQLError) return error as Error; // syntax/validation errors
+        if (!original || original instanceof GraphQLError) return withCode(error as GraphQLError); // syntax/validation errors
         const scope = requestScope.getStore();
         const app = toAppError(original, (e) => scope?.log.warn({ err: e }, 'database refused a value that validation let through'));
         if (app.status !== 500) {

@@ -106,7 +106,7 @@ export function hostedCtx(c: Context<AppEnv>, services: Services, m: MerchantRow
     merchant,
     db: forMerchant(services.db.prisma, merchant.id),
     requestId: c.get('requestId'),
-    log: c.get('log').child({ merchant_id: merchant.id, ...log }),
+    log: c.get('log')().child({ merchant_id: merchant.id, ...log }),
     runtime: services.runtime,
     actor,
   };

@@ -61,6 +61,7 @@ export function onWake(fn: () => void): () => void {
   listeners.add(fn);
   return () => listeners.delete(fn);
 }
-function wake() {
+/** Wakes this process's workers (call after the transaction that enqueued work has committed). */
+export function wake() {
   for (const fn of listeners) queueMicrotask(fn);
 }

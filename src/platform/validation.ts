@@ -99,7 +99,8 @@ export const metadata = z
 export const httpUrl = z
   .string()
   .max(2048, { error: 'must be at most 2048 characters' })
-  .pipe(z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' }));
+  .pipe(z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' }))
+  .meta({ format: 'uri', example: 'https://shop.example.com/thanks' });
 
 /** An id of the given kind. A malformed id is a 404 (not a 400) at lookup time, as Stripe does; here it only must be a string. */
 export function idOf(kind: IdKind) {

@@ -1,8 +1,8 @@
 import * as customers from '../domain/customers/index.ts';
 import { customerToJSON } from '../domain/customers/index.ts';
 import { route, listEnvelope } from './route.ts';
-import { subscriptionsOfCustomer, subscriptionToJSON } from '../domain/billing/subscriptions.ts';
-import { attachedMethods, paymentMethodToJSON } from '../domain/payment-methods/index.ts';
+import { subscriptionToJSON } from '../domain/billing/subscriptions.ts';
+import { paymentMethodToJSON } from '../domain/payment-methods/index.ts';
 import { customerObject, customerWithEmbedsObject, deletedObject, idParam, listOf } from './schemas.ts';
 
 const tag = 'Customers';
@@ -19,13 +19,8 @@ export const customerRoutes = [
     params: idParam,
     response: { status: 200, description: 'The customer, embedding its attached payment methods and its subscriptions.', schema: customerWithEmbedsObject },
     handler: async (ctx, { params }) => {
-      // One round trip: the embeds are read alongside the customer (for an unknown id they are empty and unused).
-      const [c, methods, subscriptions] = await Promise.all([
-        customers.getCustomer(ctx, params.id),
-        attachedMethods(ctx, params.id),
-        subscriptionsOfCustomer(ctx, params.id),
-      ]);
-      return { ...customerToJSON(c), payment_methods: methods.map(paymentMethodToJSON), subscriptions: subscriptions.map(subscriptionToJSON) };
+      const { customer, paymentMethods, subscriptions } = await customers.getCustomerWithEmbeds(ctx, params.id);
+      return { ...customerToJSON(customer), payment_methods: paymentMethods.map(paymentMethodToJSON), subscriptions: subscriptions.map(subscriptionToJSON) };
     },
   }),
   route({

@@ -1,6 +1,7 @@
 // Mounts the route table on Hono: parses and validates path params, query and JSON body (unknown
 // fields rejected), applies Idempotency-Key to POST/PATCH/DELETE, calls the handler and writes
 // JSON. Unknown paths answer 404 and known paths with another method 405, both with the error body.
+import type { IncomingMessage } from 'node:http';
 import type { Context, Hono } from 'hono';
 import { z } from 'zod';
 import { errorBody, HttpError, ValidationError } from '../platform/errors.ts';
@@ -8,6 +9,7 @@ import { runIdempotent, validateKey } from '../platform/idempotency.ts';
 import { freshForMerchant } from '../platform/db/tenant.ts';
 import { checkInputText, parse } from '../platform/validation.ts';
 import type { AppEnv } from '../server/env.ts';
+import { MAX_BODY_BYTES } from '../server/limits.ts';
 import { WithStatus, type RouteDef } from './route.ts';
 
 const EMPTY = z.strictObject({});
@@ -35,15 +37,56 @@ export function mediaType(header: string | undefined | null): string {
   return (header ?? '').split(';')[0]!.trim().toLowerCase();
 }
 
+const tooLarge = () => {
+  const e = new HttpError(413, 'body_too_large', 'The request body is larger than 1 MiB.');
+  // The rest of the body is not read: the connection cannot be reused for another request.
+  e.headers = { Connection: 'close' };
+  return e;
+};
+
+/**
+ * The body as text, at most MAX_BODY_BYTES (413 past that, whatever Content-Length said). Read
+ * straight from node's IncomingMessage when the server is @hono/node-server and nothing has read
+ * it yet: building the web Request and its stream costs more than the rest of a small request.
+ */
+export async function bodyText(c: Context): Promise<string> {
+  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+  if (!incoming || incoming.readableDidRead || incoming.readableEnded) {
+    const text = await c.req.text();
+    if (Buffer.byteLength(text) > MAX_BODY_BYTES) throw tooLarge();
+    return text;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of incoming as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) throw tooLarge();
+    chunks.push(chunk);
+  }
+  return chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+}
+
+/** Refuses a declared Content-Length over the limit before anything is read (bodyText checks the rest). */
+export function declaredBodyLimit(c: Context): void {
+  const len = c.req.header('content-length');
+  if (len !== undefined && Number(len) > MAX_BODY_BYTES) throw tooLarge();
+}
+
+/** Whether a Content-Type's charset, if it names one, is UTF-8 (the only one JSON bodies are read as). */
+export function isUtf8(header: string | undefined | null): boolean {
+  const m = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(header ?? '');
+  return !m || /^utf-?8$/i.test(m[1]!);
+}
+
 async function readBody(c: Context): Promise<unknown> {
   // Checked before the body is read: a form or text/plain POST is refused even when empty (a
   // bodiless POST without any Content-Type, as clients send for freeze or close, is fine).
   const header = c.req.header('content-type');
   const type = mediaType(header);
-  if (header !== undefined && type !== 'application/json' && !type.endsWith('+json')) {
-    throw new HttpError(415, 'unsupported_media_type', 'Request bodies must be JSON, sent with Content-Type: application/json.');
+  if (header !== undefined && ((type !== 'application/json' && !type.endsWith('+json')) || !isUtf8(header))) {
+    throw new HttpError(415, 'unsupported_media_type', 'Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.');
   }
-  const text = await c.req.text();
+  const text = await bodyText(c);
   if (text.trim() === '') return undefined;
   if (header === undefined) {
     throw new HttpError(415, 'unsupported_media_type', 'Request bodies must be JSON, sent with Content-Type: application/json.');

@@ -23,7 +23,7 @@ export const errorObject = z
 
 export function listOf(item: z.ZodType, id: string) {
   return z
-    .object({ object: z.literal('list'), data: z.array(item), has_more: z.boolean(), next_cursor: z.string().nullable() })
+    .object({ object: z.literal('list'), data: z.array(item), has_more: z.boolean(), next_cursor: z.string().nullable().meta({ example: 'eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0' }) })
     .meta({ id });
 }
 
@@ -226,7 +226,7 @@ export const webhookEndpointObject = z
     id: z.string().meta({ example: 'we_0123456789abcdefGHIJKL' }),
     object: z.literal('webhook_endpoint'),
     url: example('https://shop.example.com/webhooks/billing'),
-    events: z.array(z.string()).meta({ description: 'Subscribed event types; empty = all.' }),
+    events: z.array(z.string().meta({ example: 'customer.created' })).meta({ description: 'Subscribed event types; empty = all.' }),
     description: example('Order fulfilment').nullable(),
     status: z.enum(ENDPOINT_STATUSES),
     created_at: ts,

@@ -2,7 +2,6 @@
 // document and reference, health checks and (later) hosted pages. Every response carries a
 // Request-Id; every request is logged as one JSON line.
 import { Hono, type Context } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
 import { createGraphQLServer } from '../graphql/yoga.ts';
 import { mountCheckout } from '../hosted/checkout.ts';
@@ -13,20 +12,22 @@ import { loggedPath, notFound as hostedNotFound } from '../hosted/kit.ts';
 import type { Ctx } from '../platform/context.ts';
 import { forMerchant } from '../platform/db/tenant.ts';
 import { pendingMigrations } from '../platform/db/migrate.ts';
-import { AppError, errorBody, HttpError, isDatabaseUnavailable, ServiceUnavailableError, toAppError } from '../platform/errors.ts';
+import { AppError, errorBody, HttpError, ValidationError, isDatabaseUnavailable, ServiceUnavailableError, toAppError } from '../platform/errors.ts';
 import { newId, randomToken } from '../platform/ids.ts';
 import { AuthFailureLimiter, RateLimiter } from '../platform/rate-limit.ts';
 import { requestScope } from '../platform/request-context.ts';
 import { routes } from '../rest/index.ts';
 import { buildOpenApi } from '../rest/openapi.ts';
-import { mediaType, mountRoutes, unmatched } from '../rest/router.ts';
+import { bodyText, declaredBodyLimit, isUtf8, mediaType, mountRoutes, unmatched } from '../rest/router.ts';
+import { MAX_BODY_BYTES } from './limits.ts';
 import { clientAddress } from './client-address.ts';
 import { docsAsset, docsHtml, docsSecurityHeaders } from './docs.ts';
 import type { AppEnv, Services } from './env.ts';
+import type { Logger } from '../platform/logger.ts';
 
 const escapeHtml = (v: string) => v.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 
-export const MAX_BODY_BYTES = 1024 * 1024;
+export { MAX_BODY_BYTES };
 const GRAPHQL_BODY_TYPES = new Set(['application/json', 'application/graphql-response+json']);
 
 export const VERSION = '0.1.0';
@@ -61,16 +62,28 @@ export function createApp(services: Services) {
   // Request id, access log, async request scope.
   app.use('*', async (c, next) => {
     const requestId = newId('request');
-    const log = services.log.child({ request_id: requestId });
+    let log: Logger | undefined;
+    const requestLog = () => (log ??= services.log.child({ request_id: requestId }));
     c.set('services', services);
     c.set('requestId', requestId);
-    c.set('log', log);
+    c.set('log', requestLog);
     const started = performance.now();
-    await requestScope.run({ requestId, log }, next);
-    c.header('Request-Id', requestId);
-    c.header('X-Content-Type-Options', 'nosniff');
+    await requestScope.run(
+      {
+        requestId,
+        get log() {
+          return requestLog();
+        },
+      },
+      next,
+    );
+    // Set on the response's own headers: c.header() on a finished response would rebuild it
+    // around its body as a stream (a large share of a small request's cost).
+    const headers = c.res.headers;
+    headers.set('Request-Id', requestId);
+    headers.set('X-Content-Type-Options', 'nosniff');
     // API answers carry merchant data: no cache (browser, proxy) keeps them.
-    if (!c.res.headers.has('Cache-Control') && (c.req.path.startsWith('/v1/') || c.req.path === '/graphql')) c.header('Cache-Control', 'no-store');
+    if (!headers.has('Cache-Control') && (c.req.path.startsWith('/v1/') || c.req.path === '/graphql')) headers.set('Cache-Control', 'no-store');
     const status = c.res.status;
     const entry = {
       method: c.req.method,
@@ -79,26 +92,18 @@ export function createApp(services: Services) {
       duration_ms: Math.round((performance.now() - started) * 10) / 10,
       merchant_id: c.get('ctx')?.merchant.id,
     };
-    if (status >= 500) log.error(entry, 'request failed');
-    else log.info(entry, 'request');
+    if (status >= 500) requestLog().error(entry, 'request failed');
+    else if (services.log.isLevelEnabled('info')) requestLog().info(entry, 'request');
   });
 
   app.onError((err, c) => {
-    const appErr = toAppError(err, (e) => c.get('log')?.warn({ err: e }, 'database refused a value that validation let through'));
+    const appErr = toAppError(err, (e) => c.get('log')?.().warn({ err: e }, 'database refused a value that validation let through'));
     if (appErr.status >= 500) {
-      c.get('log')?.error({ err, db_unavailable: isDatabaseUnavailable(err) }, 'unhandled error');
+      c.get('log')?.().error({ err, db_unavailable: isDatabaseUnavailable(err) }, 'unhandled error');
     }
     return sendError(c, appErr);
   });
 
-  const limit = bodyLimit({
-    maxSize: MAX_BODY_BYTES,
-    onError: (c) => {
-      // The rest of the body is not read: the connection cannot be reused for another request.
-      c.header('Connection', 'close');
-      return sendError(c as Context<AppEnv>, new HttpError(413, 'body_too_large', 'The request body is larger than 1 MiB.'));
-    },
-  });
 
   const authenticate = async (c: Context<AppEnv>) => {
     const merchant = await services.auth.authenticate(c.req.header('authorization'), {
@@ -106,11 +111,15 @@ export function createApp(services: Services) {
       limiter: authFailures,
     });
     await rateLimiter.consume(merchant.clientId);
+    const requestLog = c.get('log');
+    let log: Logger | undefined;
     const ctx: Ctx = {
       merchant,
       db: forMerchant(services.db.prisma, merchant.id),
       requestId: c.get('requestId'),
-      log: c.get('log').child({ merchant_id: merchant.id }),
+      get log() {
+        return (log ??= requestLog().child({ merchant_id: merchant.id }));
+      },
       runtime: services.runtime,
     };
     c.set('ctx', ctx);
@@ -169,14 +178,15 @@ export function createApp(services: Services) {
   app.use('/graphql', async (c, next) => (allowedOrigins.size > 0 ? corsPolicy(c, next) : next()));
 
   // ---- REST
-  app.use('/v1/*', limit, async (c, next) => {
+  // The body is read (and its size checked) by the router, from node's request: no web Request.
+  app.use('/v1/*', async (c, next) => {
+    declaredBodyLimit(c);
     await authenticate(c);
     await next();
   });
   mountRoutes(app, routes);
 
   // ---- GraphQL: GraphiQL (a browser GET without a query) is public; operations need credentials.
-  app.use('/graphql', limit);
   app.on(['GET', 'POST'], '/graphql', async (c) => {
     const wantsGraphiQL = c.req.method === 'GET' && !c.req.query('query') && (c.req.header('accept') ?? '').includes('text/html');
     if (wantsGraphiQL) {
@@ -193,16 +203,24 @@ export function createApp(services: Services) {
     // browser send without asking (cross-site request forgery).
     let request = c.req.raw;
     if (c.req.method === 'POST') {
-      const type = mediaType(c.req.header('content-type'));
-      if (!GRAPHQL_BODY_TYPES.has(type)) {
-        throw new HttpError(415, 'unsupported_media_type', 'GraphQL requests must be POSTed as JSON (Content-Type: application/json).');
+      const header = c.req.header('content-type');
+      if (!GRAPHQL_BODY_TYPES.has(mediaType(header)) || !isUtf8(header)) {
+        throw new HttpError(415, 'unsupported_media_type', 'GraphQL requests must be POSTed as JSON (Content-Type: application/json, UTF-8).');
       }
-      if (type !== 'application/json') {
-        // The GraphQL-over-HTTP media type is JSON too; Yoga's parser only knows application/json.
-        const headers = new Headers(request.headers);
-        headers.set('content-type', 'application/json');
-        request = new Request(request, { headers });
+      // The body is read here (size-limited, straight from node's request) so that bad JSON gets
+      // the documented invalid_json error, as on REST, and Yoga gets a plain JSON request.
+      declaredBodyLimit(c);
+      const text = await bodyText(c);
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        throw new ValidationError('invalid_json', 'The request body is not valid JSON.');
       }
+      if (!body || typeof body !== 'object' || Array.isArray(body) || typeof (body as { query?: unknown }).query !== 'string') {
+        throw new ValidationError('parameter_missing', 'The request body must be a JSON object with a "query" string (and optionally "variables" and "operationName").', 'query');
+      }
+      request = new Request(c.req.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: c.req.header('accept') ?? 'application/json' }, body: text });
     }
     return yoga.fetch(request, { gctx: { ctx, services, loaders: new Map() } });
   });

@@ -18,7 +18,8 @@ export interface AppEnv {
   Variables: {
     services: Services;
     requestId: string;
-    log: Logger;
+    /** the request's logger (request_id bound), made on first use: most requests never log */
+    log: () => Logger;
     /** set by the auth middleware on authenticated routes */
     ctx?: Ctx;
   };

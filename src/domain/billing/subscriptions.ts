@@ -14,6 +14,7 @@
 // invoice per (subscription, billing key) is enforced by a unique index besides.
 import type { Plan, Subscription } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
+import { merchantSql, rawQuery } from '../../platform/db/raw.ts';
 import { inTransaction, type Db, type TenantTx, lockRow } from '../../platform/db/tenant.ts';
 import { countsByParent, pagesByParent } from '../../platform/db/pages-by-parent.ts';
 import { NotFoundError, StateError, ValidationError } from '../../platform/errors.ts';
@@ -105,8 +106,12 @@ export async function listSubscriptions(ctx: Ctx, q: SubscriptionListQuery): Pro
 }
 
 /** A customer's subscriptions, newest first (the customer embed and the portal). */
+/** SQL of a customer's subscriptions, newest first, at most 100 ($1 is the merchant; `customer` an SQL expression). */
+export const subscriptionsOfCustomerSql = (customer: string) =>
+  `SELECT * FROM subscriptions WHERE merchant_id = $1 AND customer_id = ${customer} ORDER BY created_at DESC, id DESC LIMIT 100`;
+
 export function subscriptionsOfCustomer(ctx: Ctx, customerId: string, db: Db = ctx.db): Promise<Subscription[]> {
-  return db.subscription.findMany({ where: { customerId }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: 100 });
+  return merchantSql(rawQuery(db), ctx.merchant.id)<Subscription>(subscriptionsOfCustomerSql('$2'), [customerId]);
 }
 
 const SUBSCRIPTIONS_OF_CUSTOMER = { table: 'subscriptions', parent: 'customer_id' };

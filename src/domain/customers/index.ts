@@ -1,7 +1,8 @@
 // Customers: create, read, update, soft-delete, list. Every change records its event in the
 // same transaction. Deleted customers disappear from reads but stay referenced by ledgers.
-import { cancelSubscriptionsOfCustomer } from '../billing/subscriptions.ts';
-import type { Customer } from '../../generated/prisma/client.ts';
+import { cancelSubscriptionsOfCustomer, subscriptionsOfCustomerSql } from '../billing/subscriptions.ts';
+import type { Customer, PaymentMethod, Subscription } from '../../generated/prisma/client.ts';
+import { inRawTransaction, jsonRows, merchantSql, rawQuery } from '../../platform/db/raw.ts';
 import type { Ctx } from '../../platform/context.ts';
 import { inTransaction, type Db, lockRow } from '../../platform/db/tenant.ts';
 import { NotFoundError, ValidationError } from '../../platform/errors.ts';
@@ -9,7 +10,7 @@ import { newId } from '../../platform/ids.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { parse } from '../../platform/validation.ts';
 import { previousAttributes, recordEvent } from '../events/index.ts';
-import { detachAllOfCustomer } from '../payment-methods/index.ts';
+import { attachedMethodsSql, detachAllOfCustomer } from '../payment-methods/index.ts';
 import {
   customerCreate,
   customerUpdate,
@@ -55,28 +56,62 @@ function dropEmpty(meta: Record<string, string>): Record<string, string> {
 
 export async function createCustomer(ctx: Ctx, input: CustomerCreateInput): Promise<Customer> {
   const data = parse(customerCreate, input);
-  return inTransaction(ctx.db, async (tx) => {
-    const c = await tx.customer.create({
-      data: {
-        id: newId('customer'),
-        merchantId: ctx.merchant.id,
-        email: data.email,
-        name: data.name ?? null,
-        phone: data.phone ?? null,
-        currency: data.currency ?? null,
-        metadata: dropEmpty(data.metadata ?? {}),
-      },
-    });
+  const now = new Date();
+  const c: Customer = {
+    id: newId('customer'),
+    merchantId: ctx.merchant.id,
+    email: data.email,
+    name: data.name ?? null,
+    phone: data.phone ?? null,
+    currency: data.currency ?? null,
+    metadata: dropEmpty(data.metadata ?? {}),
+    createdAt: now,
+    updatedAt: now,
+    deletedAt: null,
+    defaultPaymentMethodId: null,
+  };
+  // Raw SQL (the hot path of issue 14): BEGIN, the customer, the event with its outbox, COMMIT.
+  return inRawTransaction(ctx.db, async (tx) => {
+    await merchantSql(tx.raw, ctx.merchant.id)(
+      `INSERT INTO customers (id, merchant_id, email, name, phone, currency, metadata, created_at, updated_at) VALUES ($2, $1, $3, $4, $5, $6, $7::jsonb, $8, $8)`,
+      [c.id, c.email, c.name, c.phone, c.currency, JSON.stringify(c.metadata), now],
+    );
     await recordEvent(tx, ctx.merchant.id, 'customer.created', customerToJSON(c));
     return c;
   });
 }
 
+const LIVE_CUSTOMER = `SELECT * FROM customers WHERE merchant_id = $1 AND id = $2 AND deleted_at IS NULL`;
+
 /** A live (not deleted) customer of this merchant, or 404. */
 export async function getCustomer(ctx: Ctx, id: string, db: Db = ctx.db): Promise<Customer> {
-  const c = await db.customer.findFirst({ where: { id, deletedAt: null } });
+  const [c] = await merchantSql(rawQuery(db), ctx.merchant.id)<Customer>(LIVE_CUSTOMER, [id]);
   if (!c) throw new NotFoundError('customer', id);
   return c;
+}
+
+export interface CustomerWithEmbeds {
+  customer: Customer;
+  paymentMethods: PaymentMethod[];
+  subscriptions: Subscription[];
+}
+
+/** A live customer with its attached payment methods and its subscriptions, in one statement. */
+export async function getCustomerWithEmbeds(ctx: Ctx, id: string): Promise<CustomerWithEmbeds> {
+  const [row] = await merchantSql(rawQuery(ctx.db), ctx.merchant.id)<Customer & { embeddedMethods: unknown; embeddedSubscriptions: unknown }>(
+    `SELECT c.*,
+       (SELECT coalesce(json_agg(p), '[]') FROM (${attachedMethodsSql('c.id')}) p) AS embedded_methods,
+       (SELECT coalesce(json_agg(s), '[]') FROM (${subscriptionsOfCustomerSql('c.id')}) s) AS embedded_subscriptions
+     FROM customers c WHERE c.merchant_id = $1 AND c.id = $2 AND c.deleted_at IS NULL`,
+    [id],
+  );
+  if (!row) throw new NotFoundError('customer', id);
+  const { embeddedMethods, embeddedSubscriptions, ...customer } = row;
+  return {
+    customer,
+    paymentMethods: jsonRows<PaymentMethod>('PaymentMethod', embeddedMethods),
+    subscriptions: jsonRows<Subscription>('Subscription', embeddedSubscriptions),
+  };
 }
 
 export async function updateCustomer(ctx: Ctx, id: string, input: CustomerUpdateInput): Promise<Customer> {

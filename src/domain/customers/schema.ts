@@ -2,7 +2,7 @@
 // them, and the domain functions parse GraphQL input with the same schemas.
 import { z, email, phone, currency, metadata, listQuery, idOf } from '../../platform/validation.ts';
 
-const name = z.string().trim().min(1, { error: 'must not be empty' }).max(256, { error: 'must be at most 256 characters' });
+const name = z.string().trim().min(1, { error: 'must not be empty' }).max(256, { error: 'must be at most 256 characters' }).meta({ example: 'Jane Doe' });
 
 export const customerCreate = z.strictObject({
   email,

@@ -1,7 +1,7 @@
 // Events: an append-only record of every state change, written by `recordEvent` inside the
 // transaction that makes the change, so there is never an event without its change or a
 // change without its event. Webhook delivery reads from here.
-import type { Event } from '../../generated/prisma/client.ts';
+import type { Event, Prisma } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
 import type { Db } from '../../platform/db/tenant.ts';
 import { NotFoundError, ValidationError } from '../../platform/errors.ts';
@@ -9,7 +9,8 @@ import { newId } from '../../platform/ids.ts';
 import { createdBetween, paginate, type Page } from '../../platform/pagination.ts';
 import { z, listQuery, timestamp } from '../../platform/validation.ts';
 import { EVENT_TYPES, type EventType } from './types.ts';
-import { scheduleDeliveries, subscribedEndpoints } from '../webhooks/outbox.ts';
+import { scheduleDeliveries, SUBSCRIBED_ENDPOINTS_WHERE } from '../webhooks/outbox.ts';
+import { asRawTx, merchantSql, type RawTx } from '../../platform/db/raw.ts';
 import { billingTime } from '../clock/index.ts';
 
 export { EVENT_TYPES, type EventType };
@@ -25,25 +26,32 @@ export interface EventJSON {
 /**
  * Records one event and, in the same transaction, schedules its delivery to every subscribed
  * active webhook endpoint (the outbox). `db` must be the transaction that makes the change;
- * `object` is the record's API representation after the change.
+ * `object` is the record's API representation after the change. One statement inserts the event
+ * and finds the endpoints (with the merchant's clock); a second, only when there are endpoints,
+ * creates the attempts and their jobs.
  */
 export async function recordEvent(
-  db: Db,
+  db: Db | RawTx,
   merchantId: string,
   type: EventType,
   object: object,
   previousAttributes?: Record<string, unknown>,
 ): Promise<Event> {
+  const tx = asRawTx(db);
   const data: EventJSON['data'] = { object: object as Record<string, unknown> };
   if (previousAttributes && Object.keys(previousAttributes).length > 0) data.previous_attributes = previousAttributes;
-  const event = await db.event.create({ data: { id: newId('event'), merchantId, type, data: data as object } });
-  let endpoints = (await subscribedEndpoints(db, merchantId, type)).map((e) => e.id);
+  const event: Event = { id: newId('event'), merchantId, type, data: data as Prisma.JsonObject, createdAt: new Date() };
+  const rows = await merchantSql(tx.raw, merchantId)<{ id: string; mode: string; clockOffsetMs: bigint }>(
+    `WITH ev AS (INSERT INTO events (id, merchant_id, type, data, created_at) VALUES ($3, $1, $2, $4::jsonb, $5))
+     SELECT e.id, m.mode, m.clock_offset_ms FROM webhook_endpoints e JOIN merchants m ON m.id = e.merchant_id
+     WHERE ${SUBSCRIBED_ENDPOINTS_WHERE}`,
+    [type, event.id, JSON.stringify(data), event.createdAt],
+  );
   // An endpoint is not told about its own disabling (it is failing anyway).
-  if (type === 'webhook_endpoint.disabled') endpoints = endpoints.filter((id) => id !== (object as { id?: string }).id);
+  const endpoints = rows.filter((e) => !(type === 'webhook_endpoint.disabled' && e.id === (object as { id?: string }).id));
   if (endpoints.length > 0) {
-    const m = await db.merchant.findUnique({ where: { id: merchantId }, select: { clockOffsetMs: true, mode: true } });
-    const at = billingTime(m?.mode ?? 'live', m?.clockOffsetMs);
-    await scheduleDeliveries(db, event, endpoints, at);
+    const at = billingTime(endpoints[0]!.mode, endpoints[0]!.clockOffsetMs);
+    await scheduleDeliveries(tx, event, endpoints.map((e) => e.id), at);
   }
   return event;
 }

@@ -11,6 +11,7 @@
 // the processor's token: never a full card number, CVC or phone number.
 import type { Customer, PaymentMethod, SetupIntent } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
+import { merchantSql, rawQuery } from '../../platform/db/raw.ts';
 import { Prisma, inTransaction, type Db, type TenantTx, lockRow } from '../../platform/db/tenant.ts';
 import { countsByParent, pagesByParent } from '../../platform/db/pages-by-parent.ts';
 import { NotFoundError, StateError, ValidationError } from '../../platform/errors.ts';
@@ -257,8 +258,12 @@ export async function listPaymentMethods(ctx: Ctx, query: PaymentMethodListQuery
 }
 
 /** Every attached method of a customer, newest first (the customer record embeds them). */
+/** SQL of a customer's attached methods, newest first, at most 100 ($1 is the merchant; `customer` an SQL expression). */
+export const attachedMethodsSql = (customer: string) =>
+  `SELECT * FROM payment_methods WHERE merchant_id = $1 AND customer_id = ${customer} ORDER BY created_at DESC, id DESC LIMIT 100`;
+
 export function attachedMethods(ctx: Ctx, customerId: string, db: Db = ctx.db): Promise<PaymentMethod[]> {
-  return db.paymentMethod.findMany({ where: { customerId }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: 100 });
+  return merchantSql(rawQuery(db), ctx.merchant.id)<PaymentMethod>(attachedMethodsSql('$2'), [customerId]);
 }
 
 const METHODS_OF_CUSTOMER = { table: 'payment_methods', parent: 'customer_id' };

@@ -24,7 +24,7 @@ export const setupIntentCompleteBody = z.strictObject({
     .string()
     .regex(/^[0-9 ]{12,23}$/, { error: 'must be a card number (digits)' })
     .optional()
-    .meta({ description: 'Default 4242424242424242. 4000000000000002 is refused; 4000000000009995 saves, then every charge of it fails with insufficient_funds.' }),
+    .meta({ description: 'Default 4242424242424242. 4000000000000002 is refused; 4000000000009995 saves, then every charge of it fails with insufficient_funds.', example: '4242424242424242' }),
 });
 export type SetupIntentCompleteInput = z.input<typeof setupIntentCompleteBody>;
 

@@ -7,8 +7,8 @@ export const CHECKOUT_LOCALES = ['en', 'fr'] as const;
 
 export const checkoutOptions = z
   .strictObject({
-    title: z.string().trim().min(1).max(120).optional().meta({ description: 'Heading of the checkout page (default: the merchant name).' }),
-    description: z.string().trim().max(500).optional().meta({ description: 'What is being paid for, shown under the amount.' }),
+    title: z.string().trim().min(1).max(120).optional().meta({ description: 'Heading of the checkout page (default: the merchant name).', example: 'Order #6735' }),
+    description: z.string().trim().max(500).optional().meta({ description: 'What is being paid for, shown under the amount.', example: '2 × coffee beans, 1 kg' }),
     locale: z.enum(CHECKOUT_LOCALES).optional().meta({ description: 'Language of the checkout page (default en).' }),
     payment_methods: z
       .array(z.enum(PAYMENT_METHODS))
@@ -22,7 +22,7 @@ export const checkoutOptions = z
 
 export const inlineCustomer = z.strictObject({
   email,
-  name: z.string().trim().min(1).max(256).optional(),
+  name: z.string().trim().min(1).max(256).optional().meta({ example: 'Jane Doe' }),
   phone: phone.optional().meta({ description: 'E.164; needed for mobile money (the page asks when absent).' }),
 });
 

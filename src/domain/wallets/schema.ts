@@ -12,8 +12,8 @@ const reference = z
   .trim()
   .min(1, { error: 'must not be empty' })
   .max(255, { error: 'must be at most 255 characters' })
-  .meta({ description: 'Your unique reference for this movement (per wallet). Repeating it returns the original transaction.' });
-const description = z.string().trim().min(1, { error: 'must not be empty' }).max(500, { error: 'must be at most 500 characters' });
+  .meta({ description: 'Your unique reference for this movement (per wallet). Repeating it returns the original transaction.', example: 'order_6735' });
+const description = z.string().trim().min(1, { error: 'must not be empty' }).max(500, { error: 'must be at most 500 characters' }).meta({ example: 'API calls, November' });
 
 export const walletCreate = z.strictObject({
   customer_id: idOf('customer'),

@@ -36,8 +36,8 @@ const eventTypes = z
   .array(z.enum(EVENT_TYPES, { error: `must be event types of the catalogue (${EVENT_TYPES.length} types; see docs/webhooks.md)` }))
   .max(EVENT_TYPES.length)
   .meta({ description: 'Subscribed event types; omitted or empty = all.' });
-const url = z.string().max(2048).meta({ description: 'https:// (http:// to loopback only with BILLING_ALLOW_HTTP_WEBHOOKS=1).' });
-const description = z.string().trim().max(500);
+const url = z.string().max(2048).meta({ description: 'https:// (http:// to loopback only with BILLING_ALLOW_HTTP_WEBHOOKS=1).', format: 'uri', example: 'https://shop.example.com/webhooks/billing' });
+const description = z.string().trim().max(500).meta({ example: 'Order service' });
 
 export const ENDPOINT_STATUSES = ['active', 'disabled'] as const;
 export const ATTEMPT_STATUSES = ['pending', 'succeeded', 'failed'] as const;

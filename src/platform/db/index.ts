@@ -9,6 +9,7 @@ import { chmodSync, lstatSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { PrismaClient } from '../../generated/prisma/client.ts';
 import type { Logger } from '../logger.ts';
+import { camelRow, registerRawBackend, type RawQuery, type Row } from './raw.ts';
 
 export { PrismaClient };
 export type { Prisma } from '../../generated/prisma/client.ts';
@@ -55,6 +56,7 @@ function openPostgres(url: string, poolSize: number, logger?: Logger, onQuery?: 
   pool.on('error', (err) => logger?.warn({ err: err.message }, 'postgres pool client error'));
   const prisma = prismaClient(new PrismaPg(pool), onQuery);
   const query = async <R,>(sql: string, params?: unknown[]) => (await pool.query(sql, params as any[])).rows as R[];
+  registerRawBackend(prisma, pgRawBackend(pool));
   return {
     kind: 'postgres',
     prisma,
@@ -117,6 +119,11 @@ async function openPglite(dataDir: string | null, onQuery?: (sql: string) => voi
   if (dataDir) chmodTree(dataDir);
   const prisma = prismaClient(new PrismaPGlite(db), onQuery);
   const query = async <R,>(sql: string, params?: unknown[]) => (await db.query<R>(sql, params as any[])).rows;
+  // int8 as bigint (PGlite's default is a lossy number); transactions go through Prisma's.
+  const parsers = { 20: (v: string) => BigInt(v) };
+  registerRawBackend(prisma, {
+    query: async <T,>(text: string, params: readonly unknown[] = []) => (await db.query<Row>(text, params as unknown[], { parsers })).rows.map((r) => camelRow<T>(r)),
+  });
   const exec = async (sql: string) => {
     await db.exec(sql);
   };
@@ -131,6 +138,48 @@ async function openPglite(dataDir: string | null, onQuery?: (sql: string) => voi
       await prisma.$disconnect();
       await db.close();
       if (dataDir) chmodTree(dataDir);
+    },
+  };
+}
+
+// ---- raw SQL on pg for the hot paths (see raw.ts): int8 as bigint, statements prepared once per
+// connection under a name derived from their text (PostgreSQL then skips parsing and planning).
+const INT8 = 20;
+const rawTypes = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8 ? (v: string) => BigInt(v) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+};
+const statementNames = new Map<string, string>();
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = `raw_${statementNames.size}`;
+    statementNames.set(text, name);
+  }
+  return name;
+}
+
+function pgRawBackend(pool: pg.Pool) {
+  const on =
+    (client: pg.Pool | pg.PoolClient): RawQuery =>
+    async <T,>(text: string, params: readonly unknown[] = []) =>
+      (await client.query<Row>({ text, values: params as unknown[], types: rawTypes, name: statementName(text) })).rows.map((r) => camelRow<T>(r));
+  return {
+    query: on(pool),
+    transaction: async <T,>(fn: (q: RawQuery) => Promise<T>): Promise<T> => {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      try {
+        await client.query('BEGIN');
+        const result = await fn(on(client));
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch((e: Error) => (broken = e));
+        throw err;
+      } finally {
+        client.release(broken);
+      }
     },
   };
 }

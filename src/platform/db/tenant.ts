@@ -33,7 +33,20 @@ const WHERE_OPS = new Set([
 
 export class TenancyViolation extends Error {}
 
+const baseClients = new WeakMap<object, PrismaClient>();
+
+/** The unscoped client a merchant-scoped client was built from (raw SQL finds its pool through it). */
+export function baseClientOf(db: object): object {
+  return baseClients.get(db) ?? db;
+}
+
 function scopeClient(prisma: PrismaClient, merchantId: string) {
+  const scoped = extendForMerchant(prisma, merchantId);
+  baseClients.set(scoped, prisma);
+  return scoped;
+}
+
+function extendForMerchant(prisma: PrismaClient, merchantId: string) {
   return prisma.$extends({
     name: 'tenant',
     query: {
@@ -60,7 +73,7 @@ function scopeClient(prisma: PrismaClient, merchantId: string) {
   });
 }
 
-export type TenantDb = ReturnType<typeof scopeClient>;
+export type TenantDb = ReturnType<typeof extendForMerchant>;
 /** The client inside an interactive transaction of a TenantDb. */
 export type TenantTx = Omit<TenantDb, '$transaction' | '$connect' | '$disconnect' | '$on' | '$extends'>;
 /** Either: domain functions accept both and open a transaction only when not already in one. */
@@ -122,6 +135,11 @@ export function afterCommit(db: Db, fn: () => void): void {
  */
 export type TransactionGuard = (tx: TenantTx) => Promise<void>;
 const transactionGuards = new WeakMap<object, TransactionGuard>();
+
+/** Whether transactions on db must run an idempotency guard (raw transactions then go through Prisma). */
+export function isGuarded(db: Db): boolean {
+  return transactionGuards.has(db);
+}
 
 /** Makes every transaction that `inTransaction` opens on `db` run `guard` before it commits. */
 export function guardTransactions(db: TenantDb, guard: TransactionGuard): void {

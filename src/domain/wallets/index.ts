@@ -14,6 +14,7 @@
 import type { Wallet, WalletTransaction } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
 import { inTransaction, type TenantTx, lockRow } from '../../platform/db/tenant.ts';
+import { asRawTx, inRawTransaction, merchantSql, type RawTx } from '../../platform/db/raw.ts';
 import { InsufficientBalanceError, isLockNotAvailable, isUniqueViolation, NotFoundError, StateError, ValidationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { formatMoney } from '../../platform/money.ts';
@@ -161,33 +162,44 @@ interface LedgerEntry {
   metadata?: Record<string, string>;
 }
 
-/** Appends one ledger row to a wallet locked by the caller; the trigger moves the balance. */
-export async function append(ctx: Ctx, tx: TenantTx, w: { id: string; balance: bigint }, e: LedgerEntry): Promise<WalletTransaction> {
+/** Appends one ledger row to a wallet locked by the caller; the trigger moves the balance (one statement). */
+export async function append(ctx: Ctx, db: TenantTx | RawTx, w: { id: string; balance: bigint }, e: LedgerEntry): Promise<WalletTransaction> {
   const sign = INCOMING.has(e.type) ? 1n : -1n;
   const after = w.balance + sign * e.amount;
   if (after > MAX_BALANCE) {
     throw new ValidationError('amount_too_large', `Invalid amount: the balance would exceed ${MAX_BALANCE}.`, 'amount');
   }
-  return tx.walletTransaction.create({
-    data: {
-      id: newId('wallet_transaction'),
-      merchantId: ctx.merchant.id,
-      walletId: w.id,
-      type: e.type,
-      amount: e.amount,
-      balanceBefore: w.balance,
-      balanceAfter: after,
-      reference: e.reference ?? null,
-      description: e.description ?? null,
-      metadata: e.metadata ?? {},
-    },
-  });
+  const t: WalletTransaction = {
+    id: newId('wallet_transaction'),
+    merchantId: ctx.merchant.id,
+    walletId: w.id,
+    type: e.type,
+    amount: e.amount,
+    balanceBefore: w.balance,
+    balanceAfter: after,
+    reference: e.reference ?? null,
+    description: e.description ?? null,
+    metadata: e.metadata ?? {},
+    createdAt: new Date(),
+  };
+  await merchantSql(asRawTx(db).raw, ctx.merchant.id)(
+    `INSERT INTO wallet_transactions (id, merchant_id, wallet_id, type, amount, balance_before, balance_after, reference, description, metadata, created_at)
+     VALUES ($2, $1, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11)`,
+    [t.id, t.walletId, t.type, t.amount, t.balanceBefore, t.balanceAfter, t.reference, t.description, JSON.stringify(t.metadata), t.createdAt],
+  );
+  return t;
 }
 
 /** The transaction a reference already names, if any; 409 when it was for another amount or type. */
-async function existingByReference(tx: TenantTx, walletId: string, reference: string, type: string, amount: bigint) {
-  const t = await tx.walletTransaction.findUnique({ where: { walletId_reference: { walletId, reference } }, include: withGrant });
-  if (!t) return null;
+async function existingByReference(ctx: Ctx, db: TenantTx | RawTx, walletId: string, reference: string, type: string, amount: bigint): Promise<TransactionWithGrant | null> {
+  const [row] = await merchantSql(asRawTx(db).raw, ctx.merchant.id)<WalletTransaction & { grantExpiresAt: Date | null }>(
+    `SELECT t.*, g.expires_at AS grant_expires_at FROM wallet_transactions t LEFT JOIN wallet_grants g ON g.transaction_id = t.id
+     WHERE t.merchant_id = $1 AND t.wallet_id = $2 AND t.reference = $3`,
+    [walletId, reference],
+  );
+  if (!row) return null;
+  const { grantExpiresAt, ...rest } = row;
+  const t: TransactionWithGrant = { ...rest, grant: grantExpiresAt ? { expiresAt: grantExpiresAt } : null };
   if (t.type !== type || t.amount !== amount) {
     throw new StateError(
       'reference_reused',
@@ -204,7 +216,8 @@ type Grant = { id: bigint; remaining: bigint; expiresAt: Date; transactionId: st
  * Expires, inside the caller's transaction, the given grants of a locked wallet whose time has
  * come (exactly their unused part leaves the balance). Returns the balance afterwards.
  */
-async function expireGrantsAt(ctx: Ctx, tx: TenantTx, w: { id: string; balance: bigint }, grants: Grant[], now: Date): Promise<bigint> {
+async function expireGrantsAt(ctx: Ctx, db: TenantTx | RawTx, w: { id: string; balance: bigint }, grants: Grant[], now: Date): Promise<bigint> {
+  const tx = asRawTx(db);
   let balance = w.balance;
   for (const g of grants) {
     if (g.expiresAt.getTime() > now.getTime()) continue;
@@ -218,47 +231,57 @@ async function expireGrantsAt(ctx: Ctx, tx: TenantTx, w: { id: string; balance: 
       balance = t.balanceAfter;
       await recordEvent(tx, ctx.merchant.id, 'wallet.credit.expired', transactionToJSON(t));
     }
-    await tx.walletGrant.update({ where: { id: g.id }, data: { remaining: 0n, expiredAt: now } });
+    await updateGrant(ctx, tx, g.id, 0n, now);
   }
   return balance;
 }
 
-const openGrants = (tx: TenantTx, walletId: string) =>
-  tx.walletGrant.findMany({
-    where: { walletId, expiredAt: null },
-    orderBy: [{ expiresAt: 'asc' }, { id: 'asc' }],
-    select: { id: true, remaining: true, expiresAt: true, transactionId: true },
-  });
+/** A wallet's grants not yet expired, earliest expiry first. */
+const openGrants = (ctx: Ctx, db: TenantTx | RawTx, walletId: string) =>
+  merchantSql(asRawTx(db).raw, ctx.merchant.id)<Grant>(
+    `SELECT id, remaining, expires_at, transaction_id FROM wallet_grants WHERE merchant_id = $1 AND wallet_id = $2 AND expired_at IS NULL ORDER BY expires_at, id`,
+    [walletId],
+  );
+
+const updateGrant = (ctx: Ctx, db: TenantTx | RawTx, id: bigint, remaining: bigint, expiredAt: Date | null = null) =>
+  merchantSql(asRawTx(db).raw, ctx.merchant.id)(
+    `UPDATE wallet_grants SET remaining = $3, expired_at = coalesce($4, expired_at) WHERE merchant_id = $1 AND id = $2`,
+    [id, remaining, expiredAt],
+  );
 
 interface LockedForMovement {
   id: string;
   balance: bigint;
   status: string;
   currency: string;
-  clock_offset_ms: bigint;
-  prior_id: string | null;
+  clockOffsetMs: bigint;
+  priorId: string | null;
+  hasGrants: boolean;
 }
 
 /**
  * The hot path's one round trip: locks the wallet row and reads, with it, what a movement needs
- * (balance, status, the merchant's clock offset, and a transaction already holding the reference).
+ * (balance, status, the merchant's clock offset, a transaction already holding the reference, and
+ * whether any grant is open — the grants themselves are read only then).
  */
-async function lockForMovement(ctx: Ctx, tx: TenantTx, id: string, reference: string): Promise<LockedForMovement> {
-  const rows = await tx.$queryRaw<LockedForMovement[]>`
-    SELECT w.id, w.balance, w.status, w.currency, m.clock_offset_ms, t.id AS prior_id
-    FROM wallets w
-    JOIN merchants m ON m.id = w.merchant_id
-    LEFT JOIN wallet_transactions t ON t.wallet_id = w.id AND t.reference = ${reference}
-    WHERE w.id = ${id} AND w.merchant_id = ${ctx.merchant.id}
-    FOR UPDATE OF w`;
-  const row = rows[0];
+async function lockForMovement(ctx: Ctx, tx: RawTx, id: string, reference: string): Promise<LockedForMovement> {
+  const [row] = await merchantSql(tx.raw, ctx.merchant.id)<LockedForMovement>(
+    `SELECT w.id, w.balance, w.status, w.currency, m.clock_offset_ms, t.id AS prior_id,
+       EXISTS (SELECT 1 FROM wallet_grants g WHERE g.wallet_id = w.id AND g.expired_at IS NULL) AS has_grants
+     FROM wallets w
+     JOIN merchants m ON m.id = w.merchant_id
+     LEFT JOIN wallet_transactions t ON t.wallet_id = w.id AND t.reference = $3
+     WHERE w.id = $2 AND w.merchant_id = $1
+     FOR UPDATE OF w`,
+    [id, reference],
+  );
   if (!row) throw new NotFoundError('wallet', id);
   return row;
 }
 
 /** The billing clock's now, from the offset read with the wallet's lock (one round trip fewer). */
 function movementNow(ctx: Ctx, locked: LockedForMovement): Date {
-  return billingTime(ctx.merchant.mode, locked.clock_offset_ms, ctx.at);
+  return billingTime(ctx.merchant.mode, locked.clockOffsetMs, ctx.at);
 }
 
 /**
@@ -272,16 +295,19 @@ const SAME_REFERENCE_RACE = { retryOn: isUniqueViolation };
 export async function debitWallet(ctx: Ctx, id: string, input: WalletDebitInput): Promise<WalletTransaction> {
   const data = parse(walletDebit, input);
   const amount = BigInt(data.amount);
-  return inTransaction(ctx.db, async (tx) => {
+  // Raw SQL on one connection (issue 14): BEGIN, the lock, the ledger row, the event, COMMIT —
+  // plus the grants only when the wallet has open ones.
+  return inRawTransaction(ctx.db, async (tx) => {
     const w = await lockForMovement(ctx, tx, id, data.reference);
-    if (w.prior_id) {
-      const prior = await existingByReference(tx, w.id, data.reference, 'debit', amount);
+    if (w.priorId) {
+      const prior = await existingByReference(ctx, tx, w.id, data.reference, 'debit', amount);
       if (prior) return prior;
     }
     if (w.status === 'closed') throw new StateError('wallet_closed', `Wallet ${w.id} is closed.`, null);
     if (w.status === 'frozen') throw new StateError('wallet_frozen', `Wallet ${w.id} is frozen: debits are blocked until it is unfrozen.`, null);
-    const grants = await openGrants(tx, w.id);
-    const balance = await expireGrantsAt(ctx, tx, w, grants, movementNow(ctx, w));
+    const now = movementNow(ctx, w);
+    const grants = w.hasGrants ? await openGrants(ctx, tx, w.id) : [];
+    const balance = await expireGrantsAt(ctx, tx, w, grants, now);
     if (balance < amount) {
       throw new InsufficientBalanceError(
         `Insufficient balance: the wallet has ${formatMoney(balance, w.currency)}, the debit needs ${formatMoney(amount, w.currency)}.`,
@@ -292,9 +318,9 @@ export async function debitWallet(ctx: Ctx, id: string, input: WalletDebitInput)
     let left = amount;
     for (const g of grants) {
       if (left === 0n) break;
-      if (g.remaining === 0n || g.expiresAt.getTime() <= movementNow(ctx, w).getTime()) continue;
+      if (g.remaining === 0n || g.expiresAt.getTime() <= now.getTime()) continue;
       const take = g.remaining < left ? g.remaining : left;
-      await tx.walletGrant.update({ where: { id: g.id }, data: { remaining: g.remaining - take } });
+      await updateGrant(ctx, tx, g.id, g.remaining - take);
       left -= take;
     }
     const t = await append(ctx, tx, { id: w.id, balance }, { type: 'debit', amount, reference: data.reference, description: data.description, metadata: data.metadata });
@@ -308,7 +334,7 @@ export async function creditWallet(ctx: Ctx, id: string, input: WalletCreditInpu
   const amount = BigInt(data.amount);
   return inTransaction(ctx.db, async (tx) => {
     const w = await lockWallet(ctx, tx, id);
-    const prior = await existingByReference(tx, w.id, data.reference, 'credit', amount);
+    const prior = await existingByReference(ctx, tx, w.id, data.reference, 'credit', amount);
     if (prior) return { transaction: prior, created: false };
     if (w.status === 'closed') throw closedError(w);
     const now = await clockNow({ ...ctx, db: tx });
@@ -342,7 +368,7 @@ export async function expireGrants(ctx: Ctx, walletId: string): Promise<void> {
   await inTransaction(ctx.db, async (tx) => {
     const w = await lockWallet(ctx, tx, walletId);
     if (w.status === 'closed') return;
-    await expireGrantsAt(ctx, tx, w, await openGrants(tx, w.id), await clockNow({ ...ctx, db: tx }));
+    await expireGrantsAt(ctx, tx, w, await openGrants(ctx, tx, w.id), await clockNow({ ...ctx, db: tx }));
   });
 }
 

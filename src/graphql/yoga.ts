@@ -66,7 +66,7 @@ function withCode(error: GraphQLError): GraphQLError {
     source: error.source,
     positions: error.positions,
     path: error.path,
-    extensions: { ...error.extensions, http: undefined, code: variable ? 'parameter_invalid' : 'invalid_query', type: 'invalid_request_error', ...(variable ? { param: variable[1] } : {}) },
+    extensions: { ...error.extensions, code: variable ? 'parameter_invalid' : 'invalid_query', type: 'invalid_request_error', ...(variable ? { param: variable[1] } : {}) },
   });
 }
 

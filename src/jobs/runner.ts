@@ -5,7 +5,8 @@ import { Prisma, type PrismaClient } from '../generated/prisma/client.ts';
 import type { Ctx, Runtime } from '../platform/context.ts';
 import type { Logger } from '../platform/logger.ts';
 import { forMerchant } from '../platform/db/tenant.ts';
-import { merchantNow } from '../domain/clock/index.ts';
+import { billingTime, merchantNow } from '../domain/clock/index.ts';
+import { merchantSql, rawQueryOf } from '../platform/db/raw.ts';
 import { DeferJob } from './queue.ts';
 
 export interface JobRow {
@@ -66,6 +67,7 @@ interface ClaimedRow {
   run_at: Date;
   attempts: number;
   mode: string;
+  clock_offset_ms: bigint;
 }
 
 export interface ClaimOptions {
@@ -92,7 +94,7 @@ export interface ClaimOptions {
  * merchant's second, and so on, each merchant up to its room. So one merchant's backlog cannot fill
  * a batch, and a merchant at its cap cannot occupy the window.
  */
-export async function claimDueJobs(prisma: PrismaClient, opts: ClaimOptions): Promise<(JobRow & { mode: 'test' | 'live' })[]> {
+export async function claimDueJobs(prisma: PrismaClient, opts: ClaimOptions): Promise<(JobRow & { mode: 'test' | 'live'; clockOffsetMs?: bigint })[]> {
   if (opts.kinds.length === 0 || opts.limit <= 0) return [];
   const due = opts.asOf
     ? Prisma.sql`j.run_at <= ${opts.asOf}`
@@ -111,24 +113,24 @@ export async function claimDueJobs(prisma: PrismaClient, opts: ClaimOptions): Pr
   const window = Math.max(opts.limit * 4, 100);
   const rows = await prisma.$queryRaw<ClaimedRow[]>`
     WITH cand AS (
-      SELECT j.id, j.merchant_id, j.run_at, m.mode FROM jobs j JOIN merchants m ON m.id = j.merchant_id
+      SELECT j.id, j.merchant_id, j.run_at, m.mode, m.clock_offset_ms FROM jobs j JOIN merchants m ON m.id = j.merchant_id
       WHERE ((j.status = 'pending' AND ${due}) OR (j.status = 'running' AND j.locked_until < now() AND ${due}))
         AND j.kind = ANY(${opts.kinds}) ${scope} ${skip}
       ORDER BY j.run_at, j.id
       LIMIT ${window}
       FOR UPDATE OF j SKIP LOCKED
     ), ranked AS (
-      SELECT c.id, c.mode, c.run_at, row_number() OVER (PARTITION BY c.merchant_id ORDER BY c.run_at, c.id) AS rn,
+      SELECT c.id, c.mode, c.clock_offset_ms, c.run_at, row_number() OVER (PARTITION BY c.merchant_id ORDER BY c.run_at, c.id) AS rn,
         coalesce(r.room, ${cap}::int) AS room
       FROM cand c LEFT JOIN unnest(${partial.map(([id]) => id)}::text[], ${partial.map(([, r]) => r)}::int[]) AS r(merchant_id, room)
         ON r.merchant_id = c.merchant_id
     ), picked AS (
-      SELECT id, mode FROM ranked WHERE rn <= room ORDER BY rn, run_at, id LIMIT ${opts.limit}
+      SELECT id, mode, clock_offset_ms FROM ranked WHERE rn <= room ORDER BY rn, run_at, id LIMIT ${opts.limit}
     )
     UPDATE jobs SET status = 'running', locked_until = now() + make_interval(secs => ${lease}),
       attempts = jobs.attempts + 1, updated_at = now()
     FROM picked WHERE jobs.id = picked.id
-    RETURNING jobs.id, jobs.merchant_id, jobs.kind, jobs.payload, jobs.run_at, jobs.attempts, picked.mode`;
+    RETURNING jobs.id, jobs.merchant_id, jobs.kind, jobs.payload, jobs.run_at, jobs.attempts, picked.mode, picked.clock_offset_ms`;
   return rows
     .map((r) => ({
       id: r.id,
@@ -138,27 +140,37 @@ export async function claimDueJobs(prisma: PrismaClient, opts: ClaimOptions): Pr
       runAt: r.run_at,
       attempts: r.attempts,
       mode: (r.mode === 'live' ? 'live' : 'test') as 'test' | 'live',
+      clockOffsetMs: r.clock_offset_ms,
     }))
     .sort((a, b) => a.runAt.getTime() - b.runAt.getTime() || (a.id < b.id ? -1 : 1));
+}
+
+/** A finished job: one raw statement (the hot path of every webhook delivery). */
+function markDone(runtime: Runtime, job: JobRow) {
+  return merchantSql(rawQueryOf(runtime.prisma), job.merchantId)(
+    `UPDATE jobs SET status = 'done', locked_until = NULL, last_error = NULL, updated_at = now() WHERE merchant_id = $1 AND id = $2 AND status = 'running'`,
+    [job.id],
+  );
 }
 
 /** Runs one claimed job and records done / retry / failed. Throws only when the outcome cannot be recorded (the database is gone); the lease then brings the job back. */
 export async function runJob(
   runtime: Runtime,
   log: Logger,
-  job: JobRow & { mode: 'test' | 'live' },
+  job: JobRow & { mode: 'test' | 'live'; clockOffsetMs?: bigint },
   simulatedNow?: Date,
 ): Promise<'done' | 'retry' | 'failed' | 'deferred'> {
   const { prisma, jobs: registry } = runtime;
   const def = registry.get(job.kind);
   const merchant = { id: job.merchantId, mode: job.mode };
   const jlog = log.child({ job_id: String(job.id), job_kind: job.kind, merchant_id: job.merchantId });
-  const now = simulatedNow ?? (await merchantNow(prisma, merchant));
+  // The claim read the merchant's clock offset with the job: no query for the time.
+  const now = simulatedNow ?? (job.clockOffsetMs !== undefined ? billingTime(job.mode, job.clockOffsetMs) : await merchantNow(prisma, merchant));
   try {
     if (!def) throw new Error(`no handler for job kind ${job.kind}`);
     const ctx = { merchant, db: forMerchant(prisma, job.merchantId), requestId: `job_${job.id}`, log: jlog, runtime, at: now };
     await def.run(ctx, job);
-    await prisma.job.updateMany({ where: { id: job.id, status: 'running' }, data: { status: 'done', lockedUntil: null, lastError: null } });
+    await markDone(runtime, job);
     return 'done';
   } catch (err) {
     if (err instanceof DeferJob) {

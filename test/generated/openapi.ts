@@ -856,6 +856,7 @@ export interface components {
         CustomerList: {
             data: components["schemas"]["Customer"][];
             has_more: boolean;
+            /** @example eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0 */
             next_cursor: string | null;
             /** @constant */
             object: "list";
@@ -949,6 +950,7 @@ export interface components {
         DeliveryAttemptList: {
             data: components["schemas"]["DeliveryAttempt"][];
             has_more: boolean;
+            /** @example eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0 */
             next_cursor: string | null;
             /** @constant */
             object: "list";
@@ -992,6 +994,7 @@ export interface components {
         EventList: {
             data: components["schemas"]["Event"][];
             has_more: boolean;
+            /** @example eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0 */
             next_cursor: string | null;
             /** @constant */
             object: "list";
@@ -1080,6 +1083,7 @@ export interface components {
         InvoiceList: {
             data: components["schemas"]["Invoice"][];
             has_more: boolean;
+            /** @example eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0 */
             next_cursor: string | null;
             /** @constant */
             object: "list";
@@ -1177,6 +1181,7 @@ export interface components {
         PaymentList: {
             data: components["schemas"]["Payment"][];
             has_more: boolean;
+            /** @example eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0 */
             next_cursor: string | null;
             /** @constant */
             object: "list";
@@ -1200,6 +1205,7 @@ export interface components {
         PaymentMethodList: {
             data: components["schemas"]["PaymentMethod"][];
             has_more: boolean;
+            /** @example eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0 */
             next_cursor: string | null;
             /** @constant */
             object: "list";
@@ -1250,6 +1256,7 @@ export interface components {
         PlanList: {
             data: components["schemas"]["Plan"][];
             has_more: boolean;
+            /** @example eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0 */
             next_cursor: string | null;
             /** @constant */
             object: "list";
@@ -1291,6 +1298,7 @@ export interface components {
         RefundList: {
             data: components["schemas"]["Refund"][];
             has_more: boolean;
+            /** @example eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0 */
             next_cursor: string | null;
             /** @constant */
             object: "list";
@@ -1298,6 +1306,7 @@ export interface components {
         ReplayedAttempts: {
             data: components["schemas"]["DeliveryAttempt"][];
             has_more: boolean;
+            /** @example eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0 */
             next_cursor: string | null;
             /** @constant */
             object: "list";
@@ -1407,6 +1416,7 @@ export interface components {
         SubscriptionList: {
             data: components["schemas"]["Subscription"][];
             has_more: boolean;
+            /** @example eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0 */
             next_cursor: string | null;
             /** @constant */
             object: "list";
@@ -1451,6 +1461,7 @@ export interface components {
         WalletList: {
             data: components["schemas"]["Wallet"][];
             has_more: boolean;
+            /** @example eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0 */
             next_cursor: string | null;
             /** @constant */
             object: "list";
@@ -1487,6 +1498,7 @@ export interface components {
         WalletTopupList: {
             data: components["schemas"]["WalletTopup"][];
             has_more: boolean;
+            /** @example eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0 */
             next_cursor: string | null;
             /** @constant */
             object: "list";
@@ -1527,6 +1539,7 @@ export interface components {
         WalletTransactionList: {
             data: components["schemas"]["WalletTransaction"][];
             has_more: boolean;
+            /** @example eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0 */
             next_cursor: string | null;
             /** @constant */
             object: "list";
@@ -1556,6 +1569,7 @@ export interface components {
         WebhookEndpointList: {
             data: components["schemas"]["WebhookEndpoint"][];
             has_more: boolean;
+            /** @example eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0 */
             next_cursor: string | null;
             /** @constant */
             object: "list";
@@ -1589,7 +1603,11 @@ export interface operations {
                      * @enum {string}
                      */
                     locale?: "en" | "fr";
-                    /** @description Where the portal’s “Return to …” link goes. */
+                    /**
+                     * Format: uri
+                     * @description Where the portal’s “Return to …” link goes.
+                     * @example https://shop.example.com/thanks
+                     */
                     return_url: string;
                 };
             };
@@ -3269,11 +3287,18 @@ export interface operations {
                      * @example 1000
                      */
                     amount: number;
-                    /** @description Where the customer goes after cancelling. */
+                    /**
+                     * Format: uri
+                     * @description Where the customer goes after cancelling.
+                     * @example https://shop.example.com/thanks
+                     */
                     cancel_url?: string;
                     /** @description Checkout page customisation. */
                     checkout?: {
-                        /** @description What is being paid for, shown under the amount. */
+                        /**
+                         * @description What is being paid for, shown under the amount.
+                         * @example 2 × coffee beans, 1 kg
+                         */
                         description?: string;
                         /**
                          * @description Language of the checkout page (default en).
@@ -3282,7 +3307,10 @@ export interface operations {
                         locale?: "en" | "fr";
                         /** @description Methods offered (default both). */
                         payment_methods?: ("card" | "mobile_money")[];
-                        /** @description Heading of the checkout page (default: the merchant name). */
+                        /**
+                         * @description Heading of the checkout page (default: the merchant name).
+                         * @example Order #6735
+                         */
                         title?: string;
                     };
                     /**
@@ -3297,6 +3325,7 @@ export interface operations {
                          * @example jane@example.com
                          */
                         email: string;
+                        /** @example Jane Doe */
                         name?: string;
                         /**
                          * @description E.164; needed for mobile money (the page asks when absent).
@@ -3323,7 +3352,11 @@ export interface operations {
                      * @example pm_0123456789abcdefGHIJKL
                      */
                     payment_method_id?: string;
-                    /** @description Where the customer goes after paying at the checkout; gets payment_id and status query parameters. Required unless payment_method_id is given. */
+                    /**
+                     * Format: uri
+                     * @description Where the customer goes after paying at the checkout; gets payment_id and status query parameters. Required unless payment_method_id is given.
+                     * @example https://shop.example.com/thanks
+                     */
                     redirect_url?: string;
                 };
             };
@@ -4221,7 +4254,11 @@ export interface operations {
                     };
                     /** @description Kinds of method the setup page offers (default both). */
                     payment_method_types?: ("card" | "mobile_money")[];
-                    /** @description Where the setup page sends the customer afterwards, with setup_intent_id and status query parameters. */
+                    /**
+                     * Format: uri
+                     * @description Where the setup page sends the customer afterwards, with setup_intent_id and status query parameters.
+                     * @example https://shop.example.com/thanks
+                     */
                     return_url?: string;
                 };
             };
@@ -5606,7 +5643,10 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
-                    /** @description Default 4242424242424242. 4000000000000002 is refused; 4000000000009995 saves, then every charge of it fails with insufficient_funds. */
+                    /**
+                     * @description Default 4242424242424242. 4000000000000002 is refused; 4000000000009995 saves, then every charge of it fails with insufficient_funds.
+                     * @example 4242424242424242
+                     */
                     card_number?: string;
                 };
             };
@@ -6231,6 +6271,7 @@ export interface operations {
                      * @example 1000
                      */
                     amount: number;
+                    /** @example API calls, November */
                     description: string;
                     /**
                      * Format: date-time
@@ -6247,7 +6288,10 @@ export interface operations {
                     metadata?: {
                         [key: string]: string;
                     };
-                    /** @description Your unique reference for this movement (per wallet). Repeating it returns the original transaction. */
+                    /**
+                     * @description Your unique reference for this movement (per wallet). Repeating it returns the original transaction.
+                     * @example order_6735
+                     */
                     reference: string;
                 };
             };
@@ -6374,7 +6418,10 @@ export interface operations {
                      * @example 1000
                      */
                     amount: number;
-                    /** @description Human-readable reason. */
+                    /**
+                     * @description Human-readable reason.
+                     * @example API calls, November
+                     */
                     description: string;
                     /**
                      * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).
@@ -6385,7 +6432,10 @@ export interface operations {
                     metadata?: {
                         [key: string]: string;
                     };
-                    /** @description Your unique reference for this movement (per wallet). Repeating it returns the original transaction. */
+                    /**
+                     * @description Your unique reference for this movement (per wallet). Repeating it returns the original transaction.
+                     * @example order_6735
+                     */
                     reference: string;
                 };
             };
@@ -6703,7 +6753,15 @@ export interface operations {
                      * @example 1000
                      */
                     amount: number;
+                    /**
+                     * Format: uri
+                     * @example https://shop.example.com/thanks
+                     */
                     cancel_url?: string;
+                    /**
+                     * Format: uri
+                     * @example https://shop.example.com/thanks
+                     */
                     redirect_url: string;
                 };
             };
@@ -7085,10 +7143,15 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @example Order service */
                     description?: string;
                     /** @description Subscribed event types; omitted or empty = all. */
                     events?: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.cancelled" | "payment.expired" | "refund.created" | "refund.succeeded" | "refund.failed" | "customer.created" | "customer.updated" | "customer.deleted" | "setup_intent.succeeded" | "payment_method.attached" | "payment_method.detached" | "plan.created" | "plan.archived" | "subscription.created" | "subscription.updated" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.reactivated" | "subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "wallet.created" | "wallet.frozen" | "wallet.unfrozen" | "wallet.closed" | "wallet.debited" | "wallet.credited" | "wallet.topup.succeeded" | "wallet.credit.expired" | "webhook_endpoint.disabled")[];
-                    /** @description https:// (http:// to loopback only with BILLING_ALLOW_HTTP_WEBHOOKS=1). */
+                    /**
+                     * Format: uri
+                     * @description https:// (http:// to loopback only with BILLING_ALLOW_HTTP_WEBHOOKS=1).
+                     * @example https://shop.example.com/webhooks/billing
+                     */
                     url: string;
                 };
             };
@@ -7391,7 +7454,11 @@ export interface operations {
                      * @enum {string}
                      */
                     status?: "active" | "disabled";
-                    /** @description https:// (http:// to loopback only with BILLING_ALLOW_HTTP_WEBHOOKS=1). */
+                    /**
+                     * Format: uri
+                     * @description https:// (http:// to loopback only with BILLING_ALLOW_HTTP_WEBHOOKS=1).
+                     * @example https://shop.example.com/webhooks/billing
+                     */
                     url?: string;
                 };
             };

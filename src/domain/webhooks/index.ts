@@ -18,6 +18,7 @@ import { clockNow } from '../clock/index.ts';
 import { eventToJSON, getEvent, recordEvent } from '../events/index.ts';
 import { EVENT_TYPES } from '../events/types.ts';
 import { scheduleDeliveries } from './outbox.ts';
+import { jsonRows, merchantSql, rawQuery } from '../../platform/db/raw.ts';
 import { sendWebhook } from './send.ts';
 import { newSecret, signatureHeader } from './signing.ts';
 import { checkEndpointUrl } from './ssrf.ts';
@@ -219,8 +220,8 @@ export class EndpointBusy extends DeferJob {
 
 /** The delivery job: sends one pending attempt and records the outcome (and the next attempt). */
 export async function deliverAttempt(ctx: Ctx & { at: Date }, attemptId: string): Promise<void> {
-  const attempt = await ctx.db.deliveryAttempt.findUnique({ where: { id: attemptId }, include: { endpoint: true, event: true } });
-  if (!attempt || attempt.status !== 'pending') return;
+  const attempt = await pendingAttempt(ctx, attemptId);
+  if (!attempt) return;
   const endpoint = attempt.endpoint;
   if (endpoint.deletedAt || endpoint.status !== 'active') {
     await ctx.db.deliveryAttempt.updateMany({ where: { id: attemptId, status: 'pending' }, data: { status: 'failed', responseBody: 'cancelled: endpoint not active' } });
@@ -240,6 +241,21 @@ export async function deliverAttempt(ctx: Ctx & { at: Date }, attemptId: string)
   await recordOutcome(ctx, attempt, result);
 }
 
+type FullAttempt = DeliveryAttempt & { endpoint: WebhookEndpoint; event: Event };
+
+/** A pending attempt with its endpoint and event, in one statement (the delivery hot path). */
+async function pendingAttempt(ctx: Ctx, attemptId: string): Promise<FullAttempt | null> {
+  const [row] = await merchantSql(rawQuery(ctx.db), ctx.merchant.id)<DeliveryAttempt & { endpointRow: unknown; eventRow: unknown }>(
+    `SELECT a.*, to_jsonb(e.*) AS endpoint_row, to_jsonb(ev.*) AS event_row
+     FROM delivery_attempts a JOIN webhook_endpoints e ON e.id = a.endpoint_id JOIN events ev ON ev.id = a.event_id
+     WHERE a.merchant_id = $1 AND a.id = $2 AND a.status = 'pending'`,
+    [attemptId],
+  );
+  if (!row) return null;
+  const { endpointRow, eventRow, ...attempt } = row;
+  return { ...attempt, endpoint: jsonRows<WebhookEndpoint>('WebhookEndpoint', [endpointRow])[0]!, event: jsonRows<Event>('Event', [eventRow])[0]! };
+}
+
 async function send(ctx: Ctx, endpoint: WebhookEndpoint, event: Event) {
   const body = JSON.stringify(eventToJSON(event));
   // Receivers check the timestamp against their own clock: it is real time, not the test clock.
@@ -254,8 +270,23 @@ async function send(ctx: Ctx, endpoint: WebhookEndpoint, event: Event) {
   return sendWebhook(endpoint.url, headers, body, ctx.runtime.config.BILLING_ALLOW_HTTP_WEBHOOKS, ctx.runtime.config.WEBHOOK_TIMEOUT_MS);
 }
 
-async function recordOutcome(ctx: Ctx & { at: Date }, attempt: DeliveryAttempt & { endpoint: WebhookEndpoint; event: Event }, result: Awaited<ReturnType<typeof send>>) {
+async function recordOutcome(ctx: Ctx & { at: Date }, attempt: FullAttempt, result: Awaited<ReturnType<typeof send>>) {
   const now = ctx.at;
+  if (result.ok) {
+    // A success is one statement: the attempt (still pending: not cancelled meanwhile) and the
+    // endpoint's failing streak, if it had one, end together.
+    await merchantSql(rawQuery(ctx.db), ctx.merchant.id)(
+      `WITH a AS (
+         UPDATE delivery_attempts SET status = 'succeeded', response_status = $3, response_body = $4, attempted_at = $5,
+           duration_ms = $6, next_retry_at = NULL, updated_at = now()
+         WHERE merchant_id = $1 AND id = $2 AND status = 'pending' RETURNING endpoint_id
+       )
+       UPDATE webhook_endpoints e SET failing_since = NULL, updated_at = now() FROM a
+       WHERE e.merchant_id = $1 AND e.id = a.endpoint_id AND e.failing_since IS NOT NULL`,
+      [attempt.id, result.status, result.body, now, result.durationMs],
+    );
+    return;
+  }
   await inTransaction(ctx.db, async (tx) => {
     const last = attempt.attemptNumber >= MAX_ATTEMPTS;
     const delay = RETRY_DELAYS_MS[attempt.attemptNumber - 1] ?? 0;

@@ -103,7 +103,16 @@ export async function sendWebhook(
     const timer = setTimeout(() => {
       req.destroy(new Error(`timed out after ${timeoutMs} ms`));
     }, timeoutMs);
-    req.on('error', (err) => finish({ ok: false, status: null, body: err.message }));
+    // A failed attempt (timeout, refused, reset) ends when its connection is closed, not before:
+    // the endpoint's concurrency cap counts connections the receiver can still see.
+    let failure: Omit<SendResult, 'durationMs'> | undefined;
+    req.on('error', (err) => {
+      failure ??= { ok: false, status: null, body: err.message };
+      if (req.destroyed && req.socket?.destroyed !== false) setImmediate(() => finish(failure!));
+    });
+    req.on('close', () => {
+      if (failure) finish(failure);
+    });
     req.end(body);
   });
 }

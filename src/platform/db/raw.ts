@@ -70,6 +70,13 @@ export function rawQuery(db: Db): RawQuery {
   return backend.query;
 }
 
+/** Single statements on the pool of an unscoped client (platform work such as the job runner). */
+export function rawQueryOf(prisma: object): RawQuery {
+  const backend = backendOf(prisma);
+  if (!backend) throw new Error('no raw SQL backend registered for this client');
+  return backend.query;
+}
+
 const MAX_ATTEMPTS = 3;
 
 /**

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomToken } from '../src/platform/ids.ts';
+import { ownDatabase } from './helpers/own-database.ts';
 
 const url = process.env.TEST_DATABASE_URL;
 const root = join(import.meta.dirname, '..');
@@ -18,6 +19,8 @@ describe.runIf(url)('WEB_CONCURRENCY=2', () => {
   let receiver: Server;
   let hookUrl: string;
   const received: { id: string; type: string; object: string }[] = [];
+  // A database of their own: the processes' workers serve every merchant of their database.
+  let database: Awaited<ReturnType<typeof ownDatabase>>;
   const clientId = `ck_cluster${randomToken(10)}`;
   const secret = `sk_test_${randomToken(24)}`;
   const auth = 'Basic ' + Buffer.from(`${clientId}:${secret}`).toString('base64');
@@ -40,6 +43,7 @@ describe.runIf(url)('WEB_CONCURRENCY=2', () => {
   };
 
   beforeAll(async () => {
+    database = await ownDatabase(url!, 'cluster');
     receiver = createServer((req, res) => {
       let body = '';
       req.on('data', (d) => (body += d));
@@ -58,7 +62,7 @@ describe.runIf(url)('WEB_CONCURRENCY=2', () => {
       detached: true,
       env: {
         ...process.env,
-        DATABASE_URL: url,
+        DATABASE_URL: database.url,
         PORT: String(port),
         WEB_CONCURRENCY: '2',
         LOG_LEVEL: 'info',
@@ -75,6 +79,11 @@ describe.runIf(url)('WEB_CONCURRENCY=2', () => {
   }, 120_000);
 
   afterAll(async () => {
+    await stop();
+    await database?.drop();
+  });
+
+  async function stop() {
     if (child?.pid) {
       try {
         process.kill(-child.pid, 'SIGTERM');
@@ -95,7 +104,7 @@ describe.runIf(url)('WEB_CONCURRENCY=2', () => {
       });
     }
     receiver?.close();
-  });
+  }
 
   it('both processes serve; each webhook is delivered once, each job runs once, idempotency keys hold', async () => {
     expect((await api('POST', '/v1/webhook-endpoints', { url: hookUrl })).status).toBe(201);

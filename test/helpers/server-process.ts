@@ -1,10 +1,12 @@
 // The real server (`src/main.ts`) as its own process, for crash tests: started on a port with a
-// data directory (or the PostgreSQL test database when TEST_DATABASE_URL is set, shared by every
-// run), SIGKILLable, and stopped with the test file. DEBUG_CHILD=1 echoes its output.
+// data directory (or, when TEST_DATABASE_URL is set, a PostgreSQL database of its own next to it,
+// shared by every start of this set), SIGKILLable, and stopped with the test file. DEBUG_CHILD=1
+// echoes its output.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ownDatabase } from './own-database.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 
@@ -13,8 +15,8 @@ export interface ServerProcesses {
   start(port: number): Promise<ChildProcess>;
   /** Basic credentials of the bootstrap merchant. */
   auth: string;
-  /** Kills every process started and removes the data directory. */
-  cleanup(): void;
+  /** Kills every process started and removes the data directory (and the database). */
+  cleanup(): Promise<void>;
 }
 
 export function serverProcesses(name: string, env: Record<string, string>): ServerProcesses {
@@ -22,13 +24,16 @@ export function serverProcesses(name: string, env: Record<string, string>): Serv
   const children: ChildProcess[] = [];
   const ck = `ck_${name.replace(/[^A-Za-z0-9]/g, '')}_0001`;
   const sk = `sk_${name.replace(/[^A-Za-z0-9]/g, '')}_secret_0000000000001`;
+  const database = process.env.TEST_DATABASE_URL ? ownDatabase(process.env.TEST_DATABASE_URL, name) : null;
   return {
     auth: 'Basic ' + Buffer.from(`${ck}:${sk}`).toString('base64'),
-    cleanup() {
+    async cleanup() {
       for (const c of children) c.kill('SIGKILL');
       rmSync(dir, { recursive: true, force: true });
+      await new Promise((r) => setTimeout(r, 200));
+      await (await database)?.drop();
     },
-    start(port) {
+    async start(port) {
       const full: Record<string, string | undefined> = {
         ...process.env,
         DATA_DIR: join(dir, 'data'),
@@ -37,7 +42,7 @@ export function serverProcesses(name: string, env: Record<string, string>): Serv
         BILLING_BOOTSTRAP_CLIENT_SECRET: sk,
         ...env,
       };
-      if (process.env.TEST_DATABASE_URL) full.DATABASE_URL = process.env.TEST_DATABASE_URL;
+      if (database) full.DATABASE_URL = (await database).url;
       else delete full.DATABASE_URL;
       const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: root, env: full });
       children.push(child);

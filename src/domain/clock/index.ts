@@ -32,6 +32,10 @@ export async function testClockNow(prisma: PrismaClient, merchant: ClockOwner): 
  * clock's offset. Every domain rule and job gets its time through this (via clockNow or
  * merchantNow, or with an offset it has already read under a lock).
  */
+/** billingTime in SQL, for statements that schedule work: `m` is an alias of the merchants row. */
+export const billingNowSql = (m: string) =>
+  `(CASE WHEN ${m}.mode = 'test' THEN clock_timestamp() + ${m}.clock_offset_ms * interval '1 millisecond' ELSE clock_timestamp() END)`;
+
 export function billingTime(mode: 'test' | 'live' | string, offsetMs: bigint | number | null | undefined, at?: Date): Date {
   if (at) return at;
   if (mode !== 'test') return new Date();

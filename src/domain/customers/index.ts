@@ -70,13 +70,14 @@ export async function createCustomer(ctx: Ctx, input: CustomerCreateInput): Prom
     deletedAt: null,
     defaultPaymentMethodId: null,
   };
-  // Raw SQL (the hot path of issue 14): BEGIN, the customer, the event with its outbox, COMMIT.
+  // Raw SQL (the hot path of issue 14): BEGIN, one statement (the customer, the event and its
+  // deliveries), COMMIT.
   return inRawTransaction(ctx.db, async (tx) => {
-    await merchantSql(tx.raw, ctx.merchant.id)(
-      `INSERT INTO customers (id, merchant_id, email, name, phone, currency, metadata, created_at, updated_at) VALUES ($2, $1, $3, $4, $5, $6, $7::jsonb, $8, $8)`,
-      [c.id, c.email, c.name, c.phone, c.currency, JSON.stringify(c.metadata), now],
-    );
-    await recordEvent(tx, ctx.merchant.id, 'customer.created', customerToJSON(c));
+    const insert = {
+      sql: `INSERT INTO customers (id, merchant_id, email, name, phone, currency, metadata, created_at, updated_at) VALUES ($2, $1, $3, $4, $5, $6, $7::jsonb, $8, $8)`,
+      params: [c.id, c.email, c.name, c.phone, c.currency, JSON.stringify(c.metadata), now],
+    };
+    await recordEvent(tx, ctx.merchant.id, 'customer.created', customerToJSON(c), undefined, { with: [insert] });
     return c;
   });
 }

@@ -9,9 +9,10 @@ import { newId } from '../../platform/ids.ts';
 import { createdBetween, paginate, type Page } from '../../platform/pagination.ts';
 import { z, listQuery, timestamp } from '../../platform/validation.ts';
 import { EVENT_TYPES, type EventType } from './types.ts';
-import { scheduleDeliveries, SUBSCRIBED_ENDPOINTS_WHERE } from '../webhooks/outbox.ts';
+import { DELIVER_JOB, scheduleDeliveries, subscribedEndpointsWhere } from '../webhooks/outbox.ts';
+import { wake } from '../../jobs/queue.ts';
 import { asRawTx, merchantSql, type RawTx } from '../../platform/db/raw.ts';
-import { billingTime } from '../clock/index.ts';
+import { billingNowSql } from '../clock/index.ts';
 
 export { EVENT_TYPES, type EventType };
 
@@ -23,12 +24,21 @@ export interface EventJSON {
   data: { object: Record<string, unknown>; previous_attributes?: Record<string, unknown> };
 }
 
+/** A statement of a merchant for recordEvent to run first, in its own statement: $1 is the merchant, its own parameters $2, $3 … */
+export interface Statement {
+  sql: string;
+  params: unknown[];
+}
+
+/** Attempt ids made in advance for the event's statement; an event with more endpoints schedules the rest in a second one. */
+const IDS_PER_EVENT = 8;
+
 /**
  * Records one event and, in the same transaction, schedules its delivery to every subscribed
  * active webhook endpoint (the outbox). `db` must be the transaction that makes the change;
- * `object` is the record's API representation after the change. One statement inserts the event
- * and finds the endpoints (with the merchant's clock); a second, only when there are endpoints,
- * creates the attempts and their jobs.
+ * `object` is the record's API representation after the change. It is one statement: the
+ * change's own row (`opts.with`, e.g. the new customer or ledger row), the event, and a pending
+ * attempt with its job for each endpoint subscribed to the type.
  */
 export async function recordEvent(
   db: Db | RawTx,
@@ -36,23 +46,40 @@ export async function recordEvent(
   type: EventType,
   object: object,
   previousAttributes?: Record<string, unknown>,
+  opts: { with?: Statement[] } = {},
 ): Promise<Event> {
   const tx = asRawTx(db);
   const data: EventJSON['data'] = { object: object as Record<string, unknown> };
   if (previousAttributes && Object.keys(previousAttributes).length > 0) data.previous_attributes = previousAttributes;
   const event: Event = { id: newId('event'), merchantId, type, data: data as Prisma.JsonObject, createdAt: new Date() };
-  const rows = await merchantSql(tx.raw, merchantId)<{ id: string; mode: string; clockOffsetMs: bigint }>(
-    `WITH ev AS (INSERT INTO events (id, merchant_id, type, data, created_at) VALUES ($3, $1, $2, $4::jsonb, $5))
-     SELECT e.id, m.mode, m.clock_offset_ms FROM webhook_endpoints e JOIN merchants m ON m.id = e.merchant_id
-     WHERE ${SUBSCRIBED_ENDPOINTS_WHERE}`,
-    [type, event.id, JSON.stringify(data), event.createdAt],
-  );
-  // An endpoint is not told about its own disabling (it is failing anyway).
-  const endpoints = rows.filter((e) => !(type === 'webhook_endpoint.disabled' && e.id === (object as { id?: string }).id));
-  if (endpoints.length > 0) {
-    const at = billingTime(endpoints[0]!.mode, endpoints[0]!.clockOffsetMs);
-    await scheduleDeliveries(tx, event, endpoints.map((e) => e.id), at);
+  const params: unknown[] = [];
+  const ctes: string[] = [];
+  for (const [i, st] of (opts.with ?? []).entries()) {
+    const offset = params.length;
+    ctes.push(`w${i} AS (${st.sql.replace(/\$(\d+)\b/g, (m, d: string) => (d === '1' ? m : `$${Number(d) + offset}`))})`);
+    params.push(...st.params);
   }
+  const p = (v: unknown) => `$${params.push(v) + 1}`;
+  const ids = Array.from({ length: IDS_PER_EVENT }, () => newId('delivery_attempt'));
+  // An endpoint is not told about its own disabling (it is failing anyway).
+  const excluded = type === 'webhook_endpoint.disabled' ? [(object as { id?: string }).id ?? ''] : [];
+  const [eventId, typeParam, idsParam] = [p(event.id), p(type), p(ids)];
+  ctes.push(
+    `ev AS (INSERT INTO events (id, merchant_id, type, data, created_at) VALUES (${eventId}, $1, ${typeParam}, ${p(JSON.stringify(data))}::jsonb, ${p(event.createdAt)}))`,
+    `ep AS (SELECT e.id, row_number() OVER (ORDER BY e.created_at, e.id) AS n FROM webhook_endpoints e
+            WHERE ${subscribedEndpointsWhere(typeParam)} AND e.id <> ALL(${p(excluded)}::text[]))`,
+    `clock AS (SELECT ${billingNowSql('m')} AS at FROM merchants m WHERE m.id = $1)`,
+    `att AS (INSERT INTO delivery_attempts (id, merchant_id, event_id, endpoint_id, attempt_number, scheduled_at, created_at, updated_at)
+             SELECT (${idsParam}::text[])[ep.n], $1, ${eventId}, ep.id, 1, clock.at, now(), now() FROM ep, clock WHERE ep.n <= ${IDS_PER_EVENT}
+             RETURNING id, endpoint_id, scheduled_at)`,
+    `jb AS (INSERT INTO jobs (merchant_id, kind, run_at, payload, key, ref, created_at, updated_at)
+            SELECT $1, '${DELIVER_JOB}', att.scheduled_at, jsonb_build_object('attempt_id', att.id), att.id, att.endpoint_id, now(), now() FROM att
+            ON CONFLICT (kind, key) DO NOTHING)`,
+  );
+  const rows = await merchantSql(tx.raw, merchantId)<{ id: string; n: bigint; at: Date }>(`WITH ${ctes.join(',\n')}\nSELECT ep.id, ep.n, clock.at FROM ep, clock`, params);
+  if (rows.length > 0) tx.afterCommit(wake);
+  const rest = rows.filter((r) => Number(r.n) > IDS_PER_EVENT);
+  if (rest.length > 0) await scheduleDeliveries(tx, event, rest.map((r) => r.id), rest[0]!.at);
   return event;
 }
 

@@ -24,7 +24,7 @@ import { parse } from '../../platform/validation.ts';
 import { cancelJobs, enqueueJob } from '../../jobs/queue.ts';
 import { billingTime, clockNow } from '../clock/index.ts';
 import { getCustomer } from '../customers/index.ts';
-import { recordEvent, type EventType } from '../events/index.ts';
+import { recordEvent, type EventType, type Statement } from '../events/index.ts';
 import {
   walletCreate,
   walletCredit,
@@ -164,6 +164,13 @@ interface LedgerEntry {
 
 /** Appends one ledger row to a wallet locked by the caller; the trigger moves the balance (one statement). */
 export async function append(ctx: Ctx, db: TenantTx | RawTx, w: { id: string; balance: bigint }, e: LedgerEntry): Promise<WalletTransaction> {
+  const { row, insert } = ledgerRow(ctx, w, e);
+  await merchantSql(asRawTx(db).raw, ctx.merchant.id)(insert.sql, insert.params);
+  return row;
+}
+
+/** The ledger row a movement appends, and its INSERT (for recordEvent to run with the event). */
+function ledgerRow(ctx: Ctx, w: { id: string; balance: bigint }, e: LedgerEntry): { row: WalletTransaction; insert: Statement } {
   const sign = INCOMING.has(e.type) ? 1n : -1n;
   const after = w.balance + sign * e.amount;
   if (after > MAX_BALANCE) {
@@ -182,12 +189,12 @@ export async function append(ctx: Ctx, db: TenantTx | RawTx, w: { id: string; ba
     metadata: e.metadata ?? {},
     createdAt: new Date(),
   };
-  await merchantSql(asRawTx(db).raw, ctx.merchant.id)(
-    `INSERT INTO wallet_transactions (id, merchant_id, wallet_id, type, amount, balance_before, balance_after, reference, description, metadata, created_at)
-     VALUES ($2, $1, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11)`,
-    [t.id, t.walletId, t.type, t.amount, t.balanceBefore, t.balanceAfter, t.reference, t.description, JSON.stringify(t.metadata), t.createdAt],
-  );
-  return t;
+  const insert = {
+    sql: `INSERT INTO wallet_transactions (id, merchant_id, wallet_id, type, amount, balance_before, balance_after, reference, description, metadata, created_at)
+          VALUES ($2, $1, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11)`,
+    params: [t.id, t.walletId, t.type, t.amount, t.balanceBefore, t.balanceAfter, t.reference, t.description, JSON.stringify(t.metadata), t.createdAt],
+  };
+  return { row: t, insert };
 }
 
 /** The transaction a reference already names, if any; 409 when it was for another amount or type. */
@@ -323,8 +330,9 @@ export async function debitWallet(ctx: Ctx, id: string, input: WalletDebitInput)
       await updateGrant(ctx, tx, g.id, g.remaining - take);
       left -= take;
     }
-    const t = await append(ctx, tx, { id: w.id, balance }, { type: 'debit', amount, reference: data.reference, description: data.description, metadata: data.metadata });
-    await recordEvent(tx, ctx.merchant.id, 'wallet.debited', transactionToJSON(t));
+    // The ledger row goes in with the event, in one statement.
+    const { row: t, insert } = ledgerRow(ctx, { id: w.id, balance }, { type: 'debit', amount, reference: data.reference, description: data.description, metadata: data.metadata });
+    await recordEvent(tx, ctx.merchant.id, 'wallet.debited', transactionToJSON(t), undefined, { with: [insert] });
     return t;
   }, SAME_REFERENCE_RACE);
 }

@@ -17,8 +17,9 @@ export function subscribedEndpoints(db: Db, merchantId: string, type: string) {
   });
 }
 
-/** The same rule in SQL (recordEvent finds the endpoints in the statement that inserts the event); $1 merchant, $2 event type. */
-export const SUBSCRIBED_ENDPOINTS_WHERE = `e.merchant_id = $1 AND e.status = 'active' AND e.deleted_at IS NULL AND (cardinality(e.events) = 0 OR $2 = ANY(e.events))`;
+/** The same rule in SQL (recordEvent finds the endpoints in the statement that inserts the event); $1 is the merchant. */
+export const subscribedEndpointsWhere = (typeParam: string) =>
+  `e.merchant_id = $1 AND e.status = 'active' AND e.deleted_at IS NULL AND (cardinality(e.events) = 0 OR ${typeParam} = ANY(e.events))`;
 
 /**
  * Creates the pending attempt and its job for each endpoint, in one statement of the caller's

@@ -8,15 +8,14 @@
 import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import autocannon from 'autocannon';
-import pg from 'pg';
 import { createMerchant } from '../src/domain/merchants/index.ts';
 import { loadConfig } from '../src/platform/config.ts';
 import { openDatabase } from '../src/platform/db/index.ts';
 import { createLogger } from '../src/platform/logger.ts';
 import { createApp } from '../src/server/app.ts';
 import { openServices } from '../src/server/services.ts';
+import { run, scratchDatabase } from './scratch.ts';
 
-const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const BIG = Number(process.env.BIG ?? 1_000_000);
 const SMALL = Number(process.env.SMALL ?? 1000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -24,12 +23,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function main() {
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  const name = `billing_bench_pages_${Date.now()}`;
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = ADMIN_URL.replace(/\/[^/]*$/, `/${name}`);
+  const scratch = await scratchDatabase('pages');
+  const url = scratch.url;
   const log = createLogger('silent');
   const db = await openDatabase({ url, poolSize: 10, logger: log });
   const services = await openServices(loadConfig({ LOG_LEVEL: 'silent', PORT: '0', RATE_LIMIT_PER_SECOND: '0' }), { log, db });
@@ -99,14 +94,8 @@ async function main() {
   } finally {
     await new Promise((r) => server.close(r));
     await db.close();
-    const a = new pg.Client({ connectionString: ADMIN_URL });
-    await a.connect();
-    await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await a.end();
+    await scratch.drop();
   }
 }
 
-main().catch((e) => {
-  console.error(e);
-  process.exit(1);
-});
+run(main);

@@ -24,6 +24,7 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const POOL = Number(process.env.DB_POOL_SIZE ?? 10);
 const WEB_CONCURRENCY = process.env.WEB_CONCURRENCY ?? '1';
 const WALLETS = Number(process.env.BENCH_WALLETS ?? 1000);
+const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 const root = join(import.meta.dirname, '..');
 const children: ChildProcess[] = [];
 
@@ -179,8 +180,8 @@ async function main() {
     for (const s of scenarios) {
       const b: Round[] = [];
       const v: Round[] = [];
-      await load({ ...s.bare, duration: 1 }); // warm-up
-      await load({ ...s.service, duration: 1 });
+      await load({ ...s.bare, duration: WARMUP }); // warm-up (the service's JIT and prepared statements too)
+      await load({ ...s.service, duration: WARMUP });
       for (let r = 0; r < ROUNDS; r++) {
         b.push(await load(s.bare));
         v.push(await load(s.service));

@@ -12,10 +12,9 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import pg from 'pg';
 import { randomToken } from '../src/platform/ids.ts';
+import { run, scratchDatabase } from './scratch.ts';
 
-const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 300);
 const WARMUP_SECONDS = Math.min(60, Math.floor(SECONDS / 5));
 const root = join(import.meta.dirname, '..');
@@ -23,11 +22,8 @@ const root = join(import.meta.dirname, '..');
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
 async function main() {
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  const name = `billing_bench_soak_${Date.now()}`;
-  await admin.query(`CREATE DATABASE ${name}`);
-  const url = ADMIN_URL.replace(/\/[^/]*$/, `/${name}`);
+  const scratch = await scratchDatabase('soak');
+  const url = scratch.url;
   let received = 0;
   const receiver = createServer((req, res) => {
     req.resume();
@@ -93,12 +89,8 @@ async function main() {
     child.kill('SIGTERM');
     receiver.close();
     await new Promise((r) => setTimeout(r, 1000));
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.end();
+    await scratch.drop();
   }
 }
 
-main().catch((e) => {
-  console.error(e);
-  process.exit(1);
-});
+run(main);

@@ -11,7 +11,6 @@ import { serve } from '@hono/node-server';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import pg from 'pg';
 import { sign } from '../src/domain/webhooks/signing.ts';
 import { createMerchant } from '../src/domain/merchants/index.ts';
 import { startWorker, workerOptions } from '../src/jobs/worker.ts';
@@ -20,8 +19,8 @@ import { openDatabase } from '../src/platform/db/index.ts';
 import { createLogger } from '../src/platform/logger.ts';
 import { createApp } from '../src/server/app.ts';
 import { openServices } from '../src/server/services.ts';
+import { run, scratchDatabase } from './scratch.ts';
 
-const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const EVENTS = Number(process.env.EVENTS ?? 1000);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 16);
 const RATE = Number(process.env.RATE ?? 100);
@@ -34,13 +33,7 @@ const pct = (xs: number[], p: number) => {
 };
 
 async function main() {
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  const name = `billing_bench_wh_${Date.now()}`;
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const u = new URL(ADMIN_URL);
-  u.pathname = `/${name}`;
+  const scratch = await scratchDatabase('wh');
 
   // The receiver: records when each event arrives (keyed by the customer's email in the body).
   const arrived = new Map<string, number>();
@@ -60,7 +53,7 @@ async function main() {
   const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 
   const log = createLogger('silent');
-  const db = await openDatabase({ url: u.toString(), poolSize: 20, logger: log });
+  const db = await openDatabase({ url: scratch.url, poolSize: 20, logger: log });
   const config = loadConfig({ LOG_LEVEL: 'silent', PORT: '0', BILLING_ALLOW_HTTP_WEBHOOKS: '1' });
   const services = await openServices(config, { log, db });
   const app = createApp(services);
@@ -148,13 +141,7 @@ async function main() {
   await new Promise((r) => server.close(r));
   receiver.close();
   await db.close();
-  const a = new pg.Client({ connectionString: ADMIN_URL });
-  await a.connect();
-  await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await a.end();
+  await scratch.drop();
 }
 
-main().catch((e) => {
-  console.error(e);
-  process.exit(1);
-});
+run(main);

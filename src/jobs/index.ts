@@ -18,7 +18,7 @@ import {
   SUB_RESUME_JOB,
   SUB_TRIAL_NOTICE_JOB,
 } from '../domain/billing/subscriptions.ts';
-import { JobRegistry } from './runner.ts';
+import { JOB_COMPLETED, JobRegistry } from './runner.ts';
 
 export function createJobRegistry(): JobRegistry {
   const registry = new JobRegistry();
@@ -78,7 +78,8 @@ export function createJobRegistry(): JobRegistry {
     leaseMs: 60_000,
     lane: 'deliveries',
     async run(ctx, job) {
-      await deliverAttempt(ctx, String(job.payload.attempt_id));
+      // A success marks the job done in the statement that records it (one round trip fewer).
+      return (await deliverAttempt(ctx, String(job.payload.attempt_id), job.id)) ? JOB_COMPLETED : undefined;
     },
   });
   return registry;

@@ -18,12 +18,15 @@ export interface JobRow {
   attempts: number;
 }
 
+/** What a handler returns when its own last statement already marked the job done. */
+export const JOB_COMPLETED = 'completed' as const;
+
 export interface JobKind {
   /**
    * Does the work. `ctx.at` is the time it happens at on the merchant's clock (the job's due
    * time during a clock advance, the clock's now otherwise).
    */
-  run(ctx: Ctx & { at: Date }, job: JobRow): Promise<void>;
+  run(ctx: Ctx & { at: Date }, job: JobRow): Promise<void | typeof JOB_COMPLETED>;
   /** delays before retrying after a failure; the job fails for good after the last */
   retryDelaysMs?: number[];
   /** how long a claim lasts before another runner may take the job over */
@@ -169,8 +172,7 @@ export async function runJob(
   try {
     if (!def) throw new Error(`no handler for job kind ${job.kind}`);
     const ctx = { merchant, db: forMerchant(prisma, job.merchantId), requestId: `job_${job.id}`, log: jlog, runtime, at: now };
-    await def.run(ctx, job);
-    await markDone(runtime, job);
+    if ((await def.run(ctx, job)) !== JOB_COMPLETED) await markDone(runtime, job);
     return 'done';
   } catch (err) {
     if (err instanceof DeferJob) {

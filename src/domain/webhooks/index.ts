@@ -209,36 +209,70 @@ export async function replayEvent(ctx: Ctx, eventId: string): Promise<DeliveryAt
 
 // ------------------------------------------------------------------------------------ delivery
 
-const inFlight = new Map<string, number>();
+// Deliveries in flight per endpoint, in this process. A delivery that finds its endpoint at the
+// cap waits up to SLOT_WAIT_MS for a slot (one finishing hands it over) rather than going back to
+// the queue at once: bouncing cost a round trip and 100 ms for each of half a burst's jobs.
+// Past that wait (a slow or black-holed endpoint) the job is deferred and frees its worker slot.
+const SLOT_WAIT_MS = 1000;
+const slots = new Map<string, { active: number; waiters: (() => void)[] }>();
 
-/** Thrown when an endpoint already has its maximum of deliveries in flight: run the job again shortly. */
+function acquireSlot(endpointId: string): Promise<boolean> {
+  let s = slots.get(endpointId);
+  if (!s) slots.set(endpointId, (s = { active: 0, waiters: [] }));
+  if (s.active < PER_ENDPOINT_CONCURRENCY) {
+    s.active++;
+    return Promise.resolve(true);
+  }
+  const slot = s;
+  return new Promise((resolve) => {
+    const take = () => {
+      clearTimeout(timer);
+      resolve(true); // the releasing delivery passed its slot on: active is unchanged
+    };
+    const timer = setTimeout(() => {
+      slot.waiters.splice(slot.waiters.indexOf(take), 1);
+      resolve(false);
+    }, SLOT_WAIT_MS);
+    slot.waiters.push(take);
+  });
+}
+
+function releaseSlot(endpointId: string): void {
+  const s = slots.get(endpointId);
+  if (!s) return;
+  const next = s.waiters.shift();
+  if (next) return next();
+  s.active--;
+  if (s.active <= 0) slots.delete(endpointId);
+}
+
+/** Thrown when an endpoint stayed at its maximum of deliveries in flight: run the job again shortly. */
 export class EndpointBusy extends DeferJob {
   constructor(endpointId: string) {
     super(100, `endpoint ${endpointId} has ${PER_ENDPOINT_CONCURRENCY} deliveries in flight`);
   }
 }
 
-/** The delivery job: sends one pending attempt and records the outcome (and the next attempt). */
-export async function deliverAttempt(ctx: Ctx & { at: Date }, attemptId: string): Promise<void> {
+/**
+ * The delivery job: sends one pending attempt and records the outcome (and the next attempt).
+ * Given the job's id, a success also marks the job done in the same statement and returns true.
+ */
+export async function deliverAttempt(ctx: Ctx & { at: Date }, attemptId: string, jobId?: bigint): Promise<boolean> {
   const attempt = await pendingAttempt(ctx, attemptId);
-  if (!attempt) return;
+  if (!attempt) return false;
   const endpoint = attempt.endpoint;
   if (endpoint.deletedAt || endpoint.status !== 'active') {
     await ctx.db.deliveryAttempt.updateMany({ where: { id: attemptId, status: 'pending' }, data: { status: 'failed', responseBody: 'cancelled: endpoint not active' } });
-    return;
+    return false;
   }
-  const busy = inFlight.get(endpoint.id) ?? 0;
-  if (busy >= PER_ENDPOINT_CONCURRENCY) throw new EndpointBusy(endpoint.id);
-  inFlight.set(endpoint.id, busy + 1);
+  if (!(await acquireSlot(endpoint.id))) throw new EndpointBusy(endpoint.id);
   let result;
   try {
     result = await send(ctx, endpoint, attempt.event);
   } finally {
-    const n = (inFlight.get(endpoint.id) ?? 1) - 1;
-    if (n <= 0) inFlight.delete(endpoint.id);
-    else inFlight.set(endpoint.id, n);
+    releaseSlot(endpoint.id);
   }
-  await recordOutcome(ctx, attempt, result);
+  return recordOutcome(ctx, attempt, result, jobId);
 }
 
 type FullAttempt = DeliveryAttempt & { endpoint: WebhookEndpoint; event: Event };
@@ -270,33 +304,36 @@ async function send(ctx: Ctx, endpoint: WebhookEndpoint, event: Event) {
   return sendWebhook(endpoint.url, headers, body, ctx.runtime.config.BILLING_ALLOW_HTTP_WEBHOOKS, ctx.runtime.config.WEBHOOK_TIMEOUT_MS);
 }
 
-async function recordOutcome(ctx: Ctx & { at: Date }, attempt: FullAttempt, result: Awaited<ReturnType<typeof send>>) {
+async function recordOutcome(ctx: Ctx & { at: Date }, attempt: FullAttempt, result: Awaited<ReturnType<typeof send>>, jobId?: bigint): Promise<boolean> {
   const now = ctx.at;
   if (result.ok) {
-    // A success is one statement: the attempt (still pending: not cancelled meanwhile) and the
-    // endpoint's failing streak, if it had one, end together.
+    // A success is one statement: the attempt (still pending: not cancelled meanwhile), the
+    // endpoint's failing streak if it had one, and the job.
     await merchantSql(rawQuery(ctx.db), ctx.merchant.id)(
       `WITH a AS (
          UPDATE delivery_attempts SET status = 'succeeded', response_status = $3, response_body = $4, attempted_at = $5,
            duration_ms = $6, next_retry_at = NULL, updated_at = now()
          WHERE merchant_id = $1 AND id = $2 AND status = 'pending' RETURNING endpoint_id
+       ), j AS (
+         UPDATE jobs SET status = 'done', locked_until = NULL, last_error = NULL, updated_at = now()
+         WHERE merchant_id = $1 AND id = $7 AND status = 'running'
        )
        UPDATE webhook_endpoints e SET failing_since = NULL, updated_at = now() FROM a
        WHERE e.merchant_id = $1 AND e.id = a.endpoint_id AND e.failing_since IS NOT NULL`,
-      [attempt.id, result.status, result.body, now, result.durationMs],
+      [attempt.id, result.status, result.body, now, result.durationMs, jobId ?? null],
     );
-    return;
+    return jobId !== undefined;
   }
   await inTransaction(ctx.db, async (tx) => {
     const last = attempt.attemptNumber >= MAX_ATTEMPTS;
     const delay = RETRY_DELAYS_MS[attempt.attemptNumber - 1] ?? 0;
     // Small jitter in live mode spreads retries; none in test mode so the schedule is exact.
     const jitter = ctx.merchant.mode === 'live' ? Math.floor(Math.random() * Math.min(delay * 0.1, 60_000)) : 0;
-    const next = result.ok || last ? null : new Date(now.getTime() + delay + jitter);
+    const next = last ? null : new Date(now.getTime() + delay + jitter);
     const updated = await tx.deliveryAttempt.updateMany({
       where: { id: attempt.id, status: 'pending' },
       data: {
-        status: result.ok ? 'succeeded' : 'failed',
+        status: 'failed',
         responseStatus: result.status,
         responseBody: result.body,
         attemptedAt: now,
@@ -306,10 +343,6 @@ async function recordOutcome(ctx: Ctx & { at: Date }, attempt: FullAttempt, resu
     });
     if (updated.count === 0) return; // cancelled meanwhile (endpoint deleted)
     const endpoint = await tx.webhookEndpoint.findUniqueOrThrow({ where: { id: attempt.endpointId } });
-    if (result.ok) {
-      if (endpoint.failingSince) await tx.webhookEndpoint.update({ where: { id: endpoint.id }, data: { failingSince: null } });
-      return;
-    }
     const failingSince = endpoint.failingSince ?? now;
     if (!endpoint.failingSince) await tx.webhookEndpoint.update({ where: { id: endpoint.id }, data: { failingSince } });
     if (endpoint.status === 'active' && !endpoint.deletedAt && now.getTime() - failingSince.getTime() >= DISABLE_AFTER_MS) {
@@ -322,4 +355,5 @@ async function recordOutcome(ctx: Ctx & { at: Date }, attempt: FullAttempt, resu
       await scheduleDeliveries(tx, attempt.event, [attempt.endpointId], next, attempt.attemptNumber + 1);
     }
   });
+  return false;
 }

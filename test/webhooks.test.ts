@@ -155,6 +155,23 @@ describe('delivery', () => {
     expect(all.received.map((r) => JSON.parse(r.body).type).sort()).toEqual(['customer.created', 'customer.deleted', 'customer.updated']);
   });
 
+  it('an event reaches every one of many subscribed endpoints once (more than one statement prepares ids for)', async () => {
+    const m = await app.merchant();
+    const rcvs = await Promise.all(Array.from({ length: 11 }, () => receiver()));
+    for (const r of rcvs) await endpoint(m, r, { events: ['customer.created'] });
+    const other = await receiver();
+    await endpoint(m, other, { events: ['customer.updated'] });
+    await m.post('/v1/customers', { email: 'many@example.com' });
+    for (const r of rcvs) await r.waitFor(1);
+    const [evt] = (await m.get('/v1/events?type=customer.created')).body.data;
+    const attempts = await attemptsOf(m, evt.id);
+    expect(attempts).toHaveLength(11);
+    expect(new Set(attempts.map((a: any) => a.endpoint_id)).size).toBe(11);
+    await new Promise((r) => setTimeout(r, 300));
+    for (const r of rcvs) expect(r.received).toHaveLength(1);
+    expect(other.received).toHaveLength(0);
+  });
+
   it('retries a failing endpoint on the schedule as the clock advances, 8 attempts in all', async () => {
     const m = await app.merchant();
     const rcv = await receiver();

@@ -9,7 +9,7 @@ import { newId } from '../../platform/ids.ts';
 import { createdBetween, paginate, type Page } from '../../platform/pagination.ts';
 import { z, listQuery, timestamp } from '../../platform/validation.ts';
 import { EVENT_TYPES, type EventType } from './types.ts';
-import { DELIVER_JOB, scheduleDeliveries, subscribedEndpointsWhere } from '../webhooks/outbox.ts';
+import { outboxCtes, scheduleDeliveries, subscribedEndpointsWhere } from '../webhooks/outbox.ts';
 import { wake } from '../../jobs/queue.ts';
 import { asRawTx, merchantSql, type RawTx } from '../../platform/db/raw.ts';
 import { billingNowSql } from '../clock/index.ts';
@@ -69,12 +69,8 @@ export async function recordEvent(
     `ep AS (SELECT e.id, row_number() OVER (ORDER BY e.created_at, e.id) AS n FROM webhook_endpoints e
             WHERE ${subscribedEndpointsWhere(typeParam)} AND e.id <> ALL(${p(excluded)}::text[]))`,
     `clock AS (SELECT ${billingNowSql('m')} AS at FROM merchants m WHERE m.id = $1)`,
-    `att AS (INSERT INTO delivery_attempts (id, merchant_id, event_id, endpoint_id, attempt_number, scheduled_at, created_at, updated_at)
-             SELECT (${idsParam}::text[])[ep.n], $1, ${eventId}, ep.id, 1, clock.at, now(), now() FROM ep, clock WHERE ep.n <= ${IDS_PER_EVENT}
-             RETURNING id, endpoint_id, scheduled_at)`,
-    `jb AS (INSERT INTO jobs (merchant_id, kind, run_at, payload, key, ref, created_at, updated_at)
-            SELECT $1, '${DELIVER_JOB}', att.scheduled_at, jsonb_build_object('attempt_id', att.id), att.id, att.endpoint_id, now(), now() FROM att
-            ON CONFLICT (kind, key) DO NOTHING)`,
+    `src AS (SELECT (${idsParam}::text[])[ep.n] AS id, ep.id AS endpoint_id, clock.at FROM ep, clock WHERE ep.n <= ${IDS_PER_EVENT})`,
+    ...outboxCtes('src', eventId, '1'),
   );
   const rows = await merchantSql(tx.raw, merchantId)<{ id: string; n: bigint; at: Date }>(`WITH ${ctes.join(',\n')}\nSELECT ep.id, ep.n, clock.at FROM ep, clock`, params);
   if (rows.length > 0) tx.afterCommit(wake);

@@ -9,17 +9,24 @@ import { asRawTx, merchantSql, type RawTx } from '../../platform/db/raw.ts';
 
 export const DELIVER_JOB = 'webhook.deliver';
 
-/** Endpoints of the merchant subscribed to `type` (all types when their list is empty). */
-export function subscribedEndpoints(db: Db, merchantId: string, type: string) {
-  return db.webhookEndpoint.findMany({
-    where: { merchantId, status: 'active', deletedAt: null, OR: [{ events: { isEmpty: true } }, { events: { has: type } }] },
-    select: { id: true },
-  });
-}
-
-/** The same rule in SQL (recordEvent finds the endpoints in the statement that inserts the event); $1 is the merchant. */
+/** Endpoints subscribed to an event type (all types when their list is empty), as SQL over alias `e`; $1 is the merchant. */
 export const subscribedEndpointsWhere = (typeParam: string) =>
   `e.merchant_id = $1 AND e.status = 'active' AND e.deleted_at IS NULL AND (cardinality(e.events) = 0 OR ${typeParam} = ANY(e.events))`;
+
+/**
+ * The outbox rows as two CTEs (`att`, `jb`): a pending attempt and its job for each row of
+ * `source` (columns id, endpoint_id, at) of event `eventId`; $1 is the merchant.
+ */
+export function outboxCtes(source: string, eventId: string, attemptNumber: string): string[] {
+  return [
+    `att AS (INSERT INTO delivery_attempts (id, merchant_id, event_id, endpoint_id, attempt_number, scheduled_at, created_at, updated_at)
+             SELECT s.id, $1, ${eventId}, s.endpoint_id, ${attemptNumber}, s.at, now(), now() FROM ${source} s
+             RETURNING id, endpoint_id, scheduled_at)`,
+    `jb AS (INSERT INTO jobs (merchant_id, kind, run_at, payload, key, ref, created_at, updated_at)
+            SELECT $1, '${DELIVER_JOB}', att.scheduled_at, jsonb_build_object('attempt_id', att.id), att.id, att.endpoint_id, now(), now() FROM att
+            ON CONFLICT (kind, key) DO NOTHING)`,
+  ];
+}
 
 /**
  * Creates the pending attempt and its job for each endpoint, in one statement of the caller's
@@ -30,14 +37,9 @@ export async function scheduleDeliveries(db: Db | RawTx, event: Pick<Event, 'id'
   const tx = asRawTx(db);
   const ids = endpointIds.map(() => newId('delivery_attempt'));
   await merchantSql(tx.raw, event.merchantId)(
-    `WITH a AS (
-       INSERT INTO delivery_attempts (id, merchant_id, event_id, endpoint_id, attempt_number, scheduled_at, created_at, updated_at)
-       SELECT x.id, $1, $2, x.endpoint_id, $3, $4, now(), now() FROM unnest($5::text[], $6::text[]) AS x(id, endpoint_id)
-     )
-     INSERT INTO jobs (merchant_id, kind, run_at, payload, key, ref, created_at, updated_at)
-     SELECT $1, '${DELIVER_JOB}', $4, jsonb_build_object('attempt_id', x.id), x.id, x.endpoint_id, now(), now()
-     FROM unnest($5::text[], $6::text[]) AS x(id, endpoint_id)
-     ON CONFLICT (kind, key) DO NOTHING`,
+    `WITH src AS (SELECT x.id, x.endpoint_id, $4::timestamptz AS at FROM unnest($5::text[], $6::text[]) AS x(id, endpoint_id)),
+     ${outboxCtes('src', '$2', '$3::int').join(',\n     ')}
+     SELECT count(*) FROM att`,
     [event.id, attemptNumber, at, ids, endpointIds],
   );
   tx.afterCommit(wake);

@@ -91,6 +91,11 @@ async function readBody(c: Context): Promise<unknown> {
   if (header === undefined) {
     throw new HttpError(415, 'unsupported_media_type', 'Request bodies must be JSON, sent with Content-Type: application/json.');
   }
+  return parseJson(text);
+}
+
+/** JSON.parse, with the documented 400 invalid_json for text that is not JSON (REST and GraphQL). */
+export function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {

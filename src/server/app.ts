@@ -18,7 +18,7 @@ import { AuthFailureLimiter, RateLimiter } from '../platform/rate-limit.ts';
 import { requestScope } from '../platform/request-context.ts';
 import { routes } from '../rest/index.ts';
 import { buildOpenApi } from '../rest/openapi.ts';
-import { bodyText, declaredBodyLimit, isUtf8, mediaType, mountRoutes, unmatched } from '../rest/router.ts';
+import { bodyText, declaredBodyLimit, isUtf8, mediaType, mountRoutes, parseJson, unmatched } from '../rest/router.ts';
 import { MAX_BODY_BYTES } from './limits.ts';
 import { clientAddress } from './client-address.ts';
 import { docsAsset, docsHtml, docsSecurityHeaders } from './docs.ts';
@@ -211,12 +211,7 @@ export function createApp(services: Services) {
       // the documented invalid_json error, as on REST, and Yoga gets a plain JSON request.
       declaredBodyLimit(c);
       const text = await bodyText(c);
-      let body: unknown;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        throw new ValidationError('invalid_json', 'The request body is not valid JSON.');
-      }
+      const body = parseJson(text);
       if (!body || typeof body !== 'object' || Array.isArray(body) || typeof (body as { query?: unknown }).query !== 'string') {
         throw new ValidationError('parameter_missing', 'The request body must be a JSON object with a "query" string (and optionally "variables" and "operationName").', 'query');
       }

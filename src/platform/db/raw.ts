@@ -64,13 +64,10 @@ function viaPrisma(tx: TenantTx): RawQuery {
  * otherwise each statement runs on its own (autocommit). Reads only, or single-statement writes.
  */
 export function rawQuery(db: Db): RawQuery {
-  if (isTransaction(db)) return viaPrisma(db as TenantTx);
-  const backend = backendOf(db);
-  if (!backend) throw new Error('no raw SQL backend registered for this client');
-  return backend.query;
+  return isTransaction(db) ? viaPrisma(db as TenantTx) : rawQueryOf(db);
 }
 
-/** Single statements on the pool of an unscoped client (platform work such as the job runner). */
+/** Single statements on the pool of a client, scoped or not (platform work such as the job runner). */
 export function rawQueryOf(prisma: object): RawQuery {
   const backend = backendOf(prisma);
   if (!backend) throw new Error('no raw SQL backend registered for this client');

@@ -10,6 +10,7 @@
 //
 //   npm run bench
 //   BENCH_SECONDS=10 BENCH_ROUNDS=3 BENCH_CONNECTIONS=32 WEB_CONCURRENCY=2 npm run bench
+//   BENCH_ONLY=graphql BENCH_WALLETS=10 npm run bench   (a subset, quickly)
 //   BENCH_ADMIN_URL=postgresql://postgres@127.0.0.1:5432/postgres (where the scratch database is created)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
@@ -25,6 +26,8 @@ const POOL = Number(process.env.DB_POOL_SIZE ?? 10);
 const WEB_CONCURRENCY = process.env.WEB_CONCURRENCY ?? '1';
 const WALLETS = Number(process.env.BENCH_WALLETS ?? 1000);
 const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
+/** Only the scenarios whose name matches this regular expression (all by default). */
+const ONLY = new RegExp(process.env.BENCH_ONLY ?? '', 'i');
 const root = join(import.meta.dirname, '..');
 const children: ChildProcess[] = [];
 
@@ -177,7 +180,7 @@ async function main() {
 
     console.log(`bench: ${SECONDS}s × ${ROUNDS} rounds per side, ${CONNECTIONS} connections, pool ${POOL}, WEB_CONCURRENCY=${WEB_CONCURRENCY}\n`);
     const lines = ['| scenario | bare req/s | service req/s | ratio | bare p50/p99 ms | service p50/p99 ms | errors |', '|---|---:|---:|---:|---:|---:|---:|'];
-    for (const s of scenarios) {
+    for (const s of scenarios.filter((x) => ONLY.test(x.name))) {
       const b: Round[] = [];
       const v: Round[] = [];
       await load({ ...s.bare, duration: WARMUP }); // warm-up (the service's JIT and prepared statements too)

@@ -65,6 +65,51 @@ describe('GraphQL schema', () => {
   });
 });
 
+describe('GraphQL over HTTP', () => {
+  const post = (body: unknown, accept?: string) =>
+    send(`${app.url}/graphql`, {
+      method: 'POST',
+      headers: { authorization: api.auth, 'content-type': 'application/json', ...(accept ? { accept } : {}) },
+      body: JSON.stringify(body),
+    });
+
+  it('answers each Accept as Yoga does: application/json 200 even for document errors, graphql-response+json 400, event streams', async () => {
+    const c = (await api.post('/v1/customers', { email: 'accept@example.com' })).body;
+    const query = `{ node(id: "${c.id}") { id } }`;
+    for (const accept of [undefined, '*/*', 'application/json', 'text/html;q=0.9, application/json']) {
+      const r = await post({ query }, accept);
+      expect([r.status, r.headers.get('content-type')], String(accept)).toEqual([200, 'application/json; charset=utf-8']);
+      expect(r.body).toEqual({ data: { node: { id: c.id } } });
+    }
+    const typed = await post({ query }, 'application/graphql-response+json');
+    expect([typed.status, typed.headers.get('content-type')]).toEqual([200, 'application/graphql-response+json; charset=utf-8']);
+    // A document error: 200 for application/json clients, 400 for graphql-response+json ones.
+    const bad = await post({ query: '{ nope }' }, 'application/json');
+    expect([bad.status, (bad.body as any).errors[0].extensions.code]).toEqual([200, 'invalid_query']);
+    const badTyped = await post({ query: '{ nope }' }, 'application/graphql-response+json');
+    expect([badTyped.status, (badTyped.body as any).errors[0].extensions.code]).toEqual([400, 'invalid_query']);
+    expect(JSON.stringify(badTyped.body)).not.toMatch(/"http"|originalError|stack/);
+    // Server-sent events are still Yoga's.
+    const sse = await send(`${app.url}/graphql`, {
+      method: 'POST',
+      headers: { authorization: api.auth, 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ query }),
+    });
+    expect(sse.status).toBe(200);
+    expect(sse.headers.get('content-type')).toMatch(/text\/event-stream/);
+    expect(sse.text).toContain(c.id);
+  });
+
+  it('node(id:) of a customer loads its relations too (the node itself is one raw statement)', async () => {
+    const c = (await api.post('/v1/customers', { email: 'nested@example.com', name: 'Nested' })).body;
+    const p = (await api.post('/v1/payments', { amount: 1500, currency: 'USD', customer_id: c.id, redirect_url: 'https://shop.example/r' })).body;
+    const r = await post({ query: `query($id: ID!) { node(id: $id) { __typename ... on Customer { email createdAt payments(first: 5) { totalCount edges { node { id amount customer { id } } } } } } }`, variables: { id: c.id } });
+    expect(r.body).toEqual({
+      data: { node: { __typename: 'Customer', email: 'nested@example.com', createdAt: c.created_at, payments: { totalCount: 1, edges: [{ node: { id: p.id, amount: 1500, customer: { id: c.id } } }] } } },
+    });
+  });
+});
+
 describe('customers over GraphQL', () => {
   it('creates, reads, updates and deletes through mutations with typed results', async () => {
     const created = await api.gql(

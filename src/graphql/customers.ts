@@ -1,6 +1,6 @@
 import * as customers from '../domain/customers/index.ts';
 import { NotFoundError } from '../platform/errors.ts';
-import { builder, connectionComplexity } from './builder.ts';
+import { builder, connectionComplexity, loadNodeWith } from './builder.ts';
 import { COMMON_ERRORS } from './errors.ts';
 import { connectionType, listArgs, mutate, orNull, toConnection } from './helpers.ts';
 
@@ -18,6 +18,8 @@ export const Customer = builder.prismaNode('Customer', {
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
   }),
 });
+
+loadNodeWith('Customer', (ctx, id) => orNull(customers.getCustomer(ctx, id)));
 
 export const CustomerConnection = connectionType(Customer, 'Customer');
 

@@ -8,7 +8,11 @@ import { BREAK, visit, type DocumentNode } from 'graphql';
 import { ValidationError } from '../platform/errors.ts';
 import { checkInputText, hasUnstorableText, unstorableTextError } from '../platform/validation.ts';
 
+// Documents already found clean (the parse cache hands out the same object for the same text).
+const clean = new WeakSet<DocumentNode>();
+
 function checkDocument(document: DocumentNode): void {
+  if (clean.has(document)) return;
   let bad: string | null = null;
   visit(document, {
     Argument: {
@@ -32,6 +36,7 @@ function checkDocument(document: DocumentNode): void {
     },
   });
   if (bad !== null) throw unstorableTextError(bad);
+  clean.add(document);
 }
 
 export function inputGuardPlugin(): Plugin {

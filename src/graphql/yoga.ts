@@ -1,8 +1,8 @@
 // GraphQL over HTTP with graphql-yoga. GraphiQL is served from the local bundle (no CDN), so it
 // works offline. Expected errors thrown by queries keep their code; anything else is masked
 // and logged with the request id.
-import { GraphQLError } from 'graphql';
-import { createYoga, type Plugin } from 'graphql-yoga';
+import { GraphQLError, type ExecutionResult } from 'graphql';
+import { createYoga, processRegularResult, type GraphQLParams, type Plugin } from 'graphql-yoga';
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { toAppError } from '../platform/errors.ts';
@@ -70,20 +70,66 @@ function withCode(error: GraphQLError): GraphQLError {
   });
 }
 
+/** A result whose document-level errors carry our codes (see withCode). */
+function withCodes(r: unknown): unknown {
+  const errors = (r as { errors?: readonly unknown[] } | null)?.errors;
+  if (!errors?.some((e) => e instanceof GraphQLError && YOGA_CODES.has(String(e.extensions?.code)))) return r;
+  return { ...(r as object), errors: errors.map((e) => (e instanceof GraphQLError ? withCode(e) : e)) };
+}
+
 /** Rewrites the codes of document-level errors in every result Yoga sends (see withCode). */
 const documentErrorCodes: Plugin = {
   onResultProcess({ result, setResult }) {
-    const fix = (r: unknown) => {
-      const errors = (r as { errors?: readonly unknown[] } | null)?.errors;
-      if (!errors?.some((e) => e instanceof GraphQLError && YOGA_CODES.has(String(e.extensions?.code)))) return r;
-      return { ...(r as object), errors: errors.map((e) => (e instanceof GraphQLError ? withCode(e) : e)) };
-    };
+    const fix = withCodes;
     if (Array.isArray(result)) setResult(result.map(fix) as typeof result);
     else if (result && typeof result === 'object' && 'errors' in result) setResult(fix(result) as typeof result);
   },
 };
 
+/** What /graphql answers to a POST that execute() ran: a JSON body, or a Response Yoga built. */
+export type GraphQLAnswer = { status: 200; contentType: string; body: string } | Response;
+
+/**
+ * The JSON media type a POST's Accept header asks for, when it is one execute() answers
+ * (none, any, application/json or application/graphql-response+json, first match in the
+ * header's order, as Yoga picks); undefined sends the request through Yoga's own HTTP handling
+ * (streams, multipart, unsupported types).
+ */
+export function jsonAnswerType(accept: string | undefined): string | undefined {
+  if (!accept) return 'application/json';
+  for (const part of accept.split(',')) {
+    const type = part.split(';')[0]!.trim().toLowerCase();
+    if (type === 'application/json' || type === '*/*' || type === 'application/*') return 'application/json';
+    if (type === 'application/graphql-response+json') return type;
+  }
+  return undefined;
+}
+
+// What the Yoga plugins see as the request of a POST run by execute(): they read its method.
+const POST_REQUEST = { method: 'POST', url: 'http://localhost/graphql', headers: new Headers() } as unknown as Request;
+
 export function createGraphQLServer(limits: GraphQLLimits) {
+  const yoga = createGraphQLYoga(limits);
+  return {
+    /** Yoga's whole HTTP handling: GraphiQL, GET queries, and POSTs execute() does not answer. */
+    fetch: yoga.fetch,
+    /**
+     * Runs the parameters of a POST already read and checked by the HTTP layer through the same
+     * envelop plugins (parse and validation caches and limits, masking, rate limit) without
+     * Yoga's web Request and Response: a result without errors is answered as JSON directly;
+     * one with errors is answered as Yoga answers it (its status rules, internals removed).
+     */
+    async execute(params: GraphQLParams, gctx: GraphQLContext, answerType: string): Promise<GraphQLAnswer> {
+      const result = (await yoga.getResultForParams({ params, request: POST_REQUEST }, { gctx } as never)) as ExecutionResult;
+      if (!result.errors?.length && !result.extensions) {
+        return { status: 200, contentType: `${answerType}; charset=utf-8`, body: JSON.stringify(result) };
+      }
+      return processRegularResult(withCodes(result) as ExecutionResult, yoga.fetchAPI, answerType);
+    },
+  };
+}
+
+function createGraphQLYoga(limits: GraphQLLimits) {
   return createYoga<{ gctx?: GraphQLContext }, GraphQLContext>({
     schema,
     graphqlEndpoint: '/graphql',

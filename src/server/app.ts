@@ -3,7 +3,8 @@
 // Request-Id; every request is logged as one JSON line.
 import { Hono, type Context } from 'hono';
 import { cors } from 'hono/cors';
-import { createGraphQLServer } from '../graphql/yoga.ts';
+import { createGraphQLServer, jsonAnswerType } from '../graphql/yoga.ts';
+import type { GraphQLParams } from 'graphql-yoga';
 import { mountCheckout } from '../hosted/checkout.ts';
 import { mountSetup } from '../hosted/setup.ts';
 import { mountPortal } from '../hosted/portal.ts';
@@ -201,23 +202,30 @@ export function createApp(services: Services) {
     const ctx = await authenticate(c);
     // Only JSON bodies: a form or a text/plain body is what a page on another site can make a
     // browser send without asking (cross-site request forgery).
-    let request = c.req.raw;
-    if (c.req.method === 'POST') {
-      const header = c.req.header('content-type');
-      if (!GRAPHQL_BODY_TYPES.has(mediaType(header)) || !isUtf8(header)) {
-        throw new HttpError(415, 'unsupported_media_type', 'GraphQL requests must be POSTed as JSON (Content-Type: application/json, UTF-8).');
-      }
-      // The body is read here (size-limited, straight from node's request) so that bad JSON gets
-      // the documented invalid_json error, as on REST, and Yoga gets a plain JSON request.
-      declaredBodyLimit(c);
-      const text = await bodyText(c);
-      const body = parseJson(text);
-      if (!body || typeof body !== 'object' || Array.isArray(body) || typeof (body as { query?: unknown }).query !== 'string') {
-        throw new ValidationError('parameter_missing', 'The request body must be a JSON object with a "query" string (and optionally "variables" and "operationName").', 'query');
-      }
-      request = new Request(c.req.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: c.req.header('accept') ?? 'application/json' }, body: text });
+    if (c.req.method !== 'POST') return yoga.fetch(c.req.raw, { gctx: { ctx, services, loaders: new Map() } });
+    const header = c.req.header('content-type');
+    if (!GRAPHQL_BODY_TYPES.has(mediaType(header)) || !isUtf8(header)) {
+      throw new HttpError(415, 'unsupported_media_type', 'GraphQL requests must be POSTed as JSON (Content-Type: application/json, UTF-8).');
     }
-    return yoga.fetch(request, { gctx: { ctx, services, loaders: new Map() } });
+    // The body is read here (size-limited, straight from node's request) so that bad JSON gets
+    // the documented invalid_json error, as on REST.
+    declaredBodyLimit(c);
+    const text = await bodyText(c);
+    const body = parseJson(text);
+    if (!body || typeof body !== 'object' || Array.isArray(body) || typeof (body as { query?: unknown }).query !== 'string') {
+      throw new ValidationError('parameter_missing', 'The request body must be a JSON object with a "query" string (and optionally "variables" and "operationName").', 'query');
+    }
+    const gctx = { ctx, services, loaders: new Map() };
+    const accept = c.req.header('accept');
+    const answerType = jsonAnswerType(accept);
+    if (!answerType) {
+      // Event streams and other answer types: Yoga's own HTTP handling.
+      const request = new Request(c.req.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: accept ?? '' }, body: text });
+      return yoga.fetch(request, { gctx });
+    }
+    const answer = await yoga.execute(body as GraphQLParams, gctx, answerType);
+    if (answer instanceof Response) return answer;
+    return c.body(answer.body, answer.status, { 'Content-Type': answer.contentType });
   });
 
   app.notFound((c) => {

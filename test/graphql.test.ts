@@ -100,6 +100,24 @@ describe('GraphQL over HTTP', () => {
     expect(sse.text).toContain(c.id);
   });
 
+  it('masks an unexpected resolver error: internal_error with the request id, nothing of the error itself', async () => {
+    const c = (await api.post('/v1/customers', { email: 'masked@example.com' })).body;
+    const p = (await api.post('/v1/payments', { amount: 700, currency: 'USD', customer_id: c.id, redirect_url: 'https://shop.example/r' })).body;
+    const config = app.services.config as { publicBaseUrl: string };
+    const real = config.publicBaseUrl;
+    Object.defineProperty(config, 'publicBaseUrl', { configurable: true, get: () => { throw new Error('connection string postgres://secret@db'); } });
+    try {
+      const r = await post({ query: `{ node(id: "${p.id}") { ... on Payment { amount checkoutUrl } } }` });
+      expect(r.status).toBe(200);
+      expect((r.body as any).errors).toEqual([
+        { message: 'Unexpected error.', path: ['node', 'checkoutUrl'], extensions: { code: 'internal_error', request_id: r.headers.get('request-id') } },
+      ]);
+      expect(r.text).not.toMatch(/secret|postgres|stack/);
+    } finally {
+      Object.defineProperty(config, 'publicBaseUrl', { configurable: true, writable: true, value: real });
+    }
+  });
+
   it('node(id:) of a customer loads its relations too (the node itself is one raw statement)', async () => {
     const c = (await api.post('/v1/customers', { email: 'nested@example.com', name: 'Nested' })).body;
     const p = (await api.post('/v1/payments', { amount: 1500, currency: 'USD', customer_id: c.id, redirect_url: 'https://shop.example/r' })).body;

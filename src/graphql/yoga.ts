@@ -7,7 +7,7 @@ import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { toAppError } from '../platform/errors.ts';
 import type { RateLimiter } from '../platform/rate-limit.ts';
-import { requestScope } from '../platform/request-context.ts';
+import type { Logger } from '../platform/logger.ts';
 import type { GraphQLContext } from './builder.ts';
 import { depthLimitPlugin } from './depth-limit.ts';
 import { documentGuardPlugin } from './document-guard.ts';
@@ -49,6 +49,8 @@ export interface GraphQLLimits {
   maxAliases: number;
   /** the HTTP layer's per-key limiter: mutation root fields beyond the first count against it */
   rateLimiter?: RateLimiter;
+  /** where errors outside an operation's execution are logged (those inside go to the request's log) */
+  log: Logger;
 }
 
 /**
@@ -70,6 +72,42 @@ function withCode(error: GraphQLError): GraphQLError {
   });
 }
 
+/**
+ * What a client sees of an error: document errors with our code; an expected error (not found,
+ * validation, conflict …) with its code and param; anything else as internal_error with the
+ * request id, logged with its stack.
+ */
+function maskError(error: unknown, scope: { requestId: string | null; log: Logger }): GraphQLError {
+  const original = error instanceof GraphQLError ? error.originalError : error;
+  if (!original || original instanceof GraphQLError) return withCode(error as GraphQLError); // syntax/validation errors
+  const app = toAppError(original, (e) => scope.log.warn({ err: e }, 'database refused a value that validation let through'));
+  if (app.status !== 500) {
+    return new GraphQLError(app.message, {
+      nodes: (error as GraphQLError).nodes,
+      path: (error as GraphQLError).path,
+      extensions: { code: app.code, type: app.type, param: camelParam(app.param) },
+    });
+  }
+  scope.log.error({ err: original }, 'unexpected GraphQL resolver error');
+  return new GraphQLError('Unexpected error.', {
+    path: (error as GraphQLError).path,
+    extensions: { code: 'internal_error', request_id: scope.requestId },
+  });
+}
+
+/** Masks the errors of an operation's result with the request's id and log (see maskError). */
+const maskResolverErrors: Plugin = {
+  onExecute({ args }) {
+    const { ctx } = args.contextValue as unknown as GraphQLContext;
+    return {
+      onExecuteDone({ result, setResult }) {
+        if (!('errors' in result) || !result.errors?.length) return;
+        setResult({ ...result, errors: result.errors.map((e) => maskError(e, ctx)) });
+      },
+    };
+  },
+};
+
 /** A result whose document-level errors carry our codes (see withCode). */
 function withCodes(r: unknown): unknown {
   const errors = (r as { errors?: readonly unknown[] } | null)?.errors;
@@ -86,8 +124,12 @@ const documentErrorCodes: Plugin = {
   },
 };
 
-/** What /graphql answers to a POST that execute() ran: a JSON body, or a Response Yoga built. */
-export type GraphQLAnswer = { status: 200; contentType: string; body: string } | Response;
+/** What /graphql answers to a POST that execute() ran. */
+export interface GraphQLAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
 
 /**
  * The JSON media type a POST's Accept header asks for, when it is one execute() answers
@@ -122,9 +164,13 @@ export function createGraphQLServer(limits: GraphQLLimits) {
     async execute(params: GraphQLParams, gctx: GraphQLContext, answerType: string): Promise<GraphQLAnswer> {
       const result = (await yoga.getResultForParams({ params, request: POST_REQUEST }, { gctx } as never)) as ExecutionResult;
       if (!result.errors?.length && !result.extensions) {
-        return { status: 200, contentType: `${answerType}; charset=utf-8`, body: JSON.stringify(result) };
+        return { status: 200, headers: { 'content-type': `${answerType}; charset=utf-8` }, body: JSON.stringify(result) };
       }
-      return processRegularResult(withCodes(result) as ExecutionResult, yoga.fetchAPI, answerType);
+      // Yoga's status and headers (Retry-After …) for the errors, as a plain answer.
+      const res = processRegularResult(withCodes(result) as ExecutionResult, yoga.fetchAPI, answerType);
+      const headers: Record<string, string> = {};
+      res.headers.forEach((v, k) => (headers[k] = v));
+      return { status: res.status, headers, body: await res.text() };
     },
   };
 }
@@ -160,27 +206,11 @@ function createGraphQLYoga(limits: GraphQLLimits) {
       documentGuardPlugin(),
       inputGuardPlugin(),
       mutationRateLimitPlugin(limits.rateLimiter),
+      maskResolverErrors,
     ],
     context: ({ gctx }) => gctx!,
-    maskedErrors: {
-      maskError(error) {
-        const original = error instanceof GraphQLError ? error.originalError : error;
-        if (!original || original instanceof GraphQLError) return withCode(error as GraphQLError); // syntax/validation errors
-        const scope = requestScope.getStore();
-        const app = toAppError(original, (e) => scope?.log.warn({ err: e }, 'database refused a value that validation let through'));
-        if (app.status !== 500) {
-          return new GraphQLError(app.message, {
-            nodes: (error as GraphQLError).nodes,
-            path: (error as GraphQLError).path,
-            extensions: { code: app.code, type: app.type, param: camelParam(app.param) },
-          });
-        }
-        scope?.log.error({ err: original }, 'unexpected GraphQL resolver error');
-        return new GraphQLError('Unexpected error.', {
-          path: (error as GraphQLError).path,
-          extensions: { code: 'internal_error', request_id: scope?.requestId ?? null },
-        });
-      },
-    },
+    // Resolver errors are masked by maskResolverErrors (it knows the request); this catches what
+    // fails outside execution.
+    maskedErrors: { maskError: (error) => maskError(error, { requestId: null, log: limits.log }) },
   });
 }

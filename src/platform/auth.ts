@@ -11,7 +11,7 @@
 // scrypt are counted per client id and per source address (AuthFailureLimiter) before the scrypt
 // runs; over the limit they get 429 rate_limited without any work, while the cached secret keeps
 // working, so an attacker cannot lock a merchant out.
-import { createHash, randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { Prisma, PrismaClient } from './db/index.ts';
 import { AuthenticationError } from './errors.ts';
@@ -37,7 +37,8 @@ export async function verifySecret(secret: string, stored: string): Promise<bool
   return actual.length === expected.length && timingSafeEqual(actual, expected);
 }
 
-const sha256 = (s: string) => createHash('sha256').update(s).digest();
+// crypto.hash: one call, no Hash object (a third of createHash's cost; this runs on every request)
+const sha256 = (s: string) => hash('sha256', s, 'buffer');
 
 /**
  * A well-formed hash (current parameters) of a random secret nobody knows: unknown and revoked

@@ -16,7 +16,6 @@ import { pendingMigrations } from '../platform/db/migrate.ts';
 import { AppError, errorBody, HttpError, ValidationError, isDatabaseUnavailable, ServiceUnavailableError, toAppError } from '../platform/errors.ts';
 import { newId, randomToken } from '../platform/ids.ts';
 import { AuthFailureLimiter, RateLimiter } from '../platform/rate-limit.ts';
-import { requestScope } from '../platform/request-context.ts';
 import { routes } from '../rest/index.ts';
 import { buildOpenApi } from '../rest/openapi.ts';
 import { bodyText, declaredBodyLimit, isUtf8, mediaType, mountRoutes, parseJson, unmatched } from '../rest/router.ts';
@@ -57,10 +56,10 @@ export function createApp(services: Services) {
     perClientPerMinute: services.config.AUTH_FAILURES_PER_CLIENT_PER_MINUTE,
     perAddressPerMinute: services.config.AUTH_FAILURES_PER_ADDRESS_PER_MINUTE,
   });
-  const yoga = createGraphQLServer({ maxDepth: services.config.GRAPHQL_MAX_DEPTH, maxAliases: 100, rateLimiter });
+  const yoga = createGraphQLServer({ maxDepth: services.config.GRAPHQL_MAX_DEPTH, maxAliases: 100, rateLimiter, log: services.log });
   let openapi: unknown;
 
-  // Request id, access log, async request scope.
+  // Request id and access log.
   app.use('*', async (c, next) => {
     const requestId = newId('request');
     let log: Logger | undefined;
@@ -69,15 +68,7 @@ export function createApp(services: Services) {
     c.set('requestId', requestId);
     c.set('log', requestLog);
     const started = performance.now();
-    await requestScope.run(
-      {
-        requestId,
-        get log() {
-          return requestLog();
-        },
-      },
-      next,
-    );
+    await next();
     // Set on the response's own headers: c.header() on a finished response would rebuild it
     // around its body as a stream (a large share of a small request's cost).
     const headers = c.res.headers;
@@ -224,8 +215,7 @@ export function createApp(services: Services) {
       return yoga.fetch(request, { gctx });
     }
     const answer = await yoga.execute(body as GraphQLParams, gctx, answerType);
-    if (answer instanceof Response) return answer;
-    return c.body(answer.body, answer.status, { 'Content-Type': answer.contentType });
+    return c.body(answer.body, answer.status as 200, answer.headers);
   });
 
   app.notFound((c) => {

@@ -100,6 +100,67 @@ describe('GraphQL over HTTP', () => {
     expect(sse.text).toContain(c.id);
   });
 
+  it('answers a query document seen before (run without Yoga’s pipeline) exactly as the first time', async () => {
+    const c = (await api.post('/v1/customers', { email: 'twice@example.com', name: 'Twice' })).body;
+    const wide = Array.from({ length: 60 }, (_, i) => `a${i}: customers(first: 100) { edges { node { id email name } } }`).join(' ');
+    const cases: { body: Record<string, unknown>; accept?: string }[] = [
+      { body: { query: `query One($id: ID!) { node(id: $id) { id ... on Customer { email } } }`, variables: { id: c.id } } },
+      { body: { query: `query One($id: ID!) { node(id: $id) { id ... on Customer { email } } }`, variables: { id: 'cus_doesnotexist0000000000' } } },
+      // variable coercion, input guard (NUL), cost limit, first out of range
+      { body: { query: `query Page($n: Int) { customers(first: $n) { totalCount } }`, variables: { n: 'ten' } } },
+      { body: { query: `query Page($n: Int) { customers(first: $n) { totalCount } }`, variables: { n: 'ten' } }, accept: 'application/graphql-response+json' },
+      { body: { query: `query Find($e: String) { customers(email: $e) { totalCount } }`, variables: { e: 'a\u0000b' } } },
+      { body: { query: `{ ${wide} }` } },
+      { body: { query: `query Page($n: Int) { customers(first: $n) { totalCount } }`, variables: { n: 500 } } },
+      // operationName picks one of several operations; an unknown one is an error
+      { body: { query: `query A { customers(first: 1) { totalCount } } query B { node(id: "${c.id}") { id } }`, operationName: 'B' } },
+      { body: { query: `query A { customers(first: 1) { totalCount } } query B { node(id: "${c.id}") { id } }`, operationName: 'C' } },
+      // parameters Yoga refuses
+      { body: { query: `query One($id: ID!) { node(id: $id) { id ... on Customer { email } } }`, variables: [c.id] } },
+    ];
+    const strip = (r: Awaited<ReturnType<typeof post>>) => ({
+      status: r.status,
+      type: r.headers.get('content-type'),
+      retryAfter: r.headers.get('retry-after'),
+      body: JSON.parse(r.text.replaceAll(r.headers.get('request-id')!, 'REQ')),
+    });
+    for (const { body, accept } of cases) {
+      const first = strip(await post(body, accept));
+      const again = strip(await post(body, accept));
+      const third = strip(await post(body, accept));
+      expect(again, JSON.stringify(body)).toEqual(first);
+      expect(third, JSON.stringify(body)).toEqual(first);
+    }
+    // and what the answers are, so that "the same" is not "the same wrong"
+    const ok = strip(await post(cases[0]!.body));
+    expect(ok).toMatchObject({ status: 200, body: { data: { node: { id: c.id, email: 'twice@example.com' } } } });
+    expect(strip(await post(cases[1]!.body)).body).toEqual({ data: { node: null } });
+    // An operation that cannot start (its variables, an unknown operationName) is 400, as Yoga answers it.
+    expect(strip(await post(cases[2]!.body))).toMatchObject({ status: 400, body: { errors: [{ extensions: { code: 'parameter_invalid', param: 'n' } }] } });
+    expect(strip(await post(cases[3]!.body, cases[3]!.accept)).status).toBe(400);
+    expect(strip(await post(cases[4]!.body))).toMatchObject({ status: 400, body: { errors: [{ extensions: { code: 'parameter_invalid' } }] } });
+    expect(strip(await post(cases[5]!.body)).body.errors[0].extensions.code).toBe('query_too_complex');
+    expect(strip(await post(cases[6]!.body)).body.errors[0].extensions).toMatchObject({ code: 'parameter_invalid' });
+    expect(strip(await post(cases[7]!.body)).body).toEqual({ data: { node: { id: c.id } } });
+    expect(strip(await post(cases[8]!.body))).toMatchObject({ status: 400, body: { errors: [{ extensions: { code: 'invalid_query' } }] } });
+    expect(strip(await post(cases[9]!.body))).toMatchObject({ status: 400, body: { errors: [{ extensions: { code: 'parameter_invalid', param: 'variables' } }] } });
+  });
+
+  it('refuses request parameters of the wrong shape with 400 parameter_invalid naming them', async () => {
+    const query = '{ customers { totalCount } }';
+    for (const [body, param] of [
+      [{ query, variables: [1] }, 'variables'],
+      [{ query, variables: 'x' }, 'variables'],
+      [{ query, extensions: 5 }, 'extensions'],
+      [{ query, foo: 1 }, 'foo'],
+    ] as const) {
+      const r = await post(body);
+      expect([r.status, (r.body as any).errors[0].extensions], JSON.stringify(body)).toEqual([400, { code: 'parameter_invalid', type: 'invalid_request_error', param }]);
+    }
+    const op = await post({ query, operationName: 5 });
+    expect([op.status, (op.body as any).errors[0].extensions.code]).toEqual([400, 'invalid_query']);
+  });
+
   it('masks an unexpected resolver error: internal_error with the request id, nothing of the error itself', async () => {
     const c = (await api.post('/v1/customers', { email: 'masked@example.com' })).body;
     const p = (await api.post('/v1/payments', { amount: 700, currency: 'USD', customer_id: c.id, redirect_url: 'https://shop.example/r' })).body;

@@ -39,18 +39,23 @@ function checkDocument(document: DocumentNode): void {
   clean.add(document);
 }
 
+/** Throws the request error (400, parameter_invalid) for an operation's unstorable input. */
+export function checkOperationInput(document: DocumentNode, variables: unknown): void {
+  try {
+    checkInputText(variables ?? {});
+    checkDocument(document);
+  } catch (err) {
+    if (!(err instanceof ValidationError)) throw err;
+    throw createGraphQLError(err.message, {
+      extensions: { code: err.code, type: err.type, param: err.param, http: { status: 400 } },
+    });
+  }
+}
+
 export function inputGuardPlugin(): Plugin {
   return {
     onExecute({ args }) {
-      try {
-        checkInputText(args.variableValues ?? {});
-        checkDocument(args.document);
-      } catch (err) {
-        if (!(err instanceof ValidationError)) throw err;
-        throw createGraphQLError(err.message, {
-          extensions: { code: err.code, type: err.type, param: err.param, http: { status: 400 } },
-        });
-      }
+      checkOperationInput(args.document, args.variableValues);
     },
   };
 }

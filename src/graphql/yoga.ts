@@ -1,7 +1,9 @@
 // GraphQL over HTTP with graphql-yoga. GraphiQL is served from the local bundle (no CDN), so it
 // works offline. Expected errors thrown by queries keep their code; anything else is masked
 // and logged with the request id.
-import { GraphQLError, type ExecutionResult } from 'graphql';
+import { execute, getOperationAST, GraphQLError, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import { isPromise } from 'graphql-yoga';
+type PromiseOrValue<T> = T | Promise<T>;
 import { createYoga, processRegularResult, type GraphQLParams, type Plugin } from 'graphql-yoga';
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
@@ -12,7 +14,7 @@ import type { GraphQLContext } from './builder.ts';
 import { depthLimitPlugin } from './depth-limit.ts';
 import { documentGuardPlugin } from './document-guard.ts';
 import { camelParam } from './errors.ts';
-import { inputGuardPlugin } from './input-guard.ts';
+import { checkOperationInput, inputGuardPlugin } from './input-guard.ts';
 import { renderGraphiQLPage } from './graphiql.ts';
 import { mutationRateLimitPlugin } from './rate-limit-plugin.ts';
 import { schema } from './schema.ts';
@@ -58,17 +60,20 @@ export interface GraphQLLimits {
  * only one of Yoga's upper-case ones, gets ours, as every documented error does: a variable that does not fit its type is parameter_invalid
  * with the variable as param; anything else about the document is invalid_query.
  */
-const YOGA_CODES = new Set(['GRAPHQL_VALIDATION_FAILED', 'GRAPHQL_PARSE_FAILED', 'BAD_USER_INPUT', 'BAD_REQUEST']);
+const YOGA_CODES = new Set(['GRAPHQL_VALIDATION_FAILED', 'GRAPHQL_PARSE_FAILED', 'BAD_USER_INPUT', 'BAD_REQUEST', 'OPERATION_RESOLUTION_FAILURE']);
 
 function withCode(error: GraphQLError): GraphQLError {
   if (!(error instanceof GraphQLError) || (error.extensions?.code && !YOGA_CODES.has(String(error.extensions.code)))) return error;
-  const variable = /^Variable "\$([A-Za-z_][A-Za-z0-9_]*)"/.exec(error.message);
+  // A variable that does not fit its type, or a request parameter of the wrong shape, names it.
+  const param =
+    /^Variable "\$([A-Za-z_][A-Za-z0-9_]*)"/.exec(error.message)?.[1] ??
+    (error.extensions?.code === 'BAD_REQUEST' ? /"([A-Za-z_]+)" param\b|parameter "([^"]{1,100})"/.exec(error.message)?.slice(1).find(Boolean) : undefined);
   return new GraphQLError(error.message.replace(/^Syntax Error: /, ''), {
     nodes: error.nodes,
     source: error.source,
     positions: error.positions,
     path: error.path,
-    extensions: { ...error.extensions, code: variable ? 'parameter_invalid' : 'invalid_query', type: 'invalid_request_error', ...(variable ? { param: variable[1] } : {}) },
+    extensions: { ...error.extensions, code: param ? 'parameter_invalid' : 'invalid_query', type: 'invalid_request_error', ...(param ? { param } : {}) },
   });
 }
 
@@ -95,6 +100,43 @@ function maskError(error: unknown, scope: { requestId: string | null; log: Logge
   });
 }
 
+/**
+ * Operations run on graphql-js' own execute: the schema has no @defer/@stream (what Yoga's default
+ * executor from graphql-tools adds), and graphql-js does the same work with less per field.
+ */
+const graphqlJsExecute: Plugin = {
+  onExecute({ setExecuteFn }) {
+    setExecuteFn(executeOperation as typeof execute);
+  },
+};
+
+/**
+ * graphql-js' execute, with Yoga's status for an operation that cannot start (variables that do not
+ * fit their types, an unknown operationName): 400, as graphql-tools' executor marks those errors.
+ */
+function executeOperation(args: ExecutionArgs): PromiseOrValue<ExecutionResult> {
+  const result = execute(args);
+  return isPromise(result) ? result.then(withStartStatus) : withStartStatus(result);
+}
+
+function withStartStatus(result: ExecutionResult): ExecutionResult {
+  if ('data' in result || !result.errors?.length) return result;
+  return {
+    ...result,
+    errors: result.errors.map(
+      (e) =>
+        new GraphQLError(e.message, {
+          nodes: e.nodes,
+          source: e.source,
+          positions: e.positions,
+          path: e.path,
+          originalError: e.originalError ?? undefined,
+          extensions: { ...e.extensions, http: { status: 400 } },
+        }),
+    ),
+  };
+}
+
 /** Masks the errors of an operation's result with the request's id and log (see maskError). */
 const maskResolverErrors: Plugin = {
   onExecute({ args }) {
@@ -107,6 +149,60 @@ const maskResolverErrors: Plugin = {
     };
   },
 };
+
+// ---- prepared queries
+// A query document that went through Yoga once (parsed and validated with every plugin's limits)
+// is kept by its text; later requests with the same text run it straight on graphql-js' execute
+// with what the plugins do per request for a query: the input guard, execution, and masking.
+// (The others depend on the document alone, which passed, or apply to mutations, which always
+// take Yoga's path: the rate limit counts their root fields.) A test runs the same documents both
+// ways and compares the answers.
+const MAX_PREPARED = 1000;
+const preparedDocuments = new Map<string, DocumentNode>();
+
+/** Remembers the documents Yoga validated without errors, by their text. */
+const rememberValidDocuments: Plugin = {
+  onValidate({ params, context }) {
+    const query = (context as { params?: { query?: unknown } }).params?.query;
+    if (typeof query !== 'string') return;
+    return ({ valid }) => {
+      if (!valid || preparedDocuments.has(query)) return;
+      if (preparedDocuments.size >= MAX_PREPARED) preparedDocuments.delete(preparedDocuments.keys().next().value!);
+      preparedDocuments.set(query, params.documentAST);
+    };
+  },
+};
+
+const isPlainObject = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The validated query document for these parameters, when they can skip Yoga (see above). */
+function preparedQuery(params: GraphQLParams): DocumentNode | undefined {
+  const document = preparedDocuments.get(params.query!);
+  if (!document) return undefined;
+  // Parameters Yoga would refuse or treat specially go its way, for its answer.
+  if (params.variables != null && !isPlainObject(params.variables)) return undefined;
+  if (params.operationName != null && typeof params.operationName !== 'string') return undefined;
+  if (params.extensions != null && !isPlainObject(params.extensions)) return undefined;
+  for (const key in params) if (key !== 'query' && key !== 'variables' && key !== 'operationName' && key !== 'extensions') return undefined;
+  return getOperationAST(document, params.operationName ?? undefined)?.operation === 'query' ? document : undefined;
+}
+
+async function runPrepared(document: DocumentNode, params: GraphQLParams, gctx: GraphQLContext): Promise<ExecutionResult> {
+  try {
+    checkOperationInput(document, params.variables);
+  } catch (err) {
+    if (!(err instanceof GraphQLError)) throw err;
+    return { errors: [err] };
+  }
+  const result = await executeOperation({
+    schema,
+    document,
+    contextValue: gctx,
+    variableValues: params.variables as Record<string, unknown> | undefined,
+    operationName: params.operationName,
+  });
+  return result.errors?.length ? { ...result, errors: result.errors.map((e) => maskError(e, gctx.ctx)) } : result;
+}
 
 /** A result whose document-level errors carry our codes (see withCode). */
 function withCodes(r: unknown): unknown {
@@ -162,7 +258,10 @@ export function createGraphQLServer(limits: GraphQLLimits) {
      * one with errors is answered as Yoga answers it (its status rules, internals removed).
      */
     async execute(params: GraphQLParams, gctx: GraphQLContext, answerType: string): Promise<GraphQLAnswer> {
-      const result = (await yoga.getResultForParams({ params, request: POST_REQUEST }, { gctx } as never)) as ExecutionResult;
+      const prepared = preparedQuery(params);
+      const result = prepared
+        ? await runPrepared(prepared, params, gctx)
+        : await resultOf(yoga, params, gctx);
       if (!result.errors?.length && !result.extensions) {
         return { status: 200, headers: { 'content-type': `${answerType}; charset=utf-8` }, body: JSON.stringify(result) };
       }
@@ -173,6 +272,16 @@ export function createGraphQLServer(limits: GraphQLLimits) {
       return { status: res.status, headers, body: await res.text() };
     },
   };
+}
+
+/** Yoga's result for these parameters; the request errors its parameter checks throw become the result. */
+async function resultOf(yoga: ReturnType<typeof createGraphQLYoga>, params: GraphQLParams, gctx: GraphQLContext): Promise<ExecutionResult> {
+  try {
+    return (await yoga.getResultForParams({ params, request: POST_REQUEST }, { gctx } as never)) as ExecutionResult;
+  } catch (err) {
+    if (err instanceof GraphQLError) return { errors: [err] };
+    throw err;
+  }
 }
 
 function createGraphQLYoga(limits: GraphQLLimits) {
@@ -206,7 +315,9 @@ function createGraphQLYoga(limits: GraphQLLimits) {
       documentGuardPlugin(),
       inputGuardPlugin(),
       mutationRateLimitPlugin(limits.rateLimiter),
+      graphqlJsExecute,
       maskResolverErrors,
+      rememberValidDocuments,
     ],
     context: ({ gctx }) => gctx!,
     // Resolver errors are masked by maskResolverErrors (it knows the request); this catches what

@@ -145,25 +145,47 @@ async function openPglite(dataDir: string | null, onQuery?: (sql: string) => voi
 // ---- raw SQL on pg for the hot paths (see raw.ts): int8 as bigint, statements prepared once per
 // connection under a name derived from their text (PostgreSQL then skips parsing and planning).
 const INT8 = 20;
+const TIMESTAMPTZ = 1184;
+const toBigInt = (v: string) => BigInt(v);
+// The text PostgreSQL sends for a timestamptz (2026-01-31 12:00:00.123+00, any offset) as a Date,
+// without postgres-date's general parser; anything else (BC, infinity, 5-digit years) goes to it.
+const TIMESTAMPTZ_TEXT = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d(?:\.\d{1,6})?)([+-]\d\d)(?::(\d\d))?$/;
+const parseTimestamptz = pg.types.getTypeParser(TIMESTAMPTZ, 'text') as (v: string) => Date;
+export function timestamptzFromText(v: string): Date {
+  const m = TIMESTAMPTZ_TEXT.exec(v);
+  return m ? new Date(`${m[1]}T${m[2]}${m[3]}:${m[4] ?? '00'}`) : parseTimestamptz(v);
+}
 const rawTypes = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === INT8 ? (v: string) => BigInt(v) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+    format === 'binary'
+      ? pg.types.getTypeParser(oid, 'binary')
+      : oid === INT8
+        ? toBigInt
+        : oid === TIMESTAMPTZ
+          ? timestamptzFromText
+          : pg.types.getTypeParser(oid, 'text')) as typeof pg.types.getTypeParser,
 };
-const statementNames = new Map<string, string>();
-function statementName(text: string): string {
-  let name = statementNames.get(text);
-  if (name === undefined) {
-    name = `raw_${statementNames.size}`;
-    statementNames.set(text, name);
+
+// Per statement text, the constant part of its query config (text, prepared-statement name, type
+// parsers) as the prototype of each call's config: pg copies a config's own properties on every
+// query, and then there is only `values` to copy.
+const statements = new Map<string, object>();
+function statementConfig(text: string, values: readonly unknown[]): pg.QueryConfig {
+  let proto = statements.get(text);
+  if (proto === undefined) {
+    proto = { text, name: `raw_${statements.size}`, types: rawTypes };
+    statements.set(text, proto);
   }
-  return name;
+  const config = Object.create(proto) as pg.QueryConfig;
+  config.values = values as unknown[];
+  return config;
 }
 
 function pgRawBackend(pool: pg.Pool) {
   const on =
     (client: pg.Pool | pg.PoolClient): RawQuery =>
     async <T,>(text: string, params: readonly unknown[] = []) =>
-      (await client.query<Row>({ text, values: params as unknown[], types: rawTypes, name: statementName(text) })).rows.map((r) => camelRow<T>(r));
+      (await client.query<Row>(statementConfig(text, params))).rows.map((r) => camelRow<T>(r));
   return {
     query: on(pool),
     transaction: async <T,>(fn: (q: RawQuery) => Promise<T>): Promise<T> => {

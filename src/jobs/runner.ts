@@ -1,7 +1,7 @@
 // Claims due jobs with FOR UPDATE SKIP LOCKED, runs their handlers, and records the outcome.
 // A claim is a lease: a job whose runner died is claimed again when the lease expires, so every
 // job runs at least once; handlers are written to be idempotent.
-import { Prisma, type PrismaClient } from '../generated/prisma/client.ts';
+import type { PrismaClient } from '../generated/prisma/client.ts';
 import type { Ctx, Runtime } from '../platform/context.ts';
 import type { Logger } from '../platform/logger.ts';
 import { forMerchant } from '../platform/db/tenant.ts';
@@ -64,13 +64,13 @@ export class JobRegistry {
 
 interface ClaimedRow {
   id: bigint;
-  merchant_id: string;
+  merchantId: string;
   kind: string;
   payload: Record<string, unknown>;
-  run_at: Date;
+  runAt: Date;
   attempts: number;
   mode: string;
-  clock_offset_ms: bigint;
+  clockOffsetMs: bigint;
 }
 
 export interface ClaimOptions {
@@ -99,51 +99,51 @@ export interface ClaimOptions {
  */
 export async function claimDueJobs(prisma: PrismaClient, opts: ClaimOptions): Promise<(JobRow & { mode: 'test' | 'live'; clockOffsetMs?: bigint })[]> {
   if (opts.kinds.length === 0 || opts.limit <= 0) return [];
-  const due = opts.asOf
-    ? Prisma.sql`j.run_at <= ${opts.asOf}`
-    : Prisma.sql`j.run_at <= now() + m.clock_offset_ms * interval '1 millisecond'`;
-  const scope = opts.merchantId
-    ? Prisma.sql`AND j.merchant_id = ${opts.merchantId}`
-    : opts.merchantIds
-      ? Prisma.sql`AND j.merchant_id = ANY(${opts.merchantIds})`
-      : Prisma.empty;
+  // One raw statement (it runs before every batch of deliveries); its text varies only with which
+  // optional filters are present, so each variant is prepared once per connection.
+  const params: unknown[] = [];
+  const $ = (v: unknown) => `$${params.push(v)}`;
+  const due = opts.asOf ? `j.run_at <= ${$(opts.asOf)}` : `j.run_at <= now() + m.clock_offset_ms * interval '1 millisecond'`;
+  const scope = opts.merchantId ? `AND j.merchant_id = ${$(opts.merchantId)}` : opts.merchantIds ? `AND j.merchant_id = ANY(${$(opts.merchantIds)}::text[])` : '';
   const room = [...(opts.room ?? new Map<string, number>())];
   const full = room.filter(([, r]) => r <= 0).map(([id]) => id);
   const partial = room.filter(([, r]) => r > 0);
-  const skip = full.length > 0 ? Prisma.sql`AND NOT (j.merchant_id = ANY(${full}))` : Prisma.empty;
+  const skip = full.length > 0 ? `AND NOT (j.merchant_id = ANY(${$(full)}::text[]))` : '';
   const cap = opts.perMerchant ?? opts.limit;
   const lease = (opts.leaseMs ?? DEFAULT_LEASE_MS) / 1000;
   const window = Math.max(opts.limit * 4, 100);
-  const rows = await prisma.$queryRaw<ClaimedRow[]>`
-    WITH cand AS (
+  const rows = await rawQueryOf(prisma)<ClaimedRow>(
+    `WITH cand AS (
       SELECT j.id, j.merchant_id, j.run_at, m.mode, m.clock_offset_ms FROM jobs j JOIN merchants m ON m.id = j.merchant_id
       WHERE ((j.status = 'pending' AND ${due}) OR (j.status = 'running' AND j.locked_until < now() AND ${due}))
-        AND j.kind = ANY(${opts.kinds}) ${scope} ${skip}
+        AND j.kind = ANY(${$(opts.kinds)}::text[]) ${scope} ${skip}
       ORDER BY j.run_at, j.id
-      LIMIT ${window}
+      LIMIT ${$(window)}::int
       FOR UPDATE OF j SKIP LOCKED
     ), ranked AS (
       SELECT c.id, c.mode, c.clock_offset_ms, c.run_at, row_number() OVER (PARTITION BY c.merchant_id ORDER BY c.run_at, c.id) AS rn,
-        coalesce(r.room, ${cap}::int) AS room
-      FROM cand c LEFT JOIN unnest(${partial.map(([id]) => id)}::text[], ${partial.map(([, r]) => r)}::int[]) AS r(merchant_id, room)
+        coalesce(r.room, ${$(cap)}::int) AS room
+      FROM cand c LEFT JOIN unnest(${$(partial.map(([id]) => id))}::text[], ${$(partial.map(([, r]) => r))}::int[]) AS r(merchant_id, room)
         ON r.merchant_id = c.merchant_id
     ), picked AS (
-      SELECT id, mode, clock_offset_ms FROM ranked WHERE rn <= room ORDER BY rn, run_at, id LIMIT ${opts.limit}
+      SELECT id, mode, clock_offset_ms FROM ranked WHERE rn <= room ORDER BY rn, run_at, id LIMIT ${$(opts.limit)}::int
     )
-    UPDATE jobs SET status = 'running', locked_until = now() + make_interval(secs => ${lease}),
+    UPDATE jobs SET status = 'running', locked_until = now() + make_interval(secs => ${$(lease)}::float8),
       attempts = jobs.attempts + 1, updated_at = now()
     FROM picked WHERE jobs.id = picked.id
-    RETURNING jobs.id, jobs.merchant_id, jobs.kind, jobs.payload, jobs.run_at, jobs.attempts, picked.mode, picked.clock_offset_ms`;
+    RETURNING jobs.id, jobs.merchant_id, jobs.kind, jobs.payload, jobs.run_at, jobs.attempts, picked.mode, picked.clock_offset_ms`,
+    params,
+  );
   return rows
     .map((r) => ({
       id: r.id,
-      merchantId: r.merchant_id,
+      merchantId: r.merchantId,
       kind: r.kind,
       payload: r.payload,
-      runAt: r.run_at,
+      runAt: r.runAt,
       attempts: r.attempts,
       mode: (r.mode === 'live' ? 'live' : 'test') as 'test' | 'live',
-      clockOffsetMs: r.clock_offset_ms,
+      clockOffsetMs: r.clockOffsetMs,
     }))
     .sort((a, b) => a.runAt.getTime() - b.runAt.getTime() || (a.id < b.id ? -1 : 1));
 }

@@ -59,7 +59,7 @@ export function startWorker(runtime: Runtime, log: Logger, opts: WorkerOptions =
   const lanes: LaneState[] = (
     [
       ['internal', { concurrency: opts.concurrency ?? 16, perMerchant: opts.perMerchant ?? 8 }],
-      ['deliveries', { concurrency: opts.deliveries?.concurrency ?? 64, perMerchant: opts.deliveries?.perMerchant ?? 16 }],
+      ['deliveries', { concurrency: opts.deliveries?.concurrency ?? 64, perMerchant: opts.deliveries?.perMerchant ?? 32 }],
     ] as const
   ).map(([name, o]) => ({ name, opts: o, running: 0, byMerchant: new Map(), ticking: false, again: false }));
 

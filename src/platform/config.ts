@@ -41,7 +41,7 @@ const schema = z.object({
   JOBS_MERCHANT_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(8),
   /** Webhook deliveries a process has in flight at once, and per merchant (their own lane). */
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(64),
-  WEBHOOK_MERCHANT_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(16),
+  WEBHOOK_MERCHANT_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(32),
   /** How long a claimed job is reserved; a job whose process died is run again after this. */
   JOBS_LEASE_MS: z.coerce.number().int().min(1000).max(3_600_000).default(60_000),
   /**

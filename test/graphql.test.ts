@@ -158,7 +158,49 @@ describe('GraphQL over HTTP', () => {
       expect([r.status, (r.body as any).errors[0].extensions], JSON.stringify(body)).toEqual([400, { code: 'parameter_invalid', type: 'invalid_request_error', param }]);
     }
     const op = await post({ query, operationName: 5 });
-    expect([op.status, (op.body as any).errors[0].extensions.code]).toEqual([400, 'invalid_query']);
+    expect([op.status, (op.body as any).errors[0].extensions]).toEqual([400, expect.objectContaining({ code: 'parameter_invalid', param: 'operationName' })]);
+  });
+
+  it('answers GET queries as POST ones, refuses bad GET parameters with 400, and never runs a mutation over GET', async () => {
+    const c = (await api.post('/v1/customers', { email: 'get@example.com' })).body;
+    const query = `query($id: ID!) { node(id: $id) { id ... on Customer { email } } }`;
+    const get = (qs: string, accept = 'application/json') => send(`${app.url}/graphql?${qs}`, { headers: { authorization: api.auth, accept } });
+    const qs = `query=${encodeURIComponent(query)}&variables=${encodeURIComponent(JSON.stringify({ id: c.id }))}`;
+    for (let i = 0; i < 3; i++) {
+      const r = await get(qs);
+      expect([r.status, r.body], `GET #${i + 1}`).toEqual([200, { data: { node: { id: c.id, email: 'get@example.com' } } }]);
+    }
+    for (const [name, value] of [['variables', '{'], ['extensions', '{'], ['variables', '[1'], ['variables', '"x"']] as const) {
+      const r = await get(`query=${encodeURIComponent(query)}&${name}=${encodeURIComponent(value)}`);
+      expect([r.status, (r.body as any).errors[0].extensions], `${name}=${value}`).toEqual([400, expect.objectContaining({ code: 'parameter_invalid', param: name })]);
+      expect((r.body as any).errors[0].extensions.request_id ?? r.headers.get('request-id')).toMatch(/^req_/);
+    }
+    const none = await get('');
+    expect([none.status, (none.body as any).errors[0].extensions]).toEqual([400, expect.objectContaining({ code: 'parameter_missing', param: 'query' })]);
+    const mutation = await get(`query=${encodeURIComponent('mutation { createCustomer(input: { email: "viaget@example.com" }) { __typename } }')}`);
+    expect(mutation.status).toBe(405);
+    expect((await api.get('/v1/customers?email=viaget@example.com')).body.data).toEqual([]);
+  });
+
+  it('answers JSON to an Accept it does not make (text/html, garbage), as REST does', async () => {
+    for (const accept of ['text/html', 'image/png, text/*;q=0.5', 'nonsense']) {
+      const r = await post({ query: '{ customers(first: 1) { totalCount } }' }, accept);
+      expect([r.status, r.headers.get('content-type')], accept).toEqual([200, 'application/json; charset=utf-8']);
+      expect((r.body as any).data.customers.totalCount).toBeGreaterThanOrEqual(0);
+    }
+  });
+
+  it('refuses text the database cannot store in a variable’s default value too (400, before the database)', async () => {
+    for (const query of [
+      'query($e: String = "a\\u0000b") { customers(email: $e) { totalCount } }',
+      'mutation($n: String = "x\\u0000y") { createCustomer(input: { email: "nul@example.com", name: $n }) { __typename } }',
+    ]) {
+      for (let i = 0; i < 2; i++) {
+        const r = await post({ query });
+        expect([r.status, (r.body as any).errors?.[0]?.extensions], query).toEqual([400, expect.objectContaining({ code: 'parameter_invalid', param: query.startsWith('query') ? 'e' : 'n' })]);
+      }
+    }
+    expect((await api.get('/v1/customers?email=nul@example.com')).body.data).toEqual([]);
   });
 
   it('masks an unexpected resolver error: internal_error with the request id, nothing of the error itself', async () => {

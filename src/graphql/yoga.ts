@@ -158,13 +158,15 @@ const maskResolverErrors: Plugin = {
 // take Yoga's path: the rate limit counts their root fields.) A test runs the same documents both
 // ways and compares the answers.
 const MAX_PREPARED = 1000;
+/** Longer texts (real queries are a few KiB; a 1 MB comment is not) are not kept. */
+const MAX_PREPARED_LENGTH = 16 * 1024;
 const preparedDocuments = new Map<string, DocumentNode>();
 
 /** Remembers the documents Yoga validated without errors, by their text. */
 const rememberValidDocuments: Plugin = {
   onValidate({ params, context }) {
     const query = (context as { params?: { query?: unknown } }).params?.query;
-    if (typeof query !== 'string') return;
+    if (typeof query !== 'string' || query.length > MAX_PREPARED_LENGTH) return;
     return ({ valid }) => {
       if (!valid || preparedDocuments.has(query)) return;
       if (preparedDocuments.size >= MAX_PREPARED) preparedDocuments.delete(preparedDocuments.keys().next().value!);
@@ -228,23 +230,29 @@ export interface GraphQLAnswer {
 }
 
 /**
- * The JSON media type a POST's Accept header asks for, when it is one execute() answers
- * (none, any, application/json or application/graphql-response+json, first match in the
- * header's order, as Yoga picks); undefined sends the request through Yoga's own HTTP handling
- * (streams, multipart, unsupported types).
+ * What a request's Accept header asks of /graphql, in the header's order (as Yoga picks):
+ * 'stream' for server-sent events or multipart (Yoga's own HTTP handling answers those),
+ * application/graphql-response+json, or application/json — also for no Accept, any type, or
+ * only types /graphql does not make (REST ignores Accept the same way).
  */
-export function jsonAnswerType(accept: string | undefined): string | undefined {
-  if (!accept) return 'application/json';
-  for (const part of accept.split(',')) {
-    const type = part.split(';')[0]!.trim().toLowerCase();
-    if (type === 'application/json' || type === '*/*' || type === 'application/*') return 'application/json';
-    if (type === 'application/graphql-response+json') return type;
+export function graphqlAnswerType(accept: string | undefined): 'stream' | 'application/json' | 'application/graphql-response+json' {
+  for (const part of (accept ?? '').split(',')) {
+    const [type, ...rest] = part.split(';');
+    const t = type!.trim().toLowerCase();
+    if (rest.some((p) => /^\s*q\s*=\s*0(\.0*)?\s*$/i.test(p))) continue; // q=0: not acceptable
+    if (t === 'application/json' || t === '*/*' || t === 'application/*') return 'application/json';
+    if (t === 'application/graphql-response+json') return t;
+    if (t === 'text/event-stream' || t === 'multipart/mixed') return 'stream';
   }
-  return undefined;
+  return 'application/json';
 }
 
-// What the Yoga plugins see as the request of a POST run by execute(): they read its method.
-const POST_REQUEST = { method: 'POST', url: 'http://localhost/graphql', headers: new Headers() } as unknown as Request;
+// What the Yoga plugins see as the request of an operation run by execute(): they read its
+// method (a mutation over GET is refused).
+const REQUESTS = {
+  POST: { method: 'POST', url: 'http://localhost/graphql', headers: new Headers() } as unknown as Request,
+  GET: { method: 'GET', url: 'http://localhost/graphql', headers: new Headers() } as unknown as Request,
+};
 
 export function createGraphQLServer(limits: GraphQLLimits) {
   const yoga = createGraphQLYoga(limits);
@@ -257,11 +265,11 @@ export function createGraphQLServer(limits: GraphQLLimits) {
      * Yoga's web Request and Response: a result without errors is answered as JSON directly;
      * one with errors is answered as Yoga answers it (its status rules, internals removed).
      */
-    async execute(params: GraphQLParams, gctx: GraphQLContext, answerType: string): Promise<GraphQLAnswer> {
+    async execute(params: GraphQLParams, gctx: GraphQLContext, answerType: string, method: 'GET' | 'POST' = 'POST'): Promise<GraphQLAnswer> {
       const prepared = preparedQuery(params);
       const result = prepared
         ? await runPrepared(prepared, params, gctx)
-        : await resultOf(yoga, params, gctx);
+        : await resultOf(yoga, params, gctx, REQUESTS[method]);
       if (!result.errors?.length && !result.extensions) {
         return { status: 200, headers: { 'content-type': `${answerType}; charset=utf-8` }, body: JSON.stringify(result) };
       }
@@ -275,9 +283,9 @@ export function createGraphQLServer(limits: GraphQLLimits) {
 }
 
 /** Yoga's result for these parameters; the request errors its parameter checks throw become the result. */
-async function resultOf(yoga: ReturnType<typeof createGraphQLYoga>, params: GraphQLParams, gctx: GraphQLContext): Promise<ExecutionResult> {
+async function resultOf(yoga: ReturnType<typeof createGraphQLYoga>, params: GraphQLParams, gctx: GraphQLContext, request: Request): Promise<ExecutionResult> {
   try {
-    return (await yoga.getResultForParams({ params, request: POST_REQUEST }, { gctx } as never)) as ExecutionResult;
+    return (await yoga.getResultForParams({ params, request }, { gctx } as never)) as ExecutionResult;
   } catch (err) {
     if (err instanceof GraphQLError) return { errors: [err] };
     throw err;

@@ -3,7 +3,7 @@
 // Request-Id; every request is logged as one JSON line.
 import { Hono, type Context } from 'hono';
 import { cors } from 'hono/cors';
-import { createGraphQLServer, jsonAnswerType } from '../graphql/yoga.ts';
+import { createGraphQLServer, graphqlAnswerType } from '../graphql/yoga.ts';
 import type { GraphQLParams } from 'graphql-yoga';
 import { mountCheckout } from '../hosted/checkout.ts';
 import { mountSetup } from '../hosted/setup.ts';
@@ -44,9 +44,43 @@ function sendError(c: Context<AppEnv>, err: AppError) {
     );
   }
   if (c.req.path === '/graphql') {
-    return c.json({ errors: [{ message: err.message, extensions: { code: err.code, type: err.type, request_id: requestId } }] }, err.status as 400);
+    const param = err.param ? { param: err.param } : {};
+    return c.json({ errors: [{ message: err.message, extensions: { code: err.code, type: err.type, ...param, request_id: requestId } }] }, err.status as 400);
   }
   return c.json(errorBody(err, requestId), err.status as 400);
+}
+
+/**
+ * The parameters of a GraphQL POST. Only JSON bodies: a form or a text/plain body is what a page
+ * on another site can make a browser send without asking (cross-site request forgery). The body
+ * is read here (size-limited, straight from node's request) so that bad JSON gets the documented
+ * invalid_json error, as on REST.
+ */
+async function graphqlPostParams(c: Context<AppEnv>): Promise<GraphQLParams> {
+  const header = c.req.header('content-type');
+  if (!GRAPHQL_BODY_TYPES.has(mediaType(header)) || !isUtf8(header)) {
+    throw new HttpError(415, 'unsupported_media_type', 'GraphQL requests must be POSTed as JSON (Content-Type: application/json, UTF-8).');
+  }
+  declaredBodyLimit(c);
+  const body = parseJson(await bodyText(c));
+  if (!body || typeof body !== 'object' || Array.isArray(body)) {
+    throw new ValidationError('parameter_missing', 'The request body must be a JSON object with a "query" string (and optionally "variables" and "operationName").', 'query');
+  }
+  return body as GraphQLParams;
+}
+
+/** The parameters of a GraphQL GET (queries only: Yoga refuses a mutation with 405). */
+function graphqlGetParams(c: Context<AppEnv>): GraphQLParams {
+  const json = (name: 'variables' | 'extensions') => {
+    const text = c.req.query(name);
+    if (text === undefined || text === '') return undefined;
+    try {
+      return JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      throw new ValidationError('parameter_invalid', `"${name}" must be a JSON object.`, name);
+    }
+  };
+  return { query: c.req.query('query'), operationName: c.req.query('operationName'), variables: json('variables'), extensions: json('extensions') };
 }
 
 export function createApp(services: Services) {
@@ -191,30 +225,24 @@ export function createApp(services: Services) {
       return res;
     }
     const ctx = await authenticate(c);
-    // Only JSON bodies: a form or a text/plain body is what a page on another site can make a
-    // browser send without asking (cross-site request forgery).
-    if (c.req.method !== 'POST') return yoga.fetch(c.req.raw, { gctx: { ctx, services, loaders: new Map() } });
-    const header = c.req.header('content-type');
-    if (!GRAPHQL_BODY_TYPES.has(mediaType(header)) || !isUtf8(header)) {
-      throw new HttpError(415, 'unsupported_media_type', 'GraphQL requests must be POSTed as JSON (Content-Type: application/json, UTF-8).');
+    const params = c.req.method === 'POST' ? await graphqlPostParams(c) : graphqlGetParams(c);
+    if (typeof params.query !== 'string') {
+      throw new ValidationError('parameter_missing', 'A GraphQL request needs a "query" string (and optionally "variables" and "operationName").', 'query');
     }
-    // The body is read here (size-limited, straight from node's request) so that bad JSON gets
-    // the documented invalid_json error, as on REST.
-    declaredBodyLimit(c);
-    const text = await bodyText(c);
-    const body = parseJson(text);
-    if (!body || typeof body !== 'object' || Array.isArray(body) || typeof (body as { query?: unknown }).query !== 'string') {
-      throw new ValidationError('parameter_missing', 'The request body must be a JSON object with a "query" string (and optionally "variables" and "operationName").', 'query');
+    if (params.operationName != null && typeof params.operationName !== 'string') {
+      throw new ValidationError('parameter_invalid', '"operationName" must be a string.', 'operationName');
     }
     const gctx = { ctx, services, loaders: new Map() };
-    const accept = c.req.header('accept');
-    const answerType = jsonAnswerType(accept);
-    if (!answerType) {
-      // Event streams and other answer types: Yoga's own HTTP handling.
-      const request = new Request(c.req.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: accept ?? '' }, body: text });
+    const answerType = graphqlAnswerType(c.req.header('accept'));
+    if (answerType === 'stream') {
+      // Event streams and multipart answers: Yoga's own HTTP handling.
+      const request =
+        c.req.method === 'POST'
+          ? new Request(c.req.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: c.req.header('accept') ?? '' }, body: JSON.stringify(params) })
+          : c.req.raw;
       return yoga.fetch(request, { gctx });
     }
-    const answer = await yoga.execute(body as GraphQLParams, gctx, answerType);
+    const answer = await yoga.execute(params, gctx, answerType, c.req.method as 'GET' | 'POST');
     return c.body(answer.body, answer.status as 200, answer.headers);
   });
 

@@ -257,11 +257,12 @@ const REQUESTS = {
 export function createGraphQLServer(limits: GraphQLLimits) {
   const yoga = createGraphQLYoga(limits);
   return {
-    /** Yoga's whole HTTP handling: GraphiQL, GET queries, and POSTs execute() does not answer. */
+    /** Yoga's whole HTTP handling: GraphiQL, and event-stream or multipart answers. */
     fetch: yoga.fetch,
     /**
-     * Runs the parameters of a POST already read and checked by the HTTP layer through the same
-     * envelop plugins (parse and validation caches and limits, masking, rate limit) without
+     * Runs the parameters of a GET or POST already read and checked by the HTTP layer: a
+     * prepared query straight on execute (see above), anything else through Yoga's envelop
+     * plugins (parse and validation caches and limits, masking, rate limit), without
      * Yoga's web Request and Response: a result without errors is answered as JSON directly;
      * one with errors is answered as Yoga answers it (its status rules, internals removed).
      */

@@ -2,9 +2,7 @@
 // works offline. Expected errors thrown by queries keep their code; anything else is masked
 // and logged with the request id.
 import { execute, getOperationAST, GraphQLError, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
-import { isPromise } from 'graphql-yoga';
-type PromiseOrValue<T> = T | Promise<T>;
-import { createYoga, processRegularResult, type GraphQLParams, type Plugin } from 'graphql-yoga';
+import { createYoga, isPromise, processRegularResult, type GraphQLParams, type Plugin } from 'graphql-yoga';
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { toAppError } from '../platform/errors.ts';
@@ -18,6 +16,8 @@ import { checkOperationInput, inputGuardPlugin } from './input-guard.ts';
 import { renderGraphiQLPage } from './graphiql.ts';
 import { mutationRateLimitPlugin } from './rate-limit-plugin.ts';
 import { schema } from './schema.ts';
+
+type PromiseOrValue<T> = T | Promise<T>;
 
 const DEFAULT_QUERY = `# Billing API. Ctrl-Enter runs the query; the Docs panel (book icon) lists every type.
 # Ids are the REST ids; node(id:) fetches any record; mutations return typed errors as data.
@@ -216,9 +216,8 @@ function withCodes(r: unknown): unknown {
 /** Rewrites the codes of document-level errors in every result Yoga sends (see withCode). */
 const documentErrorCodes: Plugin = {
   onResultProcess({ result, setResult }) {
-    const fix = withCodes;
-    if (Array.isArray(result)) setResult(result.map(fix) as typeof result);
-    else if (result && typeof result === 'object' && 'errors' in result) setResult(fix(result) as typeof result);
+    if (Array.isArray(result)) setResult(result.map(withCodes) as typeof result);
+    else if (result && typeof result === 'object' && 'errors' in result) setResult(withCodes(result) as typeof result);
   },
 };
 

@@ -120,7 +120,7 @@ async function openPglite(dataDir: string | null, onQuery?: (sql: string) => voi
   const prisma = prismaClient(new PrismaPGlite(db), onQuery);
   const query = async <R,>(sql: string, params?: unknown[]) => (await db.query<R>(sql, params as any[])).rows;
   // int8 as bigint (PGlite's default is a lossy number); transactions go through Prisma's.
-  const parsers = { 20: (v: string) => BigInt(v) };
+  const parsers = { [INT8]: toBigInt };
   registerRawBackend(prisma, {
     query: async <T,>(text: string, params: readonly unknown[] = []) => (await db.query<Row>(text, params as unknown[], { parsers })).rows.map((r) => camelRow<T>(r)),
   });

@@ -1,14 +1,32 @@
 // GraphiQL and cross-site request forgery in a real browser (Debian's chromium via
 // playwright-core): a page on another site cannot make a signed-in browser run GraphQL mutations,
-// and GraphiQL signs in with an explicit key instead of the browser's Basic-auth prompt.
+// and GraphiQL signs in with an explicit key instead of the browser's Basic-auth prompt. The page
+// runs under a strict Content-Security-Policy (its scripts by a per-response nonce): GraphiQL works
+// with it in force and reports no violation, while a script injected without the nonce is blocked.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type Client, type TestApp } from './helpers/app.ts';
 import { launchBrowser, requireChromium } from './helpers/browser.ts';
 
 const available = requireChromium('graphiql.browser.test');
+
+/**
+ * Collects the page's CSP violations: the `securitypolicyviolation` events of every document the
+ * page loads (listened for before any of its scripts run) and the browser's own console reports.
+ */
+async function watchCsp(page: Page): Promise<() => Promise<string[]>> {
+  const reported: string[] = [];
+  page.on('console', (m) => {
+    if (/Content Security Policy/i.test(m.text())) reported.push(m.text().slice(0, 300));
+  });
+  await page.addInitScript(() => {
+    const seen: string[] = ((window as any).__cspViolations = []);
+    document.addEventListener('securitypolicyviolation', (e) => seen.push(`${e.effectiveDirective} ${e.blockedURI} ${e.sample}`));
+  });
+  return async () => [...reported, ...(await page.evaluate(() => (window as any).__cspViolations as string[]))];
+}
 
 describe.runIf(available)('in a browser', () => {
   let app: TestApp;
@@ -91,7 +109,9 @@ describe.runIf(available)('in a browser', () => {
     page.on('request', (r) => {
       if (r.url() === `${app.url}/graphql` && r.method() === 'POST') gqlRequests.push({ authorization: r.headers().authorization, cookie: r.headers().cookie });
     });
-    await page.goto(`${app.url}/graphql`);
+    const cspViolations = await watchCsp(page);
+    const loaded = await page.goto(`${app.url}/graphql`);
+    expect(loaded?.headers()['content-security-policy']).toMatch(/^default-src 'none'; script-src 'self' 'nonce-[\w-]{22}';/);
     expect(await page.title()).toBe('Billing API · GraphiQL');
     await expect(page.getByRole('heading', { name: 'Billing API · GraphiQL' }).isVisible()).resolves.toBe(true);
 
@@ -107,6 +127,16 @@ describe.runIf(available)('in a browser', () => {
     expect(await page.evaluate(() => Object.keys(sessionStorage))).toEqual(['billing.graphiql.authorization']);
     await page.locator('.graphiql-execute-button').click();
     await page.getByText('graphiql@example.com').first().waitFor();
+    // The editor's language features run in Monaco's web workers (blob: URLs, allowed by
+    // worker-src): typing a field asks them for completions.
+    await page.locator('.graphiql-query-editor .monaco-editor').first().click();
+    await page.keyboard.press('Control+End');
+    await page.keyboard.type('\n{ custo');
+    await page.locator('.suggest-widget').getByText('customers').first().waitFor();
+    await page.keyboard.press('Escape');
+    // GraphiQL keeps the edited query in the address: reloading it must give the page again (it
+    // answered 401, and a browser's Basic-auth prompt, when the address had a query).
+    await expect.poll(() => new URL(page.url()).searchParams.get('query') ?? '').toContain('{ custo');
     // The schema loaded (GraphiQL's full introspection query): the Docs explorer shows the
     // root types and their fields.
     await page.getByRole('button', { name: /show documentation explorer/i }).click();
@@ -120,12 +150,72 @@ describe.runIf(available)('in a browser', () => {
       expect(r.cookie).toBeUndefined();
     }
     // Still signed in after a reload of the tab; signing out forgets the key.
-    await page.reload();
+    expect((await page.reload())?.status()).toBe(200);
     await page.locator('.graphiql-container').first().waitFor();
+    await page.locator('.graphiql-query-editor').getByText('custo').first().waitFor();
+    expect(await cspViolations()).toEqual([]);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('Client id').waitFor();
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    expect(await cspViolations()).toEqual([]);
     expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('GraphiQL’s policy: scripts only by a nonce new for every response; a script injected into the page without it does not run', async () => {
+    const headers = async () => (await fetch(`${app.url}/graphql`, { headers: { accept: 'text/html' } })).headers;
+    const [first, second] = [await headers(), await headers()];
+    const policy = (h: Headers) => Object.fromEntries(h.get('content-security-policy')!.split('; ').map((d) => [d.split(' ')[0], d.split(' ').slice(1).join(' ')]));
+    const p = policy(first);
+    expect(p).toEqual({
+      'default-src': "'none'",
+      'script-src': expect.stringMatching(/^'self' 'nonce-[\w-]{22}'$/),
+      // Monaco adds <style> elements and style attributes without a nonce: inline styles only.
+      'style-src': "'self' 'unsafe-inline'",
+      'img-src': "'self' data:",
+      'font-src': "'self' data:",
+      'connect-src': "'self'",
+      'worker-src': 'blob:',
+      'object-src': "'none'",
+      'base-uri': "'none'",
+      'form-action': "'none'",
+      'frame-ancestors': "'none'",
+    });
+    expect(policy(second)['script-src']).not.toBe(p['script-src']);
+    expect(first.get('cache-control')).toBe('no-store');
+    expect(first.get('x-frame-options')).toBe('DENY');
+    expect(first.get('referrer-policy')).toBe('no-referrer');
+
+    // An HTML injection into the page (as a reflected or stored XSS would make it): an inline
+    // script, one with a guessed nonce, an inline event handler. The server's policy stays in force.
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const cspViolations = await watchCsp(page);
+    await page.route(`${app.url}/graphql`, async (route) => {
+      if (route.request().method() !== 'GET') return route.continue();
+      const res = await route.fetch();
+      const injected = [
+        '<script>window.__injected = (window.__injected || []).concat("inline")</script>',
+        '<script nonce="AAAAAAAAAAAAAAAAAAAAAA">window.__injected = (window.__injected || []).concat("guessed nonce")</script>',
+        '<img src="data:," onerror="window.__injected = (window.__injected || []).concat(\'handler\')">',
+      ].join('');
+      await route.fulfill({ response: res, body: (await res.text()).replace('<div id="root"></div>', `${injected}<div id="root"></div>`) });
+    });
+    const loaded = await page.goto(`${app.url}/graphql`);
+    expect(loaded?.headers()['content-security-policy']).toMatch(/; script-src 'self' 'nonce-[\w-]{22}';/);
+    // The page's own scripts ran (the sign-in form is shown by them) …
+    await page.getByLabel('Client id').waitFor();
+    expect(await page.evaluate(() => typeof (window as any).billingStartGraphiQL)).toBe('function');
+    // … the injected ones did not, and the browser reported each.
+    expect(await page.evaluate(() => (window as any).__injected ?? [])).toEqual([]);
+    // A script added later by the page's DOM (what a DOM-based XSS would do) is blocked too.
+    await page.evaluate(() => {
+      const s = document.createElement('script');
+      s.textContent = 'window.__injected = (window.__injected || []).concat("dom")';
+      document.body.appendChild(s);
+    });
+    expect(await page.evaluate(() => (window as any).__injected ?? [])).toEqual([]);
+    await expect.poll(async () => (await cspViolations()).filter((v) => /^script-src/.test(v)).length).toBeGreaterThanOrEqual(4);
     await context.close();
   });
 });

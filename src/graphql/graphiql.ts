@@ -5,8 +5,27 @@
 // feeds on. Instead a small sign-in form asks for the client id and secret, keeps the resulting
 // `Authorization` value in sessionStorage (gone when the tab closes) and GraphiQL sends it as an
 // explicit header with `credentials: 'omit'`, so no cookie or cached credential ever rides along.
+//
+// The page asks for a secret, so it runs under a strict Content-Security-Policy
+// (`graphiqlSecurityHeaders`): only its own two inline scripts run, by a nonce that is new for
+// every response (`withNonce`); nothing is loaded from or sent to anywhere but this origin (and
+// the `data:`/`blob:` URLs the page makes itself). What GraphiQL's bundle needs beyond that was
+// checked in Chromium (test/graphiql.browser.test.ts, zero violations):
+// - Monaco's editor workers are created from `blob:` URLs → `worker-src blob:`;
+// - its fonts (codicons, Roboto) and icons are `data:` URLs inside the CSS → `font-src data:`,
+//   `img-src 'self' data:`;
+// - Monaco (and a React helper) add <style> elements and style attributes at run time, without
+//   a nonce → `style-src 'unsafe-inline'` (styles only; scripts get no 'unsafe-inline' and no
+//   'unsafe-eval': the bundle uses neither eval nor new Function).
+import { randomBytes } from 'node:crypto';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import type { GraphiQLOptions } from 'graphql-yoga';
+
+/**
+ * Stands for the response's nonce in the rendered page (random per process, so no text of the
+ * page or of its options can contain it by accident); `withNonce` puts the real one in.
+ */
+const NONCE_SLOT = `billing-csp-nonce-${randomBytes(12).toString('hex')}`;
 
 const STORAGE_KEY = 'billing.graphiql.authorization';
 
@@ -37,7 +56,7 @@ const SIGN_IN = /* HTML */ `
     <p class="error" id="billing-signin-error" role="alert" hidden></p>
   </form>
 </div>
-<script>
+<script nonce="${NONCE_SLOT}">
   function billingStartGraphiQL(root, options) {
     var KEY = ${JSON.stringify(STORAGE_KEY)};
     var endpoint = options.endpoint || '/graphql';
@@ -79,12 +98,81 @@ const SIGN_IN = /* HTML */ `
 </script>`;
 
 const CALL = 'YogaGraphiQL.renderYogaGraphiQL(';
+const ROOT = '<div id="root"></div>';
 
-/** The GraphiQL page: Yoga's bundle, started by the sign-in script instead of at once. */
+/**
+ * The GraphiQL page: Yoga's bundle, started by the sign-in script instead of at once. Its inline
+ * scripts carry a nonce placeholder: serve it through `withNonce`, with `graphiqlSecurityHeaders`.
+ */
 export function renderGraphiQLPage(opts: GraphiQLOptions): string {
   const page = renderGraphiQL(opts);
+  const changed = () => new Error('GraphiQL page: the layout of @graphql-yoga/render-graphiql was not recognised (package changed?)');
   const at = page.lastIndexOf(CALL);
-  if (at < 0) throw new Error('GraphiQL page: the render call of @graphql-yoga/render-graphiql was not found (package changed?)');
-  const started = `${page.slice(0, at)}billingStartGraphiQL(${page.slice(at + CALL.length)}`;
-  return started.replace('<div id="root"></div>', `<div id="root"></div>${SIGN_IN}`);
+  const root = page.indexOf(ROOT);
+  // The bundle is the one <script> element, right after the root element (the bundle's own code
+  // contains the text "<script>" too: only that element's tag is given the nonce).
+  const bundle = page.indexOf('<script>', root);
+  if (at < 0 || root < 0 || bundle < 0 || page.slice(root + ROOT.length, bundle).trim() !== '' || at < bundle) throw changed();
+  return (
+    page.slice(0, root) +
+    ROOT +
+    SIGN_IN +
+    page.slice(root + ROOT.length, bundle) +
+    `<script nonce="${NONCE_SLOT}">` +
+    page.slice(bundle + '<script>'.length, at) +
+    'billingStartGraphiQL(' +
+    page.slice(at + CALL.length)
+  );
+}
+
+const SLOT_BYTES = Buffer.from(NONCE_SLOT);
+
+/**
+ * The rendered page (its UTF-8 bytes: the page is 9 MB, so it is not decoded and encoded again)
+ * with this response's nonce on its scripts (`nonce`: 16+ base64url characters).
+ */
+export function withNonce(page: Uint8Array, nonce: string): Uint8Array<ArrayBuffer> {
+  if (!/^[A-Za-z0-9_-]{16,}$/.test(nonce)) throw new Error('a CSP nonce must be 16+ URL-safe characters');
+  const bytes = Buffer.from(page.buffer, page.byteOffset, page.byteLength);
+  const value = Buffer.from(nonce);
+  const parts: Uint8Array[] = [];
+  let from = 0;
+  for (let at = bytes.indexOf(SLOT_BYTES); at >= 0; at = bytes.indexOf(SLOT_BYTES, from)) {
+    parts.push(bytes.subarray(from, at), value);
+    from = at + SLOT_BYTES.length;
+  }
+  parts.push(bytes.subarray(from));
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
+  let offset = 0;
+  for (const p of parts) {
+    out.set(p, offset);
+    offset += p.byteLength;
+  }
+  return out;
+}
+
+/**
+ * The page's headers. It asks for an API secret: its own scripts only (by the response's nonce),
+ * no plugins, no <base>, data to and from this origin only, never framed, cached or leaking its
+ * URL, and the sign-in form never submitted as a navigation (a secret in a URL).
+ */
+export function graphiqlSecurityHeaders(nonce: string): Record<string, string> {
+  return {
+    'Content-Security-Policy': [
+      "default-src 'none'",
+      `script-src 'self' 'nonce-${nonce}'`,
+      "style-src 'self' 'unsafe-inline'",
+      "img-src 'self' data:",
+      "font-src 'self' data:",
+      "connect-src 'self'",
+      'worker-src blob:',
+      "object-src 'none'",
+      "base-uri 'none'",
+      "form-action 'none'",
+      "frame-ancestors 'none'",
+    ].join('; '),
+    'X-Frame-Options': 'DENY',
+    'Referrer-Policy': 'no-referrer',
+    'Cache-Control': 'no-store',
+  };
 }

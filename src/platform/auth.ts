@@ -8,9 +8,11 @@
 // parameters: against the stored hash for a known, active key (also when a *different* secret of
 // that key is cached), against a fixed dummy hash for an unknown or revoked client id. So neither
 // the answer time nor the code path tells an unknown id from a wrong secret. Attempts that need a
-// scrypt are counted per client id and per source address (AuthFailureLimiter) before the scrypt
-// runs; over the limit they get 429 rate_limited without any work, while the cached secret keeps
-// working, so an attacker cannot lock a merchant out.
+// scrypt are counted per source address (AuthFailureLimiter) before the scrypt runs; an address
+// over its limit gets 429 rate_limited without any work. A client id is never refused — anyone
+// can send it, so refusing it would let a stranger lock its merchant out: the scrypt runs first,
+// a correct secret is answered at once, and only failures for an id that keeps failing are
+// answered late (a tarpit, at most a few seconds).
 import { hash, randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { Prisma, PrismaClient } from './db/index.ts';
@@ -77,7 +79,7 @@ export function parseBasic(header: string | undefined | null): { clientId: strin
 export interface AuthAttempt {
   /** where the attempt comes from (the TCP peer, or the trusted proxy's client address) */
   source?: string | undefined;
-  /** counts attempts that need a scrypt; absent = no limit (CLI, in-process use) */
+  /** limits attempts that need a scrypt (per address) and slows failures (per client id); absent = none (CLI, in-process use) */
   limiter?: AuthFailureLimiter | undefined;
 }
 
@@ -93,8 +95,9 @@ export class Authenticator {
   ) {}
 
   /**
-   * Returns the merchant for the header's credentials or throws AuthenticationError (401), or
-   * RateLimitError (429) when the attempt needs a scrypt and `attempt.limiter` refuses it.
+   * Returns the merchant for the header's credentials or throws AuthenticationError (401) — held
+   * back first when the client id keeps failing — or RateLimitError (429) when the attempt needs a
+   * scrypt and its source address is over its failure limit.
    */
   async authenticate(header: string | undefined | null, attempt: AuthAttempt = {}): Promise<AuthenticatedMerchant> {
     const creds = parseBasic(header);
@@ -113,7 +116,8 @@ export class Authenticator {
       if (key && !key.revokedAt && key.secretHash === cached.secretHash) return this.remember(creds.clientId, digest, key);
     }
     // Everything else needs a scrypt. Identical attempts in flight at once (a client's first burst
-    // to a fresh process) share one check: one scrypt, one point against the failure limit.
+    // to a fresh process) share one check: one scrypt, one point against the failure limits (and
+    // a held failure's repeats wait for its answer instead of running scrypts of their own).
     const flightKey = `${creds.clientId}\n${digest.toString('hex')}`;
     let flight = this.inFlight.get(flightKey);
     if (!flight) {
@@ -129,8 +133,9 @@ export class Authenticator {
     key: KeyRow | null | undefined,
     attempt: AuthAttempt,
   ): Promise<AuthenticatedMerchant> {
-    // Count the attempt first (refused → 429, no work done).
-    const refund = attempt.limiter ? await attempt.limiter.take(creds.clientId, attempt.source) : undefined;
+    // Count the attempt against its source address first (over → 429, no work done). The client
+    // id is not limited here: the scrypt decides, so a correct secret always gets through.
+    const refund = attempt.limiter ? await attempt.limiter.take(attempt.source) : undefined;
     let active: KeyRow | null, ok: boolean;
     try {
       if (key === undefined) key = await this.findKey(creds.clientId);
@@ -140,12 +145,14 @@ export class Authenticator {
       refund?.(); // the database failed, not the credentials
       throw err;
     }
-    if (!active) {
-      this.cache.delete(creds.clientId);
+    if (!active) this.cache.delete(creds.clientId);
+    if (!active || !ok) {
+      // A wrong secret leaves the cached (right) one alone: its owner keeps working. The failure
+      // counts against the client id (known or not, alike) and, beyond its free ones, is held.
+      const holdMs = attempt.limiter ? await attempt.limiter.failed(creds.clientId) : 0;
+      if (holdMs > 0) await new Promise((resolve) => setTimeout(resolve, holdMs));
       throw new AuthenticationError();
     }
-    // A wrong secret leaves the cached (right) one alone: its owner keeps working.
-    if (!ok) throw new AuthenticationError();
     refund?.();
     return this.remember(creds.clientId, digest, active);
   }

@@ -29,50 +29,73 @@ export class RateLimiter {
   }
 }
 
+/** The first held failure waits this long; each further one twice as long as the one before … */
+export const AUTH_TARPIT_FIRST_MS = 100;
+/** … up to this (the tarpit is a brake, never a wall). */
+export const AUTH_TARPIT_MAX_MS = 5_000;
+
 /**
- * Limits authentication attempts that need a scrypt (everything except a secret this process has
- * already verified), per client id and per source address, over a one-minute window. An attempt
- * is counted *before* its scrypt runs, so concurrent guesses cannot slip past the limit; a
- * successful one gives its points back, so only failures (and attempts in flight) count.
+ * How long a failed attempt for a client id is held before its 401 is sent, given the client id's
+ * failures in the current minute (this one included): nothing up to `freePerMinute`, then 0.1 s,
+ * 0.2 s, 0.4 s … at most 5 s. `freePerMinute` 0: never held.
+ */
+export function authTarpitMs(failures: number, freePerMinute: number): number {
+  if (freePerMinute <= 0 || failures <= freePerMinute) return 0;
+  const excess = Math.min(failures - freePerMinute, 32);
+  return Math.min(AUTH_TARPIT_MAX_MS, AUTH_TARPIT_FIRST_MS * 2 ** (excess - 1));
+}
+
+/**
+ * Limits the harm of failed authentications (everything except a secret this process has already
+ * verified needs a scrypt):
+ *
+ * - **per source address** (`perAddressPerMinute`): an attempt is counted *before* its scrypt
+ *   runs, so concurrent guesses cannot slip past the limit, and given back when it succeeds; over
+ *   the limit the address is refused (429) without any work. This is what protects the CPU, and
+ *   it only ever refuses the address that keeps failing.
+ * - **per client id** (`perClientPerMinute`): never refused. Anyone can send a client id, so a
+ *   refusal keyed on it would let a stranger lock its merchant out (a correct secret refused on
+ *   every process that has not verified it yet). Instead the id's failures are counted after the
+ *   scrypt, and beyond the free ones each failure is answered late (`authTarpitMs`): guessing gets
+ *   slower, while a correct secret is answered at once.
  */
 export class AuthFailureLimiter {
-  private readonly byClient: RateLimiterMemory | null;
   private readonly byAddress: RateLimiterMemory | null;
+  private readonly failuresByClient: RateLimiterMemory | null;
+  private readonly freePerClient: number;
 
   constructor(opts: { perClientPerMinute: number; perAddressPerMinute: number }) {
-    this.byClient = opts.perClientPerMinute > 0 ? new RateLimiterMemory({ keyPrefix: 'auth_client', points: opts.perClientPerMinute, duration: 60 }) : null;
     this.byAddress = opts.perAddressPerMinute > 0 ? new RateLimiterMemory({ keyPrefix: 'auth_addr', points: opts.perAddressPerMinute, duration: 60 }) : null;
+    this.freePerClient = opts.perClientPerMinute;
+    // Only counted (penalty), never consumed: `points` plays no part.
+    this.failuresByClient = opts.perClientPerMinute > 0 ? new RateLimiterMemory({ keyPrefix: 'auth_client', points: opts.perClientPerMinute, duration: 60 }) : null;
   }
 
   /**
-   * Counts one attempt for the client id and the address; throws RateLimitError (429,
-   * Retry-After) when either is over its limit. Returns the function that refunds the attempt
-   * (call it when the credentials turned out to be right).
+   * Counts one attempt for the source address; throws RateLimitError (429, Retry-After) when the
+   * address is over its limit. Returns the function that gives the attempt back (call it when the
+   * credentials turned out to be right, or when the check could not be made).
    */
-  async take(clientId: string, address: string | undefined): Promise<() => void> {
+  async take(address: string | undefined): Promise<() => void> {
+    if (!this.byAddress) return () => {};
     const addr = addressKey(address);
-    if (this.byAddress) {
-      try {
-        await this.byAddress.consume(addr);
-      } catch (res) {
-        if (res instanceof RateLimiterRes) throw new RateLimitError(retryAfter(res));
-        throw res;
-      }
+    try {
+      await this.byAddress.consume(addr);
+    } catch (res) {
+      if (res instanceof RateLimiterRes) throw new RateLimitError(retryAfter(res));
+      throw res;
     }
-    if (this.byClient) {
-      try {
-        await this.byClient.consume(clientId);
-      } catch (res) {
-        // Refused before any work: the address is not charged for it.
-        void this.byAddress?.reward(addr).catch(() => {});
-        if (res instanceof RateLimiterRes) throw new RateLimitError(retryAfter(res));
-        throw res;
-      }
-    }
-    return () => {
-      void this.byAddress?.reward(addr).catch(() => {});
-      void this.byClient?.reward(clientId).catch(() => {});
-    };
+    return () => void this.byAddress?.reward(addr).catch(() => {});
+  }
+
+  /**
+   * Records a failed check for the client id (known or not: the answer must not tell them apart)
+   * and returns how long to hold its 401, in milliseconds (0 = answer now).
+   */
+  async failed(clientId: string): Promise<number> {
+    if (!this.failuresByClient) return 0;
+    const res = await this.failuresByClient.penalty(clientId, 1);
+    return authTarpitMs(res.consumedPoints, this.freePerClient);
   }
 }
 
@@ -99,4 +122,51 @@ export function addressKey(address: string | undefined): string {
     .slice(0, 4)
     .map((g) => g.replace(/^0+(?=.)/, ''))
     .join(':') + '::/64';
+}
+
+/**
+ * Failed payment-method attempts on the hosted pages (checkout, top-up checkout, setup) per source
+ * address (IPv6 by /64, as `addressKey`), over a minute and over an hour: what stops one address
+ * from testing cards across many links (each link has its own cap in the database). An attempt is
+ * counted *before* the processor is called, so concurrent submissions cannot slip past the limit,
+ * and given back when it did not fail (a saved method, a paid checkout): only declines count. In
+ * memory, per process, like the limits above.
+ */
+export class PaymentFailureLimiter {
+  private readonly windows: RateLimiterMemory[] = [];
+
+  constructor(opts: { perMinute: number; perHour: number }) {
+    if (opts.perMinute > 0) this.windows.push(new RateLimiterMemory({ keyPrefix: 'pay_fail_minute', points: opts.perMinute, duration: 60 }));
+    if (opts.perHour > 0) this.windows.push(new RateLimiterMemory({ keyPrefix: 'pay_fail_hour', points: opts.perHour, duration: 3600 }));
+  }
+
+  /**
+   * Counts one attempt for the address; throws RateLimitError (429, Retry-After: when the window
+   * that refused ends) when a window is full, counting nothing. Returns the function that gives
+   * the attempt back (call it when the attempt did not fail; a second call does nothing).
+   */
+  async take(address: string | undefined): Promise<() => void> {
+    const key = addressKey(address);
+    const taken: RateLimiterMemory[] = [];
+    const giveBack = (windows: RateLimiterMemory[]) => {
+      for (const w of windows) void w.reward(key).catch(() => {});
+    };
+    for (const window of this.windows) {
+      try {
+        await window.consume(key);
+        taken.push(window);
+      } catch (res) {
+        giveBack(taken);
+        if (!(res instanceof RateLimiterRes)) throw res;
+        giveBack([window]); // the refused attempt is not counted either
+        throw new RateLimitError(Math.max(1, Math.ceil(res.msBeforeNext / 1000)));
+      }
+    }
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      giveBack(taken);
+    };
+  }
 }

@@ -4,6 +4,7 @@
 import { Hono, type Context } from 'hono';
 import { cors } from 'hono/cors';
 import { createGraphQLServer, graphqlAnswerType } from '../graphql/yoga.ts';
+import { graphiqlSecurityHeaders, withNonce } from '../graphql/graphiql.ts';
 import type { GraphQLParams } from 'graphql-yoga';
 import { mountCheckout } from '../hosted/checkout.ts';
 import { mountSetup } from '../hosted/setup.ts';
@@ -212,17 +213,21 @@ export function createApp(services: Services) {
   });
   mountRoutes(app, routes);
 
-  // ---- GraphQL: GraphiQL (a browser GET without a query) is public; operations need credentials.
+  // ---- GraphQL: GraphiQL (a browser's GET for HTML) is public; operations need credentials.
   app.on(['GET', 'POST'], '/graphql', async (c) => {
-    const wantsGraphiQL = c.req.method === 'GET' && !c.req.query('query') && (c.req.header('accept') ?? '').includes('text/html');
+    // A browser opening the page. GraphiQL keeps the edited query in the address (?query=…): a
+    // reload or a shared link, without credentials, gets the page again — not a 401 whose
+    // WWW-Authenticate brings up the browser's own Basic-auth prompt.
+    const wantsGraphiQL =
+      c.req.method === 'GET' && (c.req.header('accept') ?? '').includes('text/html') && (!c.req.query('query') || !c.req.header('authorization'));
     if (wantsGraphiQL) {
+      // The page asks for an API secret: a strict CSP with a nonce of its own for its scripts,
+      // never framed, cached, or leaking its URL (src/graphql/graphiql.ts).
       const res = await yoga.fetch(c.req.raw, {});
-      // The page asks for an API secret: never framed, cached, or leaking its URL.
-      res.headers.set('X-Frame-Options', 'DENY');
-      res.headers.set('Content-Security-Policy', "frame-ancestors 'none'");
-      res.headers.set('Referrer-Policy', 'no-referrer');
-      res.headers.set('Cache-Control', 'no-store');
-      return res;
+      if (res.status !== 200 || !res.headers.get('content-type')?.startsWith('text/html')) return res;
+      const nonce = randomToken(22);
+      for (const [k, v] of Object.entries(graphiqlSecurityHeaders(nonce))) c.header(k, v);
+      return c.body(withNonce(new Uint8Array(await res.arrayBuffer()), nonce), 200, { 'Content-Type': 'text/html; charset=UTF-8' });
     }
     const ctx = await authenticate(c);
     const params = c.req.method === 'POST' ? await graphqlPostParams(c) : graphqlGetParams(c);

@@ -125,7 +125,11 @@ describe('payment methods over GraphQL', () => {
     const r = await api.gql(PORTAL, { input: { customerId: c.id, returnUrl: 'https://shop.example/account', locale: 'fr' } });
     const s = r.data.createPortalSession.portalSession;
     expect(s).toMatchObject({ id: expect.stringMatching(/^cps_/), returnUrl: 'https://shop.example/account', locale: 'fr', customer: { id: c.id } });
-    expect((await fetch(s.url)).status).toBe(200);
+    // The url opens once, for the session cookie and the token-less portal (docs/payment-methods.md).
+    const opened = await fetch(s.url, { redirect: 'manual' });
+    expect(opened.status).toBe(303);
+    const cookie = opened.headers.getSetCookie().find((k) => k.startsWith('billing_portal='))!.split(';')[0]!;
+    expect((await fetch(new URL(opened.headers.get('location')!, s.url), { headers: { cookie } })).status).toBe(200);
     const bad = await api.gql(PORTAL, { input: { customerId: c.id, returnUrl: 'javascript:alert(1)' } });
     expect(bad.data.createPortalSession).toMatchObject({ __typename: 'ValidationError', code: 'parameter_invalid', param: 'returnUrl' });
   });

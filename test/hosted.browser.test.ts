@@ -2,6 +2,8 @@
 // every hosted page photographed at 1280 and 390 px wide (checkout, top-up, setup, portal with a
 // subscription and its invoice, the expired page) without console errors and without horizontal
 // scrolling on a phone.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type Client, type TestApp } from './helpers/app.ts';
@@ -182,21 +184,30 @@ describe.runIf(available)('hosted setup and portal in a browser', () => {
     const topup = (await api.post(`/v1/wallets/${w.id}/topups`, { amount: 20000, redirect_url: 'https://coffee.example/wallet' })).body;
     const payment = (await api.post('/v1/payments', { amount: 2599, currency: 'EUR', customer_id: c.id, redirect_url: 'https://coffee.example/thanks', checkout: { description: 'Two bags of beans', locale: 'fr' } })).body;
     const setup = (await api.post('/v1/setup-intents', { customer_id: c.id, return_url: 'https://coffee.example/account' })).body;
-    const portal = (await api.post('/v1/customer-portal/sessions', { customer_id: c.id, return_url: 'https://coffee.example/account' })).body;
+    // A portal url opens once (then the browser's cookie holds the session): one per width.
+    const portals = [
+      (await api.post('/v1/customer-portal/sessions', { customer_id: c.id, return_url: 'https://coffee.example/account' })).body,
+      (await api.post('/v1/customer-portal/sessions', { customer_id: c.id, return_url: 'https://coffee.example/account' })).body,
+    ];
     const expired = (await api.post('/v1/payments', { amount: 100, currency: 'USD', customer_id: c.id, redirect_url: 'https://coffee.example/' })).body;
     await api.post(`/v1/test-helpers/payments/${expired.id}/complete`, { outcome: 'cancelled' });
 
-    const pages: [string, string][] = [
+    const pages = (portalUrl: string): [string, string][] => [
       ['checkout', payment.checkout_url],
       ['topup', topup.checkout_url],
       ['setup', setup.setup_url],
-      ['portal', portal.url],
+      ['portal', portalUrl],
+      ['portal-link-used', portalUrl],
       ['not-found', `${app.url}/hosted/portal/${'x'.repeat(40)}`],
     ];
-    for (const width of [1280, 390]) {
+    for (const [i, width] of [1280, 390].entries()) {
       const page = await newPage(width);
-      for (const [name, url] of pages) {
-        await page.goto(url);
+      for (const [name, url] of pages(portals[i]!.url)) {
+        // The second visit of the portal url is from another browser: "already used".
+        if (name === 'portal-link-used') await page.context().clearCookies();
+        const res = await page.goto(url);
+        if (name === 'portal') expect(await page.title()).toBe('Your account with Kampala Coffee');
+        if (name === 'portal-link-used') expect(res!.status()).toBe(410);
         await page.screenshot({ path: `/tmp/hosted-${name}-${width}.png`, fullPage: true });
         const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
         expect(overflow, `${name} at ${width}px scrolls sideways`).toBeLessThanOrEqual(0);
@@ -215,6 +226,61 @@ describe.runIf(available)('hosted setup and portal in a browser', () => {
       }
       expect(order).toEqual(['method', 'card_number', 'card_expiry', 'card_cvc', 'BUTTON', 'BUTTON']);
       await page.close();
+    }
+    expect(errors).toEqual([]);
+  });
+
+  it('the portal url followed from the merchant’s site: the session cookie (HttpOnly, Lax) carries the customer through the portal and the setup page; another browser gets nothing', async () => {
+    const c = await customer();
+    const session = (await api.post('/v1/customer-portal/sessions', { customer_id: c.id, return_url: 'https://coffee.example/account' })).body;
+    const token = /\/hosted\/portal\/([0-9A-Za-z]{40})$/.exec(session.url)![1]!;
+    // The merchant's account page, on another site (localhost, while the service is 127.0.0.1).
+    const merchant = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><title>Coffee account</title><a href="${session.url}">Manage billing</a>`);
+    });
+    await new Promise<void>((r) => merchant.listen(0, r));
+    try {
+      const page = await newPage();
+      await page.goto(`http://localhost:${(merchant.address() as AddressInfo).port}/account`);
+      await page.getByRole('link', { name: 'Manage billing' }).click();
+      await page.waitForURL(`${app.url}/hosted/portal`);
+      expect(await page.title()).toBe('Your account with Kampala Coffee');
+      expect(page.url()).not.toContain(token);
+
+      const cookies = await page.context().cookies(`${app.url}/hosted/portal`);
+      const portalCookie = cookies.find((k) => k.name === 'billing_portal')!;
+      expect(portalCookie).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/hosted/portal' });
+      expect(portalCookie.value).not.toBe(token);
+      expect(portalCookie.expires * 1000 - Date.now()).toBeLessThanOrEqual(3600_000 + 5000);
+      // Scripts on the page cannot read it.
+      expect(await page.evaluate(() => document.cookie)).not.toContain('billing_portal');
+
+      // Through the setup page and back: the cookie (not a token in the address) finds the session.
+      await page.getByRole('button', { name: 'Add a payment method' }).click();
+      await page.waitForURL('**/hosted/setup/**');
+      await fillCard(page, '5555555555554444', '0934');
+      await page.getByRole('button', { name: 'Save payment method' }).click();
+      await page.getByRole('status').getByText('Your new payment method was saved.').waitFor();
+      expect(new URL(page.url()).pathname).toBe('/hosted/portal');
+      expect(page.url()).not.toContain(token);
+      expect((await api.get(`/v1/payment-methods?customer_id=${c.id}`)).body.data).toHaveLength(1);
+      await page.getByLabel('Name').fill('Amina N.');
+      await page.getByRole('button', { name: 'Save details' }).click();
+      await page.getByRole('status').getByText('Your details were saved.').waitFor();
+      expect((await api.get(`/v1/customers/${c.id}`)).body.name).toBe('Amina N.');
+
+      // Another browser (no cookie) opening the same url: the "already used" page, no session.
+      const other = await newPage();
+      const res = await other.goto(session.url);
+      expect(res!.status()).toBe(410);
+      await other.getByRole('heading', { name: 'This link was already used' }).waitFor();
+      expect((await other.context().cookies(`${app.url}/hosted/portal`)).some((k) => k.name === 'billing_portal')).toBe(false);
+      const home = await other.goto(`${app.url}/hosted/portal`);
+      expect(home!.status()).toBe(404);
+      await other.close();
+      await page.close();
+    } finally {
+      await new Promise<void>((r) => merchant.close(() => r()));
     }
     expect(errors).toEqual([]);
   });

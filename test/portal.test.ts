@@ -33,7 +33,44 @@ async function session(customerId: string, client = api, extra: Record<string, u
 
 const local = (url: string) => url.replace(app.services.config.publicBaseUrl, app.url);
 
-async function open(url: string) {
+const cookieOf = (res: Response, name: string) =>
+  res.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0]!)
+    .find((c) => c.startsWith(`${name}=`)) ?? '';
+
+interface PortalPage {
+  url: string;
+  res: Response;
+  html: string;
+  /** the portal session cookie (name=value) */
+  session: string;
+  /** the Cookie header the browser sends: session and CSRF cookies */
+  cookie: string;
+  csrf: string;
+}
+
+/** Opens a session's url as a browser does: once, for the session cookie, then the token-less portal. */
+async function open(url: string): Promise<PortalPage> {
+  const first = await fetch(local(url), { redirect: 'manual' });
+  expect(first.status).toBe(303);
+  expect(first.headers.get('location')).toBe('/hosted/portal');
+  const session = cookieOf(first, 'billing_portal');
+  expect(session).toMatch(/^billing_portal=[0-9A-Za-z]{40}$/);
+  return view({ session });
+}
+
+/** The portal again in the same browser (its session cookie), with an optional query string. */
+async function view(p: { session: string }, query = ''): Promise<PortalPage> {
+  const url = `${app.url}/hosted/portal`;
+  const res = await fetch(url + query, { headers: { cookie: p.session } });
+  const html = await res.text();
+  const cookie = [p.session, cookieOf(res, 'billing_csrf')].filter(Boolean).join('; ');
+  return { url, res, html, session: p.session, cookie, csrf: /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '' };
+}
+
+/** Another hosted page (the setup page). */
+async function openPage(url: string) {
   const res = await fetch(local(url));
   const html = await res.text();
   return { url: local(url), res, html, cookie: (res.headers.get('set-cookie') ?? '').split(';')[0]!, csrf: /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '' };
@@ -159,9 +196,10 @@ describe('the hosted portal', () => {
     expect(add.status).toBe(303);
     const setupUrl = add.headers.get('location')!;
     expect(setupUrl).toMatch(/\/hosted\/setup\/[0-9A-Za-z]{40}$/);
-    const setup = await open(setupUrl);
-    // The way back without saving claims nothing.
-    expect(setup.html).toContain(`class="back" href="${s.url}"`);
+    const setup = await openPage(setupUrl);
+    // The way back without saving claims nothing; it is the token-less portal (the cookie says whose).
+    expect(setup.html).toContain(`class="back" href="${app.services.config.publicBaseUrl}/hosted/portal"`);
+    expect(setup.html).not.toContain(s.url);
     expect(setup.html).not.toContain('done=added');
     const saved = await fetch(setup.url, {
       method: 'POST',
@@ -171,10 +209,10 @@ describe('the hosted portal', () => {
     });
     expect(saved.status).toBe(303);
     const back = new URL(saved.headers.get('location')!);
-    expect(back.pathname).toBe(new URL(s.url).pathname);
+    expect(back.pathname).toBe('/hosted/portal');
     expect(back.searchParams.get('done')).toBeNull();
     expect(back.searchParams.get('status')).toBe('succeeded');
-    expect((await open(back.toString())).html).toContain('Your new payment method was saved.');
+    expect((await view(page, back.search)).html).toContain('Your new payment method was saved.');
     const methods = (await api.get(`/v1/payment-methods?customer_id=${c.id}`)).body.data;
     expect(methods).toHaveLength(2);
     const second = methods[0].id;
@@ -185,7 +223,7 @@ describe('the hosted portal', () => {
     expect((await api.get(`/v1/payment-methods/${first}`)).body.customer_id).toBeNull();
     const events = (await api.get('/v1/events?limit=100')).body.data.filter((e: any) => [first, second, c.id].includes(e.data.object.id)).map((e: any) => e.type);
     expect(events.slice(0, 3)).toEqual(['payment_method.detached', 'customer.updated', 'payment_method.attached']);
-    const now = await open(s.url);
+    const now = await view(page);
     expect(now.html).not.toContain(`data-payment-method="${first}"`);
     expect(now.html).toContain('MASTERCARD ending in 4444, expires 10/33');
   });
@@ -228,14 +266,14 @@ describe('the hosted portal', () => {
     const noCookie = await fetch(page.url + `/methods/${pm}/remove`, {
       method: 'POST',
       redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: page.session },
       body: new URLSearchParams({ csrf: page.csrf }).toString(),
     });
     expect(noCookie.status).toBe(403);
     expect((await m.get(`/v1/payment-methods/${pm}`)).body.customer_id).toBe(c.id);
 
     await m.post('/v1/test-helpers/clock/advance', { seconds: 3601 });
-    const expired = await fetch(page.url);
+    const expired = await fetch(page.url, { headers: { cookie: page.cookie } });
     expect(expired.status).toBe(404);
     expect(await expired.text()).toContain('This session has expired');
     const late = await post(page, `/methods/${pm}/remove`);
@@ -247,6 +285,19 @@ describe('the hosted portal', () => {
 
     expect((await fetch(`${app.url}/hosted/portal/${'z'.repeat(40)}`)).status).toBe(404);
     expect((await fetch(`${app.url}/hosted/portal/${'z'.repeat(40)}/profile`, { method: 'POST' })).status).toBe(404);
+    // Without the session cookie (or with an unknown one) the portal is the "session ended" page.
+    for (const cookie of ['', `billing_portal=${'z'.repeat(40)}`, 'billing_portal=%00']) {
+      const r = await fetch(`${app.url}/hosted/portal`, { headers: { cookie } });
+      expect(r.status, cookie).toBe(404);
+      expect(await r.text()).toContain('This session has expired');
+      const p = await fetch(`${app.url}/hosted/portal/profile`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: [cookie, page.cookie.split('; ')[1]].join('; ') },
+        body: new URLSearchParams({ csrf: page.csrf, name: 'X', email: 'x@example.com' }).toString(),
+      });
+      expect(p.status, cookie).toBe(404);
+    }
     // A deleted customer's session is gone too.
     const d = await customer();
     const ds = await session(d.id);
@@ -256,17 +307,17 @@ describe('the hosted portal', () => {
 });
 
 describe('the hosted portal refuses what it cannot read', () => {
-  const broken = (url: string) =>
-    fetch(url, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'multipart/form-data; boundary=XX' }, body: '--XX\r\nbroken' });
+  const broken = (url: string, cookie = '') =>
+    fetch(url, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'multipart/form-data; boundary=XX', cookie }, body: '--XX\r\nbroken' });
 
   it('a malformed form body is a 400 page, never a 500 (portal and setup page)', async () => {
     const c = await customer();
     const s = await session(c.id, api, { locale: 'fr' });
     const page = await open(s.url);
     const si = (await api.post('/v1/setup-intents', { customer_id: c.id })).body;
-    const setup = await open(si.setup_url);
+    const setup = await openPage(si.setup_url);
     for (const url of [`${page.url}/profile`, `${page.url}/methods/add`, `${page.url}/methods/pm_x/remove`, setup.url]) {
-      const r = await broken(url);
+      const r = await broken(url, page.cookie);
       expect(r.status, url).toBe(400);
       expect(r.headers.get('content-type')).toMatch(/text\/html/);
       const html = await r.text();
@@ -292,16 +343,17 @@ describe('the hosted portal refuses what it cannot read', () => {
   it('says "saved" only for a setup intent of this customer that really succeeded', async () => {
     const c = await customer();
     const s = await session(c.id);
-    expect((await open(`${s.url}?done=added`)).html).not.toContain('Your new payment method was saved.');
+    const page = await open(s.url);
+    expect((await view(page, '?done=added')).html).not.toContain('Your new payment method was saved.');
     const pending = (await api.post('/v1/setup-intents', { customer_id: c.id })).body;
-    expect((await open(`${s.url}?setup_intent_id=${pending.id}&status=succeeded`)).html).not.toContain('Your new payment method was saved.');
+    expect((await view(page, `?setup_intent_id=${pending.id}&status=succeeded`)).html).not.toContain('Your new payment method was saved.');
     const b = await customer();
     const theirs = (await api.post('/v1/setup-intents', { customer_id: b.id })).body;
     await api.post(`/v1/test-helpers/setup-intents/${theirs.id}/complete`, {});
-    expect((await open(`${s.url}?setup_intent_id=${theirs.id}&status=succeeded`)).html).not.toContain('Your new payment method was saved.');
-    expect((await open(`${s.url}?setup_intent_id=seti_%00&status=succeeded`)).res.status).toBe(200);
+    expect((await view(page, `?setup_intent_id=${theirs.id}&status=succeeded`)).html).not.toContain('Your new payment method was saved.');
+    expect((await view(page, '?setup_intent_id=seti_%00&status=succeeded')).res.status).toBe(200);
     await api.post(`/v1/test-helpers/setup-intents/${pending.id}/complete`, {});
-    expect((await open(`${s.url}?setup_intent_id=${pending.id}&status=succeeded`)).html).toContain('Your new payment method was saved.');
+    expect((await view(page, `?setup_intent_id=${pending.id}&status=succeeded`)).html).toContain('Your new payment method was saved.');
   });
 
   it('speaks the portal’s language in its validation messages', async () => {
@@ -328,6 +380,10 @@ describe('the hosted portal refuses what it cannot read', () => {
     expect(loggedPath(`/hosted/setup/${token}`)).toBe('/hosted/setup/[token]');
     expect(loggedPath(`/hosted/checkout/${token}/cancel`)).toBe('/hosted/checkout/[token]/cancel');
     expect(loggedPath('/hosted/invoices/in_1/pdf')).toBe('/hosted/invoices/in_1/pdf');
+    // The portal's token-less pages are logged as they are.
+    expect(loggedPath('/hosted/portal')).toBe('/hosted/portal');
+    expect(loggedPath('/hosted/portal/methods/pm_1/remove')).toBe('/hosted/portal/methods/pm_1/remove');
+    expect(loggedPath('/hosted/portal/profile')).toBe('/hosted/portal/profile');
     expect(loggedPath('/v1/customers/cus_1')).toBe('/v1/customers/cus_1');
   });
 });
@@ -393,7 +449,7 @@ describe('subscriptions and invoices in the portal', () => {
     expect(await eventsOf(sub.id, 'subscription.updated')).toHaveLength(updated + 1);
     expect(event.data.object.cancel_at_period_end).toBe(true);
     expect(event.data.previous_attributes).toMatchObject({ cancel_at_period_end: false });
-    const cancelling = await open(`${s.url}?done=cancelling`);
+    const cancelling = await view(page, '?done=cancelling');
     expect(cancelling.html).toContain('Your subscription will end at the end of the current period.');
     expect(cancelling.html).toContain('Cancels on');
     expect(cancelling.html).toContain('Keep my subscription');
@@ -440,7 +496,7 @@ describe('subscriptions and invoices in the portal', () => {
     const noCookie = await fetch(`${page.url}/subscriptions/${mine.sub.id}/cancel`, {
       method: 'POST',
       redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: page.session },
       body: new URLSearchParams({ csrf: page.csrf }).toString(),
     });
     expect(noCookie.status).toBe(403);

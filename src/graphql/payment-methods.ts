@@ -7,7 +7,7 @@ import { NotFoundError, StateError } from '../platform/errors.ts';
 import { builder, connectionComplexity } from './builder.ts';
 import { Customer } from './customers.ts';
 import { COMMON_ERRORS } from './errors.ts';
-import { connectionType, listArgs, mutate, nestedConnection, orNull, requestLoader } from './helpers.ts';
+import { connectionType, listArgs, mutate, PHASED, nestedConnection, orNull, requestLoader } from './helpers.ts';
 import type { PaymentMethod as PaymentMethodRow } from '../generated/prisma/client.ts';
 import { CheckoutLocale, PaymentMethodType } from './payments.ts';
 
@@ -69,7 +69,7 @@ export const PortalSession = builder.prismaNode('PortalSession', {
   description: 'An hour in the hosted customer portal for one customer.',
   fields: (t) => ({
     customer: t.relation('customer'),
-    url: t.string({ description: 'The portal, for this customer only, until expiresAt.', resolve: (s, _, { services }) => portal.portalUrl(services.config.publicBaseUrl, s.token) }),
+    url: t.string({ description: 'The portal, for this customer only: a link that opens once (the browser that opens it gets a session cookie until expiresAt).', resolve: (s, _, { services }) => portal.portalUrl(services.config.publicBaseUrl, s.token) }),
     returnUrl: t.exposeString('returnUrl'),
     locale: t.field({ type: CheckoutLocale, resolve: (s) => s.locale as 'en' | 'fr' }),
     expiresAt: t.expose('expiresAt', { type: 'DateTime' }),
@@ -192,6 +192,6 @@ builder.mutationFields((t) => ({
     errors: { types: [...COMMON_ERRORS, NotFoundError, StateError], dataField: { name: 'setupIntent' }, result: { name: 'CompleteTestSetupIntentSuccess' }, union: { name: 'CompleteTestSetupIntentResult' } },
     args: { input: t.arg({ type: CompleteTestSetupIntentInput, required: true }) },
     resolve: (_, { input }, gctx) =>
-      mutate(gctx, 'completeTestSetupIntent', input, (ctx, { id, ...body }: { id: string } & methods.SetupIntentCompleteInput) => methods.completeSetupForTest(ctx, String(id), body)),
+      mutate(gctx, 'completeTestSetupIntent', input, (ctx, { id, ...body }: { id: string } & methods.SetupIntentCompleteInput) => methods.completeSetupForTest(ctx, String(id), body), PHASED),
   }),
 }));

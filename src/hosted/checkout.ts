@@ -4,6 +4,11 @@
 // payment_id and status. Forms carry a double-submit CSRF token (cookie + field, SameSite=Strict);
 // a second submission charges nothing (the payment row is locked and must still await payment). A declined
 // attempt shows the page again with the reason, to try another card or method until it expires.
+//
+// Card testing: a payment takes CHECKOUT_MAX_ATTEMPTS attempts (its `attempts` column, counted when
+// an attempt starts, whatever started it); then the page says so and takes no more (the customer
+// may still cancel). Failed attempts from one source address are limited across every hosted page
+// (kit: takePaymentAttempt, 429 + Retry-After). Top-up checkouts are this page too.
 import type { Context, Hono } from 'hono';
 import {
   cancelAtCheckout,
@@ -14,11 +19,38 @@ import {
   type CheckoutOptions,
   type PaymentWithCustomer,
 } from '../domain/payments/index.ts';
+import { StateError } from '../platform/errors.ts';
 import { formatMoney } from '../platform/money.ts';
 import type { AppEnv, Services } from '../server/env.ts';
-import { csrfToken, csrfValid, errorBox, hostedBodyLimit, keptFields, openByToken, methodFields, notFound, originOf, parseMethod, readForm, withParams, type MethodFormState } from './kit.ts';
+import {
+  csrfToken,
+  csrfValid,
+  errorBox,
+  hostedBodyLimit,
+  keptFields,
+  openByToken,
+  methodFields,
+  notFound,
+  originOf,
+  parseMethod,
+  readForm,
+  takePaymentAttempt,
+  withParams,
+  type MethodFormState,
+} from './kit.ts';
 import { html, page, type Html } from './layout.ts';
 import type { Strings } from './strings.ts';
+
+/**
+ * Attempts a payment takes at its checkout (card testing: one link must not check dozens of cards).
+ * The check runs here, before payAtCheckout, on the payment's `attempts`.
+ */
+export const CHECKOUT_MAX_ATTEMPTS = 5;
+
+/** Still awaiting payment, but its attempts are spent: the page takes no more. */
+function attemptsSpent(p: Pick<PaymentWithCustomer, 'status' | 'attempts'>): boolean {
+  return (p.status === 'created' || p.status === 'failed') && p.attempts >= CHECKOUT_MAX_ATTEMPTS;
+}
 
 function origins(p: PaymentWithCustomer): string[] {
   return [...originOf(p.redirectUrl), ...originOf(p.cancelUrl)];
@@ -53,6 +85,17 @@ ${errorBox(error)}
   <button type="submit" data-pending="${t.submitting}">${t.pay(amount)}</button>
 </form>
 <form method="post" action="${action}/cancel">
+  <input type="hidden" name="csrf" value="${csrf}">
+  <button type="submit" class="link">${t.cancel}</button>
+</form>`;
+}
+
+/** The attempts are spent: no payment form, the way to cancel and go back stays. */
+function spent(p: PaymentWithCustomer, merchantName: string, csrf: string, t: Strings, declined?: string): Html {
+  return html`
+<h1 class="bad">${t.tooManyAttempts}</h1>
+<p role="alert">${declined ? `${declined} ` : ''}${t.checkoutAttemptsSpent(merchantName)}</p>
+<form method="post" action="/hosted/checkout/${p.checkoutToken}/cancel">
   <input type="hidden" name="csrf" value="${csrf}">
   <button type="submit" class="link">${t.cancel}</button>
 </form>`;
@@ -95,6 +138,7 @@ export function mountCheckout(app: Hono<AppEnv>, services: Services) {
     if (o instanceof Response) return o;
     const { payment: p, merchantName, locale, t } = o;
     if (p.status !== 'created' && p.status !== 'failed') return page(c, 200, { title: merchantName, lang: locale, body: outcome(p, merchantName, t, locale) });
+    if (attemptsSpent(p)) return page(c, 200, { title: t.tooManyAttempts, lang: locale, formTargets: origins(p), body: spent(p, merchantName, csrfToken(c, secure), t) });
     return page(c, 200, {
       title: t.title(merchantName),
       lang: locale,
@@ -126,8 +170,32 @@ export function mountCheckout(app: Hono<AppEnv>, services: Services) {
     if (form.invalid !== null) return rerender(t.errText, 422, keptFields(form, true));
     const attempt = parseMethod(form.fields, offeredMethods(p), t);
     if (typeof attempt === 'string') return rerender(attempt, 422, keptFields(form, true));
-    const after = await payAtCheckout(ctx, p.id, attempt);
+    const refuseSpent = (status: number, payment: PaymentWithCustomer, declined?: string) =>
+      page(c, status, { title: t.tooManyAttempts, lang: locale, formTargets: origins(payment), body: spent(payment, merchantName, csrfToken(c, secure), t, declined) });
+    if (attemptsSpent(p)) return refuseSpent(429, p);
+    const taken = await takePaymentAttempt(c, services, (message) => rerender(message, 429, keptFields(form, true)), t);
+    if (taken instanceof Response) return taken;
+    // Read the count again right before the attempt: one that finished meanwhile (another tab,
+    // another process) may have spent the last one.
+    const now = await ctx.db.payment.findUnique({ where: { id: p.id }, select: { status: true, attempts: true } });
+    if (now && attemptsSpent(now)) {
+      taken();
+      return refuseSpent(429, p);
+    }
+    let after: PaymentWithCustomer;
+    try {
+      after = await payAtCheckout(ctx, p.id, { ...attempt, maxAttempts: CHECKOUT_MAX_ATTEMPTS });
+    } catch (err) {
+      taken();
+      // Another tab or process spent the last attempt between the read above and the payment's lock.
+      if (err instanceof StateError && err.code === 'payment_attempts_exceeded') return refuseSpent(429, p);
+      throw err;
+    }
+    // Only a declined attempt counts against the address.
+    if (after.status !== 'failed' || after.attempts === p.attempts) taken();
     if (after.status === 'expired') return notFound(c, t, 'expired');
+    // The last attempt was declined: no form any more.
+    if (after.status === 'failed' && attemptsSpent(after)) return refuseSpent(402, after, after.failureMessage ?? t.failed);
     // Declined: the same page again, with the reason, to try another card or method.
     if (after.status === 'failed') return rerender(`${after.failureMessage ?? t.failed} ${t.declinedRetry}`, 402, keptFields(form, false), after);
     return finished(after);

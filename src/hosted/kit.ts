@@ -2,7 +2,8 @@
 // portal actor), reading a posted form (a malformed body is a 400 page; the one input rule of
 // src/platform/validation.ts applies to every field and path parameter), the double-submit CSRF
 // token, redirects with query parameters, the payment method fields (card / mobile money) with
-// their server-side checks, the not-found page, and the token-free path for the access log.
+// their server-side checks, the not-found page, the token-free path for the access log, and the
+// per-address limit on failed payment-method attempts (card testing) with its 429 page.
 import { timingSafeEqual } from 'node:crypto';
 import type { Context } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
@@ -10,8 +11,10 @@ import { bodyLimit } from 'hono/body-limit';
 import { luhnValid, cardBrand, type CardInput, type PaymentMethodType } from '../domain/payments/processor.ts';
 import type { Ctx, PortalActor } from '../platform/context.ts';
 import { forMerchant } from '../platform/db/tenant.ts';
-import { ValidationError } from '../platform/errors.ts';
+import { RateLimitError, ValidationError } from '../platform/errors.ts';
 import { randomToken } from '../platform/ids.ts';
+import { PaymentFailureLimiter } from '../platform/rate-limit.ts';
+import { clientAddress } from '../server/client-address.ts';
 import { checkInputText, hasUnstorableText } from '../platform/validation.ts';
 import type { AppEnv, Services } from '../server/env.ts';
 import { html, page, type Html } from './layout.ts';
@@ -75,10 +78,11 @@ export function storableFields(form: HostedForm): Record<string, string> {
 
 /**
  * The request path as the access log records it: the bearer token of a hosted page
- * (/hosted/checkout|setup|portal/<token>/…) replaced, so logs never hold a usable link.
+ * (/hosted/checkout|setup|portal/<token>/…) replaced, so logs never hold a usable link. The
+ * portal's token-less pages (/hosted/portal/profile, /methods/…, /subscriptions/…) stay as they are.
  */
 export function loggedPath(path: string): string {
-  return path.replace(/^(\/hosted\/(?:checkout|setup|portal)\/)[^/]+/, '$1[token]');
+  return path.replace(/^(\/hosted\/(?:checkout|setup|portal(?!\/(?:profile|methods|subscriptions)(?:\/|$)))\/)[^/]+/, '$1[token]');
 }
 
 export const hostedBodyLimit = () => bodyLimit({ maxSize: 16 * 1024, onError: (c) => c.text('Request too large', 413) });
@@ -133,6 +137,10 @@ export async function openByToken<R extends { id: string; merchant: MerchantRow 
   services: Services,
   spec: {
     what: 'checkout' | 'setup' | 'portal';
+    /** what to look up (default: the URL's token; the portal's pages: the session cookie's key) */
+    key?: string;
+    /** the page for an unknown key (default: the not-found page) */
+    unknown?: () => Response | Promise<Response>;
     find: (prisma: Services['db']['prisma'], token: string) => Promise<R | null>;
     locale: (r: R, ctx: Ctx) => Locale | Promise<Locale>;
     actor?: (r: R) => PortalActor;
@@ -140,9 +148,9 @@ export async function openByToken<R extends { id: string; merchant: MerchantRow 
     refresh: (ctx: Ctx, r: R) => Promise<{ record: S; gone?: boolean; missing?: boolean }>;
   },
 ): Promise<Opened<S> | Response> {
-  const token = c.req.param('token') ?? '';
+  const token = spec.key ?? c.req.param('token') ?? '';
   const found = TOKEN.test(token) ? await spec.find(services.db.prisma, token) : null;
-  if (!found) return notFound(c, strings.en, 'missing', spec.what);
+  if (!found) return spec.unknown ? spec.unknown() : notFound(c, strings.en, 'missing', spec.what);
   const ctx = hostedCtx(c, services, found.merchant, { [`${spec.what}_id`]: found.id }, spec.actor?.(found));
   const t = strings[await spec.locale(found, ctx)];
   // The input rule for path parameters (a method id, say): what cannot be stored names nothing.
@@ -255,4 +263,42 @@ export function keptFields(form: HostedForm, keepCard: boolean): MethodFormState
 
 export function localeOf(v: unknown): Locale {
   return v === 'fr' ? 'fr' : 'en';
+}
+
+const paymentFailureLimiters = new WeakMap<Services, PaymentFailureLimiter>();
+
+/** The process's limiter of failed payment-method attempts per source address (one for every hosted page). */
+function paymentFailures(services: Services): PaymentFailureLimiter {
+  let limiter = paymentFailureLimiters.get(services);
+  if (!limiter) {
+    limiter = new PaymentFailureLimiter({
+      perMinute: services.config.PAYMENT_FAILURES_PER_ADDRESS_PER_MINUTE,
+      perHour: services.config.PAYMENT_FAILURES_PER_ADDRESS_PER_HOUR,
+    });
+    paymentFailureLimiters.set(services, limiter);
+  }
+  return limiter;
+}
+
+/**
+ * Counts a payment-method attempt from the request's source address before the processor is
+ * called (checkout, top-up, setup); returns the function that gives it back when the attempt did
+ * not fail. Over the limit (PAYMENT_FAILURES_PER_ADDRESS_PER_MINUTE / _PER_HOUR): the page's own
+ * 429 answer, with Retry-After, through `refuse`; nothing reaches the processor.
+ */
+export async function takePaymentAttempt(
+  c: Context<AppEnv>,
+  services: Services,
+  refuse: (message: string) => Response | Promise<Response>,
+  t: Strings,
+): Promise<(() => void) | Response> {
+  try {
+    return await paymentFailures(services).take(clientAddress(c, services.config.TRUST_PROXY));
+  } catch (err) {
+    if (!(err instanceof RateLimitError)) throw err;
+    const seconds = Number(err.headers['Retry-After'] ?? '60');
+    c.header('Retry-After', String(seconds));
+    c.get('log')().warn({ retry_after: seconds }, 'hosted page: too many failed payment attempts from this address');
+    return refuse(t.errTooManyFromAddress(Math.max(1, Math.ceil(seconds / 60))));
+  }
 }

@@ -1,4 +1,9 @@
-// The hosted customer portal: /hosted/portal/<token>. For one hour, the token lets one customer
+// The hosted customer portal. The session's url, /hosted/portal/<token>, opens once: the first
+// open marks the session opened, gives the browser a session cookie (HttpOnly, SameSite=Lax, path
+// /hosted/portal, at most until the session ends) and redirects to the token-less /hosted/portal;
+// opening the url again gives nothing ("this link was already used"), except in the browser that
+// holds its cookie. The bearer token therefore never sits in the address bar, a return_url, a setup
+// intent's events or webhooks. For one hour, the session lets one customer
 // see and edit their name, email and phone; see, add (through the setup page, which returns here),
 // remove and choose the default of their payment methods; see their wallets with recent activity;
 // see their subscriptions (cancel at period end, or keep one that is cancelling) and their latest
@@ -9,19 +14,23 @@
 // action calls the same domain functions as the API and records the same events; every form
 // carries the CSRF token; an expired or unknown session shows a clear page and changes nothing.
 import type { Context, Hono } from 'hono';
+import { getCookie, setCookie } from 'hono/cookie';
 import type { PortalSession } from '../generated/prisma/client.ts';
 import { clockNow } from '../domain/clock/index.ts';
 import {
   cancelPortalSubscription,
   detachPortalMethod,
   findPortal,
+  findPortalByBrowserKey,
+  holdsPortalKey,
+  openPortalLink,
+  PORTAL_TTL_MS,
   portalCustomer,
   portalInvoices,
   portalMethodAdded,
   portalMethods,
   portalSetupIntent,
   portalSubscriptions,
-  portalUrl,
   portalWalletActivity,
   portalWallets,
   reactivatePortalSubscription,
@@ -33,12 +42,17 @@ import { setupUrl } from '../domain/payment-methods/index.ts';
 import type { SavedDetails } from '../domain/payments/processor.ts';
 import type { Subscription } from '../generated/prisma/client.ts';
 import type { Ctx } from '../platform/context.ts';
-import { AppError, NotFoundError, ValidationError } from '../platform/errors.ts';
+import { AppError, NotFoundError, StateError, ValidationError } from '../platform/errors.ts';
 import { formatMoney } from '../platform/money.ts';
 import type { AppEnv, Services } from '../server/env.ts';
 import { csrfToken, csrfValid, errorBox, hostedBodyLimit, localeOf, notFound, openByToken, readForm, storableFields, type HostedForm } from './kit.ts';
 import { html, page, type Html } from './layout.ts';
-import type { Strings } from './strings.ts';
+import { strings, type Strings } from './strings.ts';
+
+/** The portal's token-less home; its forms post under it. */
+const HOME = '/hosted/portal';
+/** The browser's portal session: the key its url was exchanged for (only its hash is stored). */
+const PORTAL_COOKIE = 'billing_portal';
 
 type Session = { session: PortalSession; ctx: Ctx; merchantName: string; t: Strings; base: string };
 /** Notices after an action's redirect (?done=…); "added" is shown only for a setup intent that really succeeded. */
@@ -191,31 +205,50 @@ ${opts.notice ? html`<p class="notice" role="status">${notices[opts.notice]}</p>
 
 <p><a class="back" href="${session.returnUrl}">${t.backTo(merchantName)}</a></p>
 <p class="hint">${t.sessionEnds(session.expiresAt.toISOString().slice(0, 16).replace('T', ' '))}</p>`;
-  return page(c, opts.status ?? 200, { title: t.portalTitle(merchantName), lang: t.lang, formTargets: [new URL(setupUrl(s.base, '')).origin], body });
+  // "Add a payment method" ends at the setup page, on the public address.
+  return page(c, opts.status ?? 200, { title: t.portalTitle(merchantName), lang: t.lang, formTargets: [new URL(ctx.runtime.config.publicBaseUrl).origin], body });
 }
 
 export function mountPortal(app: Hono<AppEnv>, services: Services) {
   const secure = services.config.publicBaseUrl.startsWith('https:');
   const limit = hostedBodyLimit();
 
-  /** The session behind the URL's token, as a portal actor; or the page to answer (unknown, expired, deleted customer). */
+  /** How a session (found by its url's token or by the browser's cookie) is opened: a portal actor, the merchant's clock, a live customer. */
+  const sessionSpec = {
+    what: 'portal' as const,
+    locale: (s: PortalSession) => localeOf(s.locale),
+    actor: (s: PortalSession) => ({ kind: 'portal' as const, sessionId: s.id, customerId: s.customerId }),
+    refresh: async (ctx: Ctx, { merchant: _m, ...session }: PortalSession & { merchant: unknown }) => {
+      const expired = (await clockNow(ctx)).getTime() >= session.expiresAt.getTime();
+      const customer = await ctx.db.customer.findFirst({ where: { id: session.customerId, deletedAt: null }, select: { id: true } });
+      return { record: session, gone: expired, missing: !customer };
+    },
+  };
+
+  /**
+   * The session of the browser's cookie, as a portal actor; or the page to answer (no cookie or an
+   * unknown one: the session has ended; expired; deleted customer).
+   */
   async function open(c: Context<AppEnv>): Promise<Session | Response> {
     const o = await openByToken(c, services, {
-      what: 'portal',
-      find: findPortal,
-      locale: (s) => localeOf(s.locale),
-      actor: (s) => ({ kind: 'portal', sessionId: s.id, customerId: s.customerId }),
-      refresh: async (ctx, { merchant: _m, ...session }) => {
-        const expired = (await clockNow(ctx)).getTime() >= session.expiresAt.getTime();
-        const customer = await ctx.db.customer.findFirst({ where: { id: session.customerId, deletedAt: null }, select: { id: true } });
-        return { record: session, gone: expired, missing: !customer };
-      },
+      ...sessionSpec,
+      key: getCookie(c, PORTAL_COOKIE) ?? '',
+      unknown: () => notFound(c, strings.en, 'expired', 'portal'),
+      find: findPortalByBrowserKey,
     });
     if (o instanceof Response) return o;
-    return { session: o.record, ctx: o.ctx, merchantName: o.merchantName, t: o.t, base: portalUrl(services.config.publicBaseUrl, o.record.token) };
+    return { session: o.record, ctx: o.ctx, merchantName: o.merchantName, t: o.t, base: HOME };
   }
 
   const after = (c: Context<AppEnv>, s: Session, notice: Notice) => c.redirect(`${s.base}?done=${notice}`, 303);
+
+  /** The url was opened before, elsewhere: nothing is granted. */
+  const linkUsed = (c: Context<AppEnv>, t: Strings, merchantName: string, session: PortalSession) =>
+    page(c, 410, {
+      title: t.portalLinkUsed,
+      lang: t.lang,
+      body: html`<h1>${t.portalLinkUsed}</h1><p>${t.portalLinkUsedText(merchantName)}</p><p><a class="back" href="${session.returnUrl}">${t.backTo(merchantName)}</a></p>`,
+    });
 
   /** What the profile form keeps after an error (not a value that broke the input rule). */
   const keptProfile = (form: HostedForm): ProfileState => {
@@ -243,6 +276,7 @@ export function mountPortal(app: Hono<AppEnv>, services: Services) {
       } catch (err) {
         if (err instanceof NotFoundError) return notFound(c, s.t, 'missing', 'portal');
         if (err instanceof ValidationError && section === 'profile') return refuse(422, fieldError(s.t, err.param), keptProfile(form));
+        if (err instanceof StateError && err.code === 'portal_setup_links_exceeded') return refuse(429, s.t.errSetupLinksSpent(s.merchantName));
         // A state the action no longer applies to (409: cancelled meanwhile, clicked twice in two tabs…).
         if (err instanceof AppError && err.status < 500) return refuse(err.status, s.t.errConflict);
         throw err;
@@ -250,7 +284,26 @@ export function mountPortal(app: Hono<AppEnv>, services: Services) {
     };
   }
 
+  // The session's url: opens once, exchanged for the session cookie, then the token-less home.
   app.get('/hosted/portal/:token', async (c) => {
+    const o = await openByToken(c, services, { ...sessionSpec, find: findPortal });
+    if (o instanceof Response) return o;
+    const session = o.record;
+    c.header('Cache-Control', 'no-store');
+    c.header('Referrer-Policy', 'no-referrer');
+    // Opened before: only the browser holding its cookie goes on (a second click on the same link).
+    if (session.openedAt !== null) {
+      return holdsPortalKey(session, getCookie(c, PORTAL_COOKIE)) ? c.redirect(HOME, 303) : linkUsed(c, o.t, o.merchantName, session);
+    }
+    const key = await openPortalLink(o.ctx, session.id);
+    if (key === null) return linkUsed(c, o.t, o.merchantName, session); // opened meanwhile, elsewhere
+    // The cookie lives at most as long as the session (the merchant's clock decides; at most an hour).
+    const left = Math.ceil((session.expiresAt.getTime() - (await clockNow(o.ctx)).getTime()) / 1000);
+    setCookie(c, PORTAL_COOKIE, key, { httpOnly: true, secure, sameSite: 'Lax', path: HOME, maxAge: Math.max(1, Math.min(left, PORTAL_TTL_MS / 1000)) });
+    return c.redirect(HOME, 303);
+  });
+
+  app.get(HOME, async (c) => {
     const s = await open(c);
     if (s instanceof Response) return s;
     const done = c.req.query('done');
@@ -262,7 +315,7 @@ export function mountPortal(app: Hono<AppEnv>, services: Services) {
   });
 
   app.post(
-    '/hosted/portal/:token/profile',
+    '/hosted/portal/profile',
     limit,
     action('profile', async (c, s, form) => {
       const text = (k: string) => (form[k] ?? '').trim();
@@ -272,17 +325,17 @@ export function mountPortal(app: Hono<AppEnv>, services: Services) {
   );
 
   app.post(
-    '/hosted/portal/:token/methods/add',
+    '/hosted/portal/methods/add',
     limit,
     action('methods', async (c, s) => {
       // The setup page returns here with setup_intent_id and status; its "back" link claims nothing.
-      const si = await portalSetupIntent(s.ctx, s.base);
+      const si = await portalSetupIntent(s.ctx);
       return c.redirect(setupUrl(services.config.publicBaseUrl, si.token), 303);
     }),
   );
 
   app.post(
-    '/hosted/portal/:token/methods/:pm/default',
+    '/hosted/portal/methods/:pm/default',
     limit,
     action('methods', async (c, s) => {
       await setPortalDefault(s.ctx, c.req.param('pm') ?? '');
@@ -291,7 +344,7 @@ export function mountPortal(app: Hono<AppEnv>, services: Services) {
   );
 
   app.post(
-    '/hosted/portal/:token/methods/:pm/remove',
+    '/hosted/portal/methods/:pm/remove',
     limit,
     action('methods', async (c, s) => {
       await detachPortalMethod(s.ctx, c.req.param('pm') ?? '');
@@ -300,7 +353,7 @@ export function mountPortal(app: Hono<AppEnv>, services: Services) {
   );
 
   app.post(
-    '/hosted/portal/:token/subscriptions/:sub/cancel',
+    '/hosted/portal/subscriptions/:sub/cancel',
     limit,
     action('subscriptions', async (c, s) => {
       await cancelPortalSubscription(s.ctx, c.req.param('sub') ?? '');
@@ -309,7 +362,7 @@ export function mountPortal(app: Hono<AppEnv>, services: Services) {
   );
 
   app.post(
-    '/hosted/portal/:token/subscriptions/:sub/reactivate',
+    '/hosted/portal/subscriptions/:sub/reactivate',
     limit,
     action('subscriptions', async (c, s) => {
       await reactivatePortalSubscription(s.ctx, c.req.param('sub') ?? '');

@@ -2,13 +2,33 @@
 // for later charges; nothing is charged. A refused card saves nothing and the page asks for
 // another; an expired intent shows a clear page and saves nothing. After saving, the customer goes
 // to the intent's return_url (with setup_intent_id and status), e.g. back to the portal.
+//
+// Card testing: an intent takes SETUP_MAX_ATTEMPTS attempts (counted in the database); once they
+// are spent the page says so and takes no more (a new link is needed). Failed attempts from one
+// source address are limited across every hosted page (kit: takePaymentAttempt, 429 + Retry-After).
 import type { Context, Hono } from 'hono';
 import type { SetupIntent } from '../generated/prisma/client.ts';
-import { completeSetup, expireSetupIntentIfDue, findSetup, offeredSetupMethods } from '../domain/payment-methods/index.ts';
+import { completeSetup, expireSetupIntentIfDue, findSetup, offeredSetupMethods, setupAttemptsSpent } from '../domain/payment-methods/index.ts';
 import type { Ctx } from '../platform/context.ts';
 import { StateError } from '../platform/errors.ts';
 import type { AppEnv, Services } from '../server/env.ts';
-import { csrfToken, csrfValid, errorBox, hostedBodyLimit, keptFields, localeOf, methodFields, notFound, openByToken, originOf, parseMethod, readForm, withParams, type MethodFormState } from './kit.ts';
+import {
+  csrfToken,
+  csrfValid,
+  errorBox,
+  hostedBodyLimit,
+  keptFields,
+  localeOf,
+  methodFields,
+  notFound,
+  openByToken,
+  originOf,
+  parseMethod,
+  readForm,
+  takePaymentAttempt,
+  withParams,
+  type MethodFormState,
+} from './kit.ts';
 import { html, page, type Html } from './layout.ts';
 import type { Strings } from './strings.ts';
 
@@ -39,6 +59,16 @@ function savedPage(c: Context<AppEnv>, l: Loaded, what: string) {
     title: l.t.saved,
     lang: l.t.lang,
     body: html`<h1 class="ok">${l.t.saved}</h1><p>${l.t.savedText(what)}</p>${back ? html`<p><a href="${back}">${l.t.continue}</a></p>` : ''}`,
+  });
+}
+
+/** The intent's attempts are spent: no form, a new link is needed (the way back claims nothing). */
+function spentPage(c: Context<AppEnv>, l: Loaded, status: number, declined?: string) {
+  const { t, merchantName, intent: si } = l;
+  return page(c, status, {
+    title: t.tooManyAttempts,
+    lang: t.lang,
+    body: html`<h1 class="bad">${t.tooManyAttempts}</h1><p role="alert">${declined ? `${declined} ` : ''}${t.setupAttemptsSpent(merchantName)}</p>${si.returnUrl ? html`<p><a class="back" href="${si.returnUrl}">${t.backTo(merchantName)}</a></p>` : ''}`,
   });
 }
 
@@ -74,6 +104,7 @@ export function mountSetup(app: Hono<AppEnv>, services: Services) {
     const l = await open(c);
     if (l instanceof Response) return l;
     if (l.intent.status === 'succeeded') return savedPage(c, l, await describe(l));
+    if (setupAttemptsSpent(l.intent)) return spentPage(c, l, 200);
     return page(c, 200, { title: l.t.setupTitle(l.merchantName), lang: l.t.lang, formTargets: originOf(l.intent.returnUrl), body: setupForm(l, csrfToken(c, secure), {}) });
   });
 
@@ -90,13 +121,23 @@ export function mountSetup(app: Hono<AppEnv>, services: Services) {
 
     const attempt = parseMethod(form.fields, offeredSetupMethods(l.intent), l.t);
     if (typeof attempt === 'string') return rerender(attempt, 422, keptFields(form, true));
+    if (setupAttemptsSpent(l.intent)) return spentPage(c, l, 429);
+    const taken = await takePaymentAttempt(c, services, (message) => rerender(message, 429, keptFields(form, true)), l.t);
+    if (taken instanceof Response) return taken;
     let out;
     try {
       out = await completeSetup(l.ctx, l.intent.id, attempt);
     } catch (err) {
+      taken();
       if (err instanceof StateError && err.code === 'customer_deleted') return notFound(c, l.t, 'missing', 'setup');
+      // Spent by concurrent submissions since the page was opened.
+      if (err instanceof StateError && err.code === 'setup_intent_attempts_exceeded') return spentPage(c, l, 429);
       throw err;
     }
+    // Only a refused method counts against the address.
+    if (!out.declined) taken();
+    // The last attempt was refused: no form any more.
+    if (out.declined && setupAttemptsSpent(out.intent)) return spentPage(c, { ...l, intent: out.intent }, 402, out.declined.message);
     if (out.declined) return rerender(`${out.declined.message} ${l.t.declinedRetry}`, 402, keptFields(form, false));
     if (out.intent.status === 'expired') return notFound(c, l.t, 'expired', 'setup');
     const done = { ...l, intent: out.intent };

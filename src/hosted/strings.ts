@@ -106,6 +106,14 @@ export interface Strings {
   errConflict: string;
   badForm: string;
   badFormText: string;
+  // limits on payment attempts (card testing) and on portal links
+  tooManyAttempts: string;
+  setupAttemptsSpent(merchant: string): string;
+  checkoutAttemptsSpent(merchant: string): string;
+  errTooManyFromAddress(minutes: number): string;
+  errSetupLinksSpent(merchant: string): string;
+  portalLinkUsed: string;
+  portalLinkUsedText(merchant: string): string;
 }
 
 const en: Strings = {
@@ -213,6 +221,13 @@ const en: Strings = {
   errConflict: 'This could not be done: it changed in the meantime. The current state is shown below.',
   badForm: 'The form could not be read',
   badFormText: 'Go back, reload the page and try again.',
+  tooManyAttempts: 'Too many attempts',
+  setupAttemptsSpent: (m) => `Too many payment methods were refused on this link, so it no longer accepts any. Ask ${m} for a new link.`,
+  checkoutAttemptsSpent: (m) => `This payment was declined too many times, so it no longer accepts any attempt. Return to ${m} to start again.`,
+  errTooManyFromAddress: (n) => `Too many payment attempts from your network were refused. Try again in ${n} minute${n === 1 ? '' : 's'}.`,
+  errSetupLinksSpent: (m) => `You started adding a payment method too many times in this session. Open your account again from ${m} to add another.`,
+  portalLinkUsed: 'This link was already used',
+  portalLinkUsedText: (m) => `For your security, a link to your account opens only once. Ask ${m} for a new one.`,
 };
 
 const fr: Strings = {
@@ -321,6 +336,13 @@ const fr: Strings = {
   errConflict: 'Impossible de le faire : la situation a changé entre-temps. L’état actuel est affiché ci-dessous.',
   badForm: 'Le formulaire n’a pas pu être lu',
   badFormText: 'Revenez en arrière, rechargez la page et réessayez.',
+  tooManyAttempts: 'Trop de tentatives',
+  setupAttemptsSpent: (m) => `Trop de moyens de paiement ont été refusés sur ce lien : il n’en accepte plus. Demandez un nouveau lien à ${m}.`,
+  checkoutAttemptsSpent: (m) => `Ce paiement a été refusé trop de fois : il n’accepte plus de tentative. Revenez chez ${m} pour recommencer.`,
+  errTooManyFromAddress: (n) => `Trop de tentatives de paiement refusées depuis votre réseau. Réessayez dans ${n} minute${n === 1 ? '' : 's'}.`,
+  errSetupLinksSpent: (m) => `Vous avez commencé trop d’ajouts de moyen de paiement dans cette session. Rouvrez votre compte depuis ${m} pour en ajouter un autre.`,
+  portalLinkUsed: 'Ce lien a déjà été utilisé',
+  portalLinkUsedText: (m) => `Par sécurité, un lien vers votre compte ne s’ouvre qu’une fois. Demandez-en un nouveau à ${m}.`,
 };
 
 export const strings = { en, fr } as const;

@@ -50,6 +50,7 @@ export const paymentMethodRoutes = [
     description: 'card_number defaults to 4242424242424242. 4000000000000002 is refused (409 card_declined, nothing saved); 4000000000009995 saves, then every charge of it fails with insufficient_funds.',
     params: idParam, body: methods.setupIntentCompleteBody, errors: [409],
     response: { status: 200, description: 'The succeeded setup intent (payment_method_id set).', schema: setupIntentObject },
+    phased: true,
     handler: async (ctx, { params, body }) => methods.setupIntentToJSON(await methods.completeSetupForTest(ctx, params.id, body), ctx.runtime.config.publicBaseUrl),
   }),
 ];

@@ -1,8 +1,10 @@
 // Saved payment methods and the setup intents that save them.
 //
 // Setup intent: requires_payment_method → succeeded | expired (24 h on the merchant's clock).
-// Saving runs in two steps so that the processor is never called inside a transaction: (1) the
-// processor checks the method and returns a token (the intent id is its idempotency key), (2) one
+// Saving runs in steps so that the processor is never called inside a transaction: (1) a short
+// transaction claims an attempt (`attempts` + 1; an intent takes at most SETUP_MAX_ATTEMPTS, a cap
+// on card testing that holds across processes), (2) the processor checks the method and returns a
+// token (its idempotency key is one per attempt: the intent id, then `<id>_<n>`), (3) one
 // transaction locks the intent and, if it still awaits a method, creates the payment method,
 // marks the intent succeeded, makes the method the customer's default when it has none, and
 // records the events. A second submission finds the intent succeeded and saves nothing.
@@ -36,6 +38,12 @@ import {
 export * from './schema.ts';
 
 export const SETUP_TTL_MS = 24 * 60 * 60 * 1000;
+/**
+ * Attempts that reach the processor per setup intent (card testing: one link must not check dozens
+ * of cards). Once they are spent without a saved method the intent refuses every further attempt
+ * (`setup_intent_attempts_exceeded`); it still expires normally, and a new intent is needed.
+ */
+export const SETUP_MAX_ATTEMPTS = 5;
 export const SETUP_EXPIRE_JOB = 'setup_intent.expire';
 
 export function setupUrl(baseUrl: string, token: string): string {
@@ -133,6 +141,19 @@ export async function expireSetupIntentIfDue(ctx: Ctx, id: string): Promise<Setu
   });
 }
 
+/** Whether the intent still awaits a method but has spent its attempts (the setup page says so). */
+export function setupAttemptsSpent(si: SetupIntent): boolean {
+  return si.status === 'requires_payment_method' && si.attempts >= SETUP_MAX_ATTEMPTS;
+}
+
+function attemptsExceeded(): StateError {
+  return new StateError(
+    'setup_intent_attempts_exceeded',
+    `This setup intent refused ${SETUP_MAX_ATTEMPTS} payment methods and takes no more attempts; create a new setup intent.`,
+    null,
+  );
+}
+
 export interface SetupAttempt {
   method: PaymentMethodType;
   card?: CardInput;
@@ -146,17 +167,31 @@ export type SetupOutcome =
 /**
  * The customer saves a method at the setup page (or the test helper does). A declined method
  * saves nothing and leaves the intent awaiting a method; an expired or finished intent is returned
- * unchanged.
+ * unchanged. An intent whose attempts are spent (SETUP_MAX_ATTEMPTS) throws
+ * `setup_intent_attempts_exceeded` without calling the processor.
  */
 export async function completeSetup(ctx: Ctx, id: string, attempt: SetupAttempt): Promise<SetupOutcome> {
-  const current = await expireSetupIntentIfDue(ctx, id);
-  if (current.status !== 'requires_payment_method') return { intent: current, paymentMethod: null };
-  if (!offeredSetupMethods(current).includes(attempt.method)) {
-    throw new ValidationError('parameter_invalid', `Invalid method: this setup accepts ${offeredSetupMethods(current).join(', ')}.`, 'method');
+  const pending = await expireSetupIntentIfDue(ctx, id);
+  if (pending.status !== 'requires_payment_method') return { intent: pending, paymentMethod: null };
+  if (!offeredSetupMethods(pending).includes(attempt.method)) {
+    throw new ValidationError('parameter_invalid', `Invalid method: this setup accepts ${offeredSetupMethods(pending).join(', ')}.`, 'method');
   }
+  // Claim an attempt under the intent's lock: concurrent submissions (several processes) cannot
+  // get past the cap, and each attempt has its own number, hence its own idempotency key.
+  const claim = await inTransaction(ctx.db, async (tx) => {
+    const si = await lockSetupIntent(ctx, tx, id);
+    if (si.status !== 'requires_payment_method') return { intent: si, claimed: false };
+    if (si.attempts >= SETUP_MAX_ATTEMPTS) throw attemptsExceeded();
+    return { intent: await tx.setupIntent.update({ where: { id }, data: { attempts: { increment: 1 } } }), claimed: true };
+  });
+  if (!claim.claimed) return { intent: claim.intent, paymentMethod: null };
+  const current = claim.intent;
+  // The processor's idempotency key: the intent id, then one per further attempt (as payments do),
+  // so a retry of one attempt is not doubled and a new card is not answered with an old decline.
+  const reference = current.attempts <= 1 ? current.id : `${current.id}_${current.attempts}`;
   let saved;
   try {
-    saved = await processorOf(ctx).save({ reference: current.id, method: attempt.method, card: attempt.card, phone: attempt.phone });
+    saved = await processorOf(ctx).save({ reference, method: attempt.method, card: attempt.card, phone: attempt.phone });
   } catch (err) {
     ctx.log.error({ err, setup_intent_id: current.id }, 'processor save failed');
     saved = { status: 'failed' as const, code: 'processing_error', message: 'The payment method could not be saved. Try again.' };
@@ -202,6 +237,9 @@ export async function completeSetupForTest(ctx: Ctx, id: string, input: SetupInt
   const body = parse(setupIntentCompleteBody, input);
   const number = (body.card_number ?? HELPER_DEFAULT_CARD).replace(/ /g, '');
   const si = await getSetupIntent(ctx, id);
+  // A retry of an interrupted request with the same idempotency key whose method was saved: its outcome.
+  if (ctx.idempotency?.resumed?.setup_intent_id === id && si.status === 'succeeded') return si;
+  ctx.idempotency?.checkpoint({ setup_intent_id: id });
   if (si.status !== 'requires_payment_method') {
     throw new StateError('setup_intent_not_pending', `This setup intent is ${si.status}; only one awaiting a payment method can be completed.`, null);
   }

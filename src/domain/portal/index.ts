@@ -5,10 +5,16 @@
 // functions below, which take the customer from the actor and never from the request. A portal
 // request therefore cannot name another customer's records: a method or subscription id of
 // another customer is "not found", exactly as one of another merchant is.
+//
+// The session's url (a bearer token) opens once: `openPortalLink` swaps it for a key the browser
+// keeps in an HttpOnly cookie (only its hash is stored), and the portal's pages and the setup
+// intents it creates use token-less addresses (/hosted/portal), so the token never lands in a
+// return_url, an event or a webhook. A second open of the url gives nothing.
+import { createHash } from 'node:crypto';
 import type { PortalSession } from '../../generated/prisma/client.ts';
 import type { Ctx, PortalActor } from '../../platform/context.ts';
 import { inTransaction } from '../../platform/db/tenant.ts';
-import { NotFoundError } from '../../platform/errors.ts';
+import { NotFoundError, StateError } from '../../platform/errors.ts';
 import { isIdOf, z, httpUrl, idOf, parse } from '../../platform/validation.ts';
 import { newId, randomToken } from '../../platform/ids.ts';
 import { listInvoices, signingKey } from '../billing/invoices.ts';
@@ -20,6 +26,8 @@ import { attachedMethods, createSetupIntent, detachPaymentMethod, setDefaultPaym
 import { CHECKOUT_LOCALES } from '../payments/schema.ts';
 
 export const PORTAL_TTL_MS = 60 * 60 * 1000;
+/** Setup links (setup intents) one portal session may create: card testing through the portal. */
+export const PORTAL_MAX_SETUP_LINKS = 5;
 
 export const portalSessionCreate = z.strictObject({
   customer_id: idOf('customer'),
@@ -72,6 +80,37 @@ export async function findPortal(prisma: Ctx['runtime']['prisma'], token: string
   return prisma.portalSession.findUnique({ where: { token }, include: { merchant: true } });
 }
 
+/** The portal's token-less address: the browser's session cookie says which session it is. */
+export function portalHomeUrl(baseUrl: string): string {
+  return `${baseUrl}/hosted/portal`;
+}
+
+const BROWSER_KEY = /^[0-9A-Za-z]{40}$/;
+const browserKeyHash = (key: string) => createHash('sha256').update(key).digest('hex');
+
+/**
+ * The first open of a session's url: marks it opened and returns the key for the browser's cookie
+ * (only its hash is stored). Null when it was opened before (the url is single-use): the caller
+ * shows that, and grants nothing.
+ */
+export async function openPortalLink(ctx: Ctx, sessionId: string): Promise<string | null> {
+  const key = randomToken(40);
+  const now = await clockNow(ctx);
+  const { count } = await ctx.db.portalSession.updateMany({ where: { id: sessionId, openedAt: null }, data: { openedAt: now, browserKeyHash: browserKeyHash(key) } });
+  return count === 1 ? key : null;
+}
+
+/** Whether the browser's key is the one this session's url was exchanged for (the same browser opening the url again). */
+export function holdsPortalKey(session: Pick<PortalSession, 'browserKeyHash'>, key: string | undefined): boolean {
+  return !!key && BROWSER_KEY.test(key) && session.browserKeyHash !== null && session.browserKeyHash === browserKeyHash(key);
+}
+
+/** The session a browser's cookie key stands for, with its merchant; null when unknown. Expiry is the caller's check. */
+export async function findPortalByBrowserKey(prisma: Ctx['runtime']['prisma'], key: string) {
+  if (!BROWSER_KEY.test(key)) return null;
+  return prisma.portalSession.findUnique({ where: { browserKeyHash: browserKeyHash(key) }, include: { merchant: true } });
+}
+
 function actorOf(ctx: Ctx): PortalActor {
   const a = ctx.actor;
   if (!a || a.kind !== 'portal') throw new Error('a portal action needs a portal actor on the context');
@@ -115,10 +154,24 @@ export async function setPortalDefault(ctx: Ctx, paymentMethodId: string) {
   return setDefaultPaymentMethod(ctx, customerId, paymentMethodId);
 }
 
-/** Adding a method from the portal: a setup intent whose page returns to the portal. */
-export function portalSetupIntent(ctx: Ctx, returnUrl: string) {
+/**
+ * Adding a method from the portal: a setup intent whose page returns to the portal's token-less
+ * address. A session creates at most PORTAL_MAX_SETUP_LINKS of them (counted on the session row,
+ * in the intent's transaction): beyond, `portal_setup_links_exceeded`.
+ */
+export function portalSetupIntent(ctx: Ctx) {
   const { customerId, sessionId } = actorOf(ctx);
-  return createSetupIntent(ctx, { customer_id: customerId, return_url: returnUrl }, { portalSessionId: sessionId });
+  return inTransaction(ctx.db, async (tx) => {
+    const { count } = await tx.portalSession.updateMany({
+      where: { id: sessionId, setupLinks: { lt: PORTAL_MAX_SETUP_LINKS } },
+      data: { setupLinks: { increment: 1 } },
+    });
+    if (count === 0) {
+      throw new StateError('portal_setup_links_exceeded', `This portal session already created ${PORTAL_MAX_SETUP_LINKS} setup links; open a new portal session.`, null);
+    }
+    const returnUrl = portalHomeUrl(ctx.runtime.config.publicBaseUrl);
+    return createSetupIntent({ ...ctx, db: tx }, { customer_id: customerId, return_url: returnUrl }, { portalSessionId: sessionId });
+  });
 }
 
 /**

@@ -107,18 +107,19 @@ describe('fair job queue', () => {
     expect(rr.filter((j) => j.merchantId === a.creds.merchant_id).map((j) => j.payload.i)).toEqual([0, 1, 2]);
     expect(rr.filter((j) => j.merchantId === c.creds.merchant_id).map((j) => j.payload.i)).toEqual([0, 1, 2]);
 
-    // A's backlog fills the whole window: the claim takes A up to its cap; once A is at its cap the
-    // next claim skips A in the scan and finds C's job behind the backlog (the worker claims again
-    // at once whenever a claim found work).
+    // A's backlog of 300 older jobs does not hide C's one job: each merchant's first jobs come from
+    // its own range (issue 21: it used to take a second claim, once A was at its cap). A merchant
+    // at its cap gets nothing more; one with two in flight gets two more.
     const backlog = `test.fair.backlog.${Date.now()}`;
     await enqueue(a.creds.merchant_id, backlog, 300, old);
     await enqueue(c.creds.merchant_id, backlog, 1, new Date());
     const first = await claimDueJobs(prisma, { limit: 10, kinds: [backlog], perMerchant: 4 });
-    expect(first.map((j) => [j.merchantId, j.payload.i])).toEqual([0, 1, 2, 3].map((i) => [a.creds.merchant_id, i]));
-    const next = await claimDueJobs(prisma, { limit: 10, kinds: [backlog], perMerchant: 4, room: new Map([[a.creds.merchant_id, 0]]) });
-    expect(next.map((j) => j.merchantId)).toEqual([c.creds.merchant_id]);
+    expect(first.filter((j) => j.merchantId === a.creds.merchant_id).map((j) => j.payload.i)).toEqual([0, 1, 2, 3]);
+    expect(first.filter((j) => j.merchantId === c.creds.merchant_id).map((j) => j.payload.i)).toEqual([0]);
+    const next = await claimDueJobs(prisma, { limit: 10, kinds: [backlog], perMerchant: 4, inFlight: new Map([[a.creds.merchant_id, 4]]) });
+    expect(next).toEqual([]);
     // Room for two more of A.
-    const two = await claimDueJobs(prisma, { limit: 10, kinds: [backlog], perMerchant: 4, room: new Map([[a.creds.merchant_id, 2]]) });
+    const two = await claimDueJobs(prisma, { limit: 10, kinds: [backlog], perMerchant: 4, inFlight: new Map([[a.creds.merchant_id, 2]]) });
     expect(two.map((j) => j.payload.i)).toEqual([4, 5]);
   });
 });

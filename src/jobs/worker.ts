@@ -3,10 +3,12 @@
 // internal work (checkout and credit expiry, refund settling):
 //   - `internal`:   every kind registered without a lane, JOBS_CONCURRENCY slots;
 //   - `deliveries`: webhook sends, WEBHOOK_CONCURRENCY slots (I/O: many can be in flight cheaply).
-// Within a lane each merchant has at most `perMerchant` jobs in flight in this process, and
-// claims are round-robin across merchants (claimDueJobs), so one merchant's black-holed endpoints
-// or backlog cannot take every slot. The caps are per process. Several processes may run workers;
-// SKIP LOCKED keeps them from taking the same job.
+// Within a lane each merchant has a share of the slots that shrinks as more merchants have work
+// (min(perMerchant, max(1, floor(concurrency / (merchants with work + 1))))), one share of the
+// free slots is kept for merchants with nothing in flight, and claims are round-robin across
+// merchants, least loaded first (claimDueJobs): any number of merchants with black-holed endpoints
+// or backlogs cannot take every slot. The shares are per process. Several processes may run
+// workers; SKIP LOCKED keeps them from taking the same job.
 import type { Config } from '../platform/config.ts';
 import type { Runtime } from '../platform/context.ts';
 import type { Logger } from '../platform/logger.ts';
@@ -16,7 +18,7 @@ import { claimDueJobs, runJob, type Lane } from './runner.ts';
 export interface LaneOptions {
   /** jobs of this lane in flight at once */
   concurrency: number;
-  /** jobs of one merchant in flight at once in this lane */
+  /** jobs of one merchant in flight at once in this lane, at most (its share is smaller when others have work) */
   perMerchant: number;
 }
 
@@ -26,7 +28,7 @@ export interface WorkerOptions {
   /** the internal lane (default 16 slots, 8 per merchant) */
   concurrency?: number;
   perMerchant?: number;
-  /** the deliveries lane (default 64 slots, 16 per merchant) */
+  /** the deliveries lane (default 64 slots, 32 per merchant) */
   deliveries?: Partial<LaneOptions>;
   /** serve only these merchants (read at every claim); default: all */
   merchants?: () => string[];
@@ -39,7 +41,23 @@ interface LaneState {
   byMerchant: Map<string, number>;
   ticking: boolean;
   again: boolean;
+  /** asked for again by a job that finished (a slot is free): not held back by idleUntil */
+  againNow: boolean;
+  /** after a claim that found nothing: no claim before this (performance.now()) unless a slot was freed */
+  idleUntil: number;
+  /** the claim deferred until idleUntil */
+  later?: NodeJS.Timeout;
 }
+
+/**
+ * After a claim that found nothing, the lane's next claim for a wake or a poll waits this many
+ * times as long as that claim took (a job finishing, which frees a slot, claims at once). A claim
+ * walks every merchant with open jobs of the lane's kinds (one index probe each), and every
+ * enqueue wakes both lanes: with many merchants, a lane with nothing to do would otherwise claim
+ * back to back while the API writes. This keeps it to a fifth of one connection at most; with few
+ * merchants a claim takes ~0.2 ms and the wait is under a millisecond.
+ */
+const IDLE_WAIT_FACTOR = 4;
 
 /** The worker's options from the service configuration. */
 export function workerOptions(config: Config): WorkerOptions {
@@ -61,31 +79,36 @@ export function startWorker(runtime: Runtime, log: Logger, opts: WorkerOptions =
       ['internal', { concurrency: opts.concurrency ?? 16, perMerchant: opts.perMerchant ?? 8 }],
       ['deliveries', { concurrency: opts.deliveries?.concurrency ?? 64, perMerchant: opts.deliveries?.perMerchant ?? 32 }],
     ] as const
-  ).map(([name, o]) => ({ name, opts: o, running: 0, byMerchant: new Map(), ticking: false, again: false }));
+  ).map(([name, o]) => ({ name, opts: o, running: 0, byMerchant: new Map(), ticking: false, again: false, againNow: false, idleUntil: 0 }));
 
-  const tick = async (lane: LaneState) => {
+  const tick = async (lane: LaneState, slotFreed: boolean) => {
     // Read at every claim: kinds registered after the start are run too.
     const kinds = runtime.jobs.namesIn(lane.name);
     if (stopped || kinds.length === 0) return;
     if (lane.ticking) {
       lane.again = true;
+      lane.againNow ||= slotFreed;
       return;
     }
     lane.ticking = true;
     try {
       do {
         lane.again = false;
+        lane.againNow = false;
         const free = lane.opts.concurrency - lane.running;
         if (free <= 0) break;
-        const room = new Map([...lane.byMerchant].map(([m, n]) => [m, lane.opts.perMerchant - n]));
+        const started = performance.now();
         const jobs = await claimDueJobs(runtime.prisma, {
           limit: free,
           kinds,
           leaseMs: opts.leaseMs,
           perMerchant: lane.opts.perMerchant,
-          room,
+          concurrency: lane.opts.concurrency,
+          inFlight: lane.byMerchant,
           merchantIds: opts.merchants?.(),
         });
+        const now = performance.now();
+        lane.idleUntil = jobs.length > 0 ? 0 : now + IDLE_WAIT_FACTOR * (now - started);
         for (const job of jobs) {
           lane.running++;
           lane.byMerchant.set(job.merchantId, (lane.byMerchant.get(job.merchantId) ?? 0) + 1);
@@ -97,27 +120,38 @@ export function startWorker(runtime: Runtime, log: Logger, opts: WorkerOptions =
             if (n <= 0) lane.byMerchant.delete(job.merchantId);
             else lane.byMerchant.set(job.merchantId, n);
             inflight.delete(p);
-            if (!stopped) tickLane(lane);
+            if (!stopped) tickLane(lane, true);
           });
           inflight.add(p);
         }
-        // Claim again while slots are free and the last claim found work: merchants that just
-        // reached their cap are skipped next time, which lets the others' jobs into the window.
-        if (jobs.length > 0) lane.again = true;
-      } while (lane.again && !stopped);
+        // One claim sees every merchant with due work and takes all it may: the next one is due
+        // when a job finishes, work is enqueued here (wake) or at the next poll.
+      } while (lane.again && !stopped && (lane.idleUntil === 0 || lane.againNow));
     } catch (err) {
       log.warn({ err: err instanceof Error ? err.message : String(err), lane: lane.name }, 'job poll failed');
+      // The database is unreachable or the claim failed: the next try at the next poll.
+      lane.idleUntil = performance.now() + pollMs;
     } finally {
       lane.ticking = false;
     }
+    // Asked for again during an empty (or failed) claim: after the wait, unless a slot was freed.
+    if (lane.again && !stopped) tickLane(lane, lane.againNow);
   };
   const ticks = new Set<Promise<void>>();
-  const tickLane = (lane: LaneState) => {
-    const t = tick(lane);
+  const tickLane = (lane: LaneState, slotFreed = false) => {
+    const wait = lane.idleUntil - performance.now();
+    if (wait > 0 && !slotFreed) {
+      lane.later ??= setTimeout(() => {
+        lane.later = undefined;
+        if (!stopped) tickLane(lane);
+      }, Math.ceil(wait)).unref();
+      return;
+    }
+    const t = tick(lane, slotFreed);
     ticks.add(t);
     void t.finally(() => ticks.delete(t));
   };
-  const tickAll = () => lanes.forEach(tickLane);
+  const tickAll = () => lanes.forEach((lane) => tickLane(lane));
 
   const timer = setInterval(tickAll, pollMs);
   timer.unref();
@@ -129,6 +163,7 @@ export function startWorker(runtime: Runtime, log: Logger, opts: WorkerOptions =
     async stop() {
       stopped = true;
       clearInterval(timer);
+      for (const lane of lanes) clearTimeout(lane.later);
       unsubscribe();
       // A claim in progress may still start jobs: wait for it, then for every job it started.
       await Promise.allSettled([...ticks]);

@@ -10,19 +10,69 @@ export const TIMEOUT_MS = 15_000;
 
 // Connections are reused per set of checked addresses and host (keep-alive), like any HTTP client
 // would: a pooled socket is always connected to one of the addresses checked for this request.
-const agents = new Map<string, http.Agent>();
-function agentFor(protocol: string, targets: CheckedAddress[], host: string): http.Agent {
-  const key = `${protocol}//${targets.map((t) => t.address).join(',')}/${host}`;
-  let a = agents.get(key);
-  if (!a) {
-    // autoSelectFamily: happy eyeballs over every checked address (whatever the process default),
-    // e.g. localhost -> ::1 refused, then 127.0.0.1 connects.
-    const opts = { keepAlive: true, maxSockets: 16, timeout: TIMEOUT_MS, autoSelectFamily: true };
-    a = protocol === 'https:' ? new https.Agent(opts) : new http.Agent(opts);
-    agents.set(key, a);
+// The agents are kept for the MAX_AGENTS most recently used sets; beyond that the least recently
+// used idle one is closed (its keep-alive sockets with it). Every endpoint host, and every new set
+// of addresses a host resolves to, makes a set: without a bound the map grew for ever.
+
+/** Keep-alive agents kept at most (plus those with a delivery in flight, never closed under it). */
+export const MAX_AGENTS = 256;
+
+/** Agents by key, least recently used first; an agent with requests in flight is never evicted. */
+export class AgentPool {
+  private readonly entries = new Map<string, { agent: http.Agent; users: number }>();
+  constructor(
+    /** agents kept at most when idle (mutable: a test lowers it) */
+    public max: number,
+    private readonly make: (protocol: string) => http.Agent,
+  ) {}
+
+  /** The agent for `key`, now the most recently used; call release() when the request is over. */
+  acquire(key: string, protocol: string): http.Agent {
+    let e = this.entries.get(key);
+    if (e) this.entries.delete(key);
+    else e = { agent: this.make(protocol), users: 0 };
+    e.users++;
+    this.entries.set(key, e);
+    this.trim();
+    return e.agent;
   }
-  return a;
+
+  release(key: string, agent: http.Agent): void {
+    const e = this.entries.get(key);
+    if (e?.agent !== agent) return;
+    e.users--;
+    this.trim();
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Agents with a request in flight. */
+  get busy(): number {
+    let n = 0;
+    for (const e of this.entries.values()) if (e.users > 0) n++;
+    return n;
+  }
+
+  private trim(): void {
+    if (this.entries.size <= this.max) return;
+    for (const [key, e] of this.entries) {
+      if (this.entries.size <= this.max) return;
+      if (e.users > 0) continue;
+      this.entries.delete(key);
+      e.agent.destroy();
+    }
+  }
 }
+
+export const agentPool = new AgentPool(MAX_AGENTS, (protocol) => {
+  // autoSelectFamily: happy eyeballs over every checked address (whatever the process default),
+  // e.g. localhost -> ::1 refused, then 127.0.0.1 connects.
+  const opts = { keepAlive: true, maxSockets: 16, timeout: TIMEOUT_MS, autoSelectFamily: true };
+  return protocol === 'https:' ? new https.Agent(opts) : new http.Agent(opts);
+});
+const agentKey = (protocol: string, targets: CheckedAddress[], host: string) => `${protocol}//${targets.map((t) => t.address).join(',')}/${host}`;
 export const MAX_RESPONSE_BYTES = 64 * 1024;
 
 /**
@@ -67,6 +117,8 @@ export async function sendWebhook(
     return { ok: false, status: null, body: (err as Error).message.slice(0, MAX_RESPONSE_BYTES), durationMs: Math.round(performance.now() - started) };
   }
   const mod = u.protocol === 'https:' ? https : http;
+  const key = agentKey(u.protocol, targets, u.host);
+  const agent = agentPool.acquire(key, u.protocol);
   return new Promise<SendResult>((resolve) => {
     let done = false;
     const finish = (r: Omit<SendResult, 'durationMs'>) => {
@@ -81,7 +133,7 @@ export async function sendWebhook(
         method: 'POST',
         headers: { ...headers, 'content-length': Buffer.byteLength(body).toString() },
         lookup: pinnedLookup(targets),
-        agent: agentFor(u.protocol, targets, u.host),
+        agent,
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -114,5 +166,5 @@ export async function sendWebhook(
       if (failure) finish(failure);
     });
     req.end(body);
-  });
+  }).finally(() => agentPool.release(key, agent));
 }

@@ -5,7 +5,7 @@ import { advanceClockAndRunDueWork } from '../jobs/clock-advance.ts';
 import { NotFoundError, StateError, ValidationError } from '../platform/errors.ts';
 import { builder } from './builder.ts';
 import { COMMON_ERRORS } from './errors.ts';
-import { mutate } from './helpers.ts';
+import { mutate, PHASED } from './helpers.ts';
 
 const TestClock = builder.objectRef<{ now: Date }>('TestClock').implement({
   description: "A test-mode merchant's billing clock.",
@@ -32,7 +32,7 @@ builder.mutationField('advanceTestClock', (t) =>
   t.field({
     type: TestClock,
     description:
-      'Test mode only: moves the clock forward and runs every piece of work that became due, in due order. More work than fits in two minutes: StateError clock_advance_incomplete, the clock moved part-way; repeat with `to`.',
+      'Test mode only: moves the clock forward and runs every piece of work that became due, in due order. More work than fits in two minutes: StateError clock_advance_incomplete, the clock moved part-way; repeat with `to`. Advances of one merchant run one at a time: another one running (after a wait) is StateError clock_advance_in_progress.',
     errors: {
       types: [...new Set([...COMMON_ERRORS, ValidationError, NotFoundError, StateError])],
       dataField: { name: 'clock' },
@@ -41,6 +41,6 @@ builder.mutationField('advanceTestClock', (t) =>
     },
     args: { input: t.arg({ type: AdvanceTestClockInput, required: true }) },
     resolve: (_, { input }, gctx) =>
-      mutate(gctx, 'advanceTestClock', input, async (ctx, body: ClockAdvanceInput) => ({ now: await advanceClockAndRunDueWork(ctx, body) })),
+      mutate(gctx, 'advanceTestClock', input, async (ctx, body: ClockAdvanceInput) => ({ now: await advanceClockAndRunDueWork(ctx, body) }), PHASED),
   }),
 );

@@ -7,21 +7,185 @@
 // An advance over more work than fits in its time budget (two minutes) moves the clock only to
 // just before the first job it did not run, and answers 409 clock_advance_incomplete saying so:
 // the same request with `to` carries on from there. The clock never passes work that has not run.
-import { advanceTarget, merchantNow, setClock, type ClockAdvanceInput } from '../domain/clock/index.ts';
-import type { Ctx } from '../platform/context.ts';
+//
+// One advance per merchant at a time, across processes (issue 21: concurrent advances left
+// renewals unpaid, and 100 parallel advances slowed every merchant down). An advance first takes
+// its merchant's turn in this process (the others wait in line, at most MAX_WAITING of them, up to
+// CLOCK_ADVANCE_WAIT_MS), then the merchant's lease in the database (merchants.clock_advance_token
+// and clock_advance_lease_until: valid for ADVANCE_LEASE_MS, renewed while the advance runs, so a
+// process that dies mid-advance holds it up for at most that long). An advance that does not get
+// both in time answers 409 clock_advance_in_progress with Retry-After. The target is fixed when
+// the request arrives: an advance that waited behind one that went further finds its work done and
+// answers with the clock as it is. While it runs, an advance does at most
+// CLOCK_ADVANCE_JOBS_PER_SECOND jobs a second, one at a time (one pool connection, plus a moment for
+// the lease's renewal), and lets the event loop turn between jobs.
+import { randomUUID } from 'node:crypto';
+import { advanceTarget, checkClockAdvance, merchantNow, setClock, type ClockAdvanceInput } from '../domain/clock/index.ts';
+import type { Ctx, Runtime } from '../platform/context.ts';
+import { rawQueryOf } from '../platform/db/raw.ts';
 import { StateError } from '../platform/errors.ts';
+import type { Logger } from '../platform/logger.ts';
 import { earliestDue, runDueJobsFor } from './runner.ts';
 
-export async function advanceClockAndRunDueWork(ctx: Ctx, input: ClockAdvanceInput, opts: { budgetMs?: number } = {}): Promise<Date> {
-  const target = await advanceTarget(ctx.runtime.prisma, ctx.merchant, input);
-  const { ran, complete } = await runDueJobsFor(ctx.runtime, ctx.log, ctx.merchant.id, target, { budgetMs: opts.budgetMs ?? ctx.runtime.clockAdvanceBudgetMs });
-  if (complete) {
-    await setClock(ctx, target);
-    return target;
+/** How long an advance's lease lasts unless renewed (it is renewed every third of this while the advance runs). */
+export const ADVANCE_LEASE_MS = 30_000;
+/** Advances of one merchant that may wait in one process behind the running one; more are refused at once. */
+export const MAX_WAITING = 16;
+/** How often an advance waiting for another process's lease looks again. */
+const LEASE_POLL_MS = 100;
+
+function inProgress(detail = 'Another clock advance of this merchant is running.') {
+  const err = new StateError('clock_advance_in_progress', `${detail} Advances of one merchant run one at a time: retry when it has finished.`, null);
+  err.headers = { 'Retry-After': '1' };
+  return err;
+}
+
+// ---- this process's turns: per merchant, the running advance and a bounded line of waiters.
+type Waiter = (granted: boolean) => boolean;
+const turns = new Map<string, Waiter[]>();
+
+function roomInLine(merchantId: string): boolean {
+  return (turns.get(merchantId)?.length ?? 0) < MAX_WAITING;
+}
+
+/** Resolves true when this request holds the merchant's turn in this process, false when the deadline passed first. */
+function takeTurn(merchantId: string, deadline: number): Promise<boolean> {
+  const line = turns.get(merchantId);
+  if (!line) {
+    turns.set(merchantId, []);
+    return Promise.resolve(true);
   }
-  const next = await earliestDue(ctx.runtime, ctx.merchant.id, target);
+  const wait = deadline - Date.now();
+  if (wait <= 0 || line.length >= MAX_WAITING) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    let settled = false;
+    const waiter: Waiter = (granted) => {
+      if (settled) return false;
+      settled = true;
+      clearTimeout(timer);
+      resolve(granted);
+      return true;
+    };
+    const timer = setTimeout(() => {
+      const i = line.indexOf(waiter);
+      if (i >= 0) line.splice(i, 1);
+      waiter(false);
+    }, wait);
+    line.push(waiter);
+  });
+}
+
+function passTurn(merchantId: string): void {
+  const line = turns.get(merchantId);
+  if (!line) return;
+  for (let next = line.shift(); next; next = line.shift()) if (next(true)) return;
+  turns.delete(merchantId);
+}
+
+// ---- the merchant's lease in the database (every process sees it).
+class AdvanceLease {
+  /** Set when a renewal found the lease taken over (it had run out): the advance must stop. */
+  lost = false;
+  private readonly timer: NodeJS.Timeout;
+
+  private constructor(
+    private readonly runtime: Runtime,
+    private readonly log: Logger,
+    private readonly merchantId: string,
+    private readonly token: string,
+  ) {
+    this.timer = setInterval(() => void this.renew(), ADVANCE_LEASE_MS / 3);
+    this.timer.unref();
+  }
+
+  /** Takes the merchant's lease, waiting (polling) for a holder elsewhere until the deadline; null when it could not. */
+  static async take(runtime: Runtime, log: Logger, merchantId: string, deadline: number): Promise<AdvanceLease | null> {
+    const token = randomUUID();
+    for (;;) {
+      const rows = await rawQueryOf(runtime.prisma)(
+        `UPDATE merchants SET clock_advance_token = $2, clock_advance_lease_until = now() + make_interval(secs => $3::float8)
+         WHERE id = $1 AND mode = 'test' AND (clock_advance_token IS NULL OR clock_advance_lease_until IS NULL OR clock_advance_lease_until < now())
+         RETURNING id`,
+        [merchantId, token, ADVANCE_LEASE_MS / 1000],
+      );
+      if (rows.length === 1) return new AdvanceLease(runtime, log, merchantId, token);
+      const left = deadline - Date.now();
+      if (left <= 0) return null;
+      await new Promise((r) => setTimeout(r, Math.min(LEASE_POLL_MS, left)));
+    }
+  }
+
+  private async renew(): Promise<void> {
+    try {
+      const rows = await rawQueryOf(this.runtime.prisma)(
+        `UPDATE merchants SET clock_advance_lease_until = now() + make_interval(secs => $3::float8) WHERE id = $1 AND clock_advance_token = $2 RETURNING id`,
+        [this.merchantId, this.token, ADVANCE_LEASE_MS / 1000],
+      );
+      if (rows.length === 0) {
+        this.lost = true;
+        clearInterval(this.timer);
+        this.log.warn({ merchant_id: this.merchantId }, 'clock advance lost its lease (it ran out and another advance took it over); stopping');
+      }
+    } catch (err) {
+      // The database is unreachable for now: the next renewal tries again (the lease outlives two misses).
+      this.log.warn({ merchant_id: this.merchantId, err: err instanceof Error ? err.message : String(err) }, 'clock advance lease renewal failed');
+    }
+  }
+
+  async release(): Promise<void> {
+    clearInterval(this.timer);
+    if (this.lost) return;
+    await rawQueryOf(this.runtime.prisma)(
+      `UPDATE merchants SET clock_advance_token = NULL, clock_advance_lease_until = NULL WHERE id = $1 AND clock_advance_token = $2`,
+      [this.merchantId, this.token],
+    ).catch((err: unknown) =>
+      // It runs out by itself within ADVANCE_LEASE_MS.
+      this.log.warn({ merchant_id: this.merchantId, err: err instanceof Error ? err.message : String(err) }, 'clock advance lease release failed'),
+    );
+  }
+}
+
+export async function advanceClockAndRunDueWork(ctx: Ctx, input: ClockAdvanceInput, opts: { budgetMs?: number; waitMs?: number } = {}): Promise<Date> {
+  const { runtime, merchant } = ctx;
+  checkClockAdvance(merchant, input); // 404 / 400 whatever else is running
+  // A full line is refused before anything is read: a flood of advances costs almost nothing.
+  if (!roomInLine(merchant.id)) throw inProgress(`Another clock advance of this merchant is running and ${MAX_WAITING} more are waiting for it.`);
+  // A retry of an interrupted advance with the same idempotency key goes to the same time (a
+  // `seconds` advance is not counted twice).
+  const resumed = ctx.idempotency?.resumed?.target;
+  const target = typeof resumed === 'string' ? new Date(resumed) : await advanceTarget(runtime.prisma, merchant, input);
+  ctx.idempotency?.checkpoint({ target: target.toISOString() });
+  const deadline = Date.now() + (opts.waitMs ?? runtime.config.CLOCK_ADVANCE_WAIT_MS);
+  if (!(await takeTurn(merchant.id, deadline))) throw inProgress();
+  try {
+    const lease = await AdvanceLease.take(runtime, ctx.log, merchant.id, deadline);
+    if (!lease) throw inProgress('Another clock advance of this merchant is running (in another process).');
+    try {
+      return await advanceHoldingLease(ctx, target, lease, opts);
+    } finally {
+      await lease.release();
+    }
+  } finally {
+    passTurn(merchant.id);
+  }
+}
+
+async function advanceHoldingLease(ctx: Ctx, target: Date, lease: AdvanceLease, opts: { budgetMs?: number }): Promise<Date> {
+  const { runtime, merchant } = ctx;
+  const { ran, complete } = await runDueJobsFor(runtime, ctx.log, merchant.id, target, {
+    budgetMs: opts.budgetMs ?? runtime.clockAdvanceBudgetMs,
+    jobsPerSecond: runtime.config.CLOCK_ADVANCE_JOBS_PER_SECOND,
+    stop: () => lease.lost,
+  });
+  if (lease.lost) throw inProgress(`This advance ran ${ran} due jobs, then lost its hold on the clock to another advance and stopped; the clock was not moved by it.`);
+  if (complete) {
+    if (await setClock(ctx, target)) return target;
+    // An advance that ran before this one went further: the clock is already past the target.
+    return merchantNow(runtime.prisma, merchant);
+  }
+  const next = await earliestDue(runtime, merchant.id, target);
   const reached = next ? new Date(next.getTime() - 1) : target;
-  if (reached.getTime() > (await merchantNow(ctx.runtime.prisma, ctx.merchant)).getTime()) await setClock(ctx, reached);
+  if (reached.getTime() > (await merchantNow(runtime.prisma, merchant)).getTime()) await setClock(ctx, reached);
   throw new StateError(
     'clock_advance_incomplete',
     `The advance ran ${ran} due jobs and stopped at ${reached.toISOString()} before reaching ${target.toISOString()} (too much work for one request). Repeat it with {"to": "${target.toISOString()}"} to carry on.`,

@@ -81,10 +81,15 @@ export const clockAdvanceBody = z
 
 export type ClockAdvanceInput = z.input<typeof clockAdvanceBody>;
 
+/** Checks an advance request without reading the clock: 404 for a live merchant, 400 for bad input. */
+export function checkClockAdvance(merchant: ClockOwner, input: ClockAdvanceInput) {
+  requireTestMode(merchant);
+  return parse(clockAdvanceBody, input);
+}
+
 /** The time an advance request moves the clock to (validated; the clock is not moved yet). */
 export async function advanceTarget(prisma: PrismaClient, merchant: ClockOwner, input: ClockAdvanceInput): Promise<Date> {
-  requireTestMode(merchant);
-  const body = parse(clockAdvanceBody, input);
+  const body = checkClockAdvance(merchant, input);
   const realNow = Date.now();
   const current = (await merchantNow(prisma, merchant)).getTime();
   const target = body.to ? body.to.getTime() : current + body.seconds! * 1000;
@@ -98,14 +103,16 @@ export async function advanceTarget(prisma: PrismaClient, merchant: ClockOwner, 
 }
 
 /**
- * Sets the clock to `target` (never backwards: a concurrent advance that went further wins), in
- * its own transaction on the request's client (so an idempotency key counts it as a committed step).
+ * Sets the clock to `target` (never backwards: an earlier advance that went further wins), in its
+ * own transaction on the request's client (so an idempotency key counts it as a committed step).
+ * False when the clock was already at or past `target` (nothing changed).
  */
-export async function setClock(ctx: Ctx, target: Date): Promise<void> {
+export async function setClock(ctx: Ctx, target: Date): Promise<boolean> {
   const offset = BigInt(target.getTime() - Date.now());
-  await inTransaction(ctx.db, (tx) =>
+  const r = await inTransaction(ctx.db, (tx) =>
     tx.merchant.updateMany({ where: { id: ctx.merchant.id, mode: 'test', clockOffsetMs: { lt: offset } }, data: { clockOffsetMs: offset } }),
   );
+  return r.count > 0;
 }
 
 export function clockToJSON(now: Date) {

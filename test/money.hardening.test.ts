@@ -19,7 +19,7 @@ afterEach(() => {
   proc.release();
   proc.mode = 'pass';
   proc.jitterMs = 0;
-  app.services.runtime.idempotencyStaleMs = undefined;
+  app.services.runtime.idempotencyLeaseMs = undefined;
 });
 afterAll(() => app?.close());
 
@@ -117,7 +117,7 @@ describe('a processor call never runs inside a transaction, with or without an I
 
   it('a retry after the claim went stale never repeats a refund that was committed', async () => {
     const p = await paidPayment(1000);
-    app.services.runtime.idempotencyStaleMs = 200;
+    app.services.runtime.idempotencyLeaseMs = 200;
     proc.hold();
     const called = proc.called();
     const key = { 'Idempotency-Key': `stale-refund-${p.id}` };

@@ -11,7 +11,7 @@ import { formatMoney } from '../platform/money.ts';
 import { NotFoundError, StateError } from '../platform/errors.ts';
 import { builder, connectionComplexity } from './builder.ts';
 import { COMMON_ERRORS } from './errors.ts';
-import { connectionType, listArgs, mutate, nestedConnection, orNull, requestLoader, toConnection } from './helpers.ts';
+import { connectionType, listArgs, mutate, PHASED, nestedConnection, orNull, requestLoader, toConnection } from './helpers.ts';
 import { Payment } from './payments.ts';
 
 
@@ -341,7 +341,7 @@ builder.mutationFields((t) => ({
     errors: { types: SUB_ERRORS, dataField: { name: 'subscription' }, result: { name: 'CreateSubscriptionSuccess' }, union: { name: 'CreateSubscriptionResult' } },
     args: { input: t.arg({ type: CreateSubscriptionInput, required: true }) },
     resolve: (_, { input }, gctx) =>
-      mutate(gctx, 'createSubscription', isoDates(input, 'trialEnd'), (ctx, data: schema.SubscriptionCreateInput) => subs.createSubscription(ctx, data)),
+      mutate(gctx, 'createSubscription', isoDates(input, 'trialEnd'), (ctx, data: schema.SubscriptionCreateInput) => subs.createSubscription(ctx, data), PHASED),
   }),
   updateSubscription: t.field({
     type: Subscription,
@@ -351,7 +351,7 @@ builder.mutationFields((t) => ({
     resolve: (_, { input }, gctx) =>
       mutate(gctx, 'updateSubscription', isoDates(input, 'trialEnd'), (ctx, { id, ...body }: { id: string } & schema.SubscriptionUpdateInput) =>
         subs.updateSubscription(ctx, String(id), body),
-      ),
+      PHASED),
   }),
   cancelSubscription: t.field({
     type: Subscription,

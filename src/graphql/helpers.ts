@@ -11,7 +11,6 @@ import {
   StateError,
   ValidationError,
 } from '../platform/errors.ts';
-import { freshForMerchant } from '../platform/db/tenant.ts';
 import { runIdempotent, validateKey } from '../platform/idempotency.ts';
 import DataLoader from 'dataloader';
 import { encodeCursor, type Keyed, type Page } from '../platform/pagination.ts';
@@ -126,6 +125,9 @@ function restoreError(status: number, body: StoredError): AppError {
   return e;
 }
 
+/** Options of a mutation that commits several steps around a processor call: its idempotencyKey runs it phased (recovery points). */
+export const PHASED = { phased: true } as const;
+
 /**
  * Runs a mutation. With an idempotencyKey, the first run's result is stored (serialised with its
  * dates and 64-bit amounts) right after the operation commits; a repeat returns exactly that
@@ -137,6 +139,7 @@ export async function mutate<T, I = any>(
   operation: string,
   input: { idempotencyKey?: string | null } & Record<string, unknown>,
   work: (ctx: Ctx, input: I) => Promise<T>,
+  opts: { phased?: boolean } = {},
 ): Promise<T> {
   const { idempotencyKey, ...rest } = input;
   const domainInput = snakeKeys(rest) as I;
@@ -145,15 +148,14 @@ export async function mutate<T, I = any>(
   const ctx = gctx.ctx;
   let result: T | undefined;
   const outcome = await runIdempotent(
-    // A client of this request alone: its transactions are bound to the key's claim.
-    freshForMerchant(gctx.services.db.prisma, ctx.merchant.id),
-    { merchantId: ctx.merchant.id, key: idempotencyKey, scope: `graphql ${operation}`, payload: rest },
-    async (db) => {
-      result = await work({ ...ctx, db }, domainInput);
+    gctx.services.db.prisma,
+    { merchantId: ctx.merchant.id, key: idempotencyKey, scope: `graphql ${operation}`, payload: rest, operation: `graphql ${operation}` },
+    async (db, run) => {
+      result = await work({ ...ctx, db, idempotency: run }, domainInput);
       return { status: 200, body: { result: superjson.serialize(result) } };
     },
     (err) => ({ status: err.status, body: { error: { type: err.type, code: err.code, message: err.message, param: err.param, ...(err instanceof InsufficientBalanceError ? { balance: Number(err.balance) } : {}) } } }),
-    { staleMs: ctx.runtime.idempotencyStaleMs },
+    { mode: opts.phased ? 'phased' : 'atomic', leaseMs: ctx.runtime.idempotencyLeaseMs, log: ctx.log },
   );
   if (!outcome.replayed) return result!;
   if (outcome.response.status >= 400) throw restoreError(outcome.response.status, outcome.response.body as StoredError);

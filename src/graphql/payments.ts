@@ -4,7 +4,7 @@ import { NotFoundError, StateError } from '../platform/errors.ts';
 import { builder, connectionComplexity } from './builder.ts';
 import './customers.ts';
 import { COMMON_ERRORS } from './errors.ts';
-import { connectionType, listArgs, mutate, nestedConnection, orNull, toConnection } from './helpers.ts';
+import { connectionType, listArgs, mutate, PHASED, nestedConnection, orNull, toConnection } from './helpers.ts';
 
 const PaymentStatus = builder.enumType('PaymentStatus', { values: payments.PAYMENT_STATUSES });
 const RefundStatus = builder.enumType('RefundStatus', { values: refunds.REFUND_STATUSES });
@@ -190,14 +190,14 @@ builder.mutationFields((t) => ({
     type: Payment,
     errors: { types: [...COMMON_ERRORS, NotFoundError, StateError], dataField: { name: 'payment' }, result: { name: 'CreatePaymentSuccess' }, union: { name: 'CreatePaymentResult' } },
     args: { input: t.arg({ type: CreatePaymentInput, required: true }) },
-    resolve: (_, { input }, gctx) => mutate(gctx, 'createPayment', input, (ctx, data: payments.PaymentCreateInput) => payments.createPayment(ctx, data)),
+    resolve: (_, { input }, gctx) => mutate(gctx, 'createPayment', input, (ctx, data: payments.PaymentCreateInput) => payments.createPayment(ctx, data), PHASED),
   }),
   createRefund: t.field({
     type: Refund,
     errors: { types: [...COMMON_ERRORS, NotFoundError, StateError], dataField: { name: 'refund' }, result: { name: 'CreateRefundSuccess' }, union: { name: 'CreateRefundResult' } },
     args: { input: t.arg({ type: CreateRefundInput, required: true }) },
     resolve: (_, { input }, gctx) =>
-      mutate(gctx, 'createRefund', input, (ctx, data: refunds.RefundCreateInput) => refunds.createRefund(ctx, data)),
+      mutate(gctx, 'createRefund', input, (ctx, data: refunds.RefundCreateInput) => refunds.createRefund(ctx, data), PHASED),
   }),
   completeTestPayment: t.field({
     type: Payment,
@@ -210,6 +210,7 @@ builder.mutationFields((t) => ({
         'completeTestPayment',
         input,
         (ctx, { id, ...body }: { id: string } & payments.PaymentCompleteInput) => payments.completeForTest(ctx, String(id), body),
+        PHASED,
       ),
   }),
 }));

@@ -5,7 +5,7 @@ import { InsufficientBalanceError, NotFoundError, StateError } from '../platform
 import { formatMoney } from '../platform/money.ts';
 import { builder, connectionComplexity } from './builder.ts';
 import { COMMON_ERRORS } from './errors.ts';
-import { connectionType, listArgs, mutate, nestedConnection, orNull, toConnection } from './helpers.ts';
+import { connectionType, listArgs, mutate, PHASED, nestedConnection, orNull, toConnection } from './helpers.ts';
 import { TestOutcome } from './payments.ts';
 
 const WalletStatus = builder.enumType('WalletStatus', { values: wallets.WALLET_STATUSES });
@@ -216,6 +216,7 @@ builder.mutationFields((t) => ({
         'completeTestWalletTopup',
         input,
         (ctx, { id, ...body }: { id: string; outcome: string }) => topups.completeTopupForTest(ctx, String(id), body),
+        PHASED,
       ),
   }),
   createWalletTopup: t.field({

@@ -1,6 +1,6 @@
 // Every kind of background job, by area. Domain code enqueues (src/jobs/queue.ts); the handlers
 // registered here do the work when it is due. Handlers are idempotent: a job may run twice.
-import { expireIfDue, EXPIRE_JOB } from '../domain/payments/index.ts';
+import { expireIfDue, EXPIRE_JOB, recoverPayment, RECOVER_JOB } from '../domain/payments/index.ts';
 import { settlePendingRefund, REFUND_SETTLE_JOB } from '../domain/refunds/index.ts';
 import { expireSetupIntentIfDue, SETUP_EXPIRE_JOB } from '../domain/payment-methods/index.ts';
 import { expireGrants, GRANT_EXPIRY_JOB } from '../domain/wallets/index.ts';
@@ -25,6 +25,12 @@ export function createJobRegistry(): JobRegistry {
   registry.register(EXPIRE_JOB, {
     async run(ctx, job) {
       await expireIfDue(ctx, String(job.payload.payment_id));
+    },
+  });
+  // A charge attempt whose process died before recording the outcome (any payment, any purpose).
+  registry.register(RECOVER_JOB, {
+    async run(ctx, job) {
+      await recoverPayment(ctx, String(job.payload.payment_id), ctx.runtime.chargeRecoveryMs);
     },
   });
   registry.register(SETUP_EXPIRE_JOB, {

@@ -29,12 +29,26 @@ const schema = z.object({
   RATE_LIMIT_PER_SECOND: z.coerce.number().int().min(0).max(1_000_000).default(500),
   /** How long a verified API key stays cached before it is checked against the database again. */
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
-  /** Failed authentications per client id per minute (0 = no limit); above it: 429 rate_limited, no scrypt. */
+  /**
+   * Failed authentications per client id per minute answered at once (0 = never held); each further
+   * failure in the minute is answered late (0.1 s, doubling, at most 5 s). Never refused: a correct
+   * secret is always checked and answered at once, so nobody can lock a merchant out.
+   */
   AUTH_FAILURES_PER_CLIENT_PER_MINUTE: z.coerce.number().int().min(0).max(1_000_000).default(10),
-  /** Failed authentications per source address per minute (0 = no limit); above it: 429 rate_limited, no scrypt. */
+  /**
+   * Authentication attempts that need a secret check, per source address per minute (successes are
+   * given back, so this counts failures; 0 = no limit); above it: 429 rate_limited, no scrypt.
+   */
   AUTH_FAILURES_PER_ADDRESS_PER_MINUTE: z.coerce.number().int().min(0).max(1_000_000).default(30),
   /** Take the client address from the last X-Forwarded-For entry (only behind a proxy that sets it). */
   TRUST_PROXY: bool.default(false),
+  /**
+   * Failed payment-method attempts (a declined card or mobile-money number) on the hosted checkout,
+   * top-up and setup pages, per source address per minute and per hour (0 = no limit); above
+   * either: the page answers 429 with Retry-After and the processor is not called.
+   */
+  PAYMENT_FAILURES_PER_ADDRESS_PER_MINUTE: z.coerce.number().int().min(0).max(1_000_000).default(10),
+  PAYMENT_FAILURES_PER_ADDRESS_PER_HOUR: z.coerce.number().int().min(0).max(1_000_000).default(30),
   JOBS_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(500),
   /** Internal jobs (expiries, refund settling …) a process runs at once, and per merchant. */
   JOBS_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(16),
@@ -44,6 +58,13 @@ const schema = z.object({
   WEBHOOK_MERCHANT_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(32),
   /** How long a claimed job is reserved; a job whose process died is run again after this. */
   JOBS_LEASE_MS: z.coerce.number().int().min(1000).max(3_600_000).default(60_000),
+  /**
+   * Test clock advances run one at a time per merchant. At most this many due jobs a second for
+   * one advance (a second's worth at once, then paced); and how long an advance waits for the
+   * merchant's running one before answering 409 clock_advance_in_progress (0 = answer at once).
+   */
+  CLOCK_ADVANCE_JOBS_PER_SECOND: z.coerce.number().int().min(1).max(100_000).default(200),
+  CLOCK_ADVANCE_WAIT_MS: z.coerce.number().int().min(0).max(120_000).default(30_000),
   /**
    * Browser origins allowed to call /v1 and /graphql cross-site (CORS), comma-separated, e.g.
    * https://dashboard.example.com. Empty (the default): no cross-origin access at all.
@@ -65,6 +86,16 @@ const schema = z.object({
       }
       return origins;
     }),
+  /**
+   * A multi-step idempotent request (a charge or refund around the processor, a clock advance)
+   * holds its key with a lease it renews while it runs; when its process dies, a retry with the
+   * same key takes over after this long and carries on from where it stopped.
+   */
+  IDEMPOTENCY_LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
+  /** How long a charge attempt may stay `processing` before the recovery job asks the processor again (its process died). */
+  PAYMENT_RECOVERY_MS: z.coerce.number().int().min(1000).max(3_600_000).default(60_000),
+  /** Test mode only: the built-in test processor answers after this long (simulates a processor's latency; 0 = at once). */
+  TEST_PROCESSOR_LATENCY_MS: z.coerce.number().int().min(0).max(60_000).default(0),
   /** GraphQL limits: maximum query depth and estimated cost. */
   GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(2).max(50).default(12),
   GRAPHQL_MAX_COMPLEXITY: z.coerce.number().int().min(10).default(20000),

@@ -7,6 +7,7 @@ import type { Db } from './db/tenant.ts';
 import type { Logger } from './logger.ts';
 import type { JobRegistry } from '../jobs/runner.ts';
 import type { Processor } from '../domain/payments/processor.ts';
+import type { IdempotentRun } from './idempotency.ts';
 
 export interface MerchantRef {
   id: string;
@@ -21,8 +22,8 @@ export interface Runtime {
   config: Config;
   /** The payment processor that charges and refunds for a merchant (tests inject fakes here). */
   processorFor(merchant: MerchantRef): Processor;
-  /** How old an unfinished idempotency claim that changed nothing must be before a retry takes it over (default 60 s). */
-  idempotencyStaleMs?: number;
+  /** How long a multi-step idempotent request's claim lasts without a heartbeat before a retry takes it over (default 30 s). */
+  idempotencyLeaseMs?: number;
   /** How old a charge claimed by a process that died must be before a recovery job asks the processor again (default 60 s). */
   chargeRecoveryMs?: number;
   /** How long one clock advance may run due work before it stops part-way (default 2 minutes). */
@@ -49,4 +50,6 @@ export interface Ctx {
   actor?: PortalActor;
   /** Set while a job runs during a clock advance: the merchant-clock time the work happens at. */
   at?: Date;
+  /** Set while a multi-step operation runs under an idempotency key: its recovery points. */
+  idempotency?: IdempotentRun | undefined;
 }

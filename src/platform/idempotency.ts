@@ -1,22 +1,39 @@
-// Idempotency keys (REST `Idempotency-Key` header, GraphQL `idempotencyKey` input), 24 h.
+// Idempotency keys (REST `Idempotency-Key` header, GraphQL `idempotencyKey` input), kept 24 h.
 //
-// 1. The key is claimed by inserting an `in_progress` row (unique per merchant+key), committed at
-//    once so that a concurrent duplicate sees it and gets 409 idempotency_key_in_use.
-// 2. The operation runs as it would without a key: it commits its own steps (a refund reserves
-//    the amount, calls the processor outside any transaction, then records the outcome). Every
-//    transaction it commits also bumps the claim's `phases` counter, inside that transaction, after
-//    checking the claim is still ours. So the key row knows whether the request changed anything.
-// 3. The response is stored right after the operation returns. A 4xx is stored too (replayed like
-//    Stripe does). A 5xx or a crash releases the key only when nothing was committed (phases = 0);
-//    once something was, the outcome is stored (a 5xx as a 500) or, if the process died, the
-//    claim stays: a stale claim is taken over (after 60 s) only when it changed nothing, so a
-//    retry can never repeat committed work such as a refund.
+// Atomic phases with recovery points, as in Stripe's published design for idempotency keys in
+// PostgreSQL. The response is stored in the same transaction as the last change it reports, so a
+// crash can never leave "the work happened" without "the answer is stored".
+//
+// - An **atomic** operation (everything the request changes fits in one database transaction:
+//   creating a customer, a debit, closing a wallet …) runs as ONE transaction: the work, then the
+//   key with its stored answer (INSERT … ON CONFLICT DO NOTHING), then COMMIT. Killed at any point,
+//   PostgreSQL rolls all of it back and a retry is processed anew at once. A repeat, or a duplicate
+//   sent while the first runs (it waits on the key's unique index until the first commits), finds
+//   the key there, rolls its own work back and answers with the stored answer. The transaction is
+//   a raw one on a pg connection when the work is all raw SQL (the hot paths), else Prisma's.
+//
+// - A **phased** operation (a charge or refund around a processor call, a subscription that
+//   charges its first invoice, a clock advance) cannot be one transaction: the processor call must
+//   never run inside one. Its claim is committed first, with a lease the running request keeps
+//   alive (heartbeats). Every transaction the operation then commits runs a guard that checks the
+//   claim is still this run's, renews the lease and writes the operation's **recovery point** (what
+//   it has created so far, e.g. `{payment_id}`); the first commit must carry one. When the request
+//   dies, its lease runs out (LEASE_MS) and a retry with the same key takes the claim over and runs
+//   the operation again with `resumed` set to that point: it carries on from there (asks the
+//   processor again under the same processor key, records the outcome) instead of starting over —
+//   never a second charge, and never 409 for longer than the lease. A 4xx outcome is stored and
+//   replayed; a 5xx after a change releases the lease at once so the retry resumes.
 import { createHash } from 'node:crypto';
+import type { PrismaClient } from './db/index.ts';
+import { merchantSql, rawQuery, rawQueryOf, tryRawTransaction, type RawQuery } from './db/raw.ts';
+import { afterCommit, forMerchant, freshForMerchant, guardTransactions, inTransaction, NeedsPrisma, type Db, type TenantDb } from './db/tenant.ts';
 import { AppError, IdempotencyError, toAppError, ValidationError } from './errors.ts';
-import { guardTransactions, Prisma, type Db, type TenantDb, type TenantTx } from './db/tenant.ts';
+import { randomToken } from './ids.ts';
+import type { Logger } from './logger.ts';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
-export const STALE_LOCK_MS = 60 * 1000;
+/** How long a phased request's claim lasts without a heartbeat before a retry may take it over. */
+export const LEASE_MS = 30 * 1000;
 
 export interface StoredResponse {
   status: number;
@@ -30,6 +47,25 @@ export interface IdempotentRequest {
   scope: string;
   /** the request body (any JSON value); hashed canonically */
   payload: unknown;
+  /** the operation (a route's operationId, a mutation's name): what is learnt about how it runs is kept per operation */
+  operation: string;
+}
+
+/** `atomic`: the operation commits once (the default); `phased`: it commits several steps around a processor call. */
+export type IdempotencyMode = 'atomic' | 'phased';
+
+/** What a phased operation has created so far (ids), stored with its changes. */
+export type RecoveryPoint = Readonly<Record<string, string | number | boolean | null>>;
+
+/** What a phased operation sees of its idempotency key (ctx.idempotency). */
+export interface IdempotentRun {
+  /** The recovery point an interrupted earlier run of this same request reached: carry on from it. Null on a first run. */
+  readonly resumed: RecoveryPoint | null;
+  /**
+   * Sets the recovery point stored with the next change this run commits (its first commit must
+   * have one). Ids are generated before the transaction that creates them, so the point can name them.
+   */
+  checkpoint(point: RecoveryPoint): void;
 }
 
 export function validateKey(key: string, param = 'Idempotency-Key'): string {
@@ -57,135 +93,346 @@ export function fingerprint(scope: string, payload: unknown): string {
   return createHash('sha256').update(scope).update('\n').update(canonical(payload)).digest('hex');
 }
 
-type Outcome = { replayed: boolean; response: StoredResponse };
+export type Outcome = { replayed: boolean; response: StoredResponse };
 
 export interface IdempotencyOptions {
-  now?: () => Date;
-  /** how old an unfinished claim that changed nothing must be before a retry takes it over */
-  staleMs?: number;
+  mode?: IdempotencyMode;
+  /** the lease of a phased claim (default LEASE_MS; tests shorten it) */
+  leaseMs?: number;
+  log?: Logger;
 }
 
 /**
- * Runs `work` at most once per (merchant, key). `db` must be a client of this request alone:
- * every transaction `inTransaction` opens on it is bound to the claim. `work` receives it and
- * commits its own steps. `errorResponse` turns an AppError into the response to store.
+ * Runs `work` at most once per (merchant, key) and returns its response, or the stored response of
+ * an earlier run with the same key. `work` gets the database handle to use (atomic: the one
+ * transaction; phased: a client of this request alone whose transactions are bound to the claim)
+ * and, when phased, the run (recovery points). `errorResponse` turns an AppError into the response
+ * to store.
  */
 export async function runIdempotent(
-  db: TenantDb,
+  prisma: PrismaClient,
   req: IdempotentRequest,
-  work: (db: TenantDb) => Promise<StoredResponse>,
+  work: (db: Db, run: IdempotentRun | undefined) => Promise<StoredResponse>,
   errorResponse: (err: AppError) => StoredResponse,
   opts: IdempotencyOptions = {},
 ): Promise<Outcome> {
-  const now = opts.now ?? (() => new Date());
   const fp = fingerprint(req.scope, req.payload);
-  const claim = await claimKey(db, req, fp, now, opts.staleMs ?? STALE_LOCK_MS);
-  if (claim.kind === 'replay') return { replayed: true, response: claim.response };
-
-  const { id, lockedAt } = claim;
-  guardTransactions(db, async (tx) => {
-    const r = await tx.idempotencyKey.updateMany({ where: { id, lockedAt, status: 'in_progress' }, data: { phases: { increment: 1 } } });
-    if (r.count !== 1) {
-      // Another request took the key over (only possible while we had committed nothing).
-      throw new IdempotencyError('idempotency_key_in_use', 'This idempotency key was taken over by a retry while the request was running.', null);
-    }
-  });
-
-  let response: StoredResponse;
-  try {
-    response = await work(db);
-  } catch (err) {
-    if (err instanceof IdempotencyError) throw err; // not our key (any more): store nothing
-    const appErr = toAppError(err);
-    if (appErr.status < 500) {
-      await complete(db, id, lockedAt, errorResponse(appErr)).catch(() => release(db, id, lockedAt));
-      throw err;
-    }
-    // Release the key if nothing was committed; otherwise keep the outcome (a 500), like Stripe.
-    const released = await release(db, id, lockedAt).catch(() => 0);
-    if (released === 0) await complete(db, id, lockedAt, errorResponse(appErr)).catch(() => {});
-    throw err;
-  }
-  await complete(db, id, lockedAt, response);
-  return { replayed: false, response };
+  return opts.mode === 'phased'
+    ? runPhased(prisma, req, fp, work, errorResponse, opts.leaseMs ?? LEASE_MS)
+    : runAtomic(prisma, req, fp, work, errorResponse, opts.leaseMs ?? LEASE_MS, opts.log);
 }
 
-async function complete(db: Db, id: bigint, lockedAt: Date, res: StoredResponse) {
-  await db.idempotencyKey.updateMany({
-    where: { id, lockedAt, status: 'in_progress' },
-    data: { status: 'completed', responseStatus: res.status, responseBody: (res.body ?? Prisma.JsonNull) as Prisma.InputJsonValue },
-  });
+// ---------------------------------------------------------------- the key's row
+
+interface KeyRow {
+  id: bigint;
+  scope: string;
+  fingerprint: string;
+  status: string;
+  lockedAt: Date;
+  holder: string | null;
+  recovery: RecoveryPoint | null;
+  responseStatus: number | null;
+  responseBody: unknown;
+  expiresAt: Date;
 }
 
-/** Deletes the claim when it committed nothing; returns how many rows went (0 or 1). */
-async function release(db: Db, id: bigint, lockedAt: Date): Promise<number> {
-  return (await db.idempotencyKey.deleteMany({ where: { id, lockedAt, status: 'in_progress', phases: 0 } })).count;
+const COLUMNS = 'id, scope, fingerprint, status, locked_at, holder, recovery, response_status, response_body, expires_at';
+
+/** INSERT … ON CONFLICT DO NOTHING: the new row, or none when the key exists (after waiting for an uncommitted holder). */
+async function insertKey(
+  q: RawQuery,
+  req: IdempotentRequest,
+  fp: string,
+  row: { status: 'in_progress' | 'completed'; holder: string | null; response?: StoredResponse },
+): Promise<bigint | null> {
+  const now = new Date();
+  const [r] = await q<{ id: bigint }>(
+    `INSERT INTO idempotency_keys (merchant_id, key, scope, fingerprint, status, locked_at, holder, response_status, response_body, created_at, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $6, $10)
+     ON CONFLICT (merchant_id, key) DO NOTHING RETURNING id`,
+    [
+      req.key,
+      req.scope,
+      fp,
+      row.status,
+      now,
+      row.holder,
+      row.response?.status ?? null,
+      row.response ? JSON.stringify(row.response.body ?? null) : null,
+      new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
+    ],
+  );
+  return r?.id ?? null;
 }
 
-type Claim = { kind: 'claimed'; id: bigint; lockedAt: Date } | { kind: 'replay'; response: StoredResponse };
+async function readKey(q: RawQuery, key: string): Promise<KeyRow | null> {
+  const [row] = await q<KeyRow>(`SELECT ${COLUMNS} FROM idempotency_keys WHERE merchant_id = $1 AND key = $2`, [key]);
+  return row ?? null;
+}
+
+/** Deletes a key that binds nothing (expired, or abandoned without a change) unless it changed meanwhile, so the request is processed anew. */
+async function deleteVoid(q: RawQuery, row: KeyRow): Promise<void> {
+  await q(`DELETE FROM idempotency_keys WHERE merchant_id = $1 AND id = $2 AND status = $3 AND locked_at = $4 AND holder IS NOT DISTINCT FROM $5`, [
+    row.id,
+    row.status,
+    row.lockedAt,
+    row.holder,
+  ]);
+}
+
+function completeSql(q: RawQuery, id: bigint, holder: string | null, res: StoredResponse) {
+  return q(
+    `UPDATE idempotency_keys SET status = 'completed', response_status = $3, response_body = $4::jsonb, recovery = NULL
+     WHERE merchant_id = $1 AND id = $2 AND status = 'in_progress' AND holder IS NOT DISTINCT FROM $5 RETURNING id`,
+    [id, res.status, JSON.stringify(res.body ?? null), holder],
+  );
+}
+
+const reused = (row: KeyRow) =>
+  new IdempotencyError(
+    'idempotency_key_reused',
+    `Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for ${row.scope}.`,
+    null,
+  );
 
 const inUse = () => new IdempotencyError('idempotency_key_in_use', 'A request with this idempotency key is still being processed. Retry later.', null);
 
-async function claimKey(db: TenantDb, req: IdempotentRequest, fp: string, now: () => Date, staleMs: number): Promise<Claim> {
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const t = now();
-    const created = await db.idempotencyKey.createManyAndReturn({
-      data: [{
-        merchantId: req.merchantId,
-        key: req.key,
-        scope: req.scope,
-        fingerprint: fp,
-        status: 'in_progress',
-        lockedAt: t,
-        expiresAt: new Date(t.getTime() + IDEMPOTENCY_TTL_MS),
-      }],
-      skipDuplicates: true,
-      select: { id: true, lockedAt: true },
-    });
-    if (created[0]) return { kind: 'claimed', id: created[0].id, lockedAt: created[0].lockedAt };
+const replay = (row: KeyRow): Outcome => ({ replayed: true, response: { status: row.responseStatus ?? 200, body: row.responseBody } });
 
-    const row = await db.idempotencyKey.findUnique({ where: { merchantId_key: { merchantId: req.merchantId, key: req.key } } });
-    if (!row) continue; // released between our insert and read: try again
-    const expired = row.expiresAt.getTime() <= t.getTime();
-    // A claim whose holder died before committing anything binds the key to nothing.
-    const abandoned = row.status === 'in_progress' && row.phases === 0 && t.getTime() - row.lockedAt.getTime() >= staleMs;
-    if (!expired && !abandoned) {
-      if (row.fingerprint !== fp) {
-        throw new IdempotencyError(
-          'idempotency_key_reused',
-          `Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for ${row.scope}.`,
-          null,
-        );
-      }
-      if (row.status === 'completed') {
-        return { kind: 'replay', response: { status: row.responseStatus ?? 200, body: row.responseBody } };
-      }
-      if (row.phases > 0) {
-        throw new IdempotencyError(
-          'idempotency_key_in_use',
-          'A request with this idempotency key has changed data and not finished (it is still running, or it was interrupted). ' +
-            'Its outcome cannot be replayed yet: retry later, or look up the records it affects.',
-          null,
-        );
-      }
-      throw inUse();
+type Existing =
+  | { kind: 'replay'; outcome: Outcome }
+  /** the key binds nothing any more: expired, or claimed by a run that died before committing anything */
+  | { kind: 'void' }
+  /** claimed by a run that died after committing a step: a retry resumes from its recovery point */
+  | { kind: 'stale'; row: KeyRow }
+  | { kind: 'error'; error: IdempotencyError };
+
+/** What an existing key means for a new request with fingerprint fp. */
+function judge(row: KeyRow, fp: string, leaseMs: number): Existing {
+  const now = Date.now();
+  if (row.expiresAt.getTime() <= now) return { kind: 'void' };
+  const lapsed = row.status === 'in_progress' && now - row.lockedAt.getTime() >= leaseMs;
+  if (lapsed && row.recovery === null) return { kind: 'void' };
+  if (row.fingerprint !== fp) return { kind: 'error', error: reused(row) };
+  if (row.status === 'completed') return { kind: 'replay', outcome: replay(row) };
+  if (lapsed) return { kind: 'stale', row };
+  return { kind: 'error', error: inUse() };
+}
+
+// ---------------------------------------------------------------- atomic: one transaction
+
+class KeyExists extends Error {
+  constructor(readonly row: KeyRow | null) {
+    super('idempotency key exists');
+  }
+}
+
+/**
+ * Operations whose work needs Prisma: their one transaction is a Prisma transaction. The others
+ * (all raw SQL, e.g. creating a customer, a debit) run on a bare pg connection, about five times
+ * cheaper; an operation is moved here the first time its work turns out to need Prisma (that
+ * attempt is rolled back and run again, so nothing depends on knowing it in advance).
+ */
+const needsPrisma = new Set<string>();
+
+/** The one transaction of an atomic run: a raw one when the operation allows it, else Prisma's. */
+async function oneTransaction<T>(db: TenantDb, operation: string, fn: (tx: Db) => Promise<T>, log?: Logger): Promise<T> {
+  if (!needsPrisma.has(operation)) {
+    try {
+      return await tryRawTransaction(db, fn);
+    } catch (err) {
+      if (!(err instanceof NeedsPrisma)) throw err;
+      needsPrisma.add(operation);
+      log?.debug({ operation, reason: err.message }, 'idempotent operation runs in a Prisma transaction');
     }
-    // Expired, or a stale claim that never changed anything: take it over.
-    const taken = await db.idempotencyKey.updateMany({
-      where: { id: row.id, lockedAt: row.lockedAt, status: row.status, ...(expired ? {} : { phases: 0 }) },
-      data: {
-        scope: req.scope,
-        fingerprint: fp,
-        status: 'in_progress',
-        lockedAt: t,
-        phases: 0,
-        responseStatus: null,
-        responseBody: Prisma.DbNull,
-        createdAt: t,
-        expiresAt: new Date(t.getTime() + IDEMPOTENCY_TTL_MS),
-      },
-    });
-    if (taken.count === 1) return { kind: 'claimed', id: row.id, lockedAt: t };
+  }
+  return inTransaction(db, fn);
+}
+
+async function runAtomic(
+  prisma: PrismaClient,
+  req: IdempotentRequest,
+  fp: string,
+  work: (db: Db, run: undefined) => Promise<StoredResponse>,
+  errorResponse: (err: AppError) => StoredResponse,
+  leaseMs: number,
+  log?: Logger,
+): Promise<Outcome> {
+  const db = forMerchant(prisma, req.merchantId);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      const response = await oneTransaction(db, req.operation, async (tx) => {
+        const res = await work(tx, undefined);
+        // The key goes in last, with the answer, in the work's transaction: one statement. A
+        // duplicate running at the same time waits here on the key's unique index until this
+        // commits, then finds the key and rolls its own work back.
+        const q = merchantSql(rawQuery(tx), req.merchantId);
+        if ((await insertKey(q, req, fp, { status: 'completed', holder: null, response: res })) === null) {
+          const row = await readKey(q, req.key);
+          // An expired key, or a claim abandoned before it changed anything, binds nothing: replace it.
+          if (!row || judge(row, fp, leaseMs).kind !== 'void') throw new KeyExists(row);
+          await deleteVoid(q, row);
+          if ((await insertKey(q, req, fp, { status: 'completed', holder: null, response: res })) === null) throw new KeyExists(null);
+        }
+        return res;
+      }, log);
+      return { replayed: false, response };
+    } catch (err) {
+      if (err instanceof KeyExists) {
+        const existing = await settleExisting(db, req, fp, leaseMs, err.row);
+        if (existing) return existing;
+        continue; // gone meanwhile: run again
+      }
+      if (err instanceof IdempotencyError) throw err;
+      const appErr = toAppError(err);
+      // A 4xx: the work rolled back; its answer is stored (and replayed) like Stripe does — unless
+      // the key has an answer already (this was a repeat, or a duplicate that lost the race): that one.
+      // A 5xx rolled back with the work: nothing is stored, but a key answered before still answers.
+      const existing = await storeOutcome(db, req, fp, leaseMs, appErr.status < 500 ? errorResponse(appErr) : null);
+      if (existing) return existing;
+      throw err;
+    }
   }
   throw inUse();
+}
+
+/** The answer for a request whose key exists (replay, or 409), or null when it is gone and the request should run. */
+async function settleExisting(db: TenantDb, req: IdempotentRequest, fp: string, leaseMs: number, row: KeyRow | null): Promise<Outcome | null> {
+  if (!row) return null;
+  const verdict = judge(row, fp, leaseMs);
+  if (verdict.kind === 'replay') return verdict.outcome;
+  if (verdict.kind === 'error') throw verdict.error;
+  if (verdict.kind === 'void') {
+    await deleteVoid(merchantSql(rawQueryOf(db), req.merchantId), row);
+    return null;
+  }
+  // A stale phased claim with a recovery point: only a phased run of the same request can resume it.
+  throw inUse();
+}
+
+/**
+ * After the work failed and rolled back: the answer an earlier run with this key stored (a repeat
+ * whose work now fails because the first one's change is there, e.g. a replayed close of a wallet
+ * now closed), or null when there is none — then `res`, a 4xx, is stored as the key's answer.
+ */
+async function storeOutcome(db: TenantDb, req: IdempotentRequest, fp: string, leaseMs: number, res: StoredResponse | null): Promise<Outcome | null> {
+  const q = merchantSql(rawQueryOf(db), req.merchantId);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    if (res && (await insertKey(q, req, fp, { status: 'completed', holder: null, response: res })) !== null) return null;
+    const row = await readKey(q, req.key);
+    if (!row) {
+      if (!res) return null;
+      continue;
+    }
+    const verdict = judge(row, fp, leaseMs);
+    if (verdict.kind === 'replay') return verdict.outcome;
+    if (verdict.kind === 'error') throw verdict.error;
+    if (verdict.kind === 'stale') throw inUse();
+    await deleteVoid(q, row);
+    if (!res) return null;
+  }
+  return null;
+}
+
+// ---------------------------------------------------------------- phased: a claim with a lease and recovery points
+
+type PhasedClaim = { kind: 'claimed'; id: bigint; resumed: RecoveryPoint | null } | { kind: 'replay'; outcome: Outcome };
+
+async function claimPhased(db: TenantDb, req: IdempotentRequest, fp: string, holder: string, leaseMs: number): Promise<PhasedClaim> {
+  const q = merchantSql(rawQueryOf(db), req.merchantId);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const id = await insertKey(q, req, fp, { status: 'in_progress', holder });
+    if (id !== null) return { kind: 'claimed', id, resumed: null };
+    const row = await readKey(q, req.key);
+    if (!row) continue; // released between the insert and the read
+    const verdict = judge(row, fp, leaseMs);
+    if (verdict.kind === 'replay') return verdict;
+    if (verdict.kind === 'error') throw verdict.error;
+    if (verdict.kind === 'void') {
+      await deleteVoid(q, row);
+      continue;
+    }
+    // The holder's lease ran out (it died): take the claim over and carry on from its recovery point.
+    const [taken] = await q<{ id: bigint }>(
+      `UPDATE idempotency_keys SET holder = $3, locked_at = $4 WHERE merchant_id = $1 AND id = $2 AND status = 'in_progress' AND holder IS NOT DISTINCT FROM $5 AND locked_at = $6 RETURNING id`,
+      [row.id, holder, new Date(), row.holder, row.lockedAt],
+    );
+    if (taken) return { kind: 'claimed', id: row.id, resumed: row.recovery };
+  }
+  throw inUse();
+}
+
+async function runPhased(
+  prisma: PrismaClient,
+  req: IdempotentRequest,
+  fp: string,
+  work: (db: Db, run: IdempotentRun) => Promise<StoredResponse>,
+  errorResponse: (err: AppError) => StoredResponse,
+  leaseMs: number,
+): Promise<Outcome> {
+  // A client of this request alone: the guard below binds every transaction opened on it to the claim.
+  const db = freshForMerchant(prisma, req.merchantId);
+  const holder = randomToken(22);
+  const claim = await claimPhased(db, req, fp, holder, leaseMs);
+  if (claim.kind === 'replay') return claim.outcome;
+  const { id } = claim;
+  const pool = merchantSql(rawQueryOf(db), req.merchantId);
+
+  let stored: RecoveryPoint | null = claim.resumed;
+  let pending: RecoveryPoint | null = null;
+  const run: IdempotentRun = {
+    resumed: claim.resumed,
+    checkpoint(point) {
+      pending = point;
+    },
+  };
+  guardTransactions(db, async (tx) => {
+    const point = pending;
+    if (stored === null && point === null) {
+      throw new Error(`${req.scope}: a multi-step operation committed a change before its first recovery point (call ctx.idempotency.checkpoint first)`);
+    }
+    const [mine] = await merchantSql(rawQuery(tx), req.merchantId)<{ id: bigint }>(
+      `UPDATE idempotency_keys SET locked_at = $4, recovery = coalesce($5::jsonb, recovery)
+       WHERE merchant_id = $1 AND id = $2 AND holder = $3 AND status = 'in_progress' RETURNING id`,
+      [id, holder, new Date(), point === null ? null : JSON.stringify(point)],
+    );
+    // Taken over by a retry after our lease ran out (this process stalled): the retry carries on.
+    if (!mine) throw new IdempotencyError('idempotency_key_in_use', 'This request was taken over by a retry with the same idempotency key.', null);
+    afterCommit(tx, () => {
+      if (point !== null) {
+        stored = point;
+        if (pending === point) pending = null;
+      }
+    });
+  });
+  // Heartbeats keep the claim while the request runs (a processor call, a long clock advance).
+  const beat = setInterval(() => {
+    void pool(`UPDATE idempotency_keys SET locked_at = $4 WHERE merchant_id = $1 AND id = $2 AND holder = $3 AND status = 'in_progress'`, [id, holder, new Date()]).catch(() => {});
+  }, Math.max(50, Math.floor(leaseMs / 3)));
+  beat.unref();
+
+  let response: StoredResponse;
+  try {
+    response = await work(db, run);
+  } catch (err) {
+    clearInterval(beat);
+    if (err instanceof IdempotencyError) throw err; // not our key (any more): store nothing
+    const appErr = toAppError(err);
+    if (appErr.status < 500) {
+      await completeSql(pool, id, holder, errorResponse(appErr)).catch(() => {});
+      throw err;
+    }
+    if (stored === null) {
+      // Nothing was committed: the key binds nothing.
+      await pool(`DELETE FROM idempotency_keys WHERE merchant_id = $1 AND id = $2 AND holder = $3 AND status = 'in_progress'`, [id, holder]).catch(() => {});
+    } else {
+      // Something was: the lease ends now, so a retry resumes from the recovery point at once.
+      await pool(`UPDATE idempotency_keys SET locked_at = 'epoch' WHERE merchant_id = $1 AND id = $2 AND holder = $3 AND status = 'in_progress'`, [id, holder]).catch(() => {});
+    }
+    throw err;
+  }
+  clearInterval(beat);
+  await completeSql(pool, id, holder, response);
+  return { replayed: false, response };
 }

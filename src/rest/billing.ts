@@ -44,6 +44,7 @@ export const billingRoutes = [
       'With a trial (trial_end, trial_period_days or the plan’s default): `trialing`, the first invoice at the trial end. Without: the first invoice is charged at once to payment_method_id or the customer’s default method: `active` when paid, `incomplete` otherwise (cancelled after 23 h unless paid).',
     body: schema.subscriptionCreate, errors: [409],
     response: { status: 201, description: 'The new subscription.', schema: subscriptionObject },
+    phased: true,
     handler: async (ctx, { body }) => subs.subscriptionToJSON(await subs.createSubscription(ctx, body)),
   }),
   route({
@@ -62,6 +63,7 @@ export const billingRoutes = [
     method: 'patch', path: '/v1/subscriptions/{id}', operationId: 'updateSubscription', tag: subTag, summary: 'Update a subscription (plan change with proration, method, trial end, metadata)',
     params: idParam, body: schema.subscriptionUpdate,
     response: { status: 200, description: 'The subscription after the change.', schema: subscriptionObject },
+    phased: true,
     handler: async (ctx, { params, body }) => subs.subscriptionToJSON(await subs.updateSubscription(ctx, params.id, body)),
   }),
   route({

@@ -12,6 +12,7 @@ export const paymentRoutes = [
     description: 'Send the customer to `checkout_url`. After paying they are redirected to `redirect_url?payment_id=…&status=…`.',
     body: payments.paymentCreate,
     response: { status: 201, description: 'The new payment (status created).', schema: paymentObject },
+    phased: true,
     handler: async (ctx, { body }) => toJSON(ctx)(await payments.createPayment(ctx, body)),
   }),
   route({
@@ -30,6 +31,7 @@ export const paymentRoutes = [
     method: 'post', path: '/v1/refunds', operationId: 'createRefund', tag: 'Refunds', summary: 'Refund a succeeded payment, fully or partly',
     body: refunds.refundCreate, errors: [409],
     response: { status: 201, description: 'The refund (the test processor settles it at once).', schema: refundObject },
+    phased: true,
     handler: async (ctx, { body }) => refunds.refundToJSON(await refunds.createRefund(ctx, body)),
   }),
   route({
@@ -50,6 +52,7 @@ export const paymentRoutes = [
     description: 'outcome succeeded/failed runs the test processor with a succeeding/declined card or mobile-money number; cancelled cancels.',
     params: idParam, body: payments.paymentCompleteBody, errors: [409],
     response: { status: 200, description: 'The payment after completion.', schema: paymentObject },
+    phased: true,
     handler: async (ctx, { params, body }) => toJSON(ctx)(await payments.completeForTest(ctx, params.id, body)),
   }),
 ];

@@ -39,6 +39,12 @@ export interface RouteDef<
   /** the raw response instead of JSON (files) */
   raw?: boolean;
   /**
+   * The operation commits several steps around a processor call (or runs due work), so an
+   * Idempotency-Key runs it phased, with recovery points (src/platform/idempotency.ts); otherwise
+   * the key's claim, the work and the stored response are one transaction.
+   */
+  phased?: boolean;
+  /**
    * Params and query arrive parsed (z.output). The body arrives validated but as sent (z.input):
    * the domain function parses it again with the same schema, which is how GraphQL input gets
    * the same validation.

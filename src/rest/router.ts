@@ -6,7 +6,6 @@ import type { Context, Hono } from 'hono';
 import { z } from 'zod';
 import { errorBody, HttpError, ValidationError } from '../platform/errors.ts';
 import { runIdempotent, validateKey } from '../platform/idempotency.ts';
-import { freshForMerchant } from '../platform/db/tenant.ts';
 import { checkInputText, parse } from '../platform/validation.ts';
 import type { AppEnv } from '../server/env.ts';
 import { MAX_BODY_BYTES } from '../server/limits.ts';
@@ -128,17 +127,15 @@ export function mountRoutes(app: Hono<AppEnv>, routes: RouteDef[]) {
       const key = c.req.header('idempotency-key');
       if (key !== undefined && r.method !== 'get') {
         validateKey(key);
-        // A client of this request alone: its transactions are bound to the key's claim.
-        const db = freshForMerchant(c.get('services').db.prisma, base.merchant.id);
         const outcome = await runIdempotent(
-          db,
-          { merchantId: base.merchant.id, key, scope: `${r.method.toUpperCase()} ${c.req.path}`, payload: rawBody ?? {} },
-          async (db) => {
-            const result = await r.handler({ ...base, db }, input);
+          c.get('services').db.prisma,
+          { merchantId: base.merchant.id, key, scope: `${r.method.toUpperCase()} ${c.req.path}`, payload: rawBody ?? {}, operation: r.operationId },
+          async (db, run) => {
+            const result = await r.handler({ ...base, db, idempotency: run }, input);
             return result instanceof WithStatus ? { status: result.status, body: result.body } : { status, body: result };
           },
           (err) => ({ status: err.status, body: errorBody(err, base.requestId) }),
-          { staleMs: base.runtime.idempotencyStaleMs },
+          { mode: r.phased ? 'phased' : 'atomic', leaseMs: base.runtime.idempotencyLeaseMs, log: base.log },
         );
         if (outcome.replayed) c.header('Idempotent-Replayed', 'true');
         return c.json(outcome.response.body as object, outcome.response.status as 200);

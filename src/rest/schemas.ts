@@ -116,7 +116,7 @@ export const portalSessionObject = z
     id: z.string().meta({ example: 'cps_0123456789abcdefGHIJKL' }),
     object: z.literal('customer_portal_session'),
     customer_id: idOf('cus'),
-    url: example('http://127.0.0.1:4000/hosted/portal/0123456789abcdefGHIJKL0123456789abcdefGH').meta({ description: 'The hosted portal, for this customer only, for an hour.' }),
+    url: example('http://127.0.0.1:4000/hosted/portal/0123456789abcdefGHIJKL0123456789abcdefGH').meta({ description: 'The hosted portal, for this customer only: a link that opens once (the browser that opens it gets a session cookie until expires_at), like Stripe’s.' }),
     return_url: example('https://shop.example.com/account'),
     locale: z.enum(CHECKOUT_LOCALES),
     expires_at: ts.meta({ description: '1 h after creation, on the merchant’s clock.' }),

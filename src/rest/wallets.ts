@@ -90,6 +90,7 @@ export const walletRoutes = [
     summary: 'Finish a top-up checkout as the customer would (test mode)',
     params: idParam, body: wallets.topupCompleteBody, errors: [409],
     response: { status: 200, description: 'The top-up after completion.', schema: walletTopupObject },
+    phased: true,
     handler: async (ctx, { params, body }) => topupJSON(ctx)(await topups.completeTopupForTest(ctx, params.id, body)),
   }),
 ];

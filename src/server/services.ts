@@ -5,7 +5,7 @@ import { openDatabase, type Database } from '../platform/db/index.ts';
 import { migrate } from '../platform/db/migrate.ts';
 import { createLogger, type Logger } from '../platform/logger.ts';
 import { createJobRegistry } from '../jobs/index.ts';
-import { processorFor } from '../domain/payments/processor.ts';
+import { processorFor, setTestProcessorLatency } from '../domain/payments/processor.ts';
 import type { Services } from './env.ts';
 
 export async function openServices(config: Config, opts: { log?: Logger; db?: Database } = {}): Promise<Services> {
@@ -18,6 +18,7 @@ export async function openServices(config: Config, opts: { log?: Logger; db?: Da
       poolSize: config.DB_POOL_SIZE,
       logger: log,
     }));
+  setTestProcessorLatency(config.TEST_PROCESSOR_LATENCY_MS);
   const { applied } = await migrate(db);
   if (applied.length > 0) log.info({ applied }, 'migrations applied');
   return {
@@ -25,6 +26,13 @@ export async function openServices(config: Config, opts: { log?: Logger; db?: Da
     db,
     log,
     auth: new Authenticator(db.prisma, config.AUTH_CACHE_TTL_MS),
-    runtime: { prisma: db.prisma, jobs: createJobRegistry(), config, processorFor },
+    runtime: {
+      prisma: db.prisma,
+      jobs: createJobRegistry(),
+      config,
+      processorFor,
+      idempotencyLeaseMs: config.IDEMPOTENCY_LEASE_MS,
+      chargeRecoveryMs: config.PAYMENT_RECOVERY_MS,
+    },
   };
 }

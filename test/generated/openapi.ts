@@ -537,7 +537,7 @@ export interface paths {
         put?: never;
         /**
          * Move the merchant's billing clock forward and run the work that became due
-         * @description Runs, before answering and in due order, every piece of work that became due: credit expiry, checkout expiry, refund settlement and webhook retries. Each runs at its own due time, as if the clock had passed through it.
+         * @description Runs, before answering and in due order, every piece of work that became due: credit expiry, checkout expiry, refund settlement and webhook retries. Each runs at its own due time, as if the clock had passed through it. Advances of one merchant run one at a time: a second one waits (up to CLOCK_ADVANCE_WAIT_MS), then answers 409 clock_advance_in_progress with Retry-After. More work than fits in two minutes: 409 clock_advance_incomplete, the clock moved part-way; repeat with `to`.
          */
         post: operations["advanceTestClock"];
         delete?: never;
@@ -880,7 +880,7 @@ export interface components {
             /** @example https://shop.example.com/account */
             return_url: string;
             /**
-             * @description The hosted portal, for this customer only, for an hour.
+             * @description The hosted portal, for this customer only: a link that opens once (the browser that opens it gets a session cookie until expires_at), like Stripe’s.
              * @example http://127.0.0.1:4000/hosted/portal/0123456789abcdefGHIJKL0123456789abcdefGH
              */
             url: string;

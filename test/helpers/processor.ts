@@ -41,7 +41,16 @@ export class FakeProcessor implements Processor {
   async charge(req: Parameters<Processor['charge']>[0]) {
     this.charges.push(req.reference);
     await this.enter();
-    return testProcessor.charge(req);
+    const result = await testProcessor.charge(req);
+    this.answered.set(req.reference, result);
+    return result;
+  }
+
+  /** What the fake has of a charge: only what it answered (a call still at the gate, or one that threw, is unknown). */
+  answered = new Map<string, Awaited<ReturnType<Processor['charge']>>>();
+
+  async retrieve(reference: string) {
+    return this.answered.get(reference) ?? null;
   }
 
   async save(req: Parameters<Processor['save']>[0]) {

@@ -11,8 +11,8 @@ import { ownDatabase } from './own-database.ts';
 const root = join(import.meta.dirname, '..', '..');
 
 export interface ServerProcesses {
-  /** Starts the server on `port`; resolves once it listens. */
-  start(port: number): Promise<ChildProcess>;
+  /** Starts the server on `port` (with `extra` settings on top of the set's); resolves once it listens. */
+  start(port: number, extra?: Record<string, string>): Promise<ChildProcess>;
   /** Basic credentials of the bootstrap merchant. */
   auth: string;
   /** Kills every process started and removes the data directory (and the database). */
@@ -33,7 +33,7 @@ export function serverProcesses(name: string, env: Record<string, string>): Serv
       await new Promise((r) => setTimeout(r, 200));
       await (await database)?.drop();
     },
-    async start(port) {
+    async start(port, extra = {}) {
       const full: Record<string, string | undefined> = {
         ...process.env,
         DATA_DIR: join(dir, 'data'),
@@ -41,6 +41,7 @@ export function serverProcesses(name: string, env: Record<string, string>): Serv
         BILLING_BOOTSTRAP_CLIENT_ID: ck,
         BILLING_BOOTSTRAP_CLIENT_SECRET: sk,
         ...env,
+        ...extra,
       };
       if (database) full.DATABASE_URL = (await database).url;
       else delete full.DATABASE_URL;

@@ -14,15 +14,16 @@ import type { Invoice, InvoiceItem, Subscription } from '../../generated/prisma/
 import type { Ctx } from '../../platform/context.ts';
 import { inTransaction, type Db, type TenantTx, lockRow } from '../../platform/db/tenant.ts';
 import { countsByParent, pagesByParent } from '../../platform/db/pages-by-parent.ts';
-import { InsufficientBalanceError, NotFoundError, StateError } from '../../platform/errors.ts';
+import { InsufficientBalanceError, NotFoundError, StateError, ValidationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
-import { formatMoney } from '../../platform/money.ts';
+import { formatMoney, MAX_AMOUNT } from '../../platform/money.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
-import { DeferJob, enqueueJob } from '../../jobs/queue.ts';
+import { enqueueJob } from '../../jobs/queue.ts';
 import { clockNow } from '../clock/index.ts';
 import { recordEvent } from '../events/index.ts';
-import { onPaymentOutcome } from '../payments/hooks.ts';
-import { cancelAtCheckout, chargeSavedMethod, insertPayment, lockPayment, redrivePayment, type PaymentWithCustomer } from '../payments/index.ts';
+import { beforePaymentAttempt, onPaymentOutcome } from '../payments/hooks.ts';
+import { cancelAtCheckout, chargeSavedMethod, insertPayment, lockPayment, resumePayment, type PaymentWithCustomer } from '../payments/index.ts';
+import { reserveRefund } from '../refunds/index.ts';
 import { creditWallet, debitWallet } from '../wallets/index.ts';
 import { signedPdfPath, type InvoicePdfData } from './pdf.ts';
 import { invoiceHooks, type InvoiceWithLines } from './hooks.ts';
@@ -99,6 +100,21 @@ export async function getInvoice(ctx: Ctx, id: string, db: Db = ctx.db, param = 
 async function lockInvoice(ctx: Ctx, tx: TenantTx, id: string): Promise<InvoiceWithLines> {
   await lockRow(tx, 'invoices', ctx.merchant.id, id);
   return getInvoice(ctx, id, tx);
+}
+
+/**
+ * Locks an invoice and its current payment, the payment first: the order a payment's outcome
+ * takes them in (its transaction locks the payment, then settles the invoice), so the two never
+ * deadlock, and nothing can start or settle a charge of the invoice until the caller commits.
+ */
+async function lockInvoiceAndPayment(ctx: Ctx, tx: TenantTx, id: string): Promise<{ inv: InvoiceWithLines; payment: PaymentWithCustomer | null }> {
+  for (;;) {
+    const seen = await getInvoice(ctx, id, tx);
+    const payment = seen.paymentId ? await lockPayment(ctx, tx, seen.paymentId) : null;
+    const inv = await lockInvoice(ctx, tx, id);
+    if (inv.paymentId === seen.paymentId) return { inv, payment };
+    // A new attempt took its place between the read and the lock: lock that one instead.
+  }
 }
 
 export async function listInvoices(ctx: Ctx, q: InvoiceListQuery): Promise<Page<InvoiceWithLines>> {
@@ -208,11 +224,27 @@ export async function issueInvoice(ctx: Ctx, tx: TenantTx, a: IssueArgs): Promis
 }
 
 /**
+ * An invoice never bills more than one payment may charge (MAX_AMOUNT, as the payments API):
+ * a change that would make it larger is refused (400 amount_too_large) in the change's own
+ * transaction, before anything is written or charged.
+ */
+export function checkInvoiceTotal(total: bigint, param: string | null = null): void {
+  if (total > BigInt(MAX_AMOUNT)) {
+    throw new ValidationError(
+      'amount_too_large',
+      `This would bill ${total} in one invoice; an invoice (like a payment) charges at most ${MAX_AMOUNT}. Change less at once, or invoice the change now.`,
+      param,
+    );
+  }
+}
+
+/**
  * draft → open (or paid when nothing is due): totals, the number, the wallet draw. A total below
  * zero (credits larger than the charges) is carried to the next invoice as a credit line.
  */
 async function finalize(ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines, sub: Subscription, now: Date): Promise<InvoiceWithLines> {
   const subtotal = inv.lines.reduce((s, l) => s + l.amount, 0n);
+  checkInvoiceTotal(subtotal);
   const rows = await tx.$queryRaw<{ seq: number }[]>`
     UPDATE merchants SET invoice_seq = invoice_seq + 1 WHERE id = ${ctx.merchant.id} RETURNING invoice_seq AS seq`;
   const number = invoiceNumber(Number(rows[0]!.seq));
@@ -272,13 +304,8 @@ async function drawFromWallet(ctx: Ctx, tx: TenantTx, inv: Invoice, due: bigint)
 /** POST /v1/invoices/:id/void: only an open invoice (409 invoice_not_open). */
 export async function voidInvoice(ctx: Ctx, id: string): Promise<InvoiceWithLines> {
   return inTransaction(ctx.db, async (tx) => {
-    // The payment first, then the invoice: the order a payment's outcome takes them in (its
-    // transaction locks the payment, then settles the invoice), so the two never deadlock, and
-    // a checkout attempt can never slip between the check below and the void.
-    const seen = await getInvoice(ctx, id, tx);
-    const payment = seen.paymentId ? await lockPayment(ctx, tx, seen.paymentId) : null;
-    const inv = await lockInvoice(ctx, tx, id);
-    if (inv.paymentId !== seen.paymentId) throw new StateError('invoice_payment_in_progress', `Invoice ${id} is being charged; try again in a moment.`, null);
+    // A checkout attempt can never slip between the check below and the void.
+    const { inv, payment } = await lockInvoiceAndPayment(ctx, tx, id);
     if (inv.status !== 'open') throw new StateError('invoice_not_open', `Invoice ${id} is ${inv.status}; only an open invoice can be voided.`, null);
     if (payment?.status === 'processing') throw new StateError('invoice_payment_in_progress', `Invoice ${id} is being charged; try again in a moment.`, null);
     // Its checkout closes: a voided invoice can no longer be paid there.
@@ -311,12 +338,18 @@ export async function voidInvoice(ctx: Ctx, id: string): Promise<InvoiceWithLine
  */
 export async function chargeInvoice(ctx: Ctx, id: string, attempt: number, opts: { uncollectible?: boolean } = {}): Promise<InvoiceWithLines> {
   const reserved = await inTransaction(ctx.db, async (tx) => {
-    const inv = await lockInvoice(ctx, tx, id);
+    const { inv, payment: current } = await lockInvoiceAndPayment(ctx, tx, id);
     // An uncollectible invoice is tried again only when asked (a new payment method), never by dunning.
     const chargeable = inv.status === 'open' || (inv.status === 'uncollectible' && opts.uncollectible === true);
     if (!chargeable || inv.amountDue - inv.amountPaid <= 0n || inv.attemptCount >= attempt) return null;
+    // At most one charge in flight per invoice: while its payment is being charged (at the
+    // checkout, or by an earlier attempt), no other starts; that one's outcome settles the invoice.
+    if (current?.status === 'processing') {
+      ctx.log.info({ invoice_id: id, payment_id: current.id, attempt }, 'invoice not charged: a charge of it is in flight');
+      return null;
+    }
     // The previous attempt's checkout (a failed payment stays payable there) closes: one payable payment per invoice.
-    if (inv.paymentId) await cancelAtCheckout({ ...ctx, db: tx }, inv.paymentId);
+    if (current) await cancelAtCheckout({ ...ctx, db: tx }, current.id);
     const sub = inv.subscriptionId ? await tx.subscription.findUnique({ where: { id: inv.subscriptionId } }) : null;
     const customer = await tx.customer.findUnique({ where: { id: inv.customerId } });
     if (!customer || customer.deletedAt) return null; // a deleted customer is charged no more
@@ -355,26 +388,46 @@ export async function chargeInvoice(ctx: Ctx, id: string, attempt: number, opts:
 }
 
 /**
- * The recovery of an attempt whose process died between reserving the payment and recording its
- * outcome: a reserved payment (`created`) is charged; a claimed one (`processing`) is asked of the
- * processor again under the same key once the claim is stale (the job is deferred until then).
- * Anything else (settled, or a later attempt) is left alone.
+ * Carries on with the charge of an invoice that an interrupted request started (a retry with the
+ * same idempotency key): attempt `attempt` is made if it was not, and a charge of it that was cut
+ * off is finished under the same processor key. Returns the invoice afterwards.
+ */
+export async function resumeInvoiceCharge(ctx: Ctx, id: string, attempt: number, opts: { uncollectible?: boolean } = {}): Promise<InvoiceWithLines> {
+  const inv = await getInvoice(ctx, id);
+  if (inv.attemptCount < attempt) return chargeInvoice(ctx, id, attempt, opts);
+  if (inv.paymentId) await resumePayment(ctx, inv.paymentId);
+  return getInvoice(ctx, id);
+}
+
+/**
+ * The recovery of an attempt whose process died between reserving the payment and charging it: a
+ * reserved payment (`created`) is charged. (A charge that started and was cut off — `processing` —
+ * is finished by the payment's own recovery job, as every payment's is.) Anything else (settled,
+ * or a later attempt) is left alone.
  */
 export async function recoverInvoiceCharge(ctx: Ctx, id: string, paymentId: string): Promise<void> {
   const inv = await getInvoice(ctx, id);
-  if (inv.status !== 'open' || inv.paymentId !== paymentId) return;
+  if ((inv.status !== 'open' && inv.status !== 'uncollectible') || inv.paymentId !== paymentId) return;
   const p = await ctx.db.payment.findUnique({ where: { id: paymentId } });
-  if (!p || !p.paymentMethodId) return;
-  if (p.status === 'created') {
-    const method = await ctx.db.paymentMethod.findUnique({ where: { id: p.paymentMethodId } });
-    if (method) await chargeSavedMethod(ctx, p.id, method);
-    return;
-  }
-  const staleMs = ctx.runtime.chargeRecoveryMs ?? CHARGE_RECOVERY_MS;
-  if (p.status === 'processing' && !(await redrivePayment(ctx, p.id, staleMs))) {
-    throw new DeferJob(staleMs, 'the charge is in flight');
-  }
+  if (!p || !p.paymentMethodId || p.status !== 'created') return;
+  const method = await ctx.db.paymentMethod.findUnique({ where: { id: p.paymentMethodId } });
+  if (method) await chargeSavedMethod(ctx, p.id, method);
 }
+
+/**
+ * An attempt at paying an invoice's payment (off-session or at its checkout) starts only while
+ * the invoice can take the money and that payment is the invoice's current one: decided under the
+ * invoice's lock (the payment is locked already), so a re-charge and a checkout cannot both run.
+ */
+beforePaymentAttempt('invoice', async (ctx, tx, payment) => {
+  const invoiceId = (payment.metadata as Record<string, string>).invoice_id;
+  if (!invoiceId) return null;
+  const inv = await lockInvoice(ctx, tx, invoiceId);
+  if (inv.paymentId !== payment.id) return `invoice ${inv.id} is charged by another payment`;
+  if (inv.status !== 'open' && inv.status !== 'uncollectible') return `invoice ${inv.id} is ${inv.status}`;
+  if (inv.amountDue - inv.amountPaid <= 0n) return `invoice ${inv.id} has nothing left to pay`;
+  return null;
+});
 
 /** Settles an invoice from its payment's final status, inside the payment's transaction. */
 async function settleFromPayment(ctx: Ctx, tx: TenantTx, payment: PaymentWithCustomer): Promise<void> {
@@ -383,12 +436,19 @@ async function settleFromPayment(ctx: Ctx, tx: TenantTx, payment: PaymentWithCus
   const inv = await lockInvoice(ctx, tx, invoiceId);
   const now = await clockNow({ ...ctx, db: tx });
   if (payment.status === 'succeeded') {
-    if (inv.status === 'paid') return;
-    // An uncollectible invoice may still be paid (its last attempt's checkout stays open for 24 h).
-    if (inv.status !== 'open' && inv.status !== 'uncollectible') {
-      // Paid after it was voided or written off: the money goes back (never kept for nothing).
-      // (Voiding closes the invoice's checkout and refuses while a charge is in flight, so this is not expected.)
-      ctx.log.error({ invoice_id: inv.id, payment_id: payment.id, status: inv.status }, 'payment succeeded for an invoice that is no longer open: refund it');
+    // An uncollectible invoice may still be paid (its last attempt's checkout stays open for 24 h),
+    // by its current payment. Money that arrives for an invoice that cannot take it — paid
+    // already, voided (a subscription that expired incomplete voids its first invoice), or charged
+    // by another payment — is refunded at once, never kept for nothing. (At most one charge is in
+    // flight per invoice and voiding closes its checkout, so this is a safety net: after a crash,
+    // a recovered charge may settle late.)
+    const takes = (inv.status === 'open' || inv.status === 'uncollectible') && inv.paymentId === payment.id && inv.amountDue - inv.amountPaid > 0n;
+    if (!takes) {
+      const refund = await reserveRefund(ctx, tx, payment, { reason: 'duplicate', metadata: { invoice_id: inv.id }, settleAt: now });
+      ctx.log.warn(
+        { invoice_id: inv.id, invoice_status: inv.status, payment_id: payment.id, refund_id: refund.id, amount: String(payment.amount) },
+        'payment succeeded for an invoice that cannot take it: refunded automatically',
+      );
       return;
     }
     const after = await tx.invoice.update({
@@ -400,8 +460,12 @@ async function settleFromPayment(ctx: Ctx, tx: TenantTx, payment: PaymentWithCus
     await invoiceHooks.paid?.(ctx, tx, after);
     return;
   }
-  if (payment.status === 'failed' && inv.status === 'open' && inv.paymentId === payment.id) {
-    await settleFailure(ctx, tx, inv, now, payment.failureCode ?? 'payment_failed');
+  // A failed attempt — and a payment that expired before it was ever charged (its checkout lapsed
+  // first; one that failed and then expired was counted when it failed) — is a failed attempt at
+  // the invoice: dunning goes on.
+  const neverCharged = payment.status === 'expired' && payment.attempts === 0;
+  if ((payment.status === 'failed' || neverCharged) && inv.status === 'open' && inv.paymentId === payment.id) {
+    await settleFailure(ctx, tx, inv, now, payment.status === 'expired' ? 'payment_expired' : (payment.failureCode ?? 'payment_failed'));
   }
 }
 

@@ -21,11 +21,11 @@ import { NotFoundError, StateError, ValidationError } from '../../platform/error
 import { newId } from '../../platform/ids.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { parse } from '../../platform/validation.ts';
-import { cancelJobs, enqueueJob, enqueueJobs, type NewJob } from '../../jobs/queue.ts';
+import { cancelJobs, DeferJob, enqueueJob, enqueueJobs, type NewJob } from '../../jobs/queue.ts';
 import { clockNow } from '../clock/index.ts';
 import { recordEvent, previousAttributes } from '../events/index.ts';
 import { invoiceHooks } from './hooks.ts';
-import { chargeInvoice, issueInvoice, voidInvoice, type NewLine } from './invoices.ts';
+import { chargeInvoice, checkInvoiceTotal, issueInvoice, resumeInvoiceCharge, voidInvoice, type NewLine } from './invoices.ts';
 import { periodAt, prorate, type Interval } from './periods.ts';
 import { MAX_TRIAL_DAYS, subscribablePlan } from './plans.ts';
 import {
@@ -179,6 +179,16 @@ function notCancelled(sub: Subscription): void {
 
 export async function createSubscription(ctx: Ctx, input: SubscriptionCreateInput): Promise<Subscription> {
   const data = parse(subscriptionCreate, input);
+  // A retry of an interrupted request with the same idempotency key: its first invoice's charge
+  // is made or finished (same processor key), never made twice.
+  const resumed = ctx.idempotency?.resumed?.subscription_id;
+  if (typeof resumed === 'string') {
+    const sub = await getSubscription(ctx, resumed);
+    if (sub.latestInvoiceId) await resumeInvoiceCharge(ctx, sub.latestInvoiceId, 1);
+    return getSubscription(ctx, resumed);
+  }
+  const subscriptionId = newId('subscription');
+  ctx.idempotency?.checkpoint({ subscription_id: subscriptionId });
   const r = await inTransaction(ctx.db, async (tx) => {
     await lockRow(tx, 'customers', ctx.merchant.id, data.customer_id);
     const customer = await tx.customer.findUnique({ where: { id: data.customer_id } });
@@ -197,7 +207,7 @@ export async function createSubscription(ctx: Ctx, input: SubscriptionCreateInpu
     }
     const interval = plan.interval as Interval;
     const base = {
-      id: newId('subscription'),
+      id: subscriptionId,
       merchantId: ctx.merchant.id,
       customerId: customer.id,
       planId: plan.id,
@@ -344,18 +354,37 @@ export async function resumeIfDue(ctx: Ctx, id: string, resumesAt: number): Prom
   });
 }
 
-/** An incomplete subscription whose first invoice was not paid in 23 h: cancelled, its invoice voided. */
+/** How long an expiry waits for a charge of the first invoice that is in flight. */
+const EXPIRY_WAIT_MS = 60_000;
+
+/**
+ * An incomplete subscription whose first invoice was not paid in 23 h: its invoice voided and the
+ * subscription cancelled, in one transaction. The void takes the invoice's payment and the invoice
+ * first — the order a payment's outcome locks them in, before the subscription — so the expiry
+ * and a charge cannot cross: a charge in flight defers the expiry (the job runs again later), a
+ * charge that succeeded first made the subscription active, and once voided the invoice's checkout
+ * is closed (money that still arrived would be refunded).
+ */
 export async function expireIncomplete(ctx: Ctx, id: string): Promise<void> {
-  const invoiceId = await inTransaction(ctx.db, async (tx) => {
-    const sub = await lockSubscription(ctx, tx, id);
-    if (sub.status !== 'incomplete') return null;
-    await endSubscription(ctx, tx, sub, await clockNow({ ...ctx, db: tx }));
-    return sub.latestInvoiceId;
-  });
-  if (invoiceId) {
-    await voidInvoice(ctx, invoiceId).catch((err) => {
-      if (!(err instanceof StateError)) throw err; // paid or voided meanwhile
+  try {
+    await inTransaction(ctx.db, async (tx) => {
+      const seen = await getSubscription(ctx, id, tx);
+      if (seen.status !== 'incomplete') return;
+      if (seen.latestInvoiceId) {
+        try {
+          await voidInvoice({ ...ctx, db: tx }, seen.latestInvoiceId);
+        } catch (err) {
+          // Paid (the subscription is active now) or voided already: nothing to void.
+          if (!(err instanceof StateError && err.code === 'invoice_not_open')) throw err;
+        }
+      }
+      const sub = await lockSubscription(ctx, tx, id);
+      if (sub.status !== 'incomplete') return;
+      await endSubscription(ctx, tx, sub, await clockNow({ ...ctx, db: tx }));
     });
+  } catch (err) {
+    if (err instanceof StateError && err.code === 'invoice_payment_in_progress') throw new DeferJob(EXPIRY_WAIT_MS, 'the first invoice is being charged');
+    throw err;
   }
 }
 
@@ -452,6 +481,16 @@ export function prorationLines(oldPlan: Plan, newPlan: Plan, start: Date, end: D
 /** PATCH /v1/subscriptions/:id. */
 export async function updateSubscription(ctx: Ctx, id: string, input: SubscriptionUpdateInput): Promise<Subscription> {
   const data = parse(subscriptionUpdate, input);
+  // A retry of an interrupted request with the same idempotency key: the charges it decided on are
+  // made or finished (same attempt numbers, same processor keys), the change is not made again.
+  const resumed = ctx.idempotency?.resumed;
+  if (resumed?.subscription_id === id) {
+    if (typeof resumed.charge === 'string') await resumeInvoiceCharge(ctx, resumed.charge, 1);
+    if (typeof resumed.retry_invoice === 'string') {
+      await resumeInvoiceCharge(ctx, resumed.retry_invoice, Number(resumed.retry_attempt), { uncollectible: resumed.retry_uncollectible === true });
+    }
+    return getSubscription(ctx, id);
+  }
   const r = await inTransaction(ctx.db, async (tx) => {
     const sub = await lockSubscription(ctx, tx, id);
     notCancelled(sub);
@@ -504,6 +543,11 @@ export async function updateSubscription(ctx: Ctx, id: string, input: Subscripti
       // payment, not while paused or unpaid (no invoices then: the plan just changes).
       const prorates = behavior !== 'none' && ['active', 'past_due'].includes(sub.status);
       const lines = prorates ? prorationLines(oldPlan, newPlan, sub.currentPeriodStart, sub.currentPeriodEnd, now) : [];
+      // Whatever waits for the next invoice plus this change must fit in one invoice: now
+      // (always_invoice) or at the renewal, with the new plan's period (create_prorations).
+      const waiting = (await tx.invoiceItem.aggregate({ where: { subscriptionId: id, invoiceId: null }, _sum: { amount: true } }))._sum.amount ?? 0n;
+      const changed = lines.reduce((sum, l) => sum + l.amount, 0n);
+      checkInvoiceTotal(waiting + changed + (behavior === 'always_invoice' ? 0n : newPlan.amount), 'plan_id');
       if (lines.length > 0 && behavior === 'create_prorations') {
         await tx.invoiceItem.createMany({
           data: lines.map((l) => ({ id: newId('invoice_line'), merchantId: ctx.merchant.id, subscriptionId: id, invoiceId: null, ...l, proration: true })),
@@ -529,6 +573,13 @@ export async function updateSubscription(ctx: Ctx, id: string, input: Subscripti
     await enqueueJobs(tx, jobs);
     const { updated_at: _u, ...prev } = previousAttributes(subscriptionToJSON(sub) as any, subscriptionToJSON(after) as any);
     if (Object.keys(prev).length > 0) await recordEvent(tx, ctx.merchant.id, 'subscription.updated', subscriptionToJSON(after), prev);
+    ctx.idempotency?.checkpoint({
+      subscription_id: id,
+      charge,
+      retry_invoice: retry?.invoiceId ?? null,
+      retry_attempt: retry?.attempt ?? null,
+      retry_uncollectible: retry?.uncollectible ?? null,
+    });
     return { sub: after, charge, retry };
   });
   if (r.charge) await chargeInvoice(ctx, r.charge, 1);

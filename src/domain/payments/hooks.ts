@@ -14,3 +14,17 @@ export const outcomeHooks = new Map<string, PaymentOutcomeHook>();
 export function onPaymentOutcome(purpose: string, hook: PaymentOutcomeHook): void {
   outcomeHooks.set(purpose, hook);
 }
+
+/**
+ * Checked in the transaction that starts an attempt at paying (the payment is locked): the area a
+ * payment is for may refuse it, e.g. an invoice that is no longer open or is being charged by
+ * another payment. Returns null to go on, or why the payment must not be charged (it is then
+ * cancelled instead).
+ */
+export type PaymentAttemptHook = (ctx: Ctx, tx: TenantTx, payment: PaymentWithCustomer) => Promise<string | null>;
+
+export const attemptHooks = new Map<string, PaymentAttemptHook>();
+
+export function beforePaymentAttempt(purpose: string, hook: PaymentAttemptHook): void {
+  attemptHooks.set(purpose, hook);
+}

@@ -7,8 +7,13 @@
 //
 // Paying is done in three steps so that a processor call never runs inside a database
 // transaction: (1) lock the payment and move it created → processing (only one of two concurrent
-// submissions gets past this: the other sees `processing` and charges nothing), (2) charge with
-// the payment id as the processor's idempotency key, (3) record the outcome and its event.
+// submissions gets past this: the other sees `processing` and charges nothing; the area the
+// payment is for — an invoice — may refuse the attempt under its own lock), (2) charge with the
+// payment id as the processor's idempotency key, (3) record the outcome and its event. Step (1)
+// also schedules the attempt's recovery: should the process die before (3), the `payment.recover`
+// job asks the processor again under the same key once the attempt is stale — a saved method is
+// charged again (the processor answers with the first outcome), a card typed at the checkout is
+// looked up (`retrieve`) — whatever the payment is for.
 import type { Customer, Payment, PaymentMethod } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
 import { Prisma, inTransaction, type Db, type TenantTx, lockRow } from '../../platform/db/tenant.ts';
@@ -17,11 +22,11 @@ import { newId, randomToken } from '../../platform/ids.ts';
 import { countsByParent, pagesByParent } from '../../platform/db/pages-by-parent.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { parse } from '../../platform/validation.ts';
-import { enqueueJob } from '../../jobs/queue.ts';
+import { DeferJob, enqueueJob } from '../../jobs/queue.ts';
 import { clockNow, requireTestMode } from '../clock/index.ts';
 import { getCustomer, createCustomer } from '../customers/index.ts';
 import { recordEvent, type EventType } from '../events/index.ts';
-import { outcomeHooks } from './hooks.ts';
+import { attemptHooks, outcomeHooks } from './hooks.ts';
 import { processorOf, type CardInput, type ChargeResult, type MethodDetails, type PaymentMethodType, type SavedDetails } from './processor.ts';
 import { chargeableMethod } from '../payment-methods/index.ts';
 import {
@@ -39,6 +44,10 @@ export * from './schema.ts';
 
 export const CHECKOUT_TTL_MS = 24 * 60 * 60 * 1000;
 export const EXPIRE_JOB = 'payment.expire';
+/** Finishes an attempt whose process died between the charge and recording its outcome. */
+export const RECOVER_JOB = 'payment.recover';
+/** How long an attempt may stay `processing` (real time) before the recovery asks the processor again. */
+export const ATTEMPT_RECOVERY_MS = 60_000;
 
 export type PaymentWithCustomer = Payment & { customer: Customer };
 
@@ -135,6 +144,8 @@ async function transition(
 }
 
 export interface NewPayment {
+  /** generated when absent (a multi-step request names it in its recovery point first) */
+  id?: string;
   customerId: string;
   amount: bigint;
   currency: string;
@@ -152,7 +163,7 @@ export async function insertPayment(ctx: Ctx, tx: TenantTx, p: NewPayment): Prom
   const expiresAt = new Date(now.getTime() + CHECKOUT_TTL_MS);
   const created = await tx.payment.create({
     data: {
-      id: newId('payment'),
+      id: p.id ?? newId('payment'),
       merchantId: ctx.merchant.id,
       customerId: p.customerId,
       amount: p.amount,
@@ -175,10 +186,16 @@ export async function insertPayment(ctx: Ctx, tx: TenantTx, p: NewPayment): Prom
 
 export async function createPayment(ctx: Ctx, input: PaymentCreateInput): Promise<PaymentWithCustomer> {
   const data = parsePaymentCreate(input);
+  // A retry of an interrupted request with the same idempotency key carries on with its payment.
+  const resumed = ctx.idempotency?.resumed?.payment_id;
+  if (typeof resumed === 'string') return resumePayment(ctx, resumed);
+  const id = newId('payment');
+  ctx.idempotency?.checkpoint({ payment_id: id });
   const created = await inTransaction(ctx.db, async (tx) => {
     const saved = data.payment_method_id ? await chargeableMethod(ctx, tx, data.payment_method_id, data.customer_id) : null;
     const customer = await resolveCustomer({ ...ctx, db: tx }, tx, data, saved?.customerId ?? undefined);
     const payment = await insertPayment(ctx, tx, {
+      id,
       customerId: customer.id,
       amount: BigInt(data.amount),
       currency: data.currency,
@@ -192,6 +209,21 @@ export async function createPayment(ctx: Ctx, input: PaymentCreateInput): Promis
   });
   if (!created.saved) return created.payment;
   return chargeSavedMethod(ctx, created.payment.id, created.saved);
+}
+
+/**
+ * Carries on with a payment whose request was interrupted (a retry with the same idempotency key):
+ * a saved-method charge not made yet is made; an attempt still in flight is finished by asking the
+ * processor again under its key. Anything else is returned as it is.
+ */
+export async function resumePayment(ctx: Ctx, id: string): Promise<PaymentWithCustomer> {
+  const p = await getPayment(ctx, id);
+  if (p.status === 'created' && p.paymentMethodId) {
+    const method = await ctx.db.paymentMethod.findUnique({ where: { id: p.paymentMethodId } });
+    if (method) return chargeSavedMethod(ctx, id, method);
+  }
+  if (p.status === 'processing') await finishAttempt(ctx, p);
+  return getPayment(ctx, id);
 }
 
 /**
@@ -248,6 +280,8 @@ export interface CheckoutAttempt {
   method: PaymentMethodType;
   card?: CardInput;
   phone?: string;
+  /** refuse (409 payment_attempts_exceeded) when the payment has had this many attempts (card testing at the hosted checkout) */
+  maxAttempts?: number;
 }
 
 interface Attempt extends CheckoutAttempt {
@@ -261,7 +295,7 @@ interface Attempt extends CheckoutAttempt {
  * decline (`failed`) the customer may try again until the checkout expires.
  */
 export function payAtCheckout(ctx: Ctx, id: string, attempt: CheckoutAttempt): Promise<PaymentWithCustomer> {
-  return attemptPayment(ctx, id, { method: attempt.method, card: attempt.card, phone: attempt.phone });
+  return attemptPayment(ctx, id, { method: attempt.method, card: attempt.card, phone: attempt.phone, maxAttempts: attempt.maxAttempts });
 }
 
 async function attemptPayment(ctx: Ctx, id: string, attempt: Attempt): Promise<PaymentWithCustomer> {
@@ -279,25 +313,48 @@ async function attemptPayment(ctx: Ctx, id: string, attempt: Attempt): Promise<P
     } else if (!offeredMethods(p).includes(attempt.method)) {
       throw new ValidationError('parameter_invalid', `Invalid method: this checkout accepts ${offeredMethods(p).join(', ')}.`, 'method');
     }
+    // Decided under the payment's lock: concurrent submissions cannot get past the cap.
+    if (attempt.maxAttempts !== undefined && p.attempts >= attempt.maxAttempts) {
+      throw new StateError('payment_attempts_exceeded', `This payment has had ${p.attempts} attempts, the most its checkout takes.`, null);
+    }
     const now = await clockNow({ ...ctx, db: tx });
     if (now.getTime() >= p.expiresAt.getTime()) {
       return { payment: await transition(ctx, tx, p, { status: 'expired', completedAt: now }, 'payment.expired'), claimed: false };
     }
+    // The area the payment is for decides under its own lock whether it may still be paid (an
+    // invoice: at most one charge in flight, and only while it is payable).
+    const refusal = await attemptHooks.get(p.purpose)?.({ ...ctx, db: tx }, tx, p);
+    if (refusal) {
+      ctx.log.warn({ payment_id: p.id, reason: refusal }, 'payment attempt refused: the payment was cancelled');
+      return { payment: await transition(ctx, tx, p, { status: 'cancelled', completedAt: now }, 'payment.cancelled'), claimed: false };
+    }
     const data = { status: 'processing', method: attempt.method, attempts: { increment: 1 } } as const;
-    return { payment: await transition(ctx, tx, p, data, null), claimed: true };
+    const claimed = await transition(ctx, tx, p, data, null);
+    // Should this process die before the outcome is recorded, the attempt is finished by this job.
+    await enqueueJob(tx, {
+      merchantId: ctx.merchant.id,
+      kind: RECOVER_JOB,
+      runAt: new Date(now.getTime() + ATTEMPT_RECOVERY_MS),
+      key: `recover:${p.id}:${claimed.attempts}`,
+      payload: { payment_id: p.id },
+    });
+    return { payment: claimed, claimed: true };
   });
   if (!claimed.claimed) return claimed.payment;
   return recordAttempt(ctx, claimed.payment, attempt);
 }
 
 /** Calls the processor for a claimed (`processing`) attempt, outside any transaction, and records the outcome. */
+/** The processor's idempotency key of a payment's current attempt: the payment id, then one per further attempt. */
+function attemptReference(p: Payment): string {
+  return p.attempts <= 1 ? p.id : `${p.id}_${p.attempts}`;
+}
+
 async function recordAttempt(ctx: Ctx, p: PaymentWithCustomer, attempt: Attempt): Promise<PaymentWithCustomer> {
-  const id = p.id;
   let result: ChargeResult;
   try {
     result = await processorOf(ctx).charge({
-      // The processor's idempotency key: the payment id, then one per further attempt.
-      reference: p.attempts <= 1 ? p.id : `${p.id}_${p.attempts}`,
+      reference: attemptReference(p),
       amount: p.amount,
       currency: p.currency,
       method: attempt.method,
@@ -310,10 +367,14 @@ async function recordAttempt(ctx: Ctx, p: PaymentWithCustomer, attempt: Attempt)
     ctx.log.error({ err, payment_id: p.id }, 'processor charge failed');
     result = { status: 'failed', code: 'processing_error', message: 'The payment could not be processed.', details: null };
   }
+  return recordOutcome(ctx, p, result);
+}
 
+/** Records the processor's answer for the attempt `p` was claimed with (nothing when it was recorded already). */
+async function recordOutcome(ctx: Ctx, p: PaymentWithCustomer, result: ChargeResult): Promise<PaymentWithCustomer> {
   return inTransaction(ctx.db, async (tx) => {
-    const current = await lockPayment(ctx, tx, id);
-    if (current.status !== 'processing') return current;
+    const current = await lockPayment(ctx, tx, p.id);
+    if (current.status !== 'processing' || current.attempts !== p.attempts) return current;
     const now = await clockNow({ ...ctx, db: tx });
     const details = (result.details ?? Prisma.DbNull) as Prisma.InputJsonValue;
     if (result.status === 'succeeded') {
@@ -331,26 +392,45 @@ async function recordAttempt(ctx: Ctx, p: PaymentWithCustomer, attempt: Attempt)
 }
 
 /**
- * Finishes a payment whose attempt was claimed (`processing`) by a process that died before it
- * recorded the outcome: the processor is asked again under the attempt's same idempotency key, so
- * it answers with the first outcome instead of charging twice. Returns false while the claim is
- * younger than `staleMs` (its process may still be at work); true once handled.
+ * Finishes the attempt a payment is `processing`, whose process may have died before recording the
+ * outcome: the processor is asked again under the attempt's idempotency key — a saved method is
+ * charged again (the processor answers with the first outcome instead of charging twice), a card
+ * typed at the checkout is looked up (it is not kept); a charge the processor does not know never
+ * reached it, and the attempt fails with no money taken.
  */
-export async function redrivePayment(ctx: Ctx, id: string, staleMs: number): Promise<boolean> {
-  const p = await getPayment(ctx, id);
-  if (p.status !== 'processing') return true;
-  if (Date.now() - p.updatedAt.getTime() < staleMs) return false;
+async function finishAttempt(ctx: Ctx, p: PaymentWithCustomer): Promise<PaymentWithCustomer> {
   const saved = p.paymentMethodId ? await ctx.db.paymentMethod.findUnique({ where: { id: p.paymentMethodId } }) : null;
-  if (!saved) {
-    // Only saved-method charges can be re-driven without the customer (card data is never stored).
-    ctx.log.error({ payment_id: p.id }, 'a checkout payment is stuck in processing; it cannot be re-driven without the customer');
-    return true;
+  if (saved) {
+    return recordAttempt(ctx, p, {
+      method: saved.type as PaymentMethodType,
+      saved: { id: saved.id, token: saved.processorToken, details: savedToPaymentDetails(saved.details as SavedDetails) },
+    });
   }
-  await recordAttempt(ctx, p, {
-    method: saved.type as PaymentMethodType,
-    saved: { id: saved.id, token: saved.processorToken, details: savedToPaymentDetails(saved.details as SavedDetails) },
-  });
-  return true;
+  let known: ChargeResult | null;
+  try {
+    known = await processorOf(ctx).retrieve(attemptReference(p));
+  } catch (err) {
+    ctx.log.error({ err, payment_id: p.id }, 'processor lookup failed; the attempt stays processing');
+    throw err;
+  }
+  if (!known) ctx.log.warn({ payment_id: p.id, reference: attemptReference(p) }, 'the processor has no charge for an interrupted attempt: it failed without taking money');
+  return recordOutcome(
+    ctx,
+    p,
+    known ?? { status: 'failed', code: 'processing_error', message: 'The payment could not be confirmed with the processor; no money was taken. Try again.', details: null },
+  );
+}
+
+/**
+ * Job: finishes a payment still `processing` once its attempt is older than `staleMs` (real time;
+ * until then its own process may still be at work, and the job is deferred). A no-op otherwise.
+ */
+export async function recoverPayment(ctx: Ctx, id: string, staleMs = ATTEMPT_RECOVERY_MS): Promise<void> {
+  const p = await getPayment(ctx, id);
+  if (p.status !== 'processing') return;
+  const age = Date.now() - p.updatedAt.getTime();
+  if (age < staleMs) throw new DeferJob(staleMs - age, 'the attempt is in flight');
+  await finishAttempt(ctx, p);
 }
 
 /**
@@ -375,19 +455,31 @@ export async function completeForTest(ctx: Ctx, id: string, input: PaymentComple
   requireTestMode(ctx.merchant);
   const body = parse(paymentCompleteBody, input);
   const p = await getPayment(ctx, id);
+  if (ctx.idempotency?.resumed?.payment_id === id) {
+    // A retry of an interrupted request: its attempt is charged again under the same key (the
+    // test card follows from the body), or its outcome is returned.
+    if (p.status !== 'processing') return p;
+    return recordAttempt(ctx, p, await helperAttempt(ctx, p, body));
+  }
+  ctx.idempotency?.checkpoint({ payment_id: id });
   if (!PAYABLE.has(p.status)) {
     throw new StateError('payment_not_pending', `This payment is ${p.status}; only a payment awaiting checkout (created, or failed and not yet expired) can be completed.`, null);
   }
   if (body.outcome === 'cancelled') return cancelAtCheckout(ctx, id);
-  const method = body.method ?? 'card';
-  const year = (await clockNow(ctx)).getUTCFullYear();
-  const attempt: CheckoutAttempt =
-    method === 'card'
-      ? { method, card: { number: HELPER_CARD[body.outcome], expMonth: 12, expYear: year + 2, cvc: '123' } }
-      : { method, phone: body.outcome === 'succeeded' ? (p.customer.phone && !p.customer.phone.endsWith('0000') ? p.customer.phone : HELPER_PHONE.succeeded) : HELPER_PHONE.failed };
-  const after = await payAtCheckout(ctx, id, attempt);
+  const after = await payAtCheckout(ctx, id, await helperAttempt(ctx, p, body));
   if (after.status === 'expired') throw new StateError('payment_not_pending', 'This payment’s checkout has expired.', null);
   return after;
+}
+
+/** The test card or phone number that gives the outcome the test helper was asked for. */
+async function helperAttempt(ctx: Ctx, p: PaymentWithCustomer, body: ReturnType<typeof parse<typeof paymentCompleteBody>>): Promise<CheckoutAttempt> {
+  const outcome = body.outcome === 'failed' ? 'failed' : 'succeeded';
+  const method = body.method ?? 'card';
+  if (method === 'card') {
+    const year = (await clockNow(ctx)).getUTCFullYear();
+    return { method, card: { number: HELPER_CARD[outcome], expMonth: 12, expYear: year + 2, cvc: '123' } };
+  }
+  return { method, phone: outcome === 'succeeded' ? (p.customer.phone && !p.customer.phone.endsWith('0000') ? p.customer.phone : HELPER_PHONE.succeeded) : HELPER_PHONE.failed };
 }
 
 /** The payment behind a checkout token, with its merchant; null for an unknown token. */

@@ -67,6 +67,13 @@ export type RefundResult = { status: 'succeeded'; processorRef: string } | { sta
 export interface Processor {
   readonly name: string;
   charge(req: ChargeRequest): Promise<ChargeResult>;
+  /**
+   * What became of the charge made under `reference` (its idempotency key), without charging: the
+   * outcome, or null when the processor has no such charge (it never reached it: no money moved).
+   * Recovers a checkout attempt whose process died during the charge (the card data is not kept,
+   * so it cannot be charged again).
+   */
+  retrieve(reference: string): Promise<ChargeResult | null>;
   refund(req: RefundRequest): Promise<RefundResult>;
   /** Checks a method and returns a token that later charges name (setup intents). */
   save(req: SaveRequest): Promise<SaveResult>;
@@ -120,8 +127,29 @@ export function phoneLast4(phone: string): string {
 // decline (numbers ending in 0000).
 const TEST_TOKEN = /^test_(ok|nsf|mmfail)_[0-9A-Za-z]+$/;
 
+// The test processor's memory of its charges (by reference), as a real processor keeps them: it
+// lives in this process, so after a crash it knows nothing, which is the truth for it — a charge it
+// did not finish moved no money. Bounded: the oldest are forgotten first.
+const testCharges = new Map<string, ChargeResult>();
+const TEST_CHARGES_KEPT = 100_000;
+function remember(reference: string, result: ChargeResult): ChargeResult {
+  if (testCharges.size >= TEST_CHARGES_KEPT) testCharges.delete(testCharges.keys().next().value!);
+  testCharges.set(reference, result);
+  return result;
+}
+
+/** Simulated processor latency for test-mode merchants (TEST_PROCESSOR_LATENCY_MS; crash tests use it). */
+let testLatencyMs = 0;
+export function setTestProcessorLatency(ms: number): void {
+  testLatencyMs = ms;
+}
+const latency = () => (testLatencyMs > 0 ? new Promise((r) => setTimeout(r, testLatencyMs)) : undefined);
+
 export const testProcessor: Processor = {
   name: 'test',
+  async retrieve(reference) {
+    return testCharges.get(reference) ?? null;
+  },
   async save(req) {
     const suffix = req.reference.replace(/[^0-9A-Za-z]/g, '');
     if (req.method === 'card') {
@@ -140,33 +168,39 @@ export const testProcessor: Processor = {
     };
   },
   async charge(req) {
-    if (req.token !== undefined) {
-      const details = req.savedDetails ?? null;
-      const m = TEST_TOKEN.exec(req.token);
-      if (!m) return { status: 'failed', code: 'processing_error', message: 'Unknown payment method token.', details };
-      if (m[1] === 'nsf') return { status: 'failed', code: 'insufficient_funds', message: 'The card has insufficient funds.', details };
-      if (m[1] === 'mmfail') return { status: 'failed', code: 'mobile_money_declined', message: 'The mobile money payment was declined.', details };
-      return { status: 'succeeded', processorRef: `test_ch_${req.reference}`, details: details ?? { type: 'card', card: { brand: 'unknown', last4: '', exp_month: 1, exp_year: 2000 } } };
-    }
-    if (req.method === 'card') {
-      if (!req.card) return { status: 'failed', code: 'processing_error', message: 'No card was given.', details: null };
-      const details = cardDetails(req.card);
-      if (req.card.number === TEST_CARDS.declined) return { status: 'failed', code: 'card_declined', message: 'The card was declined.', details };
-      if (req.card.number === TEST_CARDS.insufficientFunds) {
-        return { status: 'failed', code: 'insufficient_funds', message: 'The card has insufficient funds.', details };
-      }
-      return { status: 'succeeded', processorRef: `test_ch_${req.reference}`, details };
-    }
-    const phone = req.phone ?? '';
-    const details: MethodDetails = { type: 'mobile_money', mobile_money: { phone } };
-    if (!phone) return { status: 'failed', code: 'processing_error', message: 'Mobile money needs a phone number.', details };
-    if (phone.endsWith('0000')) return { status: 'failed', code: 'mobile_money_declined', message: 'The mobile money payment was declined.', details };
-    return { status: 'succeeded', processorRef: `test_mm_${req.reference}`, details };
+    await latency();
+    return remember(req.reference, await testCharge(req));
   },
   async refund(req) {
+    await latency();
     return { status: 'succeeded', processorRef: `test_re_${req.reference}` };
   },
 };
+
+async function testCharge(req: ChargeRequest): Promise<ChargeResult> {
+  if (req.token !== undefined) {
+    const details = req.savedDetails ?? null;
+    const m = TEST_TOKEN.exec(req.token);
+    if (!m) return { status: 'failed', code: 'processing_error', message: 'Unknown payment method token.', details };
+    if (m[1] === 'nsf') return { status: 'failed', code: 'insufficient_funds', message: 'The card has insufficient funds.', details };
+    if (m[1] === 'mmfail') return { status: 'failed', code: 'mobile_money_declined', message: 'The mobile money payment was declined.', details };
+    return { status: 'succeeded', processorRef: `test_ch_${req.reference}`, details: details ?? { type: 'card', card: { brand: 'unknown', last4: '', exp_month: 1, exp_year: 2000 } } };
+  }
+  if (req.method === 'card') {
+    if (!req.card) return { status: 'failed', code: 'processing_error', message: 'No card was given.', details: null };
+    const details = cardDetails(req.card);
+    if (req.card.number === TEST_CARDS.declined) return { status: 'failed', code: 'card_declined', message: 'The card was declined.', details };
+    if (req.card.number === TEST_CARDS.insufficientFunds) {
+      return { status: 'failed', code: 'insufficient_funds', message: 'The card has insufficient funds.', details };
+    }
+    return { status: 'succeeded', processorRef: `test_ch_${req.reference}`, details };
+  }
+  const phone = req.phone ?? '';
+  const details: MethodDetails = { type: 'mobile_money', mobile_money: { phone } };
+  if (!phone) return { status: 'failed', code: 'processing_error', message: 'Mobile money needs a phone number.', details };
+  if (phone.endsWith('0000')) return { status: 'failed', code: 'mobile_money_declined', message: 'The mobile money payment was declined.', details };
+  return { status: 'succeeded', processorRef: `test_mm_${req.reference}`, details };
+}
 
 /** Live mode has no bundled processor: charges fail clearly instead of pretending. */
 const unconfiguredProcessor: Processor = {
@@ -176,6 +210,9 @@ const unconfiguredProcessor: Processor = {
   },
   async charge() {
     return { status: 'failed', code: 'processor_unavailable', message: 'No live payment processor is configured for this merchant.', details: null };
+  },
+  async retrieve() {
+    return null;
   },
   async refund() {
     return { status: 'failed', code: 'processor_unavailable' };

@@ -84,7 +84,7 @@ export async function reserveRefund(
   ctx: Ctx,
   tx: TenantTx,
   p: PaymentWithCustomer,
-  req: { amount?: bigint; reason?: string | null; metadata?: Record<string, string>; settleAt?: Date },
+  req: { id?: string; amount?: bigint; reason?: string | null; metadata?: Record<string, string>; settleAt?: Date },
 ): Promise<Refund> {
   if (p.status !== 'succeeded') {
     throw new StateError('payment_not_succeeded', `Only succeeded payments can be refunded; this payment is ${p.status}.`, 'payment_id');
@@ -103,7 +103,7 @@ export async function reserveRefund(
   await tx.payment.update({ where: { id: p.id }, data: { amountRefunded: { increment: amt } } });
   const refund = await tx.refund.create({
     data: {
-      id: newId('refund'),
+      id: req.id ?? newId('refund'),
       merchantId: ctx.merchant.id,
       paymentId: p.id,
       customerId: p.customerId,
@@ -164,9 +164,18 @@ async function recordOutcome(ctx: Ctx, refundId: string, result: RefundResult): 
  */
 export async function createRefund(ctx: Ctx, input: RefundCreateInput): Promise<Refund> {
   const data = parse(refundCreate, input);
+  // A retry of an interrupted request with the same idempotency key: the refund it reserved is
+  // asked of the processor again under the refund's id (refunded once), or its outcome returned.
+  const resumed = ctx.idempotency?.resumed?.refund_id;
+  if (typeof resumed === 'string') {
+    await settlePendingRefund(ctx, resumed);
+    return getRefund(ctx, resumed);
+  }
+  const id = newId('refund');
+  ctx.idempotency?.checkpoint({ refund_id: id });
   const reserved = await inTransaction(ctx.db, async (tx) => {
     const p = await lockPayment(ctx, tx, data.payment_id, 'payment_id');
-    const refund = await reserveRefund(ctx, tx, p, { amount: data.amount === undefined ? undefined : BigInt(data.amount), reason: data.reason, metadata: data.metadata });
+    const refund = await reserveRefund(ctx, tx, p, { id, amount: data.amount === undefined ? undefined : BigInt(data.amount), reason: data.reason, metadata: data.metadata });
     return { refund, chargeRef: p.processorRef };
   });
   const result = await callProcessor(ctx, reserved.refund, reserved.chargeRef);

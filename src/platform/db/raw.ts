@@ -12,7 +12,18 @@
 // statement that does not name merchant_id = $1 (checked once per statement text).
 import { getDatamodel } from '../../generated/pothos-types.ts';
 import { isRetryableConflict } from '../errors.ts';
-import { afterCommit as afterCommitOf, baseClientOf, inTransaction, isGuarded, isTransaction, type Db, type TenantTx, type TransactionOptions } from './tenant.ts';
+import {
+  afterCommit as afterCommitOf,
+  baseClientOf,
+  inTransaction,
+  isGuarded,
+  isTransaction,
+  NeedsPrisma,
+  rawTransactionHandle,
+  type Db,
+  type TenantTx,
+  type TransactionOptions,
+} from './tenant.ts';
 
 export type Row = Record<string, unknown>;
 export type RawQuery = <T = Row>(text: string, params?: readonly unknown[]) => Promise<T[]>;
@@ -64,6 +75,8 @@ function viaPrisma(tx: TenantTx): RawQuery {
  * otherwise each statement runs on its own (autocommit). Reads only, or single-statement writes.
  */
 export function rawQuery(db: Db): RawQuery {
+  const handle = handles.get(db);
+  if (handle) return handle.raw;
   return isTransaction(db) ? viaPrisma(db as TenantTx) : rawQueryOf(db);
 }
 
@@ -84,6 +97,8 @@ const MAX_ATTEMPTS = 3;
  * inTransaction does. Hooks given to tx.afterCommit run after COMMIT.
  */
 export async function inRawTransaction<T>(db: Db, fn: (tx: RawTx) => Promise<T>, opts: TransactionOptions = {}): Promise<T> {
+  const handle = handles.get(db);
+  if (handle) return fn(handle); // joins the raw transaction the handle stands for
   const backend = backendOf(db);
   if (isTransaction(db) || isGuarded(db) || !backend?.transaction) {
     return inTransaction(db, (tx) => fn({ raw: viaPrisma(tx), afterCommit: (hook) => afterCommitOf(tx, hook) }), opts);
@@ -95,6 +110,45 @@ export async function inRawTransaction<T>(db: Db, fn: (tx: RawTx) => Promise<T>,
       result = await backend.transaction((raw) => fn({ raw, afterCommit: (hook) => hooks.push(hook) }));
     } catch (err) {
       if (attempt < MAX_ATTEMPTS && (isRetryableConflict(err) || opts.retryOn?.(err))) continue;
+      throw err;
+    }
+    for (const h of hooks) h();
+    return result;
+  }
+}
+
+/** The raw transactions behind handles given out by tryRawTransaction. */
+const handles = new WeakMap<object, RawTx>();
+
+/**
+ * Runs fn in one raw transaction — BEGIN … COMMIT on one pooled pg connection, the cheapest there
+ * is (~0.16 ms of CPU for three statements, against ~0.8 ms in a Prisma interactive transaction) —
+ * and hands it a Db that stands for that transaction: domain code writing through
+ * inRawTransaction / rawQuery / asRawTx joins it. Code that needs Prisma instead (a model query,
+ * inTransaction) cannot join a bare connection: the attempt rolls back, whatever fn made of the
+ * error, and NeedsPrisma is thrown so the caller can run the work in a Prisma transaction. Also
+ * NeedsPrisma when the database has no raw transactions (PGlite). Deadlocks and serialization
+ * failures run fn again (up to three times).
+ */
+export async function tryRawTransaction<T>(db: Db, fn: (handle: Db) => Promise<T>): Promise<T> {
+  const backend = backendOf(db);
+  if (!backend?.transaction || isTransaction(db)) throw new NeedsPrisma('no raw transaction available here');
+  for (let attempt = 1; ; attempt++) {
+    const hooks: (() => void)[] = [];
+    let touched = false;
+    let result: T;
+    try {
+      result = await backend.transaction(async (raw) => {
+        const tx: RawTx = { raw, afterCommit: (hook) => hooks.push(hook) };
+        const handle = rawTransactionHandle(tx, () => (touched = true));
+        handles.set(handle, tx);
+        const r = await fn(handle);
+        if (touched) throw new NeedsPrisma('the work used Prisma');
+        return r;
+      });
+    } catch (err) {
+      if (touched) throw new NeedsPrisma('the work used Prisma');
+      if (attempt < MAX_ATTEMPTS && isRetryableConflict(err)) continue;
       throw err;
     }
     for (const h of hooks) h();
@@ -129,6 +183,8 @@ export interface RawTx {
 
 /** db as a RawTx: a Prisma client (joining its transaction when it is one) or already a RawTx. */
 export function asRawTx(db: Db | RawTx): RawTx {
+  const handle = handles.get(db);
+  if (handle) return handle;
   if ('raw' in db && typeof (db as RawTx).raw === 'function') return db as RawTx;
   const d = db as Db;
   return { raw: rawQuery(d), afterCommit: (hook) => afterCommitOf(d, hook) };

@@ -117,16 +117,55 @@ export const TX_OPTIONS = { maxWait: 10_000, timeout: 30_000 } as const;
 const openTransactions = new WeakSet<object>();
 
 export function isTransaction(db: Db): boolean {
-  return openTransactions.has(db);
+  return openTransactions.has(db) || rawTransactionHandles.has(db);
 }
 
 const afterCommitHooks = new WeakMap<object, (() => void)[]>();
 
 /** Runs fn once the transaction `db` belongs to has committed (at once when db is not a transaction). */
 export function afterCommit(db: Db, fn: () => void): void {
+  const raw = rawTransactionHandles.get(db);
+  if (raw) return raw.afterCommit(fn);
   const hooks = afterCommitHooks.get(db);
   if (hooks) hooks.push(fn);
   else fn();
+}
+
+/**
+ * Thrown when code given a raw transaction handle (see raw.ts `tryRawTransaction`) needs Prisma: a
+ * model query or a Prisma transaction cannot join a transaction on a bare pg connection. The
+ * attempt is rolled back and run again in a Prisma transaction.
+ */
+export class NeedsPrisma extends Error {}
+
+/** Handles standing for an open raw transaction: a Db for domain code, whose raw SQL joins it. */
+const rawTransactionHandles = new WeakMap<object, { afterCommit(fn: () => void): void; touched: () => void }>();
+
+/**
+ * A Db that stands for an open raw transaction: raw SQL (raw.ts) joins it, afterCommit defers to
+ * its commit, isTransaction is true; any Prisma use (a model, $transaction …) marks it touched and
+ * throws NeedsPrisma.
+ */
+export function rawTransactionHandle(tx: { afterCommit(fn: () => void): void }, onPrismaUse: () => void): Db {
+  const handle = new Proxy(
+    {},
+    {
+      get(_, prop) {
+        // Probes by promise machinery and inspection are not Prisma use.
+        if (typeof prop === 'symbol' || prop === 'then' || prop === 'toJSON') return undefined;
+        onPrismaUse();
+        throw new NeedsPrisma(`Prisma (${String(prop)}) inside a raw transaction`);
+      },
+      has: () => false,
+    },
+  ) as Db;
+  rawTransactionHandles.set(handle, { afterCommit: tx.afterCommit, touched: onPrismaUse });
+  return handle;
+}
+
+/** Whether db is a raw transaction handle. */
+export function isRawTransactionHandle(db: object): boolean {
+  return rawTransactionHandles.has(db);
 }
 
 /**
@@ -162,6 +201,11 @@ const MAX_ATTEMPTS = 3;
  */
 export async function inTransaction<T>(db: Db, fn: (tx: TenantTx) => Promise<T>, opts: TransactionOptions = {}): Promise<T> {
   if (openTransactions.has(db)) return fn(db as TenantTx);
+  const raw = rawTransactionHandles.get(db);
+  if (raw) {
+    raw.touched();
+    throw new NeedsPrisma('a Prisma transaction inside a raw transaction');
+  }
   const guard = transactionGuards.get(db);
   for (let attempt = 1; ; attempt++) {
     const hooks: (() => void)[] = [];

@@ -6,9 +6,10 @@
 // - An advance held by another process (a lease row that is still valid) makes the next one wait
 //   and then 409; a lease whose process died (expired) does not block it.
 // - 100 parallel advances plus a steady stream of them from one merchant while another merchant
-//   reads: the reader's p95 stays within max(2 × its idle p95, idle p95 + 20 ms).
+//   reads: the reader's p95 stays within max(2 × its idle p95, idle p95 + 20 ms) (PostgreSQL; the
+//   20 ms floor absorbs scheduling noise when the idle p95 is 1–2 ms).
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { startApp, type Client, type Res, type TestApp } from './helpers/app.ts';
+import { startApp, usingPostgres, type Client, type Res, type TestApp } from './helpers/app.ts';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -135,7 +136,10 @@ describe('one advance per merchant at a time', () => {
 
 const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)]!;
 
-describe("another merchant's latency while one merchant advances its clock hard", () => {
+// On PostgreSQL only: the embedded database is one connection inside the process, so every
+// request waits for whichever transaction holds it (a renewal's included) — it serves development,
+// not several merchants under load (docs/jobs.md).
+describe.runIf(usingPostgres)("another merchant's latency while one merchant advances its clock hard (PostgreSQL)", () => {
   it("100 parallel advances plus a steady stream: the other merchant's p95 stays within max(2 × idle, idle + 20 ms)", async () => {
     const a = await app.merchant({ name: 'Advancer' });
     await subscribed(a, 20);

@@ -13,6 +13,7 @@
 //   BENCH_ONLY=graphql BENCH_WALLETS=10 npm run bench   (a subset, quickly)
 //   BENCH_ADMIN_URL=postgresql://postgres@127.0.0.1:5432/postgres (where the scratch database is created)
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
@@ -165,6 +166,25 @@ async function main() {
         name: 'POST /v1/customers (with event)',
         bare: { url: `${bareUrl}/customers`, method: 'POST', headers: json, body: JSON.stringify({ email: 'new@example.com' }) },
         service: { url: `${svcUrl}/v1/customers`, method: 'POST', headers: { ...authH, ...json }, body: JSON.stringify({ email: 'new@example.com' }) },
+      },
+      {
+        // What real clients send: a UUID Idempotency-Key on every POST (the same bare create as the baseline).
+        name: 'POST /v1/customers with an Idempotency-Key',
+        bare: { url: `${bareUrl}/customers`, method: 'POST', headers: json, body: JSON.stringify({ email: 'new@example.com' }) },
+        service: {
+          url: svcUrl,
+          method: 'POST',
+          requests: [
+            {
+              setupRequest: (req: any) => ({
+                ...req,
+                path: '/v1/customers',
+                headers: { ...authH, ...json, 'idempotency-key': randomUUID() },
+                body: JSON.stringify({ email: 'new@example.com' }),
+              }),
+            },
+          ],
+        },
       },
       {
         name: 'POST /v1/wallets/:id/debit, one hot wallet',

@@ -4,7 +4,7 @@
 // are limited across every hosted page (429 with Retry-After), and a portal session mints a
 // bounded number of setup links.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testProcessor, type Processor } from '../src/domain/payments/processor.ts';
+import { testProcessor, type Processor } from '../src/platform/processor.ts';
 import { SETUP_MAX_ATTEMPTS } from '../src/domain/payment-methods/index.ts';
 import { PORTAL_MAX_SETUP_LINKS } from '../src/domain/portal/index.ts';
 import { CHECKOUT_MAX_ATTEMPTS } from '../src/hosted/checkout.ts';

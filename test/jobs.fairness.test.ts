@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXPIRE_JOB } from '../src/domain/payments/index.ts';
 import { claimDueJobs } from '../src/jobs/runner.ts';
-import { enqueueJobs } from '../src/jobs/queue.ts';
+import { enqueueJobs } from '../src/platform/jobs.ts';
 import { forMerchant } from '../src/platform/db/tenant.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
 

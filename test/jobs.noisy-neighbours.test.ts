@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimDueJobs, claimStatement } from '../src/jobs/runner.ts';
-import { enqueueJobs } from '../src/jobs/queue.ts';
+import { enqueueJobs } from '../src/platform/jobs.ts';
 import { rawQueryOf } from '../src/platform/db/raw.ts';
 import { forMerchant } from '../src/platform/db/tenant.ts';
 import { startApp, type Client, type TestApp } from './helpers/app.ts';

@@ -1,7 +1,7 @@
 // The due-work mechanism: the merchant billing clock, durable jobs with leases and retries, and
 // clock advances that run due work in order at its own due time.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { enqueueJob } from '../src/jobs/queue.ts';
+import { enqueueJob } from '../src/platform/jobs.ts';
 import { claimDueJobs } from '../src/jobs/runner.ts';
 import { startWorker } from '../src/jobs/worker.ts';
 import { createLogger } from '../src/platform/logger.ts';

@@ -6,7 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { issueInvoice } from '../src/domain/billing/invoices.ts';
 import { expireIncomplete } from '../src/domain/billing/subscriptions.ts';
-import { DeferJob } from '../src/jobs/queue.ts';
+import { DeferJob } from '../src/platform/jobs.ts';
 import { expireIfDue, insertPayment } from '../src/domain/payments/index.ts';
 import type { Ctx } from '../src/platform/context.ts';
 import { forMerchant, inTransaction } from '../src/platform/db/tenant.ts';

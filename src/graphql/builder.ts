@@ -13,7 +13,7 @@ import type { Ctx } from '../platform/context.ts';
 import { kindOfId, type IdKind } from '../platform/ids.ts';
 import { MAX_AMOUNT } from '../platform/money.ts';
 import { parseTimestamp, TIMESTAMP_FORMAT } from '../platform/validation.ts';
-import type { Services } from '../server/env.ts';
+import type { Services } from '../platform/env.ts';
 
 export interface GraphQLContext {
   ctx: Ctx;

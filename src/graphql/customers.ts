@@ -1,4 +1,5 @@
 import * as customers from '../domain/customers/index.ts';
+import { deleteCustomer, getCustomerWithEmbeds } from '../services/customers.ts';
 import { NotFoundError } from '../platform/errors.ts';
 import { builder, connectionComplexity, loadNodeWith } from './builder.ts';
 import { COMMON_ERRORS } from './errors.ts';
@@ -106,6 +107,6 @@ builder.mutationFields((t) => ({
     errors: { types: [...COMMON_ERRORS, NotFoundError], dataField: { name: 'deletedCustomer' }, result: { name: 'DeleteCustomerSuccess' }, union: { name: 'DeleteCustomerResult' } },
     args: { input: t.arg({ type: DeleteCustomerInput, required: true }) },
     resolve: (_, { input }, gctx) =>
-      mutate(gctx, 'deleteCustomer', input, (ctx) => customers.deleteCustomer(ctx, String(input.id))),
+      mutate(gctx, 'deleteCustomer', input, (ctx) => deleteCustomer(ctx, String(input.id))),
   }),
 }));

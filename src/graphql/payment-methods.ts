@@ -2,7 +2,7 @@
 // functions as /v1/setup-intents, /v1/payment-methods and /v1/customer-portal/sessions.
 import * as methods from '../domain/payment-methods/index.ts';
 import * as portal from '../domain/portal/index.ts';
-import type { SavedDetails } from '../domain/payments/processor.ts';
+import type { SavedDetails } from '../platform/processor.ts';
 import { NotFoundError, StateError } from '../platform/errors.ts';
 import { builder, connectionComplexity } from './builder.ts';
 import { Customer } from './customers.ts';

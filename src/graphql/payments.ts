@@ -1,4 +1,5 @@
 import * as payments from '../domain/payments/index.ts';
+import { PAYMENT_METHODS } from '../platform/processor.ts';
 import * as refunds from '../domain/refunds/index.ts';
 import { NotFoundError, StateError } from '../platform/errors.ts';
 import { builder, connectionComplexity } from './builder.ts';
@@ -9,14 +10,14 @@ import { connectionType, listArgs, mutate, PHASED, nestedConnection, orNull, toC
 const PaymentStatus = builder.enumType('PaymentStatus', { values: payments.PAYMENT_STATUSES });
 const RefundStatus = builder.enumType('RefundStatus', { values: refunds.REFUND_STATUSES });
 const RefundReason = builder.enumType('RefundReason', { values: refunds.REFUND_REASONS });
-export const PaymentMethodType = builder.enumType('PaymentMethodType', { values: payments.PAYMENT_METHODS });
+export const PaymentMethodType = builder.enumType('PaymentMethodType', { values: PAYMENT_METHODS });
 export const CheckoutLocale = builder.enumType('CheckoutLocale', { values: payments.CHECKOUT_LOCALES });
 export const TestOutcome = builder.enumType('TestOutcome', {
   description: 'How a test-mode checkout ends: paid, declined, or cancelled by the customer.',
   values: ['succeeded', 'failed', 'cancelled'] as const,
 });
 
-type MethodDetails = import('../domain/payments/processor.ts').MethodDetails;
+type MethodDetails = import('../platform/processor.ts').MethodDetails;
 type CheckoutOptions = payments.CheckoutOptions;
 
 const CardDetails = builder.objectRef<{ brand: string; last4: string; exp_month: number; exp_year: number }>('CardDetails').implement({

@@ -21,7 +21,7 @@ import {
 } from '../domain/payments/index.ts';
 import { StateError } from '../platform/errors.ts';
 import { formatMoney } from '../platform/money.ts';
-import type { AppEnv, Services } from '../server/env.ts';
+import type { AppEnv, Services } from '../platform/env.ts';
 import {
   csrfToken,
   csrfValid,

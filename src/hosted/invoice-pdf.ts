@@ -6,7 +6,7 @@ import type { Hono } from 'hono';
 import { invoicePdfData } from '../domain/billing/invoices.ts';
 import { renderInvoicePdf, verifyPdfSignature } from '../domain/billing/pdf.ts';
 import { HttpError } from '../platform/errors.ts';
-import type { AppEnv, Services } from '../server/env.ts';
+import type { AppEnv, Services } from '../platform/env.ts';
 import { hostedCtx } from './kit.ts';
 
 const forbidden = () => new HttpError(403, 'signature_invalid', 'This invoice link is invalid or has expired. Ask for a new one.');

@@ -8,15 +8,15 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Context } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 import { bodyLimit } from 'hono/body-limit';
-import { luhnValid, cardBrand, type CardInput, type PaymentMethodType } from '../domain/payments/processor.ts';
+import { luhnValid, cardBrand, type CardInput, type PaymentMethodType } from '../platform/processor.ts';
 import type { Ctx, PortalActor } from '../platform/context.ts';
 import { forMerchant } from '../platform/db/tenant.ts';
 import { RateLimitError, ValidationError } from '../platform/errors.ts';
 import { randomToken } from '../platform/ids.ts';
 import { PaymentFailureLimiter } from '../platform/rate-limit.ts';
-import { clientAddress } from '../server/client-address.ts';
+import { clientAddress } from '../platform/client-address.ts';
 import { checkInputText, hasUnstorableText } from '../platform/validation.ts';
-import type { AppEnv, Services } from '../server/env.ts';
+import type { AppEnv, Services } from '../platform/env.ts';
 import { html, page, type Html } from './layout.ts';
 import { strings, type Locale, type Strings } from './strings.ts';
 

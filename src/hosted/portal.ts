@@ -39,12 +39,12 @@ import {
 } from '../domain/portal/index.ts';
 import { nextBillingDate } from '../domain/billing/subscriptions.ts';
 import { setupUrl } from '../domain/payment-methods/index.ts';
-import type { SavedDetails } from '../domain/payments/processor.ts';
+import type { SavedDetails } from '../platform/processor.ts';
 import type { Subscription } from '../generated/prisma/client.ts';
 import type { Ctx } from '../platform/context.ts';
 import { AppError, NotFoundError, StateError, ValidationError } from '../platform/errors.ts';
 import { formatMoney } from '../platform/money.ts';
-import type { AppEnv, Services } from '../server/env.ts';
+import type { AppEnv, Services } from '../platform/env.ts';
 import { csrfToken, csrfValid, errorBox, hostedBodyLimit, localeOf, notFound, openByToken, readForm, storableFields, type HostedForm } from './kit.ts';
 import { html, page, type Html } from './layout.ts';
 import { strings, type Strings } from './strings.ts';

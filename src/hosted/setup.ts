@@ -11,7 +11,7 @@ import type { SetupIntent } from '../generated/prisma/client.ts';
 import { completeSetup, expireSetupIntentIfDue, findSetup, offeredSetupMethods, setupAttemptsSpent } from '../domain/payment-methods/index.ts';
 import type { Ctx } from '../platform/context.ts';
 import { StateError } from '../platform/errors.ts';
-import type { AppEnv, Services } from '../server/env.ts';
+import type { AppEnv, Services } from '../platform/env.ts';
 import {
   csrfToken,
   csrfValid,

@@ -18,7 +18,7 @@ import {
   SUB_RESUME_JOB,
   SUB_TRIAL_NOTICE_JOB,
 } from '../domain/billing/subscriptions.ts';
-import { JOB_COMPLETED, JobRegistry } from './runner.ts';
+import { JOB_COMPLETED, JobRegistry } from '../platform/jobs.ts';
 
 export function createJobRegistry(): JobRegistry {
   const registry = new JobRegistry();

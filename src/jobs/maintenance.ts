@@ -1,5 +1,5 @@
 // Periodic housekeeping: expired idempotency keys are deleted (they are kept 24 h).
-import type { Services } from '../server/env.ts';
+import type { Services } from '../platform/env.ts';
 
 export async function purgeExpiredIdempotencyKeys(services: Services, now = new Date()): Promise<number> {
   const r = await services.db.prisma.idempotencyKey.deleteMany({ where: { expiresAt: { lt: now } } });

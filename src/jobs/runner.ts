@@ -7,60 +7,10 @@ import type { Logger } from '../platform/logger.ts';
 import { forMerchant } from '../platform/db/tenant.ts';
 import { billingTime, merchantNow } from '../domain/clock/index.ts';
 import { merchantSql, rawQueryOf } from '../platform/db/raw.ts';
-import { DeferJob } from './queue.ts';
-
-export interface JobRow {
-  id: bigint;
-  merchantId: string;
-  kind: string;
-  payload: Record<string, unknown>;
-  runAt: Date;
-  attempts: number;
-}
-
-/** What a handler returns when its own last statement already marked the job done. */
-export const JOB_COMPLETED = 'completed' as const;
-
-export interface JobKind {
-  /**
-   * Does the work. `ctx.at` is the time it happens at on the merchant's clock (the job's due
-   * time during a clock advance, the clock's now otherwise).
-   */
-  run(ctx: Ctx & { at: Date }, job: JobRow): Promise<void | typeof JOB_COMPLETED>;
-  /** delays before retrying after a failure; the job fails for good after the last */
-  retryDelaysMs?: number[];
-  /** how long a claim lasts before another runner may take the job over */
-  leaseMs?: number;
-  /**
-   * The worker lane that runs it: `internal` (expiries, refunds settling … the default) or
-   * `deliveries` (webhook sends: slow I/O that must never hold up internal work).
-   */
-  lane?: Lane;
-}
-
-export type Lane = 'internal' | 'deliveries';
+import { DeferJob, JOB_COMPLETED, type JobRegistry, type JobRow } from '../platform/jobs.ts';
 
 const DEFAULT_RETRIES = [5_000, 30_000, 300_000];
 const DEFAULT_LEASE_MS = 60_000;
-
-export class JobRegistry {
-  private kinds = new Map<string, JobKind>();
-  register(kind: string, def: JobKind) {
-    this.kinds.set(kind, def);
-    return this;
-  }
-  get(kind: string) {
-    return this.kinds.get(kind);
-  }
-  /** The kinds this process can run: it never claims others (e.g. during a rolling upgrade). */
-  names(): string[] {
-    return [...this.kinds.keys()];
-  }
-  /** The kinds run by one lane of the worker. */
-  namesIn(lane: Lane): string[] {
-    return [...this.kinds].filter(([, def]) => (def.lane ?? 'internal') === lane).map(([name]) => name);
-  }
-}
 
 interface ClaimedRow {
   id: bigint;

@@ -12,8 +12,9 @@
 import type { Config } from '../platform/config.ts';
 import type { Runtime } from '../platform/context.ts';
 import type { Logger } from '../platform/logger.ts';
-import { onWake } from './queue.ts';
-import { claimDueJobs, runJob, type Lane } from './runner.ts';
+import { onWake } from '../platform/jobs.ts';
+import type { Lane } from '../platform/jobs.ts';
+import { claimDueJobs, runJob } from './runner.ts';
 
 export interface LaneOptions {
   /** jobs of this lane in flight at once */

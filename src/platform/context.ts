@@ -5,8 +5,8 @@ import type { PrismaClient } from '../generated/prisma/client.ts';
 import type { Config } from './config.ts';
 import type { Db } from './db/tenant.ts';
 import type { Logger } from './logger.ts';
-import type { JobRegistry } from '../jobs/runner.ts';
-import type { Processor } from '../domain/payments/processor.ts';
+import type { JobRegistry } from './jobs.ts';
+import type { Processor } from './processor.ts';
 import type { IdempotentRun } from './idempotency.ts';
 
 export interface MerchantRef {

@@ -1,4 +1,5 @@
 import * as customers from '../domain/customers/index.ts';
+import { deleteCustomer, getCustomerWithEmbeds } from '../services/customers.ts';
 import { customerToJSON } from '../domain/customers/index.ts';
 import { route, listEnvelope } from './route.ts';
 import { subscriptionToJSON } from '../domain/billing/subscriptions.ts';
@@ -19,7 +20,7 @@ export const customerRoutes = [
     params: idParam,
     response: { status: 200, description: 'The customer, embedding its attached payment methods and its subscriptions.', schema: customerWithEmbedsObject },
     handler: async (ctx, { params }) => {
-      const { customer, paymentMethods, subscriptions } = await customers.getCustomerWithEmbeds(ctx, params.id);
+      const { customer, paymentMethods, subscriptions } = await getCustomerWithEmbeds(ctx, params.id);
       return { ...customerToJSON(customer), payment_methods: paymentMethods.map(paymentMethodToJSON), subscriptions: subscriptions.map(subscriptionToJSON) };
     },
   }),
@@ -35,7 +36,7 @@ export const customerRoutes = [
     params: idParam,
     response: { status: 200, description: 'The deleted customer stub.', schema: deletedObject },
     handler: async (ctx, { params }) => {
-      const c = await customers.deleteCustomer(ctx, params.id);
+      const c = await deleteCustomer(ctx, params.id);
       return { id: c.id, object: 'customer', deleted: true as const };
     },
   }),

@@ -7,8 +7,8 @@ import { z } from 'zod';
 import { errorBody, HttpError, ValidationError } from '../platform/errors.ts';
 import { runIdempotent, validateKey } from '../platform/idempotency.ts';
 import { checkInputText, parse } from '../platform/validation.ts';
-import type { AppEnv } from '../server/env.ts';
-import { MAX_BODY_BYTES } from '../server/limits.ts';
+import type { AppEnv } from '../platform/env.ts';
+import { MAX_BODY_BYTES } from '../platform/limits.ts';
 import { WithStatus, type RouteDef } from './route.ts';
 
 const EMPTY = z.strictObject({});

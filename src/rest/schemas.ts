@@ -1,7 +1,8 @@
 // Response schemas for the OpenAPI document (documentation of what serializers return).
 import { BILLING_REASONS, INVOICE_STATUSES, SUBSCRIPTION_STATUSES } from '../domain/billing/schema.ts';
 import { z } from 'zod';
-import { CHECKOUT_LOCALES, PAYMENT_METHODS, PAYMENT_STATUSES } from '../domain/payments/schema.ts';
+import { CHECKOUT_LOCALES, PAYMENT_STATUSES } from '../domain/payments/schema.ts';
+import { PAYMENT_METHODS } from '../platform/processor.ts';
 import { REFUND_REASONS, REFUND_STATUSES } from '../domain/refunds/index.ts';
 import { SETUP_INTENT_STATUSES } from '../domain/payment-methods/schema.ts';
 import { INTERVALS } from '../domain/billing/periods.ts';

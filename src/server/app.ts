@@ -20,10 +20,10 @@ import { AuthFailureLimiter, RateLimiter } from '../platform/rate-limit.ts';
 import { routes } from '../rest/index.ts';
 import { buildOpenApi } from '../rest/openapi.ts';
 import { bodyText, declaredBodyLimit, isUtf8, mediaType, mountRoutes, parseJson, unmatched } from '../rest/router.ts';
-import { MAX_BODY_BYTES } from './limits.ts';
-import { clientAddress } from './client-address.ts';
+import { MAX_BODY_BYTES } from '../platform/limits.ts';
+import { clientAddress } from '../platform/client-address.ts';
 import { docsAsset, docsHtml, docsSecurityHeaders } from './docs.ts';
-import type { AppEnv, Services } from './env.ts';
+import type { AppEnv, Services } from '../platform/env.ts';
 import type { Logger } from '../platform/logger.ts';
 
 const escapeHtml = (v: string) => v.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);

@@ -5,8 +5,8 @@ import { openDatabase, type Database } from '../platform/db/index.ts';
 import { migrate } from '../platform/db/migrate.ts';
 import { createLogger, type Logger } from '../platform/logger.ts';
 import { createJobRegistry } from '../jobs/index.ts';
-import { processorFor, setTestProcessorLatency } from '../domain/payments/processor.ts';
-import type { Services } from './env.ts';
+import { processorFor, setTestProcessorLatency } from '../platform/processor.ts';
+import type { Services } from '../platform/env.ts';
 
 export async function openServices(config: Config, opts: { log?: Logger; db?: Database } = {}): Promise<Services> {
   const log = opts.log ?? createLogger(config.LOG_LEVEL);

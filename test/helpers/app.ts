@@ -7,7 +7,7 @@ import { loadConfig } from '../../src/platform/config.ts';
 import { openDatabase } from '../../src/platform/db/index.ts';
 import { createLogger } from '../../src/platform/logger.ts';
 import { createApp } from '../../src/server/app.ts';
-import type { Services } from '../../src/server/env.ts';
+import type { Services } from '../../src/platform/env.ts';
 import { openServices } from '../../src/server/services.ts';
 import { startWorker, workerOptions } from '../../src/jobs/worker.ts';
 import { checkResponse } from './openapi-validator.ts';

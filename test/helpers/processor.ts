@@ -1,6 +1,6 @@
 // A payment processor for tests, injected through the runtime: it wraps the built-in test
 // processor and can be held at a gate (slow), made to throw (failing), or delayed at random.
-import { testProcessor, type Processor } from '../../src/domain/payments/processor.ts';
+import { testProcessor, type Processor } from '../../src/platform/processor.ts';
 import type { TestApp } from './app.ts';
 
 export class FakeProcessor implements Processor {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cardBrand, luhnValid } from '../../src/domain/payments/processor.ts';
+import { cardBrand, luhnValid } from '../../src/platform/processor.ts';
 import { ConfigError, loadConfig } from '../../src/platform/config.ts';
 import { ValidationError } from '../../src/platform/errors.ts';
 import { ID_PREFIXES, kindOfId, newId, type IdKind } from '../../src/platform/ids.ts';

@@ -18,7 +18,7 @@ import { InsufficientBalanceError, NotFoundError, StateError, ValidationError } 
 import { newId } from '../../platform/ids.ts';
 import { formatMoney, MAX_AMOUNT } from '../../platform/money.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
-import { enqueueJob } from '../../jobs/queue.ts';
+import { enqueueJob } from '../../platform/jobs.ts';
 import { clockNow } from '../clock/index.ts';
 import { recordEvent } from '../events/index.ts';
 import { beforePaymentAttempt, onPaymentOutcome } from '../payments/hooks.ts';

@@ -21,7 +21,7 @@ import { NotFoundError, StateError, ValidationError } from '../../platform/error
 import { newId } from '../../platform/ids.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { parse } from '../../platform/validation.ts';
-import { cancelJobs, DeferJob, enqueueJob, enqueueJobs, type NewJob } from '../../jobs/queue.ts';
+import { cancelJobs, DeferJob, enqueueJob, enqueueJobs, type NewJob } from '../../platform/jobs.ts';
 import { clockNow } from '../clock/index.ts';
 import { recordEvent, previousAttributes } from '../events/index.ts';
 import { invoiceHooks } from './hooks.ts';

@@ -1,8 +1,8 @@
-// Customers: create, read, update, soft-delete, list. Every change records its event in the
+// Customers: create, read, update, list (deletion, which reaches into other areas, and the
+// customer record with its embeds are in src/services/customers.ts). Every change records its event in the
 // same transaction. Deleted customers disappear from reads but stay referenced by ledgers.
-import { cancelSubscriptionsOfCustomer, subscriptionsOfCustomerSql } from '../billing/subscriptions.ts';
-import type { Customer, PaymentMethod, Subscription } from '../../generated/prisma/client.ts';
-import { inRawTransaction, jsonRows, merchantSql, rawQuery } from '../../platform/db/raw.ts';
+import type { Customer } from '../../generated/prisma/client.ts';
+import { inRawTransaction, merchantSql, rawQuery } from '../../platform/db/raw.ts';
 import type { Ctx } from '../../platform/context.ts';
 import { inTransaction, type Db, lockRow } from '../../platform/db/tenant.ts';
 import { NotFoundError, ValidationError } from '../../platform/errors.ts';
@@ -10,7 +10,6 @@ import { newId } from '../../platform/ids.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { parse } from '../../platform/validation.ts';
 import { previousAttributes, recordEvent } from '../events/index.ts';
-import { attachedMethodsSql, detachAllOfCustomer } from '../payment-methods/index.ts';
 import {
   customerCreate,
   customerUpdate,
@@ -18,7 +17,6 @@ import {
   type CustomerListQuery,
   type CustomerUpdateInput,
 } from './schema.ts';
-import { clockNow } from '../clock/index.ts';
 
 export * from './schema.ts';
 
@@ -91,30 +89,6 @@ export async function getCustomer(ctx: Ctx, id: string, db: Db = ctx.db): Promis
   return c;
 }
 
-export interface CustomerWithEmbeds {
-  customer: Customer;
-  paymentMethods: PaymentMethod[];
-  subscriptions: Subscription[];
-}
-
-/** A live customer with its attached payment methods and its subscriptions, in one statement. */
-export async function getCustomerWithEmbeds(ctx: Ctx, id: string): Promise<CustomerWithEmbeds> {
-  const [row] = await merchantSql(rawQuery(ctx.db), ctx.merchant.id)<Customer & { embeddedMethods: unknown; embeddedSubscriptions: unknown }>(
-    `SELECT c.*,
-       (SELECT coalesce(json_agg(p), '[]') FROM (${attachedMethodsSql('c.id')}) p) AS embedded_methods,
-       (SELECT coalesce(json_agg(s), '[]') FROM (${subscriptionsOfCustomerSql('c.id')}) s) AS embedded_subscriptions
-     FROM customers c WHERE c.merchant_id = $1 AND c.id = $2 AND c.deleted_at IS NULL`,
-    [id],
-  );
-  if (!row) throw new NotFoundError('customer', id);
-  const { embeddedMethods, embeddedSubscriptions, ...customer } = row;
-  return {
-    customer,
-    paymentMethods: jsonRows<PaymentMethod>('PaymentMethod', embeddedMethods),
-    subscriptions: jsonRows<Subscription>('Subscription', embeddedSubscriptions),
-  };
-}
-
 export async function updateCustomer(ctx: Ctx, id: string, input: CustomerUpdateInput): Promise<Customer> {
   const data = parse(customerUpdate, input);
   return inTransaction(ctx.db, async (tx) => {
@@ -156,20 +130,6 @@ async function checkDefaultMethod(db: Db, customer: Customer, id: string | null)
   if (pm.customerId !== customer.id) {
     throw new ValidationError('parameter_invalid', `Invalid default_payment_method_id: payment method ${id} is not attached to customer ${customer.id}.`, 'default_payment_method_id');
   }
-}
-
-export async function deleteCustomer(ctx: Ctx, id: string): Promise<Customer> {
-  return inTransaction(ctx.db, async (tx) => {
-    await lockRow(tx, 'customers', ctx.merchant.id, id);
-    await getCustomer(ctx, id, tx);
-    // Its subscriptions are cancelled at once and its saved methods detached (each with its
-    // event), in this same transaction.
-    await cancelSubscriptionsOfCustomer(ctx, tx, id);
-    await detachAllOfCustomer(ctx, tx, id);
-    const c = await tx.customer.update({ where: { id }, data: { deletedAt: await clockNow({ ...ctx, db: tx }) } });
-    await recordEvent(tx, ctx.merchant.id, 'customer.deleted', { ...customerToJSON(c), deleted: true });
-    return c;
-  });
 }
 
 export async function listCustomers(ctx: Ctx, q: CustomerListQuery): Promise<Page<Customer>> {

@@ -9,8 +9,8 @@ import { newId } from '../../platform/ids.ts';
 import { createdBetween, paginate, type Page } from '../../platform/pagination.ts';
 import { z, listQuery, timestamp } from '../../platform/validation.ts';
 import { EVENT_TYPES, type EventType } from './types.ts';
-import { outboxCtes, scheduleDeliveries, subscribedEndpointsWhere } from '../webhooks/outbox.ts';
-import { wake } from '../../jobs/queue.ts';
+import { outboxCtes, scheduleDeliveries, subscribedEndpointsWhere } from './outbox.ts';
+import { wake } from '../../platform/jobs.ts';
 import { asRawTx, merchantSql, type RawTx } from '../../platform/db/raw.ts';
 import { billingNowSql } from '../clock/index.ts';
 

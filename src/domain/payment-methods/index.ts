@@ -20,12 +20,12 @@ import { NotFoundError, StateError, ValidationError } from '../../platform/error
 import { newId, randomToken } from '../../platform/ids.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { parse } from '../../platform/validation.ts';
-import { enqueueJob } from '../../jobs/queue.ts';
+import { enqueueJob } from '../../platform/jobs.ts';
 import { clockNow, requireTestMode } from '../clock/index.ts';
 import { customerToJSON, getCustomer } from '../customers/index.ts';
 import { recordEvent } from '../events/index.ts';
-import { luhnValid, processorOf, type CardInput, type PaymentMethodType, type SavedDetails } from '../payments/processor.ts';
-import { PAYMENT_METHODS } from '../payments/schema.ts';
+import { luhnValid, processorOf, type CardInput, type PaymentMethodType, type SavedDetails } from '../../platform/processor.ts';
+import { PAYMENT_METHODS } from '../../platform/processor.ts';
 import {
   setupIntentCompleteBody,
   setupIntentCreate,

@@ -1,6 +1,6 @@
 // Setup intent and payment method inputs (REST bodies, the OpenAPI document and GraphQL inputs).
 import { z, httpUrl, idOf, metadata, listQuery } from '../../platform/validation.ts';
-import { PAYMENT_METHODS } from '../payments/schema.ts';
+import { PAYMENT_METHODS } from '../../platform/processor.ts';
 
 export const SETUP_INTENT_STATUSES = ['requires_payment_method', 'succeeded', 'expired'] as const;
 export type SetupIntentStatus = (typeof SETUP_INTENT_STATUSES)[number];

@@ -5,7 +5,7 @@
 // cycle: a table inside payments/index.ts would not be initialised yet when invoices.ts registers).
 import type { Ctx } from '../../platform/context.ts';
 import type { TenantTx } from '../../platform/db/tenant.ts';
-import type { PaymentWithCustomer } from './index.ts';
+import type { PaymentWithCustomer } from './schema.ts';
 
 export type PaymentOutcomeHook = (ctx: Ctx, tx: TenantTx, payment: PaymentWithCustomer) => Promise<void>;
 

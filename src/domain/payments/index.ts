@@ -22,19 +22,19 @@ import { newId, randomToken } from '../../platform/ids.ts';
 import { countsByParent, pagesByParent } from '../../platform/db/pages-by-parent.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { parse } from '../../platform/validation.ts';
-import { DeferJob, enqueueJob } from '../../jobs/queue.ts';
+import { DeferJob, enqueueJob } from '../../platform/jobs.ts';
 import { clockNow, requireTestMode } from '../clock/index.ts';
 import { getCustomer, createCustomer } from '../customers/index.ts';
 import { recordEvent, type EventType } from '../events/index.ts';
 import { attemptHooks, outcomeHooks } from './hooks.ts';
-import { processorOf, type CardInput, type ChargeResult, type MethodDetails, type PaymentMethodType, type SavedDetails } from './processor.ts';
+import { PAYMENT_METHODS, processorOf, type CardInput, type ChargeResult, type MethodDetails, type PaymentMethodType, type SavedDetails } from '../../platform/processor.ts';
 import { chargeableMethod } from '../payment-methods/index.ts';
 import {
   paymentCompleteBody,
   paymentCreate,
   paymentLikeFilters,
-  PAYMENT_METHODS,
   type PaymentCompleteInput,
+  type PaymentWithCustomer,
   type PaymentCreateInput,
   type PaymentListQuery,
   PAYMENT_STATUSES,
@@ -49,7 +49,6 @@ export const RECOVER_JOB = 'payment.recover';
 /** How long an attempt may stay `processing` (real time) before the recovery asks the processor again. */
 export const ATTEMPT_RECOVERY_MS = 60_000;
 
-export type PaymentWithCustomer = Payment & { customer: Customer };
 
 export interface CheckoutOptions {
   title?: string;

@@ -1,8 +1,12 @@
+import type { Customer, Payment } from '../../generated/prisma/client.ts';
 import { createdBetween } from '../../platform/pagination.ts';
+import { PAYMENT_METHODS } from '../../platform/processor.ts';
 import { z, amount, currency, email, phone, httpUrl, idOf, metadata, listQuery, timestamp } from '../../platform/validation.ts';
 
+/** A payment with its customer (what most payment operations read). */
+export type PaymentWithCustomer = Payment & { customer: Customer };
+
 export const PAYMENT_STATUSES = ['created', 'processing', 'succeeded', 'failed', 'cancelled', 'expired'] as const;
-export const PAYMENT_METHODS = ['card', 'mobile_money'] as const;
 export const CHECKOUT_LOCALES = ['en', 'fr'] as const;
 
 export const checkoutOptions = z

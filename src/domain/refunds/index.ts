@@ -12,11 +12,11 @@ import { newId } from '../../platform/ids.ts';
 import { formatMoney } from '../../platform/money.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { parse, z, amount, idOf, metadata, listQuery, currency, timestamp } from '../../platform/validation.ts';
-import { cancelJobs, enqueueJob } from '../../jobs/queue.ts';
+import { cancelJobs, enqueueJob } from '../../platform/jobs.ts';
 import { clockNow } from '../clock/index.ts';
 import { recordEvent } from '../events/index.ts';
 import { lockPayment, paymentLikeFilters, type PaymentWithCustomer } from '../payments/index.ts';
-import { processorOf, type RefundResult } from '../payments/processor.ts';
+import { processorOf, type RefundResult } from '../../platform/processor.ts';
 
 export const REFUND_REASONS = ['customer_request', 'duplicate', 'fraudulent', 'other'] as const;
 export const REFUND_STATUSES = ['pending', 'succeeded', 'failed'] as const;

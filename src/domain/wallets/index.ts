@@ -21,7 +21,7 @@ import { formatMoney } from '../../platform/money.ts';
 import { countsByParent, pagesByParent } from '../../platform/db/pages-by-parent.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { parse } from '../../platform/validation.ts';
-import { cancelJobs, enqueueJob } from '../../jobs/queue.ts';
+import { cancelJobs, enqueueJob } from '../../platform/jobs.ts';
 import { billingTime, clockNow } from '../clock/index.ts';
 import { getCustomer } from '../customers/index.ts';
 import { recordEvent, type EventType, type Statement } from '../events/index.ts';

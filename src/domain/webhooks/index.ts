@@ -13,17 +13,17 @@ import { newId } from '../../platform/ids.ts';
 import { countsByParent, pagesByParent } from '../../platform/db/pages-by-parent.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { parse, z, listQuery } from '../../platform/validation.ts';
-import { cancelJobs, DeferJob } from '../../jobs/queue.ts';
+import { cancelJobs, DeferJob } from '../../platform/jobs.ts';
 import { clockNow } from '../clock/index.ts';
 import { eventToJSON, getEvent, recordEvent } from '../events/index.ts';
 import { EVENT_TYPES } from '../events/types.ts';
-import { scheduleDeliveries } from './outbox.ts';
+import { scheduleDeliveries } from '../events/outbox.ts';
 import { jsonRows, merchantSql, rawQuery } from '../../platform/db/raw.ts';
 import { sendWebhook } from './send.ts';
 import { newSecret, signatureHeader } from './signing.ts';
 import { checkEndpointUrl } from './ssrf.ts';
 
-export { DELIVER_JOB } from './outbox.ts';
+export { DELIVER_JOB } from '../events/outbox.ts';
 
 /** Delays after failed attempts 1..7; attempt 8 is the last. */
 export const RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];

@@ -4,7 +4,7 @@
 import type { Event } from '../../generated/prisma/client.ts';
 import type { Db } from '../../platform/db/tenant.ts';
 import { newId } from '../../platform/ids.ts';
-import { wake } from '../../jobs/queue.ts';
+import { wake } from '../../platform/jobs.ts';
 import { asRawTx, merchantSql, type RawTx } from '../../platform/db/raw.ts';
 
 export const DELIVER_JOB = 'webhook.deliver';

@@ -1,9 +1,9 @@
 // Hono environment: what middleware puts on each request.
-import type { Authenticator } from '../platform/auth.ts';
-import type { Config } from '../platform/config.ts';
-import type { Ctx, Runtime } from '../platform/context.ts';
-import type { Database } from '../platform/db/index.ts';
-import type { Logger } from '../platform/logger.ts';
+import type { Authenticator } from './auth.ts';
+import type { Config } from './config.ts';
+import type { Ctx, Runtime } from './context.ts';
+import type { Database } from './db/index.ts';
+import type { Logger } from './logger.ts';
 
 export interface Services {
   config: Config;

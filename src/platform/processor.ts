@@ -2,10 +2,12 @@
 // test processor implements it for test-mode merchants. A real card-network or mobile-money
 // adapter implements the same two calls and is returned by `processorFor` for live merchants.
 
-import type { Ctx } from '../../platform/context.ts';
-import { isTransaction } from '../../platform/db/tenant.ts';
+import type { Ctx } from './context.ts';
+import { isTransaction } from './db/tenant.ts';
 
-export type PaymentMethodType = 'card' | 'mobile_money';
+/** The kinds of payment method the processor takes. */
+export const PAYMENT_METHODS = ['card', 'mobile_money'] as const;
+export type PaymentMethodType = (typeof PAYMENT_METHODS)[number];
 
 export interface CardInput {
   number: string;

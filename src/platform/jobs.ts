@@ -1,7 +1,8 @@
 // Enqueueing due work. Called by domain code inside the transaction of the change that makes the
 // work due (an outbox): the job exists exactly when the change committed.
 import { Prisma } from '../generated/prisma/client.ts';
-import { afterCommit, type Db } from '../platform/db/tenant.ts';
+import type { Ctx } from './context.ts';
+import { afterCommit, type Db } from './db/tenant.ts';
 
 export interface NewJob {
   merchantId: string;
@@ -64,4 +65,57 @@ export function onWake(fn: () => void): () => void {
 /** Wakes this process's workers (call after the transaction that enqueued work has committed). */
 export function wake() {
   for (const fn of listeners) queueMicrotask(fn);
+}
+
+// ---- what a kind of job is (the registry is filled by src/jobs; the runner runs it)
+
+export interface JobRow {
+  id: bigint;
+  merchantId: string;
+  kind: string;
+  payload: Record<string, unknown>;
+  runAt: Date;
+  attempts: number;
+}
+
+/** What a handler returns when its own last statement already marked the job done. */
+export const JOB_COMPLETED = 'completed' as const;
+
+export interface JobKind {
+  /**
+   * Does the work. `ctx.at` is the time it happens at on the merchant's clock (the job's due
+   * time during a clock advance, the clock's now otherwise).
+   */
+  run(ctx: Ctx & { at: Date }, job: JobRow): Promise<void | typeof JOB_COMPLETED>;
+  /** delays before retrying after a failure; the job fails for good after the last */
+  retryDelaysMs?: number[];
+  /** how long a claim lasts before another runner may take the job over */
+  leaseMs?: number;
+  /**
+   * The worker lane that runs it: `internal` (expiries, refunds settling … the default) or
+   * `deliveries` (webhook sends: slow I/O that must never hold up internal work).
+   */
+  lane?: Lane;
+}
+
+export type Lane = 'internal' | 'deliveries';
+
+
+export class JobRegistry {
+  private kinds = new Map<string, JobKind>();
+  register(kind: string, def: JobKind) {
+    this.kinds.set(kind, def);
+    return this;
+  }
+  get(kind: string) {
+    return this.kinds.get(kind);
+  }
+  /** The kinds this process can run: it never claims others (e.g. during a rolling upgrade). */
+  names(): string[] {
+    return [...this.kinds.keys()];
+  }
+  /** The kinds run by one lane of the worker. */
+  namesIn(lane: Lane): string[] {
+    return [...this.kinds].filter(([, def]) => (def.lane ?? 'internal') === lane).map(([name]) => name);
+  }
 }

@@ -1,0 +1,51 @@
+// Customer actions that span areas: the record with its embedded payment methods and
+// subscriptions (one statement), and deletion, which cancels the customer's subscriptions and
+// detaches its saved methods in the same transaction.
+import type { Customer, PaymentMethod, Subscription } from '../generated/prisma/client.ts';
+import type { Ctx } from '../platform/context.ts';
+import { jsonRows, merchantSql, rawQuery } from '../platform/db/raw.ts';
+import { inTransaction, lockRow } from '../platform/db/tenant.ts';
+import { NotFoundError } from '../platform/errors.ts';
+import { cancelSubscriptionsOfCustomer, subscriptionsOfCustomerSql } from '../domain/billing/subscriptions.ts';
+import { clockNow } from '../domain/clock/index.ts';
+import { customerToJSON, getCustomer } from '../domain/customers/index.ts';
+import { recordEvent } from '../domain/events/index.ts';
+import { attachedMethodsSql, detachAllOfCustomer } from '../domain/payment-methods/index.ts';
+
+export interface CustomerWithEmbeds {
+  customer: Customer;
+  paymentMethods: PaymentMethod[];
+  subscriptions: Subscription[];
+}
+
+/** A live customer with its attached payment methods and its subscriptions, in one statement. */
+export async function getCustomerWithEmbeds(ctx: Ctx, id: string): Promise<CustomerWithEmbeds> {
+  const [row] = await merchantSql(rawQuery(ctx.db), ctx.merchant.id)<Customer & { embeddedMethods: unknown; embeddedSubscriptions: unknown }>(
+    `SELECT c.*,
+       (SELECT coalesce(json_agg(p), '[]') FROM (${attachedMethodsSql('c.id')}) p) AS embedded_methods,
+       (SELECT coalesce(json_agg(s), '[]') FROM (${subscriptionsOfCustomerSql('c.id')}) s) AS embedded_subscriptions
+     FROM customers c WHERE c.merchant_id = $1 AND c.id = $2 AND c.deleted_at IS NULL`,
+    [id],
+  );
+  if (!row) throw new NotFoundError('customer', id);
+  const { embeddedMethods, embeddedSubscriptions, ...customer } = row;
+  return {
+    customer,
+    paymentMethods: jsonRows<PaymentMethod>('PaymentMethod', embeddedMethods),
+    subscriptions: jsonRows<Subscription>('Subscription', embeddedSubscriptions),
+  };
+}
+
+export async function deleteCustomer(ctx: Ctx, id: string): Promise<Customer> {
+  return inTransaction(ctx.db, async (tx) => {
+    await lockRow(tx, 'customers', ctx.merchant.id, id);
+    await getCustomer(ctx, id, tx);
+    // Its subscriptions are cancelled at once and its saved methods detached (each with its
+    // event), in this same transaction.
+    await cancelSubscriptionsOfCustomer(ctx, tx, id);
+    await detachAllOfCustomer(ctx, tx, id);
+    const c = await tx.customer.update({ where: { id }, data: { deletedAt: await clockNow({ ...ctx, db: tx }) } });
+    await recordEvent(tx, ctx.merchant.id, 'customer.deleted', { ...customerToJSON(c), deleted: true });
+    return c;
+  });
+}

@@ -1,4 +1,4 @@
-// Every kind of background job, by area. Domain code enqueues (src/jobs/queue.ts); the handlers
+// Every kind of background job, by area. Domain code enqueues (src/platform/jobs.ts); the handlers
 // registered here do the work when it is due. Handlers are idempotent: a job may run twice.
 import { expireIfDue, EXPIRE_JOB, recoverPayment, RECOVER_JOB } from '../domain/payments/index.ts';
 import { settlePendingRefund, REFUND_SETTLE_JOB } from '../domain/refunds/index.ts';

@@ -36,12 +36,27 @@ export function mediaType(header: string | undefined | null): string {
   return (header ?? '').split(';')[0]!.trim().toLowerCase();
 }
 
-const tooLarge = () => {
-  const e = new HttpError(413, 'body_too_large', 'The request body is larger than 1 MiB.');
-  // The rest of the body is not read: the connection cannot be reused for another request.
-  e.headers = { Connection: 'close' };
-  return e;
-};
+/**
+ * A body past the limit is answered 413 at once, while the rest of it is still read and thrown
+ * away: a client that is still sending then reads the answer instead of a reset connection
+ * (EPIPE), and the connection stays usable. Past DRAIN_MAX_BYTES in all, the connection is cut.
+ */
+export const DRAIN_MAX_BYTES = 16 * 1024 * 1024;
+
+const tooLarge = () => new HttpError(413, 'body_too_large', 'The request body is larger than 1 MiB.');
+
+/** Reads and discards what remains of the request's body (counting from `seen` bytes), cutting the connection past DRAIN_MAX_BYTES. */
+function discardRest(incoming: IncomingMessage, seen: number): void {
+  let size = seen;
+  incoming.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > DRAIN_MAX_BYTES) incoming.socket?.destroy();
+  });
+  incoming.on('error', () => {}); // a client that goes away meanwhile is nobody's error
+  incoming.resume();
+}
+
+const incomingOf = (c: Context) => (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
 
 /**
  * The body as text, at most MAX_BODY_BYTES (413 past that, whatever Content-Length said). Read
@@ -49,26 +64,60 @@ const tooLarge = () => {
  * it yet: building the web Request and its stream costs more than the rest of a small request.
  */
 export async function bodyText(c: Context): Promise<string> {
-  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+  const incoming = incomingOf(c);
   if (!incoming || incoming.readableDidRead || incoming.readableEnded) {
     const text = await c.req.text();
     if (Buffer.byteLength(text) > MAX_BODY_BYTES) throw tooLarge();
     return text;
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of incoming as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw tooLarge();
-    chunks.push(chunk);
-  }
-  return chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+  return new Promise<string>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) {
+        chunks.push(chunk);
+        return;
+      }
+      done();
+      discardRest(incoming, size);
+      reject(tooLarge());
+    };
+    const onEnd = () => {
+      done();
+      resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8'));
+    };
+    const onError = (err: Error) => {
+      done();
+      reject(err);
+    };
+    // The client went away before the end (no 'end' will come).
+    const onClose = () => {
+      if (incoming.complete) return;
+      done();
+      reject(new Error('the client closed the connection before the end of the body'));
+    };
+    const done = () => {
+      incoming.off('data', onData);
+      incoming.off('end', onEnd);
+      incoming.off('error', onError);
+      incoming.off('close', onClose);
+    };
+    incoming.on('data', onData);
+    incoming.on('end', onEnd);
+    incoming.on('error', onError);
+    incoming.on('close', onClose);
+  });
 }
 
 /** Refuses a declared Content-Length over the limit before anything is read (bodyText checks the rest). */
 export function declaredBodyLimit(c: Context): void {
   const len = c.req.header('content-length');
-  if (len !== undefined && Number(len) > MAX_BODY_BYTES) throw tooLarge();
+  if (len !== undefined && Number(len) > MAX_BODY_BYTES) {
+    const incoming = incomingOf(c);
+    if (incoming && !incoming.readableEnded) discardRest(incoming, 0);
+    throw tooLarge();
+  }
 }
 
 /** Whether a Content-Type's charset, if it names one, is UTF-8 (the only one JSON bodies are read as). */

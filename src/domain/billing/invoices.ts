@@ -26,7 +26,7 @@ import { cancelAtCheckout, chargeSavedMethod, insertPayment, lockPayment, resume
 import { reserveRefund } from '../refunds/index.ts';
 import { creditWallet, debitWallet } from '../wallets/index.ts';
 import { signedPdfPath, type InvoicePdfData } from './pdf.ts';
-import { invoiceHooks, type InvoiceWithLines } from './hooks.ts';
+import { invoiceHooks, requireInvoiceHooks, type InvoiceWithLines } from './hooks.ts';
 import type { BillingReason, InvoiceListQuery, InvoiceStatus } from './schema.ts';
 
 export const INVOICE_CHARGE_JOB = 'invoice.charge';
@@ -457,6 +457,7 @@ async function settleFromPayment(ctx: Ctx, tx: TenantTx, payment: PaymentWithCus
       include: withLines,
     });
     await recordEvent(tx, ctx.merchant.id, 'invoice.paid', json(ctx, after), { status: inv.status, paid_at: null });
+    requireInvoiceHooks(after);
     await invoiceHooks.paid?.(ctx, tx, after);
     return;
   }
@@ -492,6 +493,7 @@ async function settleFailure(ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines, now:
       payload: { invoice_id: inv.id, attempt: inv.attemptCount + 1 },
     });
   }
+  requireInvoiceHooks(after);
   await invoiceHooks.failed?.(ctx, tx, after, { exhausted: dunning && next === null });
   if (dunning && next === null) {
     const written = await tx.invoice.update({ where: { id: inv.id }, data: { status: 'uncollectible' }, include: withLines });

@@ -26,7 +26,7 @@ import { DeferJob, enqueueJob } from '../../platform/jobs.ts';
 import { clockNow, requireTestMode } from '../clock/index.ts';
 import { getCustomer, createCustomer } from '../customers/index.ts';
 import { recordEvent, type EventType } from '../events/index.ts';
-import { attemptHooks, outcomeHooks } from './hooks.ts';
+import { attemptHooks, outcomeHooks, requireHooks } from './hooks.ts';
 import { PAYMENT_METHODS, processorOf, type CardInput, type ChargeResult, type MethodDetails, type PaymentMethodType, type SavedDetails } from '../../platform/processor.ts';
 import { chargeableMethod } from '../payment-methods/index.ts';
 import {
@@ -138,7 +138,10 @@ async function transition(
   if (event) {
     await recordEvent(tx, ctx.merchant.id, event, paymentToJSON(after, ctx.runtime.config.publicBaseUrl), { status: before.status });
   }
-  if (FINAL.has(after.status) && after.status !== before.status) await outcomeHooks.get(after.purpose)?.({ ...ctx, db: tx }, tx, after);
+  if (FINAL.has(after.status) && after.status !== before.status) {
+    requireHooks(after.purpose);
+    await outcomeHooks.get(after.purpose)?.({ ...ctx, db: tx }, tx, after);
+  }
   return after;
 }
 
@@ -322,6 +325,7 @@ async function attemptPayment(ctx: Ctx, id: string, attempt: Attempt): Promise<P
     }
     // The area the payment is for decides under its own lock whether it may still be paid (an
     // invoice: at most one charge in flight, and only while it is payable).
+    requireHooks(p.purpose);
     const refusal = await attemptHooks.get(p.purpose)?.({ ...ctx, db: tx }, tx, p);
     if (refusal) {
       ctx.log.warn({ payment_id: p.id, reason: refusal }, 'payment attempt refused: the payment was cancelled');

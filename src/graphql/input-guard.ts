@@ -51,7 +51,7 @@ function checkDocument(document: DocumentNode): void {
 }
 
 /** Throws the request error (400, parameter_invalid) for an operation's unstorable input. */
-export function checkOperationInput(document: DocumentNode, variables: unknown): void {
+function checkOperationInput(document: DocumentNode, variables: unknown): void {
   try {
     checkInputText(variables ?? {});
     checkDocument(document);

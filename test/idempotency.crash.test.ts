@@ -15,6 +15,7 @@ const servers = serverProcesses('idemcrash', {
   RATE_LIMIT_PER_SECOND: '0',
   IDEMPOTENCY_LEASE_MS: String(LEASE_MS),
   PAYMENT_RECOVERY_MS: '2000',
+  PROCESSOR_TIMEOUT_MS: '1000',
   JOBS_POLL_MS: '100',
   JOBS_LEASE_MS: '2000',
 });

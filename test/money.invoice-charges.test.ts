@@ -7,7 +7,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { issueInvoice } from '../src/domain/billing/invoices.ts';
 import { expireIncomplete } from '../src/domain/billing/subscriptions.ts';
 import { DeferJob } from '../src/platform/jobs.ts';
-import { expireIfDue, insertPayment } from '../src/domain/payments/index.ts';
+import { expireIfDue, insertPayment, recoverPayment } from '../src/domain/payments/index.ts';
+import { claimDueJobs, runJob } from '../src/jobs/runner.ts';
 import type { Ctx } from '../src/platform/context.ts';
 import { forMerchant, inTransaction } from '../src/platform/db/tenant.ts';
 import { createLogger } from '../src/platform/logger.ts';
@@ -58,12 +59,12 @@ async function openCheckout(api: Client, paymentId: string) {
   return { url, cookie: (res.headers.get('set-cookie') ?? '').split(';')[0]!, csrf: /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '' };
 }
 
-function payForm(page: { url: string; cookie: string; csrf: string }) {
+function payForm(page: { url: string; cookie: string; csrf: string }, card = '4242424242424242') {
   return fetch(page.url, {
     method: 'POST',
     redirect: 'manual',
     headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: page.cookie },
-    body: new URLSearchParams({ csrf: page.csrf, method: 'card', card_number: '4242424242424242', card_expiry: '12/34', card_cvc: '123' }).toString(),
+    body: new URLSearchParams({ csrf: page.csrf, method: 'card', card_number: card, card_expiry: '12/34', card_cvc: '123' }).toString(),
   });
 }
 
@@ -239,5 +240,99 @@ describe('an invoice never bills more than a payment may charge', () => {
     // Every invoice stays chargeable: renewals included.
     await api.post('/v1/test-helpers/clock/advance', { seconds: 32 * 86_400 });
     for (const i of (await api.get(`/v1/invoices?subscription_id=${sub.id}`)).body.data) expect(i.total).toBeLessThanOrEqual(99_999_999_999);
+  });
+});
+
+// Found by a cold try (issue 21): a retry used up by a checkout attempt in flight, and the recovery
+// of an interrupted checkout attempt on an invoice.
+describe('dunning and recovery around a checkout attempt in flight', () => {
+  it('a retry that comes due while the customer pays at the checkout, and that card is declined: dunning goes on', async () => {
+    const api = await app.merchant();
+    const c = (await api.post('/v1/customers', { email: `r${Math.random()}@example.com` })).body;
+    await savedMethod(api, c.id);
+    const plan = (await api.post('/v1/plans', { name: 'Pro', amount: 2900, currency: 'USD', interval: 'month' })).body;
+    const sub = (await api.post('/v1/subscriptions', { customer_id: c.id, plan_id: plan.id })).body;
+    expect(sub.status).toBe('active');
+    // The renewal fails on a card without funds: retry 2 is scheduled a day later.
+    const nsf = await savedMethod(api, c.id, NSF);
+    expect((await api.patch(`/v1/subscriptions/${sub.id}`, { payment_method_id: nsf })).status).toBe(200);
+    await api.post('/v1/test-helpers/clock/advance', { to: new Date(Date.parse(sub.current_period_end) + 1000).toISOString() });
+    const renewal = (await api.get(`/v1/invoices?subscription_id=${sub.id}`)).body.data.find((i: any) => i.billing_reason === 'subscription_cycle');
+    expect(renewal).toMatchObject({ status: 'open', attempt_count: 1 });
+    // The customer pays that invoice at its checkout with another card; the processor is slow.
+    proc.hold();
+    const atProcessor = proc.called();
+    const paying = payForm(await openCheckout(api, renewal.payment_id), '4000000000000002');
+    await atProcessor;
+    // Retry 2 comes due meanwhile and is run by the worker: a charge is in flight, it charges nothing.
+    const merchantId = api.creds.merchant_id;
+    const due = await claimDueJobs(app.services.db.prisma, {
+      limit: 10,
+      kinds: ['invoice.charge'],
+      merchantId,
+      asOf: new Date(Date.parse(renewal.next_payment_attempt) + 1000),
+    });
+    expect(due.map((j) => j.payload)).toContainEqual({ invoice_id: renewal.id, attempt: 2 });
+    for (const job of due) await runJob(app.services.runtime, createLogger('silent'), job, job.runAt);
+    expect((await api.get(`/v1/invoices/${renewal.id}`)).body.attempt_count).toBe(1);
+    // The customer's card is declined (the page says so).
+    proc.release();
+    expect((await paying).status).toBe(402);
+    // Dunning goes on: the next retry is scheduled and charges (the saved card, still without funds).
+    const waiting = await app.services.db.prisma.job.findMany({ where: { merchantId, kind: 'invoice.charge', status: 'pending', payload: { path: ['invoice_id'], equals: renewal.id } } });
+    expect(waiting).toHaveLength(1);
+    for (let day = 0; day < 10; day++) await api.post('/v1/test-helpers/clock/advance', { seconds: 86_400 });
+    const after = (await api.get(`/v1/invoices/${renewal.id}`)).body;
+    expect(after.attempt_count).toBeGreaterThanOrEqual(3);
+    expect(after.status).toBe('uncollectible');
+    expect((await api.get(`/v1/subscriptions/${sub.id}`)).body.status).toBe('unpaid');
+  });
+
+  it('an interrupted checkout attempt on an invoice is looked up with the processor, not charged to the saved card', async () => {
+    const api = await app.merchant();
+    const { inv } = await declinedSubscription(api);
+    proc.hold();
+    const atProcessor = proc.called();
+    const paying = payForm(await openCheckout(api, inv.payment_id), '4242424242424242');
+    await atProcessor;
+    // The attempt names no saved method: it is the card typed at the checkout.
+    expect((await api.get(`/v1/payments/${inv.payment_id}`)).body).toMatchObject({ status: 'processing', payment_method_id: null });
+    // Its process "died": the recovery job finishes the attempt (as it would after PAYMENT_RECOVERY_MS).
+    const before = proc.chargeRequests.length;
+    const ctx = ctxFor(api.creds.merchant_id);
+    const recovered = await Promise.race([recoverPayment(ctx, inv.payment_id, 0).then(() => 'done'), new Promise((r) => setTimeout(() => r('stuck at the processor'), 3000))]);
+    expect(recovered).toBe('done');
+    expect(proc.chargeRequests.length).toBe(before); // no charge of the saved card
+    expect(proc.retrievals).toContain(`${inv.payment_id}_2`);
+    expect((await api.get(`/v1/payments/${inv.payment_id}`)).body).toMatchObject({ status: 'failed', failure_code: 'processing_error' });
+    proc.release();
+    await paying;
+  });
+});
+
+describe('a processor that does not answer in time', () => {
+  it('leaves the attempt processing (its outcome is unknown) and the recovery job finishes it under the same key: charged once', async () => {
+    const t = await startApp({ PROCESSOR_TIMEOUT_MS: '300' });
+    const fake = injectProcessor(t);
+    try {
+      const api = await t.merchant();
+      const c = (await api.post('/v1/customers', { email: `t${Math.random()}@example.com` })).body;
+      const si = (await api.post('/v1/setup-intents', { customer_id: c.id })).body;
+      const pm = (await api.post(`/v1/test-helpers/setup-intents/${si.id}/complete`, { card_number: '4242424242424242' })).body.payment_method_id;
+      fake.hold();
+      const started = performance.now();
+      const r = await api.post('/v1/payments', { customer_id: c.id, amount: 1500, currency: 'USD', payment_method_id: pm });
+      expect(performance.now() - started).toBeLessThan(5000);
+      expect([r.status, r.body.status]).toEqual([201, 'processing']);
+      fake.release();
+      await new Promise((res) => setTimeout(res, 50));
+      expect((await api.get(`/v1/payments/${r.body.id}`)).body.status).toBe('processing');
+      await recoverPayment({ merchant: { id: api.creds.merchant_id, mode: 'test' }, db: forMerchant(t.services.db.prisma, api.creds.merchant_id), requestId: 'req_test', log: createLogger('silent'), runtime: t.services.runtime }, r.body.id, 0);
+      expect((await api.get(`/v1/payments/${r.body.id}`)).body.status).toBe('succeeded');
+      // Both calls used the attempt's one key: a real processor charges it once.
+      expect(new Set(fake.chargeRequests.filter((q) => q.reference.startsWith(r.body.id)).map((q) => q.reference))).toEqual(new Set([r.body.id]));
+    } finally {
+      await t.close();
+    }
   });
 });

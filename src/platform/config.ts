@@ -94,6 +94,8 @@ const schema = z.object({
   IDEMPOTENCY_LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   /** How long a charge attempt may stay `processing` before the recovery job asks the processor again (its process died). */
   PAYMENT_RECOVERY_MS: z.coerce.number().int().min(1000).max(3_600_000).default(60_000),
+  /** A processor charge not answered within this stays `processing` for the recovery job; must be below PAYMENT_RECOVERY_MS. */
+  PROCESSOR_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   /** Test mode only: the built-in test processor answers after this long (simulates a processor's latency; 0 = at once). */
   TEST_PROCESSOR_LATENCY_MS: z.coerce.number().int().min(0).max(60_000).default(0),
   /** GraphQL limits: maximum query depth and estimated cost. */
@@ -114,6 +116,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const c = r.data;
   if (!!c.BILLING_BOOTSTRAP_CLIENT_ID !== !!c.BILLING_BOOTSTRAP_CLIENT_SECRET) {
     throw new ConfigError('Invalid configuration:\n  BILLING_BOOTSTRAP_CLIENT_ID and BILLING_BOOTSTRAP_CLIENT_SECRET must be set together');
+  }
+  if (c.PROCESSOR_TIMEOUT_MS >= c.PAYMENT_RECOVERY_MS) {
+    throw new ConfigError(
+      'Invalid configuration:\n  PROCESSOR_TIMEOUT_MS must be below PAYMENT_RECOVERY_MS (the recovery job must not ask about a charge whose process is still waiting for it)',
+    );
   }
   if (c.WEB_CONCURRENCY > 1 && !c.DATABASE_URL) {
     throw new ConfigError('Invalid configuration:\n  WEB_CONCURRENCY: more than one process needs DATABASE_URL (the embedded database serves one process)');

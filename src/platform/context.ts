@@ -26,6 +26,8 @@ export interface Runtime {
   idempotencyLeaseMs?: number;
   /** How old a charge claimed by a process that died must be before a recovery job asks the processor again (default 60 s). */
   chargeRecoveryMs?: number;
+  /** a processor charge not answered within this is left `processing` for the recovery job (PROCESSOR_TIMEOUT_MS) */
+  processorTimeoutMs?: number;
   /** How long one clock advance may run due work before it stops part-way (default 2 minutes). */
   clockAdvanceBudgetMs?: number;
 }

@@ -230,7 +230,30 @@ export function processorFor(merchant: { mode: 'test' | 'live' }): Processor {
  * never run inside a database transaction (it would hold row locks for as long as the processor
  * takes, and a rollback would forget money that moved): this asserts it.
  */
+/** A charge the processor did not answer within PROCESSOR_TIMEOUT_MS: its outcome is unknown. */
+export class ProcessorTimeout extends Error {
+  constructor(readonly ms: number) {
+    super(`the processor did not answer within ${ms} ms`);
+  }
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new ProcessorTimeout(ms)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * The merchant's processor. Charges are bounded by PROCESSOR_TIMEOUT_MS, which the configuration
+ * keeps below PAYMENT_RECOVERY_MS: the recovery job never asks about an attempt whose own process
+ * may still be waiting for its answer.
+ */
 export function processorOf(ctx: Ctx): Processor {
   if (isTransaction(ctx.db)) throw new Error('a payment processor call must not run inside a database transaction');
-  return ctx.runtime.processorFor(ctx.merchant);
+  const processor = ctx.runtime.processorFor(ctx.merchant);
+  const ms = ctx.runtime.processorTimeoutMs;
+  if (!ms) return processor;
+  return Object.assign(Object.create(processor) as Processor, { charge: (req: ChargeRequest) => withTimeout(processor.charge(req), ms) });
 }

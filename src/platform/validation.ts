@@ -35,7 +35,10 @@ export function issueToError(issues: z.core.$ZodIssue[], input: unknown, prefix?
     const param = joinPath(missing.path, prefix);
     return new ValidationError('parameter_missing', `Missing required parameter: ${param}.`, param);
   }
-  const first = issues[0]!;
+  // A coded issue (amount_too_large …) names the problem better than a generic one on the same
+  // field (1e20 is also outside the safe integers).
+  const first =
+    issues.find((i) => i.code === 'custom' && (i.params as any)?.code && i.path.join('.') === issues[0]!.path.join('.')) ?? issues[0]!;
   const param = joinPath(first.path, prefix);
   const code = (first.code === 'custom' && (first.params as any)?.code) || 'parameter_invalid';
   const message = first.message.endsWith('.') ? first.message : `${first.message}.`;

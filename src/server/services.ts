@@ -33,6 +33,7 @@ export async function openServices(config: Config, opts: { log?: Logger; db?: Da
       processorFor,
       idempotencyLeaseMs: config.IDEMPOTENCY_LEASE_MS,
       chargeRecoveryMs: config.PAYMENT_RECOVERY_MS,
+      processorTimeoutMs: config.PROCESSOR_TIMEOUT_MS,
     },
   };
 }

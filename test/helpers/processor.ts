@@ -6,6 +6,10 @@ import type { TestApp } from './app.ts';
 export class FakeProcessor implements Processor {
   readonly name = 'fake';
   charges: string[] = [];
+  /** every charge asked for, with the saved method's token when it was one */
+  chargeRequests: { reference: string; token: string | undefined; card: string | undefined }[] = [];
+  /** every lookup of an interrupted attempt */
+  retrievals: string[] = [];
   refunds: string[] = [];
   /** what the next calls do */
   mode: 'pass' | 'throw' | 'decline-refund' = 'pass';
@@ -40,6 +44,7 @@ export class FakeProcessor implements Processor {
 
   async charge(req: Parameters<Processor['charge']>[0]) {
     this.charges.push(req.reference);
+    this.chargeRequests.push({ reference: req.reference, token: req.token, card: req.card?.number });
     await this.enter();
     const result = await testProcessor.charge(req);
     this.answered.set(req.reference, result);
@@ -50,6 +55,7 @@ export class FakeProcessor implements Processor {
   answered = new Map<string, Awaited<ReturnType<Processor['charge']>>>();
 
   async retrieve(reference: string) {
+    this.retrievals.push(reference);
     return this.answered.get(reference) ?? null;
   }
 

@@ -93,6 +93,8 @@ describe('config', () => {
       [{ BILLING_BOOTSTRAP_CLIENT_ID: 'ck_abcdefghij' }, 'BILLING_BOOTSTRAP_CLIENT_SECRET'],
       [{ WEB_CONCURRENCY: '2' }, 'WEB_CONCURRENCY: more than one process needs DATABASE_URL'],
       [{ WEB_CONCURRENCY: '0', DATABASE_URL: 'postgresql://x' }, 'WEB_CONCURRENCY'],
+      [{ PAYMENT_RECOVERY_MS: '10000' }, 'PROCESSOR_TIMEOUT_MS must be below PAYMENT_RECOVERY_MS'],
+      [{ PROCESSOR_TIMEOUT_MS: '60000' }, 'PROCESSOR_TIMEOUT_MS must be below PAYMENT_RECOVERY_MS'],
     ] as const) {
       expect(() => loadConfig(env)).toThrow(ConfigError);
       expect(() => loadConfig(env)).toThrow(new RegExp(name));

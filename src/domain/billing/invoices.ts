@@ -18,7 +18,7 @@ import { InsufficientBalanceError, NotFoundError, StateError, ValidationError } 
 import { newId } from '../../platform/ids.ts';
 import { formatMoney, MAX_AMOUNT } from '../../platform/money.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
-import { enqueueJob } from '../../platform/jobs.ts';
+import { DeferJob, enqueueJob } from '../../platform/jobs.ts';
 import { clockNow } from '../clock/index.ts';
 import { recordEvent } from '../events/index.ts';
 import { beforePaymentAttempt, onPaymentOutcome } from '../payments/hooks.ts';
@@ -336,7 +336,23 @@ export async function voidInvoice(ctx: Ctx, id: string): Promise<InvoiceWithLine
  * payment's outcome settles the invoice (hook below). Returns the invoice afterwards. Safe to run
  * twice or concurrently: an attempt already made (attempt_count ≥ attempt) is not made again.
  */
-export async function chargeInvoice(ctx: Ctx, id: string, attempt: number, opts: { uncollectible?: boolean } = {}): Promise<InvoiceWithLines> {
+/** How long a dunning retry that found a charge of its invoice in flight waits before it looks again. */
+export const IN_FLIGHT_RETRY_MS = 5_000;
+
+export async function chargeInvoice(
+  ctx: Ctx,
+  id: string,
+  attempt: number,
+  opts: {
+    uncollectible?: boolean;
+    /**
+     * A charge of the invoice in flight (the customer paying at its checkout): `skip` (the default)
+     * leaves the attempt to that charge's outcome; `defer` (a dunning retry's job) waits for it and
+     * looks again, so a decline there does not use the retry up.
+     */
+    whileInFlight?: 'skip' | 'defer';
+  } = {},
+): Promise<InvoiceWithLines> {
   const reserved = await inTransaction(ctx.db, async (tx) => {
     const { inv, payment: current } = await lockInvoiceAndPayment(ctx, tx, id);
     // An uncollectible invoice is tried again only when asked (a new payment method), never by dunning.
@@ -345,6 +361,7 @@ export async function chargeInvoice(ctx: Ctx, id: string, attempt: number, opts:
     // At most one charge in flight per invoice: while its payment is being charged (at the
     // checkout, or by an earlier attempt), no other starts; that one's outcome settles the invoice.
     if (current?.status === 'processing') {
+      if (opts.whileInFlight === 'defer') throw new DeferJob(IN_FLIGHT_RETRY_MS, 'a charge of the invoice is in flight');
       ctx.log.info({ invoice_id: id, payment_id: current.id, attempt }, 'invoice not charged: a charge of it is in flight');
       return null;
     }

@@ -27,7 +27,7 @@ import { clockNow, requireTestMode } from '../clock/index.ts';
 import { getCustomer, createCustomer } from '../customers/index.ts';
 import { recordEvent, type EventType } from '../events/index.ts';
 import { attemptHooks, outcomeHooks, requireHooks } from './hooks.ts';
-import { PAYMENT_METHODS, processorOf, type CardInput, type ChargeResult, type MethodDetails, type PaymentMethodType, type SavedDetails } from '../../platform/processor.ts';
+import { PAYMENT_METHODS, processorOf, ProcessorTimeout, type CardInput, type ChargeResult, type MethodDetails, type PaymentMethodType, type SavedDetails } from '../../platform/processor.ts';
 import { chargeableMethod } from '../payment-methods/index.ts';
 import {
   paymentCompleteBody,
@@ -331,13 +331,16 @@ async function attemptPayment(ctx: Ctx, id: string, attempt: Attempt): Promise<P
       ctx.log.warn({ payment_id: p.id, reason: refusal }, 'payment attempt refused: the payment was cancelled');
       return { payment: await transition(ctx, tx, p, { status: 'cancelled', completedAt: now }, 'payment.cancelled'), claimed: false };
     }
-    const data = { status: 'processing', method: attempt.method, attempts: { increment: 1 } } as const;
+    // The method this attempt charges: the saved one, or none for a card or number typed at the
+    // checkout (an invoice's payment names the subscription's saved method until the customer
+    // pays with another) — the recovery of an interrupted attempt goes by it.
+    const data = { status: 'processing', method: attempt.method, paymentMethodId: attempt.saved?.id ?? null, attempts: { increment: 1 } } as const;
     const claimed = await transition(ctx, tx, p, data, null);
     // Should this process die before the outcome is recorded, the attempt is finished by this job.
     await enqueueJob(tx, {
       merchantId: ctx.merchant.id,
       kind: RECOVER_JOB,
-      runAt: new Date(now.getTime() + ATTEMPT_RECOVERY_MS),
+      runAt: new Date(now.getTime() + (ctx.runtime.chargeRecoveryMs ?? ATTEMPT_RECOVERY_MS)),
       key: `recover:${p.id}:${claimed.attempts}`,
       payload: { payment_id: p.id },
     });
@@ -367,6 +370,12 @@ async function recordAttempt(ctx: Ctx, p: PaymentWithCustomer, attempt: Attempt)
       savedDetails: attempt.saved?.details,
     });
   } catch (err) {
+    if (err instanceof ProcessorTimeout) {
+      // The outcome is unknown (the charge may go through): the attempt stays `processing` and
+      // the recovery job asks the processor again once PAYMENT_RECOVERY_MS has passed.
+      ctx.log.warn({ payment_id: p.id, reference: attemptReference(p) }, 'processor charge timed out; the recovery job will finish the attempt');
+      return p;
+    }
     ctx.log.error({ err, payment_id: p.id }, 'processor charge failed');
     result = { status: 'failed', code: 'processing_error', message: 'The payment could not be processed.', details: null };
   }

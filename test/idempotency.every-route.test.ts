@@ -30,6 +30,8 @@ async function twice(method: 'POST' | 'PATCH' | 'DELETE', route: string, path: s
   expect(again.status, `${method} ${path} replay`).toBe(first.status);
   expect(again.headers.get('idempotent-replayed'), `${method} ${path} replay`).toBe('true');
   expect(again.body, `${method} ${path} replay`).toEqual(first.body);
+  // byte for byte, key order included (a client may hash or sign what it received)
+  expect(again.text, `${method} ${path} replay text`).toBe(first.text);
   return first;
 }
 

@@ -149,7 +149,7 @@ async function insertKey(
   const now = new Date();
   const [r] = await q<{ id: bigint }>(
     `INSERT INTO idempotency_keys (merchant_id, key, scope, fingerprint, status, locked_at, holder, response_status, response_body, created_at, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $6, $10)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::json, $6, $10)
      ON CONFLICT (merchant_id, key) DO NOTHING RETURNING id`,
     [
       req.key,
@@ -183,7 +183,7 @@ async function deleteVoid(q: RawQuery, row: KeyRow): Promise<void> {
 
 function completeSql(q: RawQuery, id: bigint, holder: string | null, res: StoredResponse) {
   return q(
-    `UPDATE idempotency_keys SET status = 'completed', response_status = $3, response_body = $4::jsonb, recovery = NULL
+    `UPDATE idempotency_keys SET status = 'completed', response_status = $3, response_body = $4::json, recovery = NULL
      WHERE merchant_id = $1 AND id = $2 AND status = 'in_progress' AND holder IS NOT DISTINCT FROM $5 RETURNING id`,
     [id, res.status, JSON.stringify(res.body ?? null), holder],
   );

@@ -60,7 +60,6 @@ describe('jobs run twice or concurrently do the work once', () => {
   it('a charge whose process died is finished by the recovery job under the same processor key, never twice', async () => {
     const t = await startApp();
     try {
-      t.services.runtime.chargeRecoveryMs = 300;
       const api = await t.merchant();
       const { customer, plan } = await setup(api);
       const stuck = injectProcessor(t);
@@ -68,6 +67,9 @@ describe('jobs run twice or concurrently do the work once', () => {
       // The create call reaches the processor and hangs there, as if its process had died.
       const inFlight = api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: plan.id });
       await stuck.called();
+      // Its recovery job was scheduled a minute on (PAYMENT_RECOVERY_MS); from now on an attempt
+      // older than 300 ms counts as abandoned (instead of a minute of real time).
+      t.services.runtime.chargeRecoveryMs = 300;
       await new Promise((r) => setTimeout(r, 400));
       const sub = (await api.get(`/v1/subscriptions?customer_id=${customer.id}`)).body.data[0];
       expect(sub.status).toBe('incomplete');

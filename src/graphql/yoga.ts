@@ -1,7 +1,7 @@
 // GraphQL over HTTP with graphql-yoga. GraphiQL is served from the local bundle (no CDN), so it
 // works offline. Expected errors thrown by queries keep their code; anything else is masked
 // and logged with the request id.
-import { getOperationAST, GraphQLError, type ExecutionResult } from 'graphql';
+import { getOperationAST, getVariableValues, GraphQLError, type ExecutionResult } from 'graphql';
 import { createYoga, processRegularResult, type GraphQLParams, type Plugin } from 'graphql-yoga';
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
@@ -121,14 +121,19 @@ const compiledExecution = useGraphQlJit(
  * executor marks those errors, with our codes.
  */
 const startStatus: Plugin = {
-  onExecute() {
+  onExecute({ args }) {
     return {
       onExecuteDone({ result, setResult }) {
         if (!('errors' in result) || 'data' in result || !result.errors?.length) return;
+        // Variables that do not fit: graphql-js' own account of why (graphql-jit's leaves out the
+        // scalar's reason, e.g. "must be after 1970"). Only coerces the variables, runs nothing.
+        const operation = getOperationAST(args.document, args.operationName);
+        const own = operation ? getVariableValues(args.schema, operation.variableDefinitions ?? [], (args.variableValues ?? {}) as Record<string, unknown>) : null;
+        const errors = own?.errors?.length ? own.errors : result.errors;
         setResult({
           ...result,
           // About the document or its variables, never a resolver's: no original error to mask.
-          errors: result.errors.map((e) =>
+          errors: errors.map((e) =>
             withCode(
               new GraphQLError(e.message, {
                 nodes: e.nodes,

@@ -53,17 +53,32 @@ describe('rate limit', () => {
     try {
       const a = await limited.merchant();
       const b = await limited.merchant();
-      const rs = await Promise.all(Array.from({ length: 10 }, () => a.get('/v1/customers')));
-      expect(rs.filter((r) => r.status === 200)).toHaveLength(5);
+      // The limit is per second: however slowly a loaded machine sends them, no more than 5
+      // succeed in any one second, so 30 at once spread over w seconds give at most 5 × w.
+      const started = performance.now();
+      const rs = await Promise.all(Array.from({ length: 30 }, () => a.get('/v1/customers')));
+      const windows = Math.ceil((performance.now() - started) / 1000) + 1;
+      const ok = rs.filter((r) => r.status === 200).length;
+      expect(ok).toBeGreaterThanOrEqual(5);
+      expect(ok).toBeLessThanOrEqual(5 * windows);
       const over = rs.filter((r) => r.status === 429);
-      expect(over).toHaveLength(5);
+      expect(over.length).toBe(30 - ok);
+      expect(over.length).toBeGreaterThan(0);
       expectError(over[0]!, 429, 'rate_limit_error', 'rate_limited');
       expect(Number(over[0]!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      // another key is not affected
       expect((await b.get('/v1/customers')).status).toBe(200);
-      const g = await a.gql('{ __typename }');
-      expect(g.status).toBe(429);
-      await new Promise((r) => setTimeout(r, 1100));
-      expect((await a.get('/v1/customers')).status).toBe(200);
+      // GraphQL counts against the same key: a burst of it is refused too
+      const g = await Promise.all(Array.from({ length: 10 }, () => a.gql('{ __typename }')));
+      expect(g.some((r) => r.status === 429)).toBe(true);
+      // and the key works again once its second has passed
+      let again = 0;
+      for (const deadline = Date.now() + 5000; Date.now() < deadline; ) {
+        await new Promise((r) => setTimeout(r, 250));
+        again = (await a.get('/v1/customers')).status;
+        if (again === 200) break;
+      }
+      expect(again).toBe(200);
     } finally {
       await limited.close();
     }

@@ -134,7 +134,7 @@ describe('delivery', () => {
     ).toThrow();
     // the event as served by the API is exactly what was delivered
     expect((await m.get(`/v1/events/${evt.id}`)).body).toEqual(evt);
-    await new Promise((r) => setTimeout(r, 100));
+    await app.idle(m);
     const attempts = await attemptsOf(m, evt.id);
     expect(attempts).toHaveLength(1);
     expect(attempts[0]).toMatchObject({ object: 'delivery_attempt', endpoint_id: e.id, status: 'succeeded', attempt_number: 1, response_status: 200, response_body: 'ok', next_retry_at: null });
@@ -150,7 +150,7 @@ describe('delivery', () => {
     await m.patch(`/v1/customers/${c.id}`, { name: 'Changed' });
     await m.del(`/v1/customers/${c.id}`);
     await all.waitFor(3);
-    await new Promise((r) => setTimeout(r, 300));
+    await app.idle(m);
     expect(only.received.map((r) => JSON.parse(r.body).type)).toEqual(['customer.updated']);
     expect(all.received.map((r) => JSON.parse(r.body).type).sort()).toEqual(['customer.created', 'customer.deleted', 'customer.updated']);
   });
@@ -167,7 +167,7 @@ describe('delivery', () => {
     const attempts = await attemptsOf(m, evt.id);
     expect(attempts).toHaveLength(11);
     expect(new Set(attempts.map((a: any) => a.endpoint_id)).size).toBe(11);
-    await new Promise((r) => setTimeout(r, 300));
+    await app.idle(m);
     for (const r of rcvs) expect(r.received).toHaveLength(1);
     expect(other.received).toHaveLength(0);
   });
@@ -179,7 +179,7 @@ describe('delivery', () => {
     await endpoint(m, rcv);
     await m.post('/v1/customers', { email: 'retry@example.com' });
     await rcv.waitFor(1);
-    await new Promise((r) => setTimeout(r, 200));
+    await app.idle(m);
     const evt = (await m.get('/v1/events?type=customer.created')).body.data[0];
     let attempts = await attemptsOf(m, evt.id);
     const failed = attempts.find((a: any) => a.attempt_number === 1);
@@ -209,12 +209,12 @@ describe('delivery', () => {
     const e = await endpoint(m, rcv);
     await m.post('/v1/customers', { email: 'gone@example.com' });
     await rcv.waitFor(1);
-    await new Promise((r) => setTimeout(r, 200));
+    await app.idle(m);
     const del = await m.del(`/v1/webhook-endpoints/${e.id}`);
     expect(del.body).toEqual({ id: e.id, object: 'webhook_endpoint', deleted: true });
     await m.post('/v1/test-helpers/clock/advance', { seconds: 3 * 86400 });
     await m.post('/v1/customers', { email: 'after@example.com' });
-    await new Promise((r) => setTimeout(r, 300));
+    await app.idle(m);
     expect(rcv.received).toHaveLength(1);
     expect((await m.get(`/v1/webhook-endpoints/${e.id}`)).status).toBe(404);
     const evt = (await m.get('/v1/events?type=customer.created&limit=2')).body.data[1];
@@ -269,7 +269,7 @@ describe('delivery', () => {
     await endpoint(m, watcher, { events: ['webhook_endpoint.disabled'] });
     await m.post('/v1/customers', { email: 'd1@example.com' });
     await bad.waitFor(1);
-    await new Promise((r) => setTimeout(r, 200));
+    await app.idle(m);
     await m.post('/v1/test-helpers/clock/advance', { seconds: 3 * 86400 });
     await m.post('/v1/customers', { email: 'd2@example.com' });
     await bad.waitFor(10);
@@ -323,7 +323,7 @@ describe('webhooks over GraphQL', () => {
 
     await m.post('/v1/customers', { email: 'gqlhook@example.com' });
     await rcv.waitFor(1);
-    await new Promise((r) => setTimeout(r, 100));
+    await app.idle(m);
     const q = await m.gql(`{ webhookEndpoints { edges { node { id } } } events(type: "customer.created", first: 1) { edges { node { id deliveryAttempts { edges { node { status attemptNumber responseStatus endpoint { id } } } } } } } }`);
     expect(q.data.webhookEndpoints.edges.map((e: any) => e.node.id)).toEqual([ep.id]);
     const evt = q.data.events.edges[0].node;

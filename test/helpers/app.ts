@@ -18,6 +18,12 @@ export interface TestApp {
   queries: { count: number; sql: string[]; reset(): void };
   services: Services;
   merchant(opts?: { mode?: Mode; name?: string }): Promise<Client>;
+  /**
+   * Waits until the merchant has no due work left (no job pending or running that is due on its
+   * clock), then for `quietMs` more in which none appears: for assertions that something did
+   * NOT happen ("no second delivery"), instead of a fixed sleep. Throws after `timeoutMs`.
+   */
+  idle(merchant: Client, opts?: { quietMs?: number; timeoutMs?: number }): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -113,6 +119,26 @@ export async function startApp(env: Record<string, string> = {}, opts: { worker?
       const creds = await createMerchant(services.db.prisma, { name: opts.name ?? 'Test merchant', mode: opts.mode ?? 'test' });
       merchantIds.add(creds.merchant_id);
       return new Client(url, creds);
+    },
+    async idle(merchant, { quietMs = 100, timeoutMs = 15_000 } = {}) {
+      const deadline = Date.now() + timeoutMs;
+      const due = async () => {
+        const [row] = await services.db.prisma.$queryRawUnsafe<{ n: bigint }[]>(
+          `SELECT count(*) AS n FROM jobs j JOIN merchants m ON m.id = j.merchant_id
+           WHERE j.merchant_id = $1 AND j.status IN ('pending', 'running') AND j.run_at <= now() + m.clock_offset_ms * interval '1 millisecond'`,
+          merchant.creds.merchant_id,
+        );
+        return Number(row!.n);
+      };
+      let quietSince: number | null = null;
+      for (;;) {
+        if ((await due()) === 0) {
+          quietSince ??= Date.now();
+          if (Date.now() - quietSince >= quietMs) return;
+        } else quietSince = null;
+        if (Date.now() > deadline) throw new Error(`merchant ${merchant.creds.merchant_id} still has due work after ${timeoutMs} ms`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
     },
     async close() {
       await worker?.stop();

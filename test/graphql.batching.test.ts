@@ -160,3 +160,22 @@ describe('GraphQL list arguments are validated as REST validates the query strin
     expect(r.data.payments.edges[0].node.currency).toBe('USD');
   });
 });
+
+describe('the query log', () => {
+  it('counts statements where they reach the database: raw SQL and transactions too, not only Prisma’s', async () => {
+    const m = await app.merchant();
+    const c = (await m.post('/v1/customers', { email: 'counted@example.com' })).body;
+    app.queries.reset();
+    // GET /v1/customers/:id is one raw statement (the customer with its embeds)
+    expect((await m.get(`/v1/customers/${c.id}`)).status).toBe(200);
+    expect(app.queries.sql.some((q) => /FROM customers c WHERE c\.merchant_id = \$1/.test(q))).toBe(true);
+    app.queries.reset();
+    // a debit is a raw transaction: its statements and its BEGIN are seen
+    const w = (await m.post('/v1/wallets', { customer_id: c.id, currency: 'USD' })).body;
+    expect((await m.post(`/v1/wallets/${w.id}/credit`, { amount: 500, description: 'grant', reference: 'c-1' })).status).toBe(201);
+    app.queries.reset();
+    expect((await m.post(`/v1/wallets/${w.id}/debit`, { amount: 100, description: 'use', reference: 'd-1' })).status).toBe(200);
+    expect(app.queries.sql.some((q) => /^\s*BEGIN/i.test(q))).toBe(true);
+    expect(app.queries.sql.some((q) => /INSERT INTO wallet_transactions/.test(q))).toBe(true);
+  });
+});

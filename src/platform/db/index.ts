@@ -33,15 +33,48 @@ export interface OpenOptions {
   dataDir?: string | null | undefined;
   poolSize?: number;
   logger?: Logger;
-  /** called with every SQL statement Prisma sends (tests count queries with it) */
+  /**
+   * Called with every SQL statement sent to the database, whoever sends it — Prisma, raw SQL,
+   * transactions' BEGIN/COMMIT — counted where it reaches the connection (tests count queries,
+   * e.g. the N+1 guards).
+   */
   onQuery?: (sql: string) => void;
 }
 
-function prismaClient(adapter: PrismaPg | PrismaPGlite, onQuery?: (sql: string) => void): PrismaClient {
-  if (!onQuery) return new PrismaClient({ adapter });
-  const client = new PrismaClient({ adapter, log: [{ emit: 'event', level: 'query' }] });
-  (client as unknown as { $on(e: 'query', cb: (e: { query: string }) => void): void }).$on('query', (e) => onQuery(e.query));
-  return client;
+/** A pg client's query text, whatever form the call took (text, config object, prepared statement). */
+function queryText(arg: unknown): string {
+  if (typeof arg === 'string') return arg;
+  const config = arg as { text?: unknown; name?: unknown } | null;
+  return typeof config?.text === 'string' ? config.text : `(prepared ${String(config?.name ?? '?')})`;
+}
+
+/** Makes every statement a pooled connection runs go through onQuery first. */
+function countAtConnection(pool: pg.Pool, onQuery: (sql: string) => void): void {
+  pool.on('connect', (client) => {
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+      onQuery(queryText(args[0]));
+      return query(...args);
+    };
+  });
+}
+
+/** The same for the embedded database: its one connection's query, exec and transactions. */
+function countAtPglite(db: PGlite, onQuery: (sql: string) => void): void {
+  const wrap = <O extends { query: (...a: any[]) => any; exec: (...a: any[]) => any }>(o: O) => {
+    const query = o.query.bind(o);
+    const exec = o.exec.bind(o);
+    o.query = ((text: string, ...rest: unknown[]) => (onQuery(text), query(text, ...rest))) as O['query'];
+    o.exec = ((text: string, ...rest: unknown[]) => (onQuery(text), exec(text, ...rest))) as O['exec'];
+  };
+  wrap(db);
+  const transaction = db.transaction.bind(db);
+  db.transaction = ((fn: (tx: any) => Promise<unknown>) =>
+    transaction((tx) => {
+      onQuery('BEGIN');
+      wrap(tx);
+      return fn(tx);
+    })) as typeof db.transaction;
 }
 
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
@@ -54,7 +87,8 @@ function openPostgres(url: string, poolSize: number, logger?: Logger, onQuery?: 
   const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 10_000, idleTimeoutMillis: 30_000 });
   // An idle client losing its connection (database restart) must not crash the process.
   pool.on('error', (err) => logger?.warn({ err: err.message }, 'postgres pool client error'));
-  const prisma = prismaClient(new PrismaPg(pool), onQuery);
+  if (onQuery) countAtConnection(pool, onQuery);
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   const query = async <R,>(sql: string, params?: unknown[]) => (await pool.query(sql, params as any[])).rows as R[];
   registerRawBackend(prisma, pgRawBackend(pool));
   return {
@@ -117,7 +151,8 @@ async function openPglite(dataDir: string | null, onQuery?: (sql: string) => voi
   if (dataDir) restrictDataDir(dataDir);
   const db = dataDir ? await PGlite.create(dataDir) : await PGlite.create();
   if (dataDir) chmodTree(dataDir);
-  const prisma = prismaClient(new PrismaPGlite(db), onQuery);
+  if (onQuery) countAtPglite(db, onQuery);
+  const prisma = new PrismaClient({ adapter: new PrismaPGlite(db) });
   const query = async <R,>(sql: string, params?: unknown[]) => (await db.query<R>(sql, params as any[])).rows;
   // int8 as bigint (PGlite's default is a lossy number); transactions go through Prisma's.
   const parsers = { [INT8]: toBigInt };

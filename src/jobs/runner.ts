@@ -12,13 +12,7 @@ import { DeferJob, JOB_COMPLETED, type JobRegistry, type JobRow } from '../platf
 const DEFAULT_RETRIES = [5_000, 30_000, 300_000];
 const DEFAULT_LEASE_MS = 60_000;
 
-interface ClaimedRow {
-  id: bigint;
-  merchantId: string;
-  kind: string;
-  payload: Record<string, unknown>;
-  runAt: Date;
-  attempts: number;
+interface ClaimedRow extends JobRow {
   mode: string;
   clockOffsetMs: bigint;
 }

@@ -5,7 +5,7 @@ import type { PrismaClient } from '../generated/prisma/client.ts';
 import type { Ctx, Runtime } from '../platform/context.ts';
 import type { Logger } from '../platform/logger.ts';
 import { forMerchant } from '../platform/db/tenant.ts';
-import { billingTime, merchantNow } from '../domain/clock/index.ts';
+import { billingNowSql, billingTime, merchantNow } from '../domain/clock/index.ts';
 import { merchantSql, rawQueryOf } from '../platform/db/raw.ts';
 import { DeferJob, JOB_COMPLETED, type JobRegistry, type JobRow } from '../platform/jobs.ts';
 
@@ -69,7 +69,7 @@ export function claimStatement(opts: ClaimOptions): { text: string; params: unkn
     ), ready AS (
       SELECT p.kind, p.merchant_id, m.mode, m.clock_offset_ms, d.due_at
       FROM pairs p JOIN merchants m ON m.id = p.merchant_id
-        CROSS JOIN LATERAL (SELECT coalesce(${$(opts.asOf ?? null)}::timestamptz, now() + m.clock_offset_ms * interval '1 millisecond') AS due_at) d
+        CROSS JOIN LATERAL (SELECT coalesce(${$(opts.asOf ?? null)}::timestamptz, ${billingNowSql('m')}) AS due_at) d
       WHERE p.run_at <= d.due_at
     ), share AS (
       SELECT CASE WHEN ${concurrency}::int IS NULL THEN ${cap}::int ELSE least(${cap}::int, greatest(1, ${concurrency}::int / (count(*) + 1)))::int END AS s,

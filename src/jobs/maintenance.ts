@@ -1,5 +1,25 @@
-// Periodic housekeeping: expired idempotency keys are deleted (they are kept 24 h).
+// Periodic housekeeping: expired idempotency keys are deleted (they are kept 24 h), and finished
+// jobs (done or cancelled) once they are JOBS_RETENTION_DAYS old, so the table does not grow
+// without bound. Failed jobs stay (they are what an operator investigates).
 import type { Services } from '../platform/env.ts';
+
+/** Rows deleted per statement: short transactions, short locks. */
+const PURGE_BATCH = 5_000;
+
+/** Deletes finished jobs last changed before `before` (real time), a batch at a time; returns how many. */
+export async function purgeFinishedJobs(services: Services, before: Date, batch = PURGE_BATCH): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const n = await services.db.prisma.$executeRawUnsafe(
+      `DELETE FROM jobs WHERE id IN (
+         SELECT id FROM jobs WHERE status IN ('done', 'cancelled') AND updated_at < $1 ORDER BY updated_at LIMIT $2)`,
+      before,
+      batch,
+    );
+    total += n;
+    if (n < batch) return total;
+  }
+}
 
 export async function purgeExpiredIdempotencyKeys(services: Services, now = new Date()): Promise<number> {
   const r = await services.db.prisma.idempotencyKey.deleteMany({ where: { expiresAt: { lt: now } } });
@@ -12,6 +32,11 @@ export function startMaintenance(services: Services, everyMs = 15 * 60 * 1000): 
     try {
       const n = await purgeExpiredIdempotencyKeys(services);
       if (n > 0) services.log.info({ deleted: n }, 'expired idempotency keys purged');
+      const days = services.config.JOBS_RETENTION_DAYS;
+      if (days > 0) {
+        const jobs = await purgeFinishedJobs(services, new Date(Date.now() - days * 86_400_000));
+        if (jobs > 0) services.log.info({ deleted: jobs }, 'finished jobs purged');
+      }
     } catch (err) {
       services.log.warn({ err }, 'maintenance tick failed');
     }

@@ -9,7 +9,7 @@ import { INTERVALS } from '../domain/billing/periods.ts';
 import type { InvoiceItem, Payment as PaymentRow } from '../generated/prisma/client.ts';
 import { formatMoney } from '../platform/money.ts';
 import { NotFoundError, StateError } from '../platform/errors.ts';
-import { builder, connectionComplexity } from './builder.ts';
+import { builder, connectionComplexity, nodeKind } from './builder.ts';
 import { COMMON_ERRORS } from './errors.ts';
 import { connectionType, listArgs, mutate, PHASED, nestedConnection, orNull, requestLoader, toConnection } from './helpers.ts';
 import { Payment } from './payments.ts';
@@ -36,6 +36,7 @@ export const Plan = builder.prismaNode('Plan', {
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
   }),
 });
+nodeKind('plan', Plan);
 
 const PlanConnection = connectionType(Plan, 'Plan');
 
@@ -163,6 +164,7 @@ export const Invoice = builder.prismaNode('Invoice', {
     voidedAt: t.expose('voidedAt', { type: 'DateTime', nullable: true }),
   }),
 });
+nodeKind('invoice', Invoice);
 
 const InvoiceConnection = connectionType(Invoice, 'Invoice');
 
@@ -222,6 +224,7 @@ export const Subscription = builder.prismaNode('Subscription', {
     }),
   }),
 });
+nodeKind('subscription', Subscription);
 
 const SubscriptionConnection = connectionType(Subscription, 'BillingSubscription');
 

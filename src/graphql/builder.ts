@@ -22,24 +22,16 @@ export interface GraphQLContext {
   loaders: Map<string, unknown>;
 }
 
-/** GraphQL type name for each id prefix (global ids are the plain API ids). */
-export const TYPENAME_BY_KIND: Partial<Record<IdKind, string>> = {
-  customer: 'Customer',
-  event: 'Event',
-  payment: 'Payment',
-  refund: 'Refund',
-  wallet: 'Wallet',
-  wallet_transaction: 'WalletTransaction',
-  wallet_topup: 'WalletTopup',
-  webhook_endpoint: 'WebhookEndpoint',
-  delivery_attempt: 'DeliveryAttempt',
-  setup_intent: 'SetupIntent',
-  payment_method: 'PaymentMethod',
-  portal_session: 'PortalSession',
-  plan: 'Plan',
-  subscription: 'BillingSubscription',
-  invoice: 'Invoice',
-};
+/** GraphQL type name for each id prefix (global ids are the plain API ids), filled by nodeKind() in each area's file. */
+const TYPENAME_BY_KIND: Partial<Record<IdKind, string>> = {};
+
+/** Makes node(id:) find the type of `ref` by ids of `kind` (call it next to the type's definition). */
+export function nodeKind(kind: IdKind, ref: { name: string }): void {
+  TYPENAME_BY_KIND[kind] = ref.name;
+}
+
+/** The registered kinds and their types (a test checks every Node type has one). */
+export const nodeKinds = (): Readonly<Partial<Record<IdKind, string>>> => TYPENAME_BY_KIND;
 
 type NodeLoader = (ctx: Ctx, id: string) => Promise<object | null>;
 const nodeLoaders = new Map<string, NodeLoader>();

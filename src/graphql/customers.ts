@@ -1,7 +1,7 @@
 import * as customers from '../domain/customers/index.ts';
 import { deleteCustomer, getCustomerWithEmbeds } from '../services/customers.ts';
 import { NotFoundError } from '../platform/errors.ts';
-import { builder, connectionComplexity, loadNodeWith } from './builder.ts';
+import { builder, connectionComplexity, loadNodeWith, nodeKind } from './builder.ts';
 import { COMMON_ERRORS } from './errors.ts';
 import { connectionType, listArgs, mutate, orNull, toConnection } from './helpers.ts';
 
@@ -19,6 +19,7 @@ export const Customer = builder.prismaNode('Customer', {
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
   }),
 });
+nodeKind('customer', Customer);
 
 loadNodeWith('Customer', (ctx, id) => orNull(customers.getCustomer(ctx, id)));
 

@@ -1,5 +1,5 @@
 import * as events from '../domain/events/index.ts';
-import { builder, connectionComplexity } from './builder.ts';
+import { builder, connectionComplexity, nodeKind } from './builder.ts';
 import { connectionType, listArgs, orNull, toConnection } from './helpers.ts';
 
 type EventData = { object: Record<string, unknown>; previous_attributes?: Record<string, unknown> };
@@ -28,6 +28,7 @@ export const Event = builder.prismaNode('Event', {
     data: t.field({ type: EventDataType, resolve: (e) => e.data as EventData }),
   }),
 });
+nodeKind('event', Event);
 
 export const EventConnection = connectionType(Event, 'Event');
 

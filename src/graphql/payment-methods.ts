@@ -4,7 +4,7 @@ import * as methods from '../domain/payment-methods/index.ts';
 import * as portal from '../domain/portal/index.ts';
 import type { SavedDetails } from '../platform/processor.ts';
 import { NotFoundError, StateError } from '../platform/errors.ts';
-import { builder, connectionComplexity } from './builder.ts';
+import { builder, connectionComplexity, nodeKind } from './builder.ts';
 import { Customer } from './customers.ts';
 import { COMMON_ERRORS } from './errors.ts';
 import { connectionType, listArgs, mutate, PHASED, nestedConnection, orNull, requestLoader } from './helpers.ts';
@@ -46,6 +46,7 @@ export const PaymentMethod = builder.prismaNode('PaymentMethod', {
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
   }),
 });
+nodeKind('payment_method', PaymentMethod);
 
 export const SetupIntent = builder.prismaNode('SetupIntent', {
   id: { field: 'id' },
@@ -63,6 +64,7 @@ export const SetupIntent = builder.prismaNode('SetupIntent', {
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
   }),
 });
+nodeKind('setup_intent', SetupIntent);
 
 export const PortalSession = builder.prismaNode('PortalSession', {
   id: { field: 'id' },
@@ -76,6 +78,7 @@ export const PortalSession = builder.prismaNode('PortalSession', {
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
   }),
 });
+nodeKind('portal_session', PortalSession);
 
 const PaymentMethodConnection = connectionType(PaymentMethod, 'PaymentMethod');
 

@@ -2,7 +2,7 @@ import * as payments from '../domain/payments/index.ts';
 import { PAYMENT_METHODS } from '../platform/processor.ts';
 import * as refunds from '../domain/refunds/index.ts';
 import { NotFoundError, StateError } from '../platform/errors.ts';
-import { builder, connectionComplexity } from './builder.ts';
+import { builder, connectionComplexity, nodeKind } from './builder.ts';
 import './customers.ts';
 import { COMMON_ERRORS } from './errors.ts';
 import { connectionType, listArgs, mutate, PHASED, nestedConnection, orNull, toConnection } from './helpers.ts';
@@ -79,6 +79,7 @@ export const Payment = builder.prismaNode('Payment', {
     refunds: t.relation('refunds', { description: 'Refunds of this payment, newest first.', query: { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] } }),
   }),
 });
+nodeKind('payment', Payment);
 
 export const Refund = builder.prismaNode('Refund', {
   id: { field: 'id' },
@@ -94,6 +95,7 @@ export const Refund = builder.prismaNode('Refund', {
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
   }),
 });
+nodeKind('refund', Refund);
 
 const PaymentConnection = connectionType(Payment, 'Payment');
 const RefundConnection = connectionType(Refund, 'Refund');

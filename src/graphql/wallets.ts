@@ -3,7 +3,7 @@ import * as topups from '../domain/wallets/topups.ts';
 import type { Ctx } from '../platform/context.ts';
 import { InsufficientBalanceError, NotFoundError, StateError } from '../platform/errors.ts';
 import { formatMoney } from '../platform/money.ts';
-import { builder, connectionComplexity } from './builder.ts';
+import { builder, connectionComplexity, nodeKind } from './builder.ts';
 import { COMMON_ERRORS } from './errors.ts';
 import { connectionType, listArgs, mutate, PHASED, nestedConnection, orNull, toConnection } from './helpers.ts';
 import { TestOutcome } from './payments.ts';
@@ -33,6 +33,7 @@ export const WalletTransaction = builder.prismaNode('WalletTransaction', {
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
   }),
 });
+nodeKind('wallet_transaction', WalletTransaction);
 
 export const WalletTopup = builder.prismaNode('WalletTopup', {
   id: { field: 'id' },
@@ -51,6 +52,7 @@ export const WalletTopup = builder.prismaNode('WalletTopup', {
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
   }),
 });
+nodeKind('wallet_topup', WalletTopup);
 
 const TransactionConnection = connectionType(WalletTransaction, 'WalletTransaction');
 const TopupConnection = connectionType(WalletTopup, 'WalletTopup');
@@ -84,6 +86,7 @@ export const Wallet = builder.prismaNode('Wallet', {
     }),
   }),
 });
+nodeKind('wallet', Wallet);
 
 const WalletConnection = connectionType(Wallet, 'Wallet');
 

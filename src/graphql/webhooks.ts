@@ -2,7 +2,7 @@ import type { WebhookEndpoint as EndpointRow } from '../generated/prisma/client.
 import * as webhooks from '../domain/webhooks/index.ts';
 import type { Ctx } from '../platform/context.ts';
 import { NotFoundError } from '../platform/errors.ts';
-import { builder, connectionComplexity } from './builder.ts';
+import { builder, connectionComplexity, nodeKind } from './builder.ts';
 import { COMMON_ERRORS } from './errors.ts';
 import { connectionType, listArgs, mutate, nestedConnection, orNull, toConnection } from './helpers.ts';
 import './events.ts';
@@ -25,6 +25,7 @@ const WebhookEndpoint = builder.prismaNode('WebhookEndpoint', {
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
   }),
 });
+nodeKind('webhook_endpoint', WebhookEndpoint);
 
 const DeliveryAttempt = builder.prismaNode('DeliveryAttempt', {
   id: { field: 'id' },
@@ -42,6 +43,7 @@ const DeliveryAttempt = builder.prismaNode('DeliveryAttempt', {
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
   }),
 });
+nodeKind('delivery_attempt', DeliveryAttempt);
 
 const EndpointConnection = connectionType(WebhookEndpoint, 'WebhookEndpoint');
 const AttemptConnection = connectionType(DeliveryAttempt, 'DeliveryAttempt');

@@ -51,7 +51,7 @@ function checkDocument(document: DocumentNode): void {
 }
 
 /** Throws the request error (400, parameter_invalid) for an operation's unstorable input. */
-function checkOperationInput(document: DocumentNode, variables: unknown): void {
+export function checkOperationInput(document: DocumentNode, variables: unknown): void {
   try {
     checkInputText(variables ?? {});
     checkDocument(document);

@@ -1,9 +1,7 @@
 // GraphQL over HTTP with graphql-yoga. GraphiQL is served from the local bundle (no CDN), so it
 // works offline. Expected errors thrown by queries keep their code; anything else is masked
 // and logged with the request id.
-import { execute, GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
-
-type PromiseOrValue<T> = T | Promise<T>;
+import { execute, getOperationAST, GraphQLError, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import { createYoga, isPromise, processRegularResult, type GraphQLParams, type Plugin } from 'graphql-yoga';
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
@@ -14,11 +12,12 @@ import type { GraphQLContext } from './builder.ts';
 import { depthLimitPlugin } from './depth-limit.ts';
 import { documentGuardPlugin } from './document-guard.ts';
 import { camelParam } from './errors.ts';
-import { inputGuardPlugin } from './input-guard.ts';
+import { checkOperationInput, inputGuardPlugin } from './input-guard.ts';
 import { renderGraphiQLPage } from './graphiql.ts';
 import { mutationRateLimitPlugin } from './rate-limit-plugin.ts';
 import { schema } from './schema.ts';
 
+type PromiseOrValue<T> = T | Promise<T>;
 
 const DEFAULT_QUERY = `# Billing API. Ctrl-Enter runs the query; the Docs panel (book icon) lists every type.
 # Ids are the REST ids; node(id:) fetches any record; mutations return typed errors as data.
@@ -104,9 +103,6 @@ function maskError(error: unknown, scope: { requestId: string | null; log: Logge
 /**
  * Operations run on graphql-js' own execute: the schema has no @defer/@stream (what Yoga's default
  * executor from graphql-tools adds), and graphql-js does the same work with less per field.
- * (graphql-jit was tried as a composing plugin and measured a little faster, but a differential
- * test against graphql-js found it dropping variables inside JSON literals — client data lost —,
- * reordering response fields and losing error locations: docs/decisions.md.)
  */
 const graphqlJsExecute: Plugin = {
   onExecute({ setExecuteFn }) {
@@ -153,6 +149,62 @@ const maskResolverErrors: Plugin = {
     };
   },
 };
+
+// ---- prepared queries
+// A query document that went through Yoga once (parsed and validated with every plugin's limits)
+// is kept by its text; later requests with the same text run it straight on graphql-js' execute
+// with what the plugins do per request for a query: the input guard, execution, and masking.
+// (The others depend on the document alone, which passed, or apply to mutations, which always
+// take Yoga's path: the rate limit counts their root fields.) A test runs the same documents both
+// ways and compares the answers.
+const MAX_PREPARED = 1000;
+/** Longer texts (real queries are a few KiB; a 1 MB comment is not) are not kept. */
+const MAX_PREPARED_LENGTH = 16 * 1024;
+const preparedDocuments = new Map<string, DocumentNode>();
+
+/** Remembers the documents Yoga validated without errors, by their text. */
+const rememberValidDocuments: Plugin = {
+  onValidate({ params, context }) {
+    const query = (context as { params?: { query?: unknown } }).params?.query;
+    if (typeof query !== 'string' || query.length > MAX_PREPARED_LENGTH) return;
+    return ({ valid }) => {
+      if (!valid || preparedDocuments.has(query)) return;
+      if (preparedDocuments.size >= MAX_PREPARED) preparedDocuments.delete(preparedDocuments.keys().next().value!);
+      preparedDocuments.set(query, params.documentAST);
+    };
+  },
+};
+
+const isPlainObject = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The validated query document for these parameters, when they can skip Yoga (see above). */
+function preparedQuery(params: GraphQLParams): DocumentNode | undefined {
+  const document = preparedDocuments.get(params.query!);
+  if (!document) return undefined;
+  // Parameters Yoga would refuse or treat specially go its way, for its answer.
+  if (params.variables != null && !isPlainObject(params.variables)) return undefined;
+  if (params.operationName != null && typeof params.operationName !== 'string') return undefined;
+  if (params.extensions != null && !isPlainObject(params.extensions)) return undefined;
+  for (const key in params) if (key !== 'query' && key !== 'variables' && key !== 'operationName' && key !== 'extensions') return undefined;
+  return getOperationAST(document, params.operationName ?? undefined)?.operation === 'query' ? document : undefined;
+}
+
+async function runPrepared(document: DocumentNode, params: GraphQLParams, gctx: GraphQLContext): Promise<ExecutionResult> {
+  try {
+    checkOperationInput(document, params.variables);
+  } catch (err) {
+    if (!(err instanceof GraphQLError)) throw err;
+    return { errors: [err] };
+  }
+  const result = await executeOperation({
+    schema,
+    document,
+    contextValue: gctx,
+    variableValues: params.variables as Record<string, unknown> | undefined,
+    operationName: params.operationName,
+  });
+  return result.errors?.length ? { ...result, errors: result.errors.map((e) => maskError(e, gctx.ctx)) } : result;
+}
 
 /** A result whose document-level errors carry our codes (see withCode). */
 function withCodes(r: unknown): unknown {
@@ -207,14 +259,17 @@ export function createGraphQLServer(limits: GraphQLLimits) {
     /** Yoga's whole HTTP handling: GraphiQL, and event-stream or multipart answers. */
     fetch: yoga.fetch,
     /**
-     * Runs the parameters of a GET or POST already read and checked by the HTTP layer through
-     * Yoga's envelop plugins — every operation, every time: parse and validation (cached by
-     * Yoga), the limits, the input guard, the rate limit, execution and masking — without
+     * Runs the parameters of a GET or POST already read and checked by the HTTP layer: a
+     * prepared query straight on execute (see above), anything else through Yoga's envelop
+     * plugins (parse and validation caches and limits, masking, rate limit), without
      * Yoga's web Request and Response: a result without errors is answered as JSON directly;
      * one with errors is answered as Yoga answers it (its status rules, internals removed).
      */
     async execute(params: GraphQLParams, gctx: GraphQLContext, answerType: string, method: 'GET' | 'POST' = 'POST'): Promise<GraphQLAnswer> {
-      const result = await resultOf(yoga, params, gctx, REQUESTS[method]);
+      const prepared = preparedQuery(params);
+      const result = prepared
+        ? await runPrepared(prepared, params, gctx)
+        : await resultOf(yoga, params, gctx, REQUESTS[method]);
       if (!result.errors?.length && !result.extensions) {
         return { status: 200, headers: { 'content-type': `${answerType}; charset=utf-8` }, body: JSON.stringify(result) };
       }
@@ -270,6 +325,7 @@ function createGraphQLYoga(limits: GraphQLLimits) {
       mutationRateLimitPlugin(limits.rateLimiter),
       graphqlJsExecute,
       maskResolverErrors,
+      rememberValidDocuments,
     ],
     context: ({ gctx }) => gctx!,
     // Resolver errors are masked by maskResolverErrors (it knows the request); this catches what

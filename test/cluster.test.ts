@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomToken } from '../src/platform/ids.ts';
+import pg from 'pg';
 import { ownDatabase } from './helpers/own-database.ts';
 
 const url = process.env.TEST_DATABASE_URL;
@@ -144,7 +145,22 @@ describe.runIf(url)('WEB_CONCURRENCY=2', () => {
     // Every event reaches the receiver once.
     const expected = 40 + 1 + 10 + 10; // customers, the keyed one, payments created and expired
     await until(`${expected} deliveries`, () => received.length >= expected);
-    await new Promise((r) => setTimeout(r, 1500)); // room for a duplicate to show up
+    // Until no delivery is left to run (a duplicate would come from a job run again), then a
+    // short quiet period for one already in flight.
+    const db = new pg.Client({ connectionString: database.url });
+    await db.connect();
+    try {
+      const end = Date.now() + 30_000;
+      for (;;) {
+        const { rows } = await db.query(`SELECT count(*)::int AS n FROM jobs WHERE kind = 'webhook.deliver' AND status IN ('pending', 'running')`);
+        if (rows[0].n === 0) break;
+        if (Date.now() > end) throw new Error(`deliveries still pending after 30 s`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    } finally {
+      await db.end();
+    }
+    await new Promise((r) => setTimeout(r, 300));
     const perEvent = new Map<string, number>();
     for (const r of received) perEvent.set(r.id, (perEvent.get(r.id) ?? 0) + 1);
     expect([...perEvent.values()].every((n) => n === 1)).toBe(true);

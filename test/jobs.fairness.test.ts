@@ -57,8 +57,13 @@ describe('fair job queue', () => {
       });
     });
     expect((await l.post('/v1/webhook-endpoints', { url, events: ['customer.created'] })).status).toBe(201);
-    // Let B's deliveries get stuck first.
-    await new Promise((r) => setTimeout(r, 300));
+    // Let B's deliveries get stuck first: both its endpoints at their cap of 8 in flight.
+    for (const end = Date.now() + 10_000; ; ) {
+      const stuck = await app.services.db.prisma.job.count({ where: { merchantId: b.creds.merchant_id, kind: 'webhook.deliver', status: 'running' } });
+      if (stuck >= 16) break;
+      if (Date.now() > end) throw new Error(`only ${stuck} of B's deliveries in flight after 10 s`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
 
     const created = new Map<string, number>();
     for (let i = 0; i < 20; i++) {

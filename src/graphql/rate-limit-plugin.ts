@@ -41,25 +41,28 @@ export function mutationRootFieldCount(document: DocumentNode, operationName?: s
 
 export function mutationRateLimitPlugin(limiter: RateLimiter | undefined): Plugin {
   return {
-    async onExecute({ args, setResultAndStopExecution }) {
+    // Synchronous unless there is something to count: an async hook would put every query on a
+    // promise chain for nothing.
+    onExecute({ args, setResultAndStopExecution }) {
       if (!limiter) return;
       const extra = mutationRootFieldCount(args.document, args.operationName) - 1;
       const ctx = (args.contextValue as Partial<GraphQLContext> | undefined)?.ctx;
       // The HTTP layer limits by client id: ctx.merchant is the AuthenticatedMerchant it built.
       const clientId = (ctx?.merchant as Partial<AuthenticatedMerchant> | undefined)?.clientId;
       if (extra <= 0 || !ctx || !clientId) return;
-      try {
-        await limiter.consume(clientId, extra);
-      } catch (err) {
-        if (!(err instanceof RateLimitError)) throw err;
-        setResultAndStopExecution({
-          errors: [
-            new GraphQLError(err.message, {
-              extensions: { code: err.code, type: err.type, request_id: ctx.requestId, http: { status: err.status, headers: err.headers } },
-            }),
-          ],
-        });
-      }
+      return limiter.consume(clientId, extra).then(
+        () => undefined,
+        (err: unknown) => {
+          if (!(err instanceof RateLimitError)) throw err;
+          setResultAndStopExecution({
+            errors: [
+              new GraphQLError(err.message, {
+                extensions: { code: err.code, type: err.type, request_id: ctx.requestId, http: { status: err.status, headers: err.headers } },
+              }),
+            ],
+          });
+        },
+      );
     },
   };
 }

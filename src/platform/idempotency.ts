@@ -320,16 +320,9 @@ async function storeOutcome(db: TenantDb, req: IdempotentRequest, fp: string, le
   const q = merchantSql(rawQueryOf(db), req.merchantId);
   for (let attempt = 0; attempt < 3; attempt++) {
     if (res && (await insertKey(q, req, fp, { status: 'completed', holder: null, response: res })) !== null) return null;
-    const row = await readKey(q, req.key);
-    if (!row) {
-      if (!res) return null;
-      continue;
-    }
-    const verdict = judge(row, fp, leaseMs);
-    if (verdict.kind === 'replay') return verdict.outcome;
-    if (verdict.kind === 'error') throw verdict.error;
-    if (verdict.kind === 'stale') throw inUse();
-    await deleteVoid(q, row);
+    // The key is there (or was a moment ago): its answer, its error, or it is gone or void now.
+    const existing = await settleExisting(db, req, fp, leaseMs, await readKey(q, req.key));
+    if (existing) return existing;
     if (!res) return null;
   }
   return null;

@@ -22,7 +22,7 @@ import { DeferJob, enqueueJob } from '../../platform/jobs.ts';
 import { clockNow } from '../clock/index.ts';
 import { recordEvent } from '../events/index.ts';
 import { beforePaymentAttempt, onPaymentOutcome } from '../payments/hooks.ts';
-import { cancelAtCheckout, chargeSavedMethod, insertPayment, lockPayment, resumePayment, type PaymentWithCustomer } from '../payments/index.ts';
+import { cancelAtCheckout, chargeIfReserved, chargeSavedMethod, insertPayment, lockPayment, resumePayment, type PaymentWithCustomer } from '../payments/index.ts';
 import { reserveRefund } from '../refunds/index.ts';
 import { creditWallet, debitWallet } from '../wallets/index.ts';
 import { signedPdfPath, type InvoicePdfData } from './pdf.ts';
@@ -426,9 +426,7 @@ export async function recoverInvoiceCharge(ctx: Ctx, id: string, paymentId: stri
   const inv = await getInvoice(ctx, id);
   if ((inv.status !== 'open' && inv.status !== 'uncollectible') || inv.paymentId !== paymentId) return;
   const p = await ctx.db.payment.findUnique({ where: { id: paymentId } });
-  if (!p || !p.paymentMethodId || p.status !== 'created') return;
-  const method = await ctx.db.paymentMethod.findUnique({ where: { id: p.paymentMethodId } });
-  if (method) await chargeSavedMethod(ctx, p.id, method);
+  if (p) await chargeIfReserved(ctx, p);
 }
 
 /**

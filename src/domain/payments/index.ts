@@ -220,12 +220,20 @@ export async function createPayment(ctx: Ctx, input: PaymentCreateInput): Promis
  */
 export async function resumePayment(ctx: Ctx, id: string): Promise<PaymentWithCustomer> {
   const p = await getPayment(ctx, id);
-  if (p.status === 'created' && p.paymentMethodId) {
-    const method = await ctx.db.paymentMethod.findUnique({ where: { id: p.paymentMethodId } });
-    if (method) return chargeSavedMethod(ctx, id, method);
-  }
+  const charged = await chargeIfReserved(ctx, p);
+  if (charged) return charged;
   if (p.status === 'processing') await finishAttempt(ctx, p);
   return getPayment(ctx, id);
+}
+
+/**
+ * Charges a payment reserved for its saved method (`created`) whose charge was never made (the
+ * request or job that reserved it died first); null when it is not such a payment.
+ */
+export async function chargeIfReserved(ctx: Ctx, p: Payment): Promise<PaymentWithCustomer | null> {
+  if (p.status !== 'created' || !p.paymentMethodId) return null;
+  const method = await ctx.db.paymentMethod.findUnique({ where: { id: p.paymentMethodId } });
+  return method ? chargeSavedMethod(ctx, p.id, method) : null;
 }
 
 /**

@@ -20,9 +20,17 @@
 // CLOCK_ADVANCE_JOBS_PER_SECOND jobs a second, one at a time (one pool connection, plus a moment for
 // the lease's renewal), and lets the event loop turn between jobs.
 import { randomUUID } from 'node:crypto';
-import { advanceTarget, checkClockAdvance, merchantNow, setClock, type ClockAdvanceInput } from '../domain/clock/index.ts';
+import {
+  advanceTarget,
+  checkClockAdvance,
+  merchantNow,
+  releaseAdvanceLease,
+  renewAdvanceLease,
+  setClock,
+  takeAdvanceLease,
+  type ClockAdvanceInput,
+} from '../domain/clock/index.ts';
 import type { Ctx, Runtime } from '../platform/context.ts';
-import { rawQueryOf } from '../platform/db/raw.ts';
 import { StateError } from '../platform/errors.ts';
 import type { Logger } from '../platform/logger.ts';
 import { earliestDue, runDueJobsFor } from './runner.ts';
@@ -102,13 +110,7 @@ class AdvanceLease {
   static async take(runtime: Runtime, log: Logger, merchantId: string, deadline: number): Promise<AdvanceLease | null> {
     const token = randomUUID();
     for (;;) {
-      const rows = await rawQueryOf(runtime.prisma)(
-        `UPDATE merchants SET clock_advance_token = $2, clock_advance_lease_until = now() + make_interval(secs => $3::float8)
-         WHERE id = $1 AND mode = 'test' AND (clock_advance_token IS NULL OR clock_advance_lease_until IS NULL OR clock_advance_lease_until < now())
-         RETURNING id`,
-        [merchantId, token, ADVANCE_LEASE_MS / 1000],
-      );
-      if (rows.length === 1) return new AdvanceLease(runtime, log, merchantId, token);
+      if (await takeAdvanceLease(runtime.prisma, merchantId, token, ADVANCE_LEASE_MS)) return new AdvanceLease(runtime, log, merchantId, token);
       const left = deadline - Date.now();
       if (left <= 0) return null;
       await new Promise((r) => setTimeout(r, Math.min(LEASE_POLL_MS, left)));
@@ -117,11 +119,7 @@ class AdvanceLease {
 
   private async renew(): Promise<void> {
     try {
-      const rows = await rawQueryOf(this.runtime.prisma)(
-        `UPDATE merchants SET clock_advance_lease_until = now() + make_interval(secs => $3::float8) WHERE id = $1 AND clock_advance_token = $2 RETURNING id`,
-        [this.merchantId, this.token, ADVANCE_LEASE_MS / 1000],
-      );
-      if (rows.length === 0) {
+      if (!(await renewAdvanceLease(this.runtime.prisma, this.merchantId, this.token, ADVANCE_LEASE_MS))) {
         this.lost = true;
         clearInterval(this.timer);
         this.log.warn({ merchant_id: this.merchantId }, 'clock advance lost its lease (it ran out and another advance took it over); stopping');
@@ -135,10 +133,7 @@ class AdvanceLease {
   async release(): Promise<void> {
     clearInterval(this.timer);
     if (this.lost) return;
-    await rawQueryOf(this.runtime.prisma)(
-      `UPDATE merchants SET clock_advance_token = NULL, clock_advance_lease_until = NULL WHERE id = $1 AND clock_advance_token = $2`,
-      [this.merchantId, this.token],
-    ).catch((err: unknown) =>
+    await releaseAdvanceLease(this.runtime.prisma, this.merchantId, this.token).catch((err: unknown) =>
       // It runs out by itself within ADVANCE_LEASE_MS.
       this.log.warn({ merchant_id: this.merchantId, err: err instanceof Error ? err.message : String(err) }, 'clock advance lease release failed'),
     );

@@ -2,6 +2,7 @@
 // jobs (done or cancelled) once they are JOBS_RETENTION_DAYS old, so the table does not grow
 // without bound. Failed jobs stay (they are what an operator investigates).
 import type { Services } from '../platform/env.ts';
+import { deleteFinishedJobs } from '../platform/jobs.ts';
 
 /** Rows deleted per statement: short transactions, short locks. */
 const PURGE_BATCH = 5_000;
@@ -10,12 +11,7 @@ const PURGE_BATCH = 5_000;
 export async function purgeFinishedJobs(services: Services, before: Date, batch = PURGE_BATCH): Promise<number> {
   let total = 0;
   for (;;) {
-    const n = await services.db.prisma.$executeRawUnsafe(
-      `DELETE FROM jobs WHERE id IN (
-         SELECT id FROM jobs WHERE status IN ('done', 'cancelled') AND updated_at < $1 ORDER BY updated_at LIMIT $2)`,
-      before,
-      batch,
-    );
+    const n = await deleteFinishedJobs(services.db.prisma, before, batch);
     total += n;
     if (n < batch) return total;
   }

@@ -2,6 +2,7 @@
 // work due (an outbox): the job exists exactly when the change committed.
 import { Prisma } from '../generated/prisma/client.ts';
 import type { Ctx } from './context.ts';
+import type { PrismaClient } from './db/index.ts';
 import { afterCommit, type Db } from './db/tenant.ts';
 
 export interface NewJob {
@@ -43,6 +44,19 @@ export async function cancelJobs(db: Db, where: { kind?: string; ref?: string; k
     data: { status: 'cancelled', lockedUntil: null },
   });
   return r.count;
+}
+
+/**
+ * Deletes up to `limit` finished jobs (done or cancelled) last changed before `before`, oldest
+ * first (through the partial index jobs_finished_updated_at_idx); returns how many.
+ */
+export function deleteFinishedJobs(prisma: PrismaClient, before: Date, limit: number): Promise<number> {
+  return prisma.$executeRawUnsafe(
+    `DELETE FROM jobs WHERE id IN (
+       SELECT id FROM jobs WHERE status IN ('done', 'cancelled') AND updated_at < $1 ORDER BY updated_at LIMIT $2)`,
+    before,
+    limit,
+  );
 }
 
 /** Thrown by a job handler that cannot run yet (e.g. a concurrency cap): it runs again after delayMs, without counting an attempt. */

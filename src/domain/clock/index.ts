@@ -2,6 +2,7 @@
 // real time plus an offset that only moves forward (test helpers), so time-based work — checkout
 // expiry, renewals, credit expiry, webhook retries — can be made due deterministically.
 import type { Ctx } from '../../platform/context.ts';
+import { rawQueryOf } from '../../platform/db/raw.ts';
 import { inTransaction } from '../../platform/db/tenant.ts';
 import type { PrismaClient } from '../../platform/db/index.ts';
 import { NotFoundError, ValidationError } from '../../platform/errors.ts';
@@ -117,4 +118,35 @@ export async function setClock(ctx: Ctx, target: Date): Promise<boolean> {
 
 export function clockToJSON(now: Date) {
   return { object: 'test_clock' as const, now: now.toISOString() };
+}
+
+// ---- the lease that makes clock advances of one merchant run one at a time across processes
+// (merchants.clock_advance_token / clock_advance_lease_until; src/jobs/clock-advance.ts holds it)
+
+/** Takes the merchant's advance lease for `leaseMs` when nobody holds it or its holder's has run out; false otherwise. */
+export async function takeAdvanceLease(prisma: PrismaClient, merchantId: string, token: string, leaseMs: number): Promise<boolean> {
+  const rows = await rawQueryOf(prisma)(
+    `UPDATE merchants SET clock_advance_token = $2, clock_advance_lease_until = now() + make_interval(secs => $3::float8)
+     WHERE id = $1 AND mode = 'test' AND (clock_advance_token IS NULL OR clock_advance_lease_until IS NULL OR clock_advance_lease_until < now())
+     RETURNING id`,
+    [merchantId, token, leaseMs / 1000],
+  );
+  return rows.length === 1;
+}
+
+/** Extends the lease `token` holds by `leaseMs`; false when it is not held by `token` any more (it ran out and was taken over). */
+export async function renewAdvanceLease(prisma: PrismaClient, merchantId: string, token: string, leaseMs: number): Promise<boolean> {
+  const rows = await rawQueryOf(prisma)(
+    `UPDATE merchants SET clock_advance_lease_until = now() + make_interval(secs => $3::float8) WHERE id = $1 AND clock_advance_token = $2 RETURNING id`,
+    [merchantId, token, leaseMs / 1000],
+  );
+  return rows.length === 1;
+}
+
+/** Gives the lease back, if `token` still holds it. */
+export async function releaseAdvanceLease(prisma: PrismaClient, merchantId: string, token: string): Promise<void> {
+  await rawQueryOf(prisma)(`UPDATE merchants SET clock_advance_token = NULL, clock_advance_lease_until = NULL WHERE id = $1 AND clock_advance_token = $2`, [
+    merchantId,
+    token,
+  ]);
 }

@@ -10,6 +10,7 @@
 //   20 ms floor absorbs scheduling noise when the idle p95 is 1–2 ms).
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { startApp, usingPostgres, type Client, type Res, type TestApp } from './helpers/app.ts';
+import { percentile } from './helpers/receivers.ts';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -134,7 +135,6 @@ describe('one advance per merchant at a time', () => {
   });
 });
 
-const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)]!;
 
 // On PostgreSQL only: the embedded database is one connection inside the process, so every
 // request waits for whichever transaction holds it (a renewal's included) — it serves development,

@@ -1,37 +1,25 @@
 // One merchant cannot delay another's webhooks or anybody's internal work: deliveries have their
 // own lane, each merchant has a cap on in-flight jobs, and claims are round-robin across merchants.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXPIRE_JOB } from '../src/domain/payments/index.ts';
 import { claimDueJobs } from '../src/jobs/runner.ts';
 import { enqueueJobs } from '../src/platform/jobs.ts';
 import { forMerchant } from '../src/platform/db/tenant.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
+import { percentile, receivers } from './helpers/receivers.ts';
 
 let app: TestApp;
-const servers: Server[] = [];
-
-async function listen(handler: Parameters<typeof createServer>[1]) {
-  const s = createServer(handler);
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  servers.push(s);
-  return `http://127.0.0.1:${(s.address() as AddressInfo).port}/hooks`;
-}
+const { listen, close: closeReceivers } = receivers();
 
 beforeAll(async () => {
   // A timeout long enough that a stuck delivery holds its slot for the whole test.
   app = await startApp({ BILLING_ALLOW_HTTP_WEBHOOKS: '1', WEBHOOK_TIMEOUT_MS: '20000' });
 });
 afterAll(async () => {
-  for (const s of servers) {
-    s.closeAllConnections();
-    s.close();
-  }
+  closeReceivers();
   await app?.close();
 });
 
-const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)]!;
 
 describe('fair job queue', () => {
   it('with one merchant’s endpoints black-holed, another merchant’s deliveries and internal work stay prompt', async () => {

@@ -2,24 +2,16 @@
 // take the delivery lane from the others. Each merchant's share of the lane shrinks as more
 // merchants have work, one share is always left free for a merchant that has nothing in flight,
 // and a claim serves merchants round-robin (least loaded first), whatever their backlog or clock.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimDueJobs, claimStatement } from '../src/jobs/runner.ts';
 import { enqueueJobs } from '../src/platform/jobs.ts';
 import { rawQueryOf } from '../src/platform/db/raw.ts';
 import { forMerchant } from '../src/platform/db/tenant.ts';
 import { startApp, type Client, type TestApp } from './helpers/app.ts';
+import { percentile, receivers } from './helpers/receivers.ts';
 
 let app: TestApp;
-const servers: Server[] = [];
-
-async function listen(handler: Parameters<typeof createServer>[1]) {
-  const s = createServer(handler);
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  servers.push(s);
-  return `http://127.0.0.1:${(s.address() as AddressInfo).port}/hooks`;
-}
+const { listen, close: closeReceivers } = receivers();
 
 beforeAll(async () => {
   // Deliveries to a black hole hold their slot for the whole test (the lane's defaults: 64 slots,
@@ -27,14 +19,10 @@ beforeAll(async () => {
   app = await startApp({ BILLING_ALLOW_HTTP_WEBHOOKS: '1', WEBHOOK_TIMEOUT_MS: '60000' });
 });
 afterAll(async () => {
-  for (const s of servers) {
-    s.closeAllConnections();
-    s.close();
-  }
+  closeReceivers();
   await app?.close();
 });
 
-const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)]!;
 const TEN_YEARS_S = 10 * 365 * 86400;
 
 async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 15_000) {

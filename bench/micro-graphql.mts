@@ -1,12 +1,12 @@
 // In-process A/B of the GraphQL execution path (no HTTP, no load generator): CPU µs per
 // operation of yoga.execute for node(id:) of one customer, alternating variants chosen by
-// environment toggles read per request. A development aid for profiling, not the yardstick.
-//   TEST_DATABASE_URL=postgresql://… node --import tsx bench/micro-graphql.mts VAR=1
+// environment toggles read per request: DIRECT=1 is graphql-js' execute with no plugin at all,
+// SQL=1 the domain read alone. A development aid for profiling, not the yardstick.
+//   TEST_DATABASE_URL=postgresql://… node --import tsx bench/micro-graphql.mts DIRECT=1 SQL=1
 import { startApp } from '../test/helpers/app.ts';
 import { createGraphQLServer } from '../src/graphql/yoga.ts';
 import { forMerchant } from '../src/platform/db/tenant.ts';
 
-const toggle = process.argv[2];
 const app = await startApp();
 const api = await app.merchant();
 const c = (await api.post('/v1/customers', { email: 'micro@example.com', name: 'M' })).body;
@@ -32,11 +32,15 @@ async function round(n: number) {
   return (u.user + u.system) / n;
 }
 await round(15000);
-const res: Record<string, number[]> = { base: [], [toggle ?? 'none']: [] };
+// Variants: `base` (the environment as started) and any number of `K=V[,K2=V2]` sets, alternated.
+const variants = ['base', ...process.argv.slice(2)];
+const keys = new Set(variants.flatMap((v) => (v === 'base' ? [] : v.split(',').map((kv) => kv.split('=')[0]!))));
+const saved = Object.fromEntries([...keys].map((k) => [k, process.env[k]]));
+const res: Record<string, number[]> = Object.fromEntries(variants.map((v) => [v, []]));
 for (let r = 0; r < 8; r++) {
-  for (const v of ['base', toggle ?? 'none']) {
-    const [k, val] = v.split('=');
-    if (v !== 'base' && k) process.env[k] = val; else if (toggle) delete process.env[toggle.split('=')[0]!];
+  for (const v of variants) {
+    for (const k of keys) if (saved[k] === undefined) delete process.env[k]; else process.env[k] = saved[k];
+    if (v !== 'base') for (const kv of v.split(',')) { const [k, val] = kv.split('='); process.env[k!] = val; }
     res[v]!.push(await round(3000));
   }
 }

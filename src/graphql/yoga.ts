@@ -1,7 +1,7 @@
 // GraphQL over HTTP with graphql-yoga. GraphiQL is served from the local bundle (no CDN), so it
 // works offline. Expected errors thrown by queries keep their code; anything else is masked
 // and logged with the request id.
-import { execute, getOperationAST, GraphQLError, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import { execute, getOperationAST, GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import { createYoga, isPromise, processRegularResult, type GraphQLParams, type Plugin } from 'graphql-yoga';
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
@@ -10,9 +10,10 @@ import type { RateLimiter } from '../platform/rate-limit.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { GraphQLContext } from './builder.ts';
 import { depthLimitPlugin } from './depth-limit.ts';
+import { documentCachePlugin } from './document-cache.ts';
 import { documentGuardPlugin } from './document-guard.ts';
 import { camelParam } from './errors.ts';
-import { checkOperationInput, inputGuardPlugin } from './input-guard.ts';
+import { inputGuardPlugin } from './input-guard.ts';
 import { renderGraphiQLPage } from './graphiql.ts';
 import { mutationRateLimitPlugin } from './rate-limit-plugin.ts';
 import { schema } from './schema.ts';
@@ -53,6 +54,8 @@ export interface GraphQLLimits {
   rateLimiter?: RateLimiter;
   /** where errors outside an operation's execution are logged (those inside go to the request's log) */
   log: Logger;
+  /** more envelop plugins (tracing, metrics …): every operation goes through them, as through ours */
+  plugins?: Plugin[];
 }
 
 /**
@@ -150,62 +153,6 @@ const maskResolverErrors: Plugin = {
   },
 };
 
-// ---- prepared queries
-// A query document that went through Yoga once (parsed and validated with every plugin's limits)
-// is kept by its text; later requests with the same text run it straight on graphql-js' execute
-// with what the plugins do per request for a query: the input guard, execution, and masking.
-// (The others depend on the document alone, which passed, or apply to mutations, which always
-// take Yoga's path: the rate limit counts their root fields.) A test runs the same documents both
-// ways and compares the answers.
-const MAX_PREPARED = 1000;
-/** Longer texts (real queries are a few KiB; a 1 MB comment is not) are not kept. */
-const MAX_PREPARED_LENGTH = 16 * 1024;
-const preparedDocuments = new Map<string, DocumentNode>();
-
-/** Remembers the documents Yoga validated without errors, by their text. */
-const rememberValidDocuments: Plugin = {
-  onValidate({ params, context }) {
-    const query = (context as { params?: { query?: unknown } }).params?.query;
-    if (typeof query !== 'string' || query.length > MAX_PREPARED_LENGTH) return;
-    return ({ valid }) => {
-      if (!valid || preparedDocuments.has(query)) return;
-      if (preparedDocuments.size >= MAX_PREPARED) preparedDocuments.delete(preparedDocuments.keys().next().value!);
-      preparedDocuments.set(query, params.documentAST);
-    };
-  },
-};
-
-const isPlainObject = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** The validated query document for these parameters, when they can skip Yoga (see above). */
-function preparedQuery(params: GraphQLParams): DocumentNode | undefined {
-  const document = preparedDocuments.get(params.query!);
-  if (!document) return undefined;
-  // Parameters Yoga would refuse or treat specially go its way, for its answer.
-  if (params.variables != null && !isPlainObject(params.variables)) return undefined;
-  if (params.operationName != null && typeof params.operationName !== 'string') return undefined;
-  if (params.extensions != null && !isPlainObject(params.extensions)) return undefined;
-  for (const key in params) if (key !== 'query' && key !== 'variables' && key !== 'operationName' && key !== 'extensions') return undefined;
-  return getOperationAST(document, params.operationName ?? undefined)?.operation === 'query' ? document : undefined;
-}
-
-async function runPrepared(document: DocumentNode, params: GraphQLParams, gctx: GraphQLContext): Promise<ExecutionResult> {
-  try {
-    checkOperationInput(document, params.variables);
-  } catch (err) {
-    if (!(err instanceof GraphQLError)) throw err;
-    return { errors: [err] };
-  }
-  const result = await executeOperation({
-    schema,
-    document,
-    contextValue: gctx,
-    variableValues: params.variables as Record<string, unknown> | undefined,
-    operationName: params.operationName,
-  });
-  return result.errors?.length ? { ...result, errors: result.errors.map((e) => maskError(e, gctx.ctx)) } : result;
-}
-
 /** A result whose document-level errors carry our codes (see withCode). */
 function withCodes(r: unknown): unknown {
   const errors = (r as { errors?: readonly unknown[] } | null)?.errors;
@@ -259,17 +206,14 @@ export function createGraphQLServer(limits: GraphQLLimits) {
     /** Yoga's whole HTTP handling: GraphiQL, and event-stream or multipart answers. */
     fetch: yoga.fetch,
     /**
-     * Runs the parameters of a GET or POST already read and checked by the HTTP layer: a
-     * prepared query straight on execute (see above), anything else through Yoga's envelop
-     * plugins (parse and validation caches and limits, masking, rate limit), without
-     * Yoga's web Request and Response: a result without errors is answered as JSON directly;
-     * one with errors is answered as Yoga answers it (its status rules, internals removed).
+     * Runs the parameters of a GET or POST already read and checked by the HTTP layer through
+     * Yoga's envelop — every plugin's parse, validate, context and execute hooks, the one path
+     * every operation takes — without Yoga's web Request and Response: a result without errors
+     * is answered as JSON directly; one with errors is answered as Yoga answers it (its status
+     * rules, internals removed).
      */
     async execute(params: GraphQLParams, gctx: GraphQLContext, answerType: string, method: 'GET' | 'POST' = 'POST'): Promise<GraphQLAnswer> {
-      const prepared = preparedQuery(params);
-      const result = prepared
-        ? await runPrepared(prepared, params, gctx)
-        : await resultOf(yoga, params, gctx, REQUESTS[method]);
+      const result = await run(yoga, params, gctx, REQUESTS[method]);
       if (!result.errors?.length && !result.extensions) {
         return { status: 200, headers: { 'content-type': `${answerType}; charset=utf-8` }, body: JSON.stringify(result) };
       }
@@ -282,13 +226,56 @@ export function createGraphQLServer(limits: GraphQLLimits) {
   };
 }
 
-/** Yoga's result for these parameters; the request errors its parameter checks throw become the result. */
-async function resultOf(yoga: ReturnType<typeof createGraphQLYoga>, params: GraphQLParams, gctx: GraphQLContext, request: Request): Promise<ExecutionResult> {
+const isPlainObject = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A request error with Yoga's message and status (see withCode for the code it gets). */
+function badParams(message: string): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: 'BAD_REQUEST', http: { status: 400 } } });
+}
+
+/**
+ * What Yoga's own parameter check refuses (its onParams hook, which only its HTTP handling runs),
+ * with its messages: the HTTP layer has checked `query` and `operationName` already.
+ */
+function checkParams(params: GraphQLParams): void {
+  for (const key in params) {
+    if ((params as Record<string, unknown>)[key] != null && key !== 'query' && key !== 'variables' && key !== 'operationName' && key !== 'extensions') {
+      throw badParams(`Unexpected parameter "${key}" in the request body.`);
+    }
+  }
+  if (params.variables != null && !isPlainObject(params.variables)) {
+    throw badParams(`Expected "variables" param to be empty or an object, but given ${Array.isArray(params.variables) ? 'array' : typeof params.variables}.`);
+  }
+  if (params.extensions != null && !isPlainObject(params.extensions)) {
+    throw badParams(`Expected "extensions" param to be empty or an object, but given ${Array.isArray(params.extensions) ? 'array' : typeof params.extensions}.`);
+  }
+}
+
+/**
+ * One operation through Yoga's envelop, as Yoga's own processRequest runs it: parse and validate
+ * (cached, see document-cache.ts), the context, then execute with every plugin's hooks. Errors
+ * thrown on the way (a document that does not parse, parameters Yoga refuses) become the result;
+ * anything unexpected is masked like a resolver's error.
+ */
+async function run(yoga: ReturnType<typeof createGraphQLYoga>, params: GraphQLParams, gctx: GraphQLContext, request: Request): Promise<ExecutionResult> {
   try {
-    return (await yoga.getResultForParams({ params, request }, { gctx } as never)) as ExecutionResult;
+    checkParams(params);
+    const enveloped = yoga.getEnveloped({ gctx, request, params } as never);
+    const document = enveloped.parse(params.query!);
+    const errors = enveloped.validate(enveloped.schema, document);
+    if (errors.length) return { errors };
+    const contextValue = await enveloped.contextFactory();
+    const operation = getOperationAST(document, params.operationName ?? undefined);
+    const executeFn = operation?.operation === 'subscription' ? enveloped.subscribe : enveloped.execute;
+    return (await executeFn({
+      schema: enveloped.schema,
+      document,
+      contextValue,
+      variableValues: params.variables as Record<string, unknown> | undefined,
+      operationName: params.operationName,
+    })) as ExecutionResult;
   } catch (err) {
-    if (err instanceof GraphQLError) return { errors: [err] };
-    throw err;
+    return { errors: [err instanceof GraphQLError ? err : maskError(err, gctx.ctx)] };
   }
 }
 
@@ -304,7 +291,10 @@ function createGraphQLYoga(limits: GraphQLLimits) {
     // reflects any origin with credentials.
     cors: false,
     // Validation-time limits on the document (cost is checked by Pothos' complexity plugin).
+    // Parsed and validated documents are kept by our own cache (see document-cache.ts).
+    parserAndValidationCache: false,
     plugins: [
+      documentCachePlugin(),
       documentErrorCodes,
       depthLimitPlugin(limits.maxDepth),
       maxAliasesPlugin({
@@ -325,7 +315,7 @@ function createGraphQLYoga(limits: GraphQLLimits) {
       mutationRateLimitPlugin(limits.rateLimiter),
       graphqlJsExecute,
       maskResolverErrors,
-      rememberValidDocuments,
+      ...(limits.plugins ?? []),
     ],
     context: ({ gctx }) => gctx!,
     // Resolver errors are masked by maskResolverErrors (it knows the request); this catches what

@@ -5,7 +5,7 @@ import { Hono, type Context } from 'hono';
 import { cors } from 'hono/cors';
 import { createGraphQLServer, graphqlAnswerType } from '../graphql/yoga.ts';
 import { graphiqlSecurityHeaders, withNonce } from '../graphql/graphiql.ts';
-import type { GraphQLParams } from 'graphql-yoga';
+import type { GraphQLParams, Plugin as GraphQLPlugin } from 'graphql-yoga';
 import { mountCheckout } from '../hosted/checkout.ts';
 import { mountSetup } from '../hosted/setup.ts';
 import { mountPortal } from '../hosted/portal.ts';
@@ -84,14 +84,14 @@ function graphqlGetParams(c: Context<AppEnv>): GraphQLParams {
   return { query: c.req.query('query'), operationName: c.req.query('operationName'), variables: json('variables'), extensions: json('extensions') };
 }
 
-export function createApp(services: Services) {
+export function createApp(services: Services, opts: { graphqlPlugins?: GraphQLPlugin[] } = {}) {
   const app = new Hono<AppEnv>();
   const rateLimiter = new RateLimiter(services.config.RATE_LIMIT_PER_SECOND);
   const authFailures = new AuthFailureLimiter({
     perClientPerMinute: services.config.AUTH_FAILURES_PER_CLIENT_PER_MINUTE,
     perAddressPerMinute: services.config.AUTH_FAILURES_PER_ADDRESS_PER_MINUTE,
   });
-  const yoga = createGraphQLServer({ maxDepth: services.config.GRAPHQL_MAX_DEPTH, maxAliases: 100, rateLimiter, log: services.log });
+  const yoga = createGraphQLServer({ maxDepth: services.config.GRAPHQL_MAX_DEPTH, maxAliases: 100, rateLimiter, log: services.log, plugins: opts.graphqlPlugins });
   let openapi: unknown;
 
   // Request id and access log.

@@ -11,6 +11,7 @@ import type { Services } from '../../src/platform/env.ts';
 import { openServices } from '../../src/server/services.ts';
 import { startWorker, workerOptions } from '../../src/jobs/worker.ts';
 import { checkResponse } from './openapi-validator.ts';
+import type { Plugin as GraphQLPlugin } from 'graphql-yoga';
 
 export interface TestApp {
   url: string;
@@ -81,7 +82,7 @@ export async function send(url: string, init: RequestInit = {}): Promise<Res> {
 
 export const usingPostgres = !!process.env.TEST_DATABASE_URL;
 
-export async function startApp(env: Record<string, string> = {}, opts: { worker?: boolean } = {}): Promise<TestApp> {
+export async function startApp(env: Record<string, string> = {}, opts: { worker?: boolean; graphqlPlugins?: GraphQLPlugin[] } = {}): Promise<TestApp> {
   // Loopback webhooks are allowed by default: the receivers all live on 127.0.0.1.
   const config = loadConfig({ LOG_LEVEL: 'silent', PORT: '0', BILLING_ALLOW_HTTP_WEBHOOKS: '1', ...env });
   const log = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
@@ -98,7 +99,7 @@ export async function startApp(env: Record<string, string> = {}, opts: { worker?
     queries.sql.push(sql);
   } });
   const services = await openServices(config, { log, db });
-  const app = createApp(services);
+  const app = createApp(services, { graphqlPlugins: opts.graphqlPlugins });
   const server: ServerType = await new Promise((resolve) => {
     const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
   });

@@ -21,6 +21,11 @@ export async function openServices(config: Config, opts: { log?: Logger; db?: Da
   setTestProcessorLatency(config.TEST_PROCESSOR_LATENCY_MS);
   const { applied } = await migrate(db);
   if (applied.length > 0) log.info({ applied }, 'migrations applied');
+  // Row-level security holds every merchant's statements to its rows (docs/architecture.md).
+  const tenancy = await db.enforceTenancy();
+  if (tenancy === 'off') {
+    log.warn('row-level security is not enforced: the database role bypasses it and the role billing_tenant does not exist (run the migrations as a role that may create roles, or connect as a role without BYPASSRLS)');
+  }
   return {
     config,
     db,

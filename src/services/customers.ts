@@ -3,8 +3,8 @@
 // detaches its saved methods in the same transaction.
 import type { Customer, PaymentMethod, Subscription } from '../generated/prisma/client.ts';
 import type { Ctx } from '../platform/context.ts';
-import { jsonRows, merchantSql, rawQuery } from '../platform/db/raw.ts';
-import { inTransaction, lockRow } from '../platform/db/tenant.ts';
+import { jsonRows, merchantSql, rawQuery, lockRow } from '../platform/db/raw.ts';
+import { inTransaction } from '../platform/db/tenant.ts';
 import { NotFoundError } from '../platform/errors.ts';
 import { cancelSubscriptionsOfCustomer, subscriptionsOfCustomerSql } from '../domain/billing/subscriptions.ts';
 import { clockNow } from '../domain/clock/index.ts';

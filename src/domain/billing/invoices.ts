@@ -12,7 +12,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Invoice, InvoiceItem, Subscription } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
-import { inTransaction, type Db, type TenantTx, lockRow } from '../../platform/db/tenant.ts';
+import { inTransaction, type Db, type TenantTx } from '../../platform/db/tenant.ts';
+import { lockRow, rawQuery } from '../../platform/db/raw.ts';
 import { countsByParent, pagesByParent } from '../../platform/db/pages-by-parent.ts';
 import { InsufficientBalanceError, NotFoundError, StateError, ValidationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
@@ -245,8 +246,7 @@ export function checkInvoiceTotal(total: bigint, param: string | null = null): v
 async function finalize(ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines, sub: Subscription, now: Date): Promise<InvoiceWithLines> {
   const subtotal = inv.lines.reduce((s, l) => s + l.amount, 0n);
   checkInvoiceTotal(subtotal);
-  const rows = await tx.$queryRaw<{ seq: number }[]>`
-    UPDATE merchants SET invoice_seq = invoice_seq + 1 WHERE id = ${ctx.merchant.id} RETURNING invoice_seq AS seq`;
+  const rows = await rawQuery(tx)<{ seq: number }>('UPDATE merchants SET invoice_seq = invoice_seq + 1 WHERE id = $1 RETURNING invoice_seq AS seq', [ctx.merchant.id]);
   const number = invoiceNumber(Number(rows[0]!.seq));
   if (subtotal < 0n) {
     await tx.invoiceItem.create({

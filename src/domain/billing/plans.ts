@@ -2,7 +2,8 @@
 // takes no new subscriptions (409 plan_archived); existing subscriptions go on.
 import type { Plan } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
-import { inTransaction, type Db, lockRow } from '../../platform/db/tenant.ts';
+import { inTransaction, type Db } from '../../platform/db/tenant.ts';
+import { lockRow } from '../../platform/db/raw.ts';
 import { NotFoundError, StateError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { formatMoney } from '../../platform/money.ts';

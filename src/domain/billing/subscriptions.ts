@@ -14,8 +14,8 @@
 // invoice per (subscription, billing key) is enforced by a unique index besides.
 import type { Plan, Subscription } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
-import { merchantSql, rawQuery } from '../../platform/db/raw.ts';
-import { inTransaction, type Db, type TenantTx, lockRow } from '../../platform/db/tenant.ts';
+import { merchantSql, rawQuery, lockRow } from '../../platform/db/raw.ts';
+import { inTransaction, type Db, type TenantTx } from '../../platform/db/tenant.ts';
 import { countsByParent, pagesByParent } from '../../platform/db/pages-by-parent.ts';
 import { NotFoundError, StateError, ValidationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';

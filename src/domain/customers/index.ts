@@ -2,9 +2,9 @@
 // customer record with its embeds are in src/services/customers.ts). Every change records its event in the
 // same transaction. Deleted customers disappear from reads but stay referenced by ledgers.
 import type { Customer } from '../../generated/prisma/client.ts';
-import { inRawTransaction, merchantSql, rawQuery } from '../../platform/db/raw.ts';
+import { inRawTransaction, merchantSql, rawQuery, lockRow } from '../../platform/db/raw.ts';
 import type { Ctx } from '../../platform/context.ts';
-import { inTransaction, type Db, lockRow } from '../../platform/db/tenant.ts';
+import { inTransaction, type Db } from '../../platform/db/tenant.ts';
 import { NotFoundError, ValidationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';

@@ -13,8 +13,8 @@
 // the processor's token: never a full card number, CVC or phone number.
 import type { Customer, PaymentMethod, SetupIntent } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
-import { merchantSql, rawQuery } from '../../platform/db/raw.ts';
-import { Prisma, inTransaction, type Db, type TenantTx, lockRow } from '../../platform/db/tenant.ts';
+import { merchantSql, rawQuery, lockRow } from '../../platform/db/raw.ts';
+import { Prisma, inTransaction, type Db, type TenantTx } from '../../platform/db/tenant.ts';
 import { countsByParent, pagesByParent } from '../../platform/db/pages-by-parent.ts';
 import { NotFoundError, StateError, ValidationError } from '../../platform/errors.ts';
 import { newId, randomToken } from '../../platform/ids.ts';

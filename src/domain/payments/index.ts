@@ -16,7 +16,8 @@
 // looked up (`retrieve`) — whatever the payment is for.
 import type { Customer, Payment, PaymentMethod } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
-import { Prisma, inTransaction, type Db, type TenantTx, lockRow } from '../../platform/db/tenant.ts';
+import { Prisma, inTransaction, type Db, type TenantTx } from '../../platform/db/tenant.ts';
+import { lockRow } from '../../platform/db/raw.ts';
 import { NotFoundError, StateError, ValidationError } from '../../platform/errors.ts';
 import { newId, randomToken } from '../../platform/ids.ts';
 import { countsByParent, pagesByParent } from '../../platform/db/pages-by-parent.ts';

@@ -13,8 +13,8 @@
 //   balance as an `expiry` entry.
 import type { Wallet, WalletTransaction } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
-import { inTransaction, type TenantTx, lockRow } from '../../platform/db/tenant.ts';
-import { asRawTx, inRawTransaction, merchantSql, type RawTx } from '../../platform/db/raw.ts';
+import { inTransaction, type TenantTx } from '../../platform/db/tenant.ts';
+import { asRawTx, inRawTransaction, merchantSql, rawQuery, type RawTx, lockRow } from '../../platform/db/raw.ts';
 import { InsufficientBalanceError, isLockNotAvailable, isUniqueViolation, NotFoundError, StateError, ValidationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { formatMoney } from '../../platform/money.ts';
@@ -396,16 +396,18 @@ export async function closeWallet(ctx: Ctx, id: string, cancelTopupPayment: (ctx
     if (w.status === 'closed') throw closedError(w);
     const inProgress = () =>
       new StateError('wallet_topup_in_progress', 'A top-up of this wallet is being charged or refunded right now; retry in a moment.', null);
-    const refunding = await tx.$queryRaw<unknown[]>`
-      SELECT 1 FROM refunds r JOIN wallet_topups t ON t.payment_id = r.payment_id
-      WHERE t.wallet_id = ${w.id} AND t.merchant_id = ${ctx.merchant.id} AND r.status = 'pending' LIMIT 1`;
+    const refunding = await rawQuery(tx)(
+      `SELECT 1 FROM refunds r JOIN wallet_topups t ON t.payment_id = r.payment_id
+       WHERE t.wallet_id = $1 AND t.merchant_id = $2 AND r.status = 'pending' LIMIT 1`,
+      [w.id, ctx.merchant.id],
+    );
     if (refunding.length > 0) throw inProgress();
     // A failed top-up's checkout still takes attempts until it expires: ended too.
     const pending = await tx.walletTopup.findMany({ where: { walletId: w.id, status: { in: ['pending', 'failed'] } }, select: { paymentId: true }, orderBy: { paymentId: 'asc' } });
     for (const t of pending) {
       let rows: { status: string }[];
       try {
-        rows = await tx.$queryRaw`SELECT status FROM payments WHERE id = ${t.paymentId} AND merchant_id = ${ctx.merchant.id} FOR UPDATE NOWAIT`;
+        rows = await rawQuery(tx)<{ status: string }>('SELECT status FROM payments WHERE id = $1 AND merchant_id = $2 FOR UPDATE NOWAIT', [t.paymentId, ctx.merchant.id]);
       } catch (err) {
         if (isLockNotAvailable(err)) throw inProgress();
         throw err;

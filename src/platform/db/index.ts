@@ -9,7 +9,8 @@ import { chmodSync, lstatSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { PrismaClient } from '../../generated/prisma/client.ts';
 import type { Logger } from '../logger.ts';
-import { camelRow, registerRawBackend, type RawQuery, type Row } from './raw.ts';
+import { camelRow, registerRawBackend, type RawBackend, type RawQuery, type Row } from './raw.ts';
+import { SET_TENANT_LOCAL } from './tenant.ts';
 
 export { PrismaClient };
 export type { Prisma } from '../../generated/prisma/client.ts';
@@ -21,10 +22,28 @@ export interface Database {
   exec(sql: string): Promise<void>;
   /** Runs one parameterised statement outside Prisma. */
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
-  /** Runs fn on one dedicated connection (advisory locks must stay on the connection that took them). */
+  /**
+   * Runs fn on one dedicated connection (advisory locks must stay on the connection that took
+   * them), as the connecting role itself (migrations create tables).
+   */
   withConnection<T>(fn: (q: <R = Record<string, unknown>>(sql: string, params?: unknown[]) => Promise<R[]>, exec: (sql: string) => Promise<void>) => Promise<T>): Promise<T>;
+  /**
+   * After migrating: makes row-level security hold for this process's connections. A superuser or
+   * BYPASSRLS role would skip it, so such connections SET ROLE billing_tenant (created by the
+   * migration); any other role is held by FORCE ROW LEVEL SECURITY already. Says which applies.
+   */
+  enforceTenancy(): Promise<TenancyEnforcement>;
   close(): Promise<void>;
 }
+
+/** How row-level security holds: through the role billing_tenant, as the (non-bypassing) owner, or not at all. */
+export type TenancyEnforcement = 'role' | 'owner' | 'off';
+
+export const TENANT_ROLE = 'billing_tenant';
+/** Sets a connection's merchant for row-level security until it is set again ('' = system work). */
+const SET_TENANT_SESSION = "SELECT set_config('billing.merchant_id', $1, false)";
+const BYPASS_CHECK = `SELECT (rolsuper OR rolbypassrls) AS bypass, EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '${TENANT_ROLE}') AS has_role
+  FROM pg_roles WHERE rolname = current_user`;
 
 export interface OpenOptions {
   /** postgresql:// URL; when absent, PGlite is used. */
@@ -48,14 +67,41 @@ function queryText(arg: unknown): string {
   return typeof config?.text === 'string' ? config.text : `(prepared ${String(config?.name ?? '?')})`;
 }
 
-/** Makes every statement a pooled connection runs go through onQuery first. */
-function countAtConnection(pool: pg.Pool, onQuery: (sql: string) => void): void {
-  pool.on('connect', (client) => {
+// What each pooled connection carries besides its socket: the query function before counting
+// (tenancy statements are not counted), the role it SET, the merchant its setting names.
+const SEND = Symbol('send');
+const ROLE = Symbol('role');
+const TENANT = Symbol('tenant');
+type Send = (text: string, params?: unknown[]) => Promise<pg.QueryResult>;
+type Tracked = pg.PoolClient & { [SEND]: Send; [ROLE]?: string; [TENANT]?: string };
+
+/**
+ * Every connection of the pool: its unwrapped query kept, every statement counted through onQuery
+ * (when given), and — once enforceTenancy found it needed — SET ROLE billing_tenant before its
+ * first use (in the pool's onConnect, which pg-pool awaits; the pools open no connection before
+ * that: migrations and the check run on a connection of their own).
+ */
+function trackConnections(pool: pg.Pool, tenancy: { role: string | null }, onQuery?: (sql: string) => void, logger?: Logger): void {
+  pool.on('connect', (c) => {
+    const client = c as Tracked;
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-      onQuery(queryText(args[0]));
-      return query(...args);
-    };
+    client[SEND] = query as Send;
+    if (tenancy.role) client[ROLE] = tenancy.role; // set by onConnect, before this event
+    if (onQuery) {
+      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+        onQuery(queryText(args[0]));
+        return query(...args);
+      };
+    }
+  });
+  pool.on('acquire', (c) => {
+    const client = c as Tracked;
+    // A connection opened before enforceTenancy (code that used the pools before the service
+    // opened): its SET ROLE is queued ahead of the caller's first statement.
+    if (tenancy.role && client[ROLE] !== tenancy.role) {
+      client[ROLE] = tenancy.role;
+      client[SEND](`SET ROLE ${tenancy.role}`).catch((err: Error) => logger?.error({ err: err.message }, 'SET ROLE for row-level security failed'));
+    }
   });
 }
 
@@ -82,15 +128,43 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
 }
 
 function openPostgres(url: string, poolSize: number, logger?: Logger, onQuery?: (sql: string) => void): Database {
+  // Two pools of up to poolSize connections each. Prisma's connections never carry a merchant
+  // between statements (its transactions SET LOCAL one); the raw pool's connections keep the
+  // merchant they last served (set again only when the next statement is another merchant's), so
+  // the hot paths pay nothing for row-level security. Sharing one pool would leave a raw
+  // statement's merchant on a connection for Prisma's next statement, of any merchant.
   // A request waits up to 10 s for a pooled connection (Prisma's transaction maxWait is the same);
   // past that it gets 503 with Retry-After rather than queueing without bound.
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 10_000, idleTimeoutMillis: 30_000 });
-  // An idle client losing its connection (database restart) must not crash the process.
-  pool.on('error', (err) => logger?.warn({ err: err.message }, 'postgres pool client error'));
-  if (onQuery) countAtConnection(pool, onQuery);
+  const tenancy = { role: null as string | null };
+  const options: pg.PoolConfig & { onConnect: (client: pg.PoolClient) => Promise<void> } = {
+    connectionString: url,
+    max: poolSize,
+    connectionTimeoutMillis: 10_000,
+    idleTimeoutMillis: 30_000,
+    onConnect: async (client) => {
+      if (tenancy.role) await client.query(`SET ROLE ${tenancy.role}`);
+    },
+  };
+  const pool = new pg.Pool(options);
+  const rawPool = new pg.Pool(options);
+  /** A connection of its own, as the connecting role (migrations, the role check). */
+  const own = async <T,>(fn: (client: pg.Client) => Promise<T>): Promise<T> => {
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
+    await client.connect();
+    try {
+      return await fn(client);
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  };
+  for (const p of [pool, rawPool]) {
+    // An idle client losing its connection (database restart) must not crash the process.
+    p.on('error', (err) => logger?.warn({ err: err.message }, 'postgres pool client error'));
+    trackConnections(p, tenancy, onQuery, logger);
+  }
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   const query = async <R,>(sql: string, params?: unknown[]) => (await pool.query(sql, params as any[])).rows as R[];
-  registerRawBackend(prisma, pgRawBackend(pool));
+  registerRawBackend(prisma, pgRawBackend(rawPool));
   return {
     kind: 'postgres',
     prisma,
@@ -98,22 +172,26 @@ function openPostgres(url: string, poolSize: number, logger?: Logger, onQuery?: 
       await pool.query(sql);
     },
     query,
-    withConnection: async (fn) => {
-      const client = await pool.connect();
-      try {
-        return await fn(
-          async <R,>(sql: string, params?: unknown[]) => (await client.query(sql, params as any[])).rows as R[],
+    withConnection: (fn) =>
+      own((client) =>
+        fn(
+          async <R,>(sql: string, params?: unknown[]) => (onQuery?.(sql), (await client.query(sql, params as any[])).rows as R[]),
           async (sql) => {
+            onQuery?.(sql);
             await client.query(sql);
           },
-        );
-      } finally {
-        client.release();
-      }
+        ),
+      ),
+    enforceTenancy: async () => {
+      const r = await own(async (client) => (await client.query<{ bypass: boolean; has_role: boolean }>(BYPASS_CHECK)).rows[0]);
+      if (!r?.bypass) return 'owner';
+      if (!r.has_role) return 'off';
+      tenancy.role = TENANT_ROLE;
+      return 'role';
     },
     close: async () => {
       await prisma.$disconnect();
-      await pool.end();
+      await Promise.all([pool.end(), rawPool.end()]);
     },
   };
 }
@@ -154,21 +232,49 @@ async function openPglite(dataDir: string | null, onQuery?: (sql: string) => voi
   if (onQuery) countAtPglite(db, onQuery);
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(db) });
   const query = async <R,>(sql: string, params?: unknown[]) => (await db.query<R>(sql, params as any[])).rows;
-  // int8 as bigint (PGlite's default is a lossy number); transactions go through Prisma's.
+  // int8 as bigint (PGlite's default is a lossy number); transactions go through Prisma's. Its one
+  // connection is shared with Prisma, so a merchant's statement runs in a transaction of its own
+  // that sets the merchant locally (row-level security), never left on the connection.
   const parsers = { [INT8]: toBigInt };
+  const system: RawQuery = async <T,>(text: string, params: readonly unknown[] = []) =>
+    (await db.query<Row>(text, params as unknown[], { parsers })).rows.map((r) => camelRow<T>(r));
   registerRawBackend(prisma, {
-    query: async <T,>(text: string, params: readonly unknown[] = []) => (await db.query<Row>(text, params as unknown[], { parsers })).rows.map((r) => camelRow<T>(r)),
+    query: (merchantId) =>
+      merchantId === ''
+        ? system
+        : async <T,>(text: string, params: readonly unknown[] = []) =>
+            db.transaction(async (tx) => {
+              await tx.query(SET_TENANT_LOCAL, [merchantId]);
+              return (await tx.query<Row>(text, params as unknown[], { parsers })).rows.map((r) => camelRow<T>(r));
+            }),
   });
   const exec = async (sql: string) => {
     await db.exec(sql);
   };
+  let role: string | null = null;
   return {
     kind: 'pglite',
     prisma,
     exec,
     query,
-    // PGlite has a single connection: every call already runs on it.
-    withConnection: (fn) => fn(query, exec),
+    // PGlite has a single connection: every call already runs on it (as the connecting role).
+    withConnection: async (fn) => {
+      if (!role) return fn(query, exec);
+      await db.exec('RESET ROLE');
+      try {
+        return await fn(query, exec);
+      } finally {
+        await db.exec(`SET ROLE ${role}`);
+      }
+    },
+    enforceTenancy: async () => {
+      const [r] = await query<{ bypass: boolean; has_role: boolean }>(BYPASS_CHECK);
+      if (!r?.bypass) return 'owner';
+      if (!r.has_role) return 'off';
+      await db.exec(`SET ROLE ${TENANT_ROLE}`);
+      role = TENANT_ROLE;
+      return 'role';
+    },
     close: async () => {
       await prisma.$disconnect();
       await db.close();
@@ -216,15 +322,48 @@ function statementConfig(text: string, values: readonly unknown[]): pg.QueryConf
   return config;
 }
 
-function pgRawBackend(pool: pg.Pool) {
+/**
+ * Raw SQL on its own pool. A connection keeps the merchant (`billing.merchant_id`, session level)
+ * of the last statement it ran; it is set again, before the statement, only when the next one is
+ * for another merchant (or for system work: ''). Set outside any transaction, so a ROLLBACK cannot
+ * undo it.
+ */
+function pgRawBackend(pool: pg.Pool): RawBackend {
+  const acquire = async (merchantId: string): Promise<Tracked> => {
+    const client = (await pool.connect()) as Tracked;
+    if (client[TENANT] !== merchantId) {
+      try {
+        await client[SEND](SET_TENANT_SESSION, [merchantId]);
+      } catch (err) {
+        client.release(err as Error);
+        throw err;
+      }
+      client[TENANT] = merchantId;
+    }
+    return client;
+  };
   const on =
-    (client: pg.Pool | pg.PoolClient): RawQuery =>
+    (client: pg.PoolClient): RawQuery =>
     async <T,>(text: string, params: readonly unknown[] = []) =>
       (await client.query<Row>(statementConfig(text, params))).rows.map((r) => camelRow<T>(r));
   return {
-    query: on(pool),
-    transaction: async <T,>(fn: (q: RawQuery) => Promise<T>): Promise<T> => {
-      const client = await pool.connect();
+    query:
+      (merchantId) =>
+      async <T,>(text: string, params: readonly unknown[] = []) => {
+        const client = await acquire(merchantId);
+        let broken: Error | undefined;
+        try {
+          return (await client.query<Row>(statementConfig(text, params))).rows.map((r) => camelRow<T>(r));
+        } catch (err) {
+          // A failed statement leaves the connection usable; a lost one is not given back.
+          if (!(err as { code?: unknown }).code) broken = err as Error;
+          throw err;
+        } finally {
+          client.release(broken);
+        }
+      },
+    transaction: async <T,>(merchantId: string, fn: (q: RawQuery) => Promise<T>): Promise<T> => {
+      const client = await acquire(merchantId);
       let broken: Error | undefined;
       try {
         await client.query('BEGIN');

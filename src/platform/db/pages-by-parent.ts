@@ -3,9 +3,10 @@
 // parent), the rows from one `findMany` by id. This is what nested GraphQL connections
 // (customer → payments, wallet → transactions …) use through a per-request DataLoader, instead
 // of one query per parent. Counts per parent are one GROUP BY query.
-// Raw SQL skips the tenancy extension, so the merchant filter is written here, always.
-import { Prisma } from '../../generated/prisma/client.ts';
+// The merchant filter is written here (the indexes lead with merchant_id); row-level security
+// holds the statements to the merchant's rows in any case (raw.ts).
 import type { Ctx } from '../context.ts';
+import { rawQuery } from './raw.ts';
 import { checkLimit, decodeCursor, encodeCursor, type Keyed, type Page, type PageArgs } from '../pagination.ts';
 
 export interface ChildTable {
@@ -20,14 +21,17 @@ export type ColumnFilters = Record<string, string | undefined>;
 
 const IDENT = /^[a-z_]+$/;
 
-function where(ctx: Ctx, t: ChildTable, filters: ColumnFilters) {
-  const parts = [Prisma.sql`t.merchant_id = ${ctx.merchant.id}`];
+/** The WHERE conditions on `t` for the merchant and the filters, with their parameters numbered from `first`. */
+function where(ctx: Ctx, filters: ColumnFilters, first: number): { sql: string; params: unknown[] } {
+  const parts = [`t.merchant_id = $${first}`];
+  const params: unknown[] = [ctx.merchant.id];
   for (const [column, value] of Object.entries(filters)) {
     if (value === undefined) continue;
     if (!IDENT.test(column)) throw new Error(`bad column ${column}`);
-    parts.push(Prisma.sql`t.${Prisma.raw(column)} = ${value}`);
+    params.push(value);
+    parts.push(`t.${column} = $${first + params.length - 1}`);
   }
-  return Prisma.join(parts, ' AND ');
+  return { sql: parts.join(' AND '), params };
 }
 
 export async function pagesByParent<T extends Keyed>(
@@ -40,16 +44,24 @@ export async function pagesByParent<T extends Keyed>(
   if (!IDENT.test(t.table) || !IDENT.test(t.parent)) throw new Error(`bad table ${t.table}.${t.parent}`);
   const limit = checkLimit(args.limit);
   const cursor = args.after ? decodeCursor(args.after) : null;
-  const after = cursor ? Prisma.sql`AND (t.created_at, t.id) < (${cursor.createdAt}, ${cursor.id})` : Prisma.empty;
-  const rows = await ctx.db.$queryRaw<{ parent_id: string; id: string }[]>`
-    SELECT p.parent_id, c.id
-    FROM unnest(${[...parentIds]}::text[]) AS p(parent_id)
-    CROSS JOIN LATERAL (
-      SELECT t.id, t.created_at FROM ${Prisma.raw(`"${t.table}"`)} t
-      WHERE t.${Prisma.raw(t.parent)} = p.parent_id AND ${where(ctx, t, args.filters ?? {})} ${after}
-      ORDER BY t.created_at DESC, t.id DESC
-      LIMIT ${limit + 1}
-    ) c`;
+  const w = where(ctx, args.filters ?? {}, 3);
+  const params: unknown[] = [[...parentIds], limit + 1, ...w.params];
+  let after = '';
+  if (cursor) {
+    params.push(cursor.createdAt, cursor.id);
+    after = `AND (t.created_at, t.id) < ($${params.length - 1}, $${params.length})`;
+  }
+  const rows = await rawQuery(ctx.db)<{ parentId: string; id: string }>(
+    `SELECT p.parent_id, c.id
+     FROM unnest($1::text[]) AS p(parent_id)
+     CROSS JOIN LATERAL (
+       SELECT t.id, t.created_at FROM "${t.table}" t
+       WHERE t.${t.parent} = p.parent_id AND ${w.sql} ${after}
+       ORDER BY t.created_at DESC, t.id DESC
+       LIMIT $2
+     ) c`,
+    params,
+  );
   const records = rows.length > 0 ? await load(rows.map((r) => r.id)) : [];
   const byId = new Map(records.map((r) => [r.id, r]));
   const pages = new Map<string, Page<T>>();
@@ -57,7 +69,7 @@ export async function pagesByParent<T extends Keyed>(
   const grouped = new Map<string, T[]>();
   for (const r of rows) {
     const rec = byId.get(r.id);
-    if (rec) (grouped.get(r.parent_id) ?? grouped.set(r.parent_id, []).get(r.parent_id)!).push(rec);
+    if (rec) (grouped.get(r.parentId) ?? grouped.set(r.parentId, []).get(r.parentId)!).push(rec);
   }
   for (const [parentId, list] of grouped) {
     list.sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
@@ -71,11 +83,14 @@ export async function pagesByParent<T extends Keyed>(
 /** How many children each parent has (with the same filters), in one query. */
 export async function countsByParent(ctx: Ctx, t: ChildTable, parentIds: readonly string[], filters: ColumnFilters = {}): Promise<Map<string, number>> {
   if (!IDENT.test(t.table) || !IDENT.test(t.parent)) throw new Error(`bad table ${t.table}.${t.parent}`);
-  const rows = await ctx.db.$queryRaw<{ parent_id: string; n: bigint | number }[]>`
-    SELECT t.${Prisma.raw(t.parent)} AS parent_id, count(*) AS n FROM ${Prisma.raw(`"${t.table}"`)} t
-    WHERE t.${Prisma.raw(t.parent)} = ANY(${[...parentIds]}::text[]) AND ${where(ctx, t, filters)}
-    GROUP BY 1`;
+  const w = where(ctx, filters, 2);
+  const rows = await rawQuery(ctx.db)<{ parentId: string; n: bigint | number }>(
+    `SELECT t.${t.parent} AS parent_id, count(*) AS n FROM "${t.table}" t
+     WHERE t.${t.parent} = ANY($1::text[]) AND ${w.sql}
+     GROUP BY 1`,
+    [[...parentIds], ...w.params],
+  );
   const counts = new Map(parentIds.map((id) => [id, 0]));
-  for (const r of rows) counts.set(r.parent_id, Number(r.n));
+  for (const r of rows) counts.set(r.parentId, Number(r.n));
   return counts;
 }

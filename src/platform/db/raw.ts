@@ -7,9 +7,12 @@
 // its field, a unit test checks it), int8 as bigint, timestamps as Date and json parsed, so they
 // have the shape of Prisma's model types and the same *ToJSON functions serialise them.
 //
-// Tenancy: raw SQL does not pass through the merchant-scoped client, so every statement must
-// filter (or insert) merchant_id itself. `merchantSql` binds the merchant's id as $1 and refuses a
-// statement that does not name merchant_id = $1 (checked once per statement text).
+// Tenancy: every statement runs under PostgreSQL row-level security for the merchant of the client
+// it was given (`billing.merchant_id`, see the migration 20261127120000_tenant_row_security): on the
+// raw pool the connection carries the merchant's setting, in a Prisma transaction it was SET LOCAL
+// when the transaction began. A statement that forgets its filter, or ORs it away, still sees that
+// merchant's rows only. The unscoped client is system work (job claims, authentication): no setting,
+// every merchant. `merchantSql` binds the merchant's id as $1 for the statement's own filter.
 import { getDatamodel } from '../../generated/pothos-types.ts';
 import { isRetryableConflict } from '../errors.ts';
 import {
@@ -18,6 +21,7 @@ import {
   inTransaction,
   isGuarded,
   isTransaction,
+  merchantOf,
   NeedsPrisma,
   rawTransactionHandle,
   type Db,
@@ -28,12 +32,20 @@ import {
 export type Row = Record<string, unknown>;
 export type RawQuery = <T = Row>(text: string, params?: readonly unknown[]) => Promise<T[]>;
 
-/** What a database offers besides Prisma (registered by openDatabase for its client). */
+/**
+ * What a database offers besides Prisma (registered by openDatabase for its client), for one
+ * merchant's rows (row-level security) or, with '', for system work over every merchant.
+ */
 export interface RawBackend {
   /** one statement on any connection (autocommit) */
-  query: RawQuery;
+  query(merchantId: string): RawQuery;
   /** fn's statements on one connection inside BEGIN … COMMIT; absent = use Prisma's transactions */
-  transaction?: <T>(fn: (q: RawQuery) => Promise<T>) => Promise<T>;
+  transaction?: <T>(merchantId: string, fn: (q: RawQuery) => Promise<T>) => Promise<T>;
+}
+
+/** The merchant whose rows db's raw SQL may touch; '' for the unscoped client (system work). */
+function tenantOf(db: object): string {
+  return merchantOf(db) ?? '';
 }
 
 const backends = new WeakMap<object, RawBackend>();
@@ -80,11 +92,14 @@ export function rawQuery(db: Db): RawQuery {
   return isTransaction(db) ? viaPrisma(db as TenantTx) : rawQueryOf(db);
 }
 
-/** Single statements on the pool of a client, scoped or not (platform work such as the job runner). */
+/**
+ * Single statements on the pool of a client: a merchant's client sees its merchant's rows only;
+ * the unscoped one (platform work such as the job runner) every merchant's.
+ */
 export function rawQueryOf(prisma: object): RawQuery {
   const backend = backendOf(prisma);
   if (!backend) throw new Error('no raw SQL backend registered for this client');
-  return backend.query;
+  return backend.query(tenantOf(prisma));
 }
 
 const MAX_ATTEMPTS = 3;
@@ -107,7 +122,7 @@ export async function inRawTransaction<T>(db: Db, fn: (tx: RawTx) => Promise<T>,
     const hooks: (() => void)[] = [];
     let result: T;
     try {
-      result = await backend.transaction((raw) => fn({ raw, afterCommit: (hook) => hooks.push(hook) }));
+      result = await backend.transaction(tenantOf(db), (raw) => fn({ raw, afterCommit: (hook) => hooks.push(hook) }));
     } catch (err) {
       if (attempt < MAX_ATTEMPTS && (isRetryableConflict(err) || opts.retryOn?.(err))) continue;
       throw err;
@@ -138,7 +153,7 @@ export async function tryRawTransaction<T>(db: Db, fn: (handle: Db) => Promise<T
     let touched = false;
     let result: T;
     try {
-      result = await backend.transaction(async (raw) => {
+      result = await backend.transaction(tenantOf(db), async (raw) => {
         const tx: RawTx = { raw, afterCommit: (hook) => hooks.push(hook) };
         const handle = rawTransactionHandle(tx, () => (touched = true));
         handles.set(handle, tx);
@@ -156,23 +171,14 @@ export async function tryRawTransaction<T>(db: Db, fn: (handle: Db) => Promise<T
   }
 }
 
-const checked = new Set<string>();
-
 /**
  * Raw SQL of one merchant: `merchantId` is bound as $1 (the statement's own parameters follow as
- * $2, $3 …), and the statement must contain `merchant_id = $1`, or be an INSERT naming merchant_id
- * and $1 (a guard against a forgotten filter, checked once per statement text).
+ * $2, $3 …) for the statement's own filter, which lets PostgreSQL use the merchant's indexes.
+ * (Isolation itself is row-level security's, see above: a statement that leaves the filter out
+ * still sees the merchant's rows only.)
  */
 export function merchantSql(q: RawQuery, merchantId: string): RawQuery {
-  return <T,>(text: string, params: readonly unknown[] = []) => {
-    if (!checked.has(text)) {
-      if (!/merchant_id\s*=\s*\$1\b/.test(text) && !(/^\s*(WITH\b[\s\S]*)?INSERT\b/i.test(text) && /\bmerchant_id\b/.test(text) && /\$1\b/.test(text))) {
-        throw new Error(`raw SQL without the merchant filter (merchant_id = $1): ${text.slice(0, 120)}`);
-      }
-      checked.add(text);
-    }
-    return q<T>(text, [merchantId, ...params]);
-  };
+  return <T,>(text: string, params: readonly unknown[] = []) => q<T>(text, [merchantId, ...params]);
 }
 
 /** Where a domain change writes: a RawQuery in its transaction, and after-commit hooks. */
@@ -223,4 +229,16 @@ export function jsonRows<T>(model: string, rows: unknown): T[] {
     }
     return out as T;
   });
+}
+
+/** Tables whose rows domain code locks (their names go into SQL: only these). */
+export type LockableTable = 'customers' | 'payments' | 'wallets' | 'setup_intents' | 'payment_methods' | 'plans' | 'subscriptions' | 'invoices';
+
+/**
+ * Locks one row of the merchant (`SELECT … FOR UPDATE`) inside the caller's transaction: changes
+ * to the same record (and their events) apply one after the other. A row of another merchant, or
+ * none, locks nothing.
+ */
+export async function lockRow(tx: TenantTx, table: LockableTable, merchantId: string, id: string): Promise<void> {
+  await rawQuery(tx)(`SELECT id FROM "${table}" WHERE id = $1 AND merchant_id = $2 FOR UPDATE`, [id, merchantId]);
 }

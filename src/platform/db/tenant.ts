@@ -1,7 +1,11 @@
 // Tenancy. Every request works through a client scoped to its merchant: reads, updates and
 // deletes on merchant-owned models get `merchantId` added to their `where`, and creates must
-// carry the same merchantId (the types force it; this checks it). Forgetting the filter is
-// therefore not possible through this client. Raw SQL is the exception and must filter itself.
+// carry the same merchantId (the types force it; this checks it). Under that, PostgreSQL's
+// row-level security (migration 20261127120000_tenant_row_security) holds every statement of a
+// merchant's transaction, Prisma's or raw, to the merchant's rows: each transaction opened here
+// for a scoped client first sets `billing.merchant_id` (SET LOCAL). Raw SQL outside a transaction
+// goes through raw.ts (the raw pool's connections carry the setting); Prisma's own raw methods on a
+// scoped client outside a transaction are refused (they would run without the setting).
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.ts';
 import { isRetryableConflict } from '../errors.ts';
 
@@ -33,7 +37,17 @@ const WHERE_OPS = new Set([
 
 export class TenancyViolation extends Error {}
 
+/** Sets the merchant for row-level security until the end of the transaction. */
+export const SET_TENANT_LOCAL = "SELECT set_config('billing.merchant_id', $1, true)";
+
 const baseClients = new WeakMap<object, PrismaClient>();
+/** The merchant of each scoped client and of each transaction opened on one. */
+const merchants = new WeakMap<object, string>();
+
+/** The merchant db is scoped to (a scoped client or its transaction); undefined for the unscoped client. */
+export function merchantOf(db: object): string | undefined {
+  return merchants.get(db);
+}
 
 /** The unscoped client a merchant-scoped client was built from (raw SQL finds its pool through it). */
 export function baseClientOf(db: object): object {
@@ -43,13 +57,25 @@ export function baseClientOf(db: object): object {
 function scopeClient(prisma: PrismaClient, merchantId: string) {
   const scoped = extendForMerchant(prisma, merchantId);
   baseClients.set(scoped, prisma);
+  merchants.set(scoped, merchantId);
   return scoped;
+}
+
+/** Prisma's raw methods run only inside a transaction of a scoped client (which set the merchant). */
+function insideTransaction(params: { args: unknown; query: (args: any) => Promise<unknown> }, method: string) {
+  const tx = (params as { __internalParams?: { transaction?: unknown } }).__internalParams?.transaction;
+  if (!tx) throw new TenancyViolation(`${method} on a merchant's client outside a transaction: use raw.ts (rawQuery) or inTransaction`);
+  return params.query(params.args);
 }
 
 function extendForMerchant(prisma: PrismaClient, merchantId: string) {
   return prisma.$extends({
     name: 'tenant',
     query: {
+      $queryRaw: (p) => insideTransaction(p, '$queryRaw'),
+      $executeRaw: (p) => insideTransaction(p, '$executeRaw'),
+      $queryRawUnsafe: (p) => insideTransaction(p, '$queryRawUnsafe'),
+      $executeRawUnsafe: (p) => insideTransaction(p, '$executeRawUnsafe'),
       $allModels: {
         async $allOperations({ model, operation, args, query }) {
           if (!TENANT_MODELS.has(model)) return query(args);
@@ -207,11 +233,16 @@ export async function inTransaction<T>(db: Db, fn: (tx: TenantTx) => Promise<T>,
     throw new NeedsPrisma('a Prisma transaction inside a raw transaction');
   }
   const guard = transactionGuards.get(db);
+  const merchantId = merchants.get(db);
   for (let attempt = 1; ; attempt++) {
     const hooks: (() => void)[] = [];
     let result: T;
     try {
       result = await (db as TenantDb).$transaction(async (tx) => {
+        if (merchantId !== undefined) {
+          await (tx as unknown as { $executeRawUnsafe(q: string, ...v: unknown[]): Promise<number> }).$executeRawUnsafe(SET_TENANT_LOCAL, merchantId);
+          merchants.set(tx, merchantId);
+        }
         openTransactions.add(tx);
         afterCommitHooks.set(tx, hooks);
         const r = await fn(tx as TenantTx);
@@ -225,18 +256,6 @@ export async function inTransaction<T>(db: Db, fn: (tx: TenantTx) => Promise<T>,
     for (const h of hooks) h();
     return result;
   }
-}
-
-/** Tables whose rows domain code locks (their names go into SQL: only these). */
-export type LockableTable = 'customers' | 'payments' | 'wallets' | 'setup_intents' | 'payment_methods' | 'plans' | 'subscriptions' | 'invoices';
-
-/**
- * Locks one row of the merchant (`SELECT … FOR UPDATE`) inside the caller's transaction: changes
- * to the same record (and their events) apply one after the other. Raw SQL, so the merchant filter
- * is written here. A row of another merchant, or none, locks nothing.
- */
-export async function lockRow(tx: TenantTx, table: LockableTable, merchantId: string, id: string): Promise<void> {
-  await tx.$queryRaw`SELECT id FROM ${Prisma.raw(`"${table}"`)} WHERE id = ${id} AND merchant_id = ${merchantId} FOR UPDATE`;
 }
 
 export { Prisma };

@@ -307,6 +307,19 @@ describe('customers over GraphQL', () => {
     expect((await api.get('/v1/customers?email=a@b.co')).body.data).toEqual([]);
   });
 
+  it('reads null on an optional input field as "not given", except where REST clears with it', async () => {
+    const c = (await api.post('/v1/customers', { email: 'ada@example.com', name: 'Ada', phone: '+14155550101', metadata: { team: 'math' } })).body;
+    const r = await api.gql(
+      `mutation($input: UpdateCustomerInput!) { updateCustomer(input: $input) { ${RESULT} ... on UpdateCustomerSuccess { customer { email name phone metadata } } } }`,
+      // email and metadata take no null in REST: not given; name does: cleared.
+      { input: { id: c.id, email: null, metadata: null, name: null } },
+    );
+    expect(r.data.updateCustomer).toEqual({
+      __typename: 'UpdateCustomerSuccess',
+      customer: { email: 'ada@example.com', name: null, phone: '+14155550101', metadata: { team: 'math' } },
+    });
+  });
+
   it('hides other merchants’ records', async () => {
     const other = await app.merchant();
     const c = (await api.post('/v1/customers', { email: 'mine@example.com' })).body;

@@ -11,7 +11,7 @@ import { formatMoney } from '../platform/money.ts';
 import { NotFoundError, StateError } from '../platform/errors.ts';
 import { builder, connectionComplexity, nodeKind } from './builder.ts';
 import { COMMON_ERRORS } from './errors.ts';
-import { connectionType, listArgs, mutate, PHASED, nestedConnection, orNull, requestLoader, toConnection } from './helpers.ts';
+import { connectionType, domainInput, listArgs, mutate, PHASED, nestedConnection, orNull, requestLoader, toConnection } from './helpers.ts';
 import { Payment } from './payments.ts';
 
 
@@ -75,14 +75,14 @@ builder.mutationFields((t) => ({
     type: Plan,
     errors: { types: COMMON_ERRORS, dataField: { name: 'plan' }, result: { name: 'CreatePlanSuccess' }, union: { name: 'CreatePlanResult' } },
     args: { input: t.arg({ type: CreatePlanInput, required: true }) },
-    resolve: (_, { input }, gctx) => mutate(gctx, 'createPlan', input, (ctx, data: plans.PlanCreateInput) => plans.createPlan(ctx, data)),
+    resolve: (_, { input }, gctx) => mutate(gctx, 'createPlan', input, (ctx, fields) => plans.createPlan(ctx, domainInput(plans.planCreate, fields))),
   }),
   archivePlan: t.field({
     type: Plan,
     description: 'No new subscriptions on the plan; existing ones go on.',
     errors: { types: [...COMMON_ERRORS, NotFoundError, StateError], dataField: { name: 'plan' }, result: { name: 'ArchivePlanSuccess' }, union: { name: 'ArchivePlanResult' } },
     args: { input: t.arg({ type: ArchivePlanInput, required: true }) },
-    resolve: (_, { input }, gctx) => mutate(gctx, 'archivePlan', input, (ctx) => plans.archivePlan(ctx, String(input.id))),
+    resolve: (_, { input }, gctx) => mutate(gctx, 'archivePlan', input, (ctx, { id }) => plans.archivePlan(ctx, id)),
   }),
 }));
 
@@ -324,16 +324,6 @@ const VoidInvoiceInput = builder.inputType('VoidInvoiceInput', {
   fields: (t) => ({ id: t.id({ required: true }), idempotencyKey: t.string() }),
 });
 
-/**
- * DateTime inputs as the ISO strings the domain's `timestamp` parses. Done before mutate() so the
- * idempotency fingerprint sees the instant too (a Date object hashes as `{}`).
- */
-function isoDates<T extends Record<string, unknown>>(input: T, ...keys: (keyof T)[]): T {
-  const out = { ...input };
-  for (const k of keys) if (out[k] instanceof Date) out[k] = (out[k] as Date).toISOString() as T[keyof T];
-  return out;
-}
-
 const SUB_ERRORS = [...COMMON_ERRORS, NotFoundError, StateError];
 
 builder.mutationFields((t) => ({
@@ -344,7 +334,7 @@ builder.mutationFields((t) => ({
     errors: { types: SUB_ERRORS, dataField: { name: 'subscription' }, result: { name: 'CreateSubscriptionSuccess' }, union: { name: 'CreateSubscriptionResult' } },
     args: { input: t.arg({ type: CreateSubscriptionInput, required: true }) },
     resolve: (_, { input }, gctx) =>
-      mutate(gctx, 'createSubscription', isoDates(input, 'trialEnd'), (ctx, data: schema.SubscriptionCreateInput) => subs.createSubscription(ctx, data), PHASED),
+      mutate(gctx, 'createSubscription', input, (ctx, fields) => subs.createSubscription(ctx, domainInput(schema.subscriptionCreate, fields)), PHASED),
   }),
   updateSubscription: t.field({
     type: Subscription,
@@ -352,9 +342,7 @@ builder.mutationFields((t) => ({
     errors: { types: SUB_ERRORS, dataField: { name: 'subscription' }, result: { name: 'UpdateSubscriptionSuccess' }, union: { name: 'UpdateSubscriptionResult' } },
     args: { input: t.arg({ type: UpdateSubscriptionInput, required: true }) },
     resolve: (_, { input }, gctx) =>
-      mutate(gctx, 'updateSubscription', isoDates(input, 'trialEnd'), (ctx, { id, ...body }: { id: string } & schema.SubscriptionUpdateInput) =>
-        subs.updateSubscription(ctx, String(id), body),
-      PHASED),
+      mutate(gctx, 'updateSubscription', input, (ctx, { id, ...fields }) => subs.updateSubscription(ctx, id, domainInput(schema.subscriptionUpdate, fields)), PHASED),
   }),
   cancelSubscription: t.field({
     type: Subscription,
@@ -362,14 +350,14 @@ builder.mutationFields((t) => ({
     errors: { types: SUB_ERRORS, dataField: { name: 'subscription' }, result: { name: 'CancelSubscriptionSuccess' }, union: { name: 'CancelSubscriptionResult' } },
     args: { input: t.arg({ type: CancelSubscriptionInput, required: true }) },
     resolve: (_, { input }, gctx) =>
-      mutate(gctx, 'cancelSubscription', input, (ctx, { id, ...body }: { id: string } & schema.SubscriptionCancelInput) => subs.cancelSubscription(ctx, String(id), body)),
+      mutate(gctx, 'cancelSubscription', input, (ctx, { id, ...fields }) => subs.cancelSubscription(ctx, id, domainInput(schema.subscriptionCancel, fields))),
   }),
   reactivateSubscription: t.field({
     type: Subscription,
     description: 'Undoes a cancellation at period end before the period ends (else StateError subscription_not_cancelling).',
     errors: { types: SUB_ERRORS, dataField: { name: 'subscription' }, result: { name: 'ReactivateSubscriptionSuccess' }, union: { name: 'ReactivateSubscriptionResult' } },
     args: { input: t.arg({ type: ReactivateSubscriptionInput, required: true }) },
-    resolve: (_, { input }, gctx) => mutate(gctx, 'reactivateSubscription', input, (ctx) => subs.reactivateSubscription(ctx, String(input.id))),
+    resolve: (_, { input }, gctx) => mutate(gctx, 'reactivateSubscription', input, (ctx, { id }) => subs.reactivateSubscription(ctx, id)),
   }),
   pauseSubscription: t.field({
     type: Subscription,
@@ -377,22 +365,20 @@ builder.mutationFields((t) => ({
     errors: { types: SUB_ERRORS, dataField: { name: 'subscription' }, result: { name: 'PauseSubscriptionSuccess' }, union: { name: 'PauseSubscriptionResult' } },
     args: { input: t.arg({ type: PauseSubscriptionInput, required: true }) },
     resolve: (_, { input }, gctx) =>
-      mutate(gctx, 'pauseSubscription', isoDates(input, 'resumesAt'), (ctx, { id, ...body }: { id: string } & schema.SubscriptionPauseInput) =>
-        subs.pauseSubscription(ctx, String(id), body),
-      ),
+      mutate(gctx, 'pauseSubscription', input, (ctx, { id, ...fields }) => subs.pauseSubscription(ctx, id, domainInput(schema.subscriptionPause, fields))),
   }),
   resumeSubscription: t.field({
     type: Subscription,
     description: 'paused → active (else StateError subscription_not_paused).',
     errors: { types: SUB_ERRORS, dataField: { name: 'subscription' }, result: { name: 'ResumeSubscriptionSuccess' }, union: { name: 'ResumeSubscriptionResult' } },
     args: { input: t.arg({ type: ResumeSubscriptionInput, required: true }) },
-    resolve: (_, { input }, gctx) => mutate(gctx, 'resumeSubscription', input, (ctx) => subs.resumeSubscription(ctx, String(input.id))),
+    resolve: (_, { input }, gctx) => mutate(gctx, 'resumeSubscription', input, (ctx, { id }) => subs.resumeSubscription(ctx, id)),
   }),
   voidInvoice: t.field({
     type: Invoice,
     description: 'Voids an open invoice (else StateError invoice_not_open); its checkout closes.',
     errors: { types: SUB_ERRORS, dataField: { name: 'invoice' }, result: { name: 'VoidInvoiceSuccess' }, union: { name: 'VoidInvoiceResult' } },
     args: { input: t.arg({ type: VoidInvoiceInput, required: true }) },
-    resolve: (_, { input }, gctx) => mutate(gctx, 'voidInvoice', input, (ctx) => invoices.voidInvoice(ctx, String(input.id))),
+    resolve: (_, { input }, gctx) => mutate(gctx, 'voidInvoice', input, (ctx, { id }) => invoices.voidInvoice(ctx, id)),
   }),
 }));

@@ -3,7 +3,7 @@ import { deleteCustomer, getCustomerWithEmbeds } from '../services/customers.ts'
 import { NotFoundError } from '../platform/errors.ts';
 import { builder, connectionComplexity, loadNodeWith, nodeKind } from './builder.ts';
 import { COMMON_ERRORS } from './errors.ts';
-import { connectionType, listArgs, mutate, orNull, toConnection } from './helpers.ts';
+import { connectionType, domainInput, listArgs, mutate, orNull, toConnection } from './helpers.ts';
 
 export const Customer = builder.prismaNode('Customer', {
   id: { field: 'id' },
@@ -89,25 +89,20 @@ builder.mutationFields((t) => ({
     errors: { types: COMMON_ERRORS, dataField: { name: 'customer' }, result: { name: 'CreateCustomerSuccess' }, union: { name: 'CreateCustomerResult' } },
     args: { input: t.arg({ type: CreateCustomerInput, required: true }) },
     resolve: (_, { input }, gctx) =>
-      mutate(gctx, 'createCustomer', input, (ctx, data: customers.CustomerCreateInput) => customers.createCustomer(ctx, data)),
+      mutate(gctx, 'createCustomer', input, (ctx, fields) => customers.createCustomer(ctx, domainInput(customers.customerCreate, fields))),
   }),
   updateCustomer: t.field({
     type: Customer,
     errors: { types: [...COMMON_ERRORS, NotFoundError], dataField: { name: 'customer' }, result: { name: 'UpdateCustomerSuccess' }, union: { name: 'UpdateCustomerResult' } },
     args: { input: t.arg({ type: UpdateCustomerInput, required: true }) },
     resolve: (_, { input }, gctx) =>
-      mutate(
-        gctx,
-        'updateCustomer',
-        input,
-        (ctx, { id, ...fields }: { id: string } & customers.CustomerUpdateInput) => customers.updateCustomer(ctx, String(id), fields),
-      ),
+      mutate(gctx, 'updateCustomer', input, (ctx, { id, ...fields }) => customers.updateCustomer(ctx, id, domainInput(customers.customerUpdate, fields))),
   }),
   deleteCustomer: t.field({
     type: DeletedCustomer,
     errors: { types: [...COMMON_ERRORS, NotFoundError], dataField: { name: 'deletedCustomer' }, result: { name: 'DeleteCustomerSuccess' }, union: { name: 'DeleteCustomerResult' } },
     args: { input: t.arg({ type: DeleteCustomerInput, required: true }) },
     resolve: (_, { input }, gctx) =>
-      mutate(gctx, 'deleteCustomer', input, (ctx) => deleteCustomer(ctx, String(input.id))),
+      mutate(gctx, 'deleteCustomer', input, (ctx, { id }) => deleteCustomer(ctx, id)),
   }),
 }));

@@ -1,5 +1,5 @@
-// Shared resolver plumbing: Relay connections from domain pages, and mutations with
-// idempotencyKey support that map GraphQL input onto the domain's (REST-shaped) input.
+// Shared resolver plumbing: Relay connections from domain pages, mutations with idempotencyKey
+// support, and GraphQL input made into the domain's (REST-shaped) input, typed (domainInput).
 import type { Ctx } from '../platform/context.ts';
 import superjson, { type SuperJSONResult } from 'superjson';
 import {
@@ -14,7 +14,7 @@ import {
 import { runIdempotent, validateKey } from '../platform/idempotency.ts';
 import DataLoader from 'dataloader';
 import { encodeCursor, type Keyed, type Page } from '../platform/pagination.ts';
-import { parse, type z } from '../platform/validation.ts';
+import { parse, z } from '../platform/validation.ts';
 import { builder, type GraphQLContext } from './builder.ts';
 
 /**
@@ -95,17 +95,96 @@ export function toConnection<T extends Keyed>(page: Page<T>): Connection<T> {
   };
 }
 
-/** camelCase GraphQL input → snake_case domain input. Keys inside `metadata` are left alone. */
-export function snakeKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(snakeKeys);
-  if (value === null || typeof value !== 'object' || value instanceof Date) return value instanceof Date ? value.toISOString() : value;
+/** camelCase → snake_case, as the type of a key (domainInput renames at runtime the same way). */
+type Snake<S extends string> = S extends `${infer C}${infer R}` ? `${C extends Lowercase<C> ? C : `_${Lowercase<C>}`}${Snake<R>}` : S;
+const snake = (k: string) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+/** The zod input type of field `K` of an object schema's input `Z` (unknown when it has none). */
+type FieldOf<Z, K extends string> = Z extends object ? (K extends keyof Z ? Z[K] : unknown) : unknown;
+
+/**
+ * One GraphQL value as the domain takes it: a DateTime as its ISO string, a nested input object
+ * field by field, a list item by item. Where GraphQL's type is a plain scalar looser than the
+ * schema's — JSON (`unknown`: metadata), a String where the schema takes one of a set of strings
+ * (webhook event types) — the value is typed as the schema's input: zod checks it when the domain
+ * parses, exactly as it checks a REST body. Enums, numbers, booleans, DateTimes and objects must match.
+ */
+type DomainValue<V, Z> = unknown extends V
+  ? Z
+  : string extends V
+    ? [NonNullable<Z>] extends [string] ? NonNullable<Z> : V
+    : V extends Date
+    ? string
+    : V extends readonly (infer E)[]
+      ? DomainValue<E, NonNullable<Z> extends readonly (infer ZE)[] ? ZE : unknown>[]
+      : V extends object
+        ? DomainInput<V, NonNullable<Z>>
+        : V;
+
+/** A field: `null` stays only where the schema accepts it (it means something there: "clear"). */
+type DomainField<V, Z> = unknown extends V
+  ? Z
+  : null extends V
+    ? DomainValue<NonNullable<V>, Z> | (null extends Z ? null : never)
+    : DomainValue<V, Z>;
+
+/** What `domainInput` makes of GraphQL input fields `I` for an object schema with input type `Z`. */
+export type DomainInput<I, Z> = { [K in keyof I as Snake<K & string>]: DomainField<I[K], FieldOf<Z, Snake<K & string>>> };
+
+/** Every field of `I` (and of its nested input objects) names a field of the schema's input `Z`. */
+type KnownFields<I, Z> = {
+  [K in keyof I]: Snake<K & string> extends keyof NonNullable<Z>
+    ? unknown extends I[K]
+      ? I[K]
+      : NonNullable<I[K]> extends Date | readonly unknown[]
+        ? I[K]
+        : NonNullable<I[K]> extends object
+          ? KnownFields<NonNullable<I[K]>, NonNullable<NonNullable<Z>[Snake<K & string> & keyof NonNullable<Z>]>> | Extract<I[K], null | undefined>
+          : I[K]
+    : never;
+};
+
+/** The object schema under optional, nullable, default and pipe wrappers (its `in` side). */
+function unwrap(s: z.core.$ZodType | undefined): z.core.$ZodType | undefined {
+  for (let i = 0; s && i < 16; i++) {
+    if (s instanceof z.ZodOptional || s instanceof z.ZodNullable) s = s.unwrap();
+    else if (s instanceof z.ZodDefault) s = s.removeDefault();
+    else if (s instanceof z.ZodPipe) s = s.in;
+    else return s;
+  }
+  return s;
+}
+
+function toDomain(value: unknown, schema: z.core.$ZodType | undefined): unknown {
+  if (value instanceof Date) return value.toISOString();
+  const s = unwrap(schema);
+  if (Array.isArray(value)) return value.map((v) => toDomain(v, s instanceof z.ZodArray ? s.element : undefined));
+  // Only input objects are renamed; anything else (a JSON value: metadata's keys are the merchant's) goes as given.
+  if (value === null || typeof value !== 'object' || !(s instanceof z.ZodObject)) return value;
+  const shape: Record<string, z.core.$ZodType> = s.shape;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
     if (v === undefined) continue;
-    const key = k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-    out[key] = key === 'metadata' ? v : snakeKeys(v);
+    const key = snake(k);
+    const field = shape[key];
+    if (v === null && !(field && z.safeParse(field, null).success)) continue;
+    out[key] = toDomain(v, field);
   }
   return out;
+}
+
+/**
+ * GraphQL input fields as the domain function's input for `schema` (the zod schema it parses
+ * with, the one REST validates the body with): camelCase names in snake_case, DateTimes as ISO
+ * strings, and **`null` on an optional field means "not given"** — dropped, as if the field were
+ * absent — except on a field the schema accepts `null` for, where `null` keeps its REST meaning
+ * (clear the value: a customer's name, a subscription's payment method …). The result's type is
+ * checked by tsc against the domain function's parameter; a field the schema does not have is a
+ * type error here.
+ */
+export function domainInput<S extends z.ZodType, I extends KnownFields<I, z.input<S>>>(schema: S, fields: I): DomainInput<I, z.input<S>> {
+  // The one assertion on the input path: the renaming above mirrors DomainInput (test/unit/graphql-rest-inputs.test.ts).
+  return toDomain(fields, schema) as DomainInput<I, z.input<S>>;
 }
 
 interface StoredError {
@@ -132,18 +211,19 @@ export const PHASED = { phased: true } as const;
  * Runs a mutation. With an idempotencyKey, the first run's result is stored (serialised with its
  * dates and 64-bit amounts) right after the operation commits; a repeat returns exactly that
  * result — not a fresh read, so e.g. a replayed createWebhookEndpoint shows the secret it
- * created even after a rotation — or the same error, without doing the work again.
+ * created even after a rotation — or the same error, without doing the work again. `work` gets
+ * the input's other fields as GraphQL typed them (path ids as they are, a body through
+ * `domainInput`); the key's fingerprint is of those fields as given.
  */
-export async function mutate<T, I = any>(
+export async function mutate<In extends { idempotencyKey?: string | null }, T>(
   gctx: GraphQLContext,
   operation: string,
-  input: { idempotencyKey?: string | null } & Record<string, unknown>,
-  work: (ctx: Ctx, input: I) => Promise<T>,
+  input: In,
+  work: (ctx: Ctx, fields: Omit<In, 'idempotencyKey'>) => Promise<T>,
   opts: { phased?: boolean } = {},
 ): Promise<T> {
   const { idempotencyKey, ...rest } = input;
-  const domainInput = snakeKeys(rest) as I;
-  if (idempotencyKey === undefined || idempotencyKey === null) return work(gctx.ctx, domainInput);
+  if (idempotencyKey === undefined || idempotencyKey === null) return work(gctx.ctx, rest);
   validateKey(idempotencyKey, 'idempotencyKey');
   const ctx = gctx.ctx;
   let result: T | undefined;
@@ -151,7 +231,7 @@ export async function mutate<T, I = any>(
     gctx.services.db.prisma,
     { merchantId: ctx.merchant.id, key: idempotencyKey, scope: `graphql ${operation}`, payload: rest, operation: `graphql ${operation}` },
     async (db, run) => {
-      result = await work({ ...ctx, db, idempotency: run }, domainInput);
+      result = await work({ ...ctx, db, idempotency: run }, rest);
       return { status: 200, body: { result: superjson.serialize(result) } };
     },
     (err) => ({ status: err.status, body: { error: { type: err.type, code: err.code, message: err.message, param: err.param, ...(err instanceof InsufficientBalanceError ? { balance: Number(err.balance) } : {}) } } }),

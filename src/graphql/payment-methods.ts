@@ -7,7 +7,7 @@ import { NotFoundError, StateError } from '../platform/errors.ts';
 import { builder, connectionComplexity, nodeKind } from './builder.ts';
 import { Customer } from './customers.ts';
 import { COMMON_ERRORS } from './errors.ts';
-import { connectionType, listArgs, mutate, PHASED, nestedConnection, orNull, requestLoader } from './helpers.ts';
+import { connectionType, domainInput, listArgs, mutate, PHASED, nestedConnection, orNull, requestLoader } from './helpers.ts';
 import type { PaymentMethod as PaymentMethodRow } from '../generated/prisma/client.ts';
 import { CheckoutLocale, PaymentMethodType } from './payments.ts';
 
@@ -166,14 +166,14 @@ builder.mutationFields((t) => ({
     type: SetupIntent,
     errors: { types: [...COMMON_ERRORS, NotFoundError], dataField: { name: 'setupIntent' }, result: { name: 'CreateSetupIntentSuccess' }, union: { name: 'CreateSetupIntentResult' } },
     args: { input: t.arg({ type: CreateSetupIntentInput, required: true }) },
-    resolve: (_, { input }, gctx) => mutate(gctx, 'createSetupIntent', input, (ctx, data: methods.SetupIntentCreateInput) => methods.createSetupIntent(ctx, data)),
+    resolve: (_, { input }, gctx) => mutate(gctx, 'createSetupIntent', input, (ctx, fields) => methods.createSetupIntent(ctx, domainInput(methods.setupIntentCreate, fields))),
   }),
   detachPaymentMethod: t.field({
     type: PaymentMethod,
     description: 'Detaches a saved method from its customer: it can no longer be charged.',
     errors: { types: [...COMMON_ERRORS, NotFoundError, StateError], dataField: { name: 'paymentMethod' }, result: { name: 'DetachPaymentMethodSuccess' }, union: { name: 'DetachPaymentMethodResult' } },
     args: { input: t.arg({ type: DetachPaymentMethodInput, required: true }) },
-    resolve: (_, { input }, gctx) => mutate(gctx, 'detachPaymentMethod', input, (ctx) => methods.detachPaymentMethod(ctx, String(input.id))),
+    resolve: (_, { input }, gctx) => mutate(gctx, 'detachPaymentMethod', input, (ctx, { id }) => methods.detachPaymentMethod(ctx, id)),
   }),
   setDefaultPaymentMethod: t.field({
     type: Customer,
@@ -181,13 +181,13 @@ builder.mutationFields((t) => ({
     errors: { types: [...COMMON_ERRORS, NotFoundError], dataField: { name: 'customer' }, result: { name: 'SetDefaultPaymentMethodSuccess' }, union: { name: 'SetDefaultPaymentMethodResult' } },
     args: { input: t.arg({ type: SetDefaultPaymentMethodInput, required: true }) },
     resolve: (_, { input }, gctx) =>
-      mutate(gctx, 'setDefaultPaymentMethod', input, (ctx) => methods.setDefaultPaymentMethod(ctx, String(input.customerId), String(input.paymentMethodId), 'payment_method_id')),
+      mutate(gctx, 'setDefaultPaymentMethod', input, (ctx, { customerId, paymentMethodId }) => methods.setDefaultPaymentMethod(ctx, customerId, paymentMethodId, 'payment_method_id')),
   }),
   createPortalSession: t.field({
     type: PortalSession,
     errors: { types: [...COMMON_ERRORS, NotFoundError], dataField: { name: 'portalSession' }, result: { name: 'CreatePortalSessionSuccess' }, union: { name: 'CreatePortalSessionResult' } },
     args: { input: t.arg({ type: CreatePortalSessionInput, required: true }) },
-    resolve: (_, { input }, gctx) => mutate(gctx, 'createPortalSession', input, (ctx, data: portal.PortalSessionCreateInput) => portal.createPortalSession(ctx, data)),
+    resolve: (_, { input }, gctx) => mutate(gctx, 'createPortalSession', input, (ctx, fields) => portal.createPortalSession(ctx, domainInput(portal.portalSessionCreate, fields))),
   }),
   completeTestSetupIntent: t.field({
     type: SetupIntent,
@@ -195,6 +195,6 @@ builder.mutationFields((t) => ({
     errors: { types: [...COMMON_ERRORS, NotFoundError, StateError], dataField: { name: 'setupIntent' }, result: { name: 'CompleteTestSetupIntentSuccess' }, union: { name: 'CompleteTestSetupIntentResult' } },
     args: { input: t.arg({ type: CompleteTestSetupIntentInput, required: true }) },
     resolve: (_, { input }, gctx) =>
-      mutate(gctx, 'completeTestSetupIntent', input, (ctx, { id, ...body }: { id: string } & methods.SetupIntentCompleteInput) => methods.completeSetupForTest(ctx, String(id), body), PHASED),
+      mutate(gctx, 'completeTestSetupIntent', input, (ctx, { id, ...fields }) => methods.completeSetupForTest(ctx, id, domainInput(methods.setupIntentCompleteBody, fields)), PHASED),
   }),
 }));

@@ -5,7 +5,7 @@ import { NotFoundError, StateError } from '../platform/errors.ts';
 import { builder, connectionComplexity, nodeKind } from './builder.ts';
 import './customers.ts';
 import { COMMON_ERRORS } from './errors.ts';
-import { connectionType, listArgs, mutate, PHASED, nestedConnection, orNull, toConnection } from './helpers.ts';
+import { connectionType, domainInput, listArgs, mutate, PHASED, nestedConnection, orNull, toConnection } from './helpers.ts';
 
 const PaymentStatus = builder.enumType('PaymentStatus', { values: payments.PAYMENT_STATUSES });
 const RefundStatus = builder.enumType('RefundStatus', { values: refunds.REFUND_STATUSES });
@@ -193,14 +193,14 @@ builder.mutationFields((t) => ({
     type: Payment,
     errors: { types: [...COMMON_ERRORS, NotFoundError, StateError], dataField: { name: 'payment' }, result: { name: 'CreatePaymentSuccess' }, union: { name: 'CreatePaymentResult' } },
     args: { input: t.arg({ type: CreatePaymentInput, required: true }) },
-    resolve: (_, { input }, gctx) => mutate(gctx, 'createPayment', input, (ctx, data: payments.PaymentCreateInput) => payments.createPayment(ctx, data), PHASED),
+    resolve: (_, { input }, gctx) => mutate(gctx, 'createPayment', input, (ctx, fields) => payments.createPayment(ctx, domainInput(payments.paymentCreate, fields)), PHASED),
   }),
   createRefund: t.field({
     type: Refund,
     errors: { types: [...COMMON_ERRORS, NotFoundError, StateError], dataField: { name: 'refund' }, result: { name: 'CreateRefundSuccess' }, union: { name: 'CreateRefundResult' } },
     args: { input: t.arg({ type: CreateRefundInput, required: true }) },
     resolve: (_, { input }, gctx) =>
-      mutate(gctx, 'createRefund', input, (ctx, data: refunds.RefundCreateInput) => refunds.createRefund(ctx, data), PHASED),
+      mutate(gctx, 'createRefund', input, (ctx, fields) => refunds.createRefund(ctx, domainInput(refunds.refundCreate, fields)), PHASED),
   }),
   completeTestPayment: t.field({
     type: Payment,
@@ -212,7 +212,7 @@ builder.mutationFields((t) => ({
         gctx,
         'completeTestPayment',
         input,
-        (ctx, { id, ...body }: { id: string } & payments.PaymentCompleteInput) => payments.completeForTest(ctx, String(id), body),
+        (ctx, { id, ...fields }) => payments.completeForTest(ctx, id, domainInput(payments.paymentCompleteBody, fields)),
         PHASED,
       ),
   }),

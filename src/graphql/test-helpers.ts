@@ -1,11 +1,11 @@
 // Test-mode helpers over GraphQL: the merchant's billing clock. The domain refuses them to
 // live-mode merchants (not found), as REST does.
-import { testClockNow, type ClockAdvanceInput } from '../domain/clock/index.ts';
+import { clockAdvanceBody, testClockNow } from '../domain/clock/index.ts';
 import { advanceClockAndRunDueWork } from '../jobs/clock-advance.ts';
 import { NotFoundError, StateError, ValidationError } from '../platform/errors.ts';
 import { builder } from './builder.ts';
 import { COMMON_ERRORS } from './errors.ts';
-import { mutate, PHASED } from './helpers.ts';
+import { domainInput, mutate, PHASED } from './helpers.ts';
 
 const TestClock = builder.objectRef<{ now: Date }>('TestClock').implement({
   description: "A test-mode merchant's billing clock.",
@@ -41,6 +41,6 @@ builder.mutationField('advanceTestClock', (t) =>
     },
     args: { input: t.arg({ type: AdvanceTestClockInput, required: true }) },
     resolve: (_, { input }, gctx) =>
-      mutate(gctx, 'advanceTestClock', input, async (ctx, body: ClockAdvanceInput) => ({ now: await advanceClockAndRunDueWork(ctx, body) }), PHASED),
+      mutate(gctx, 'advanceTestClock', input, async (ctx, fields) => ({ now: await advanceClockAndRunDueWork(ctx, domainInput(clockAdvanceBody, fields)) }), PHASED),
   }),
 );

@@ -5,7 +5,7 @@ import { InsufficientBalanceError, NotFoundError, StateError } from '../platform
 import { formatMoney } from '../platform/money.ts';
 import { builder, connectionComplexity, nodeKind } from './builder.ts';
 import { COMMON_ERRORS } from './errors.ts';
-import { connectionType, listArgs, mutate, PHASED, nestedConnection, orNull, toConnection } from './helpers.ts';
+import { connectionType, domainInput, listArgs, mutate, PHASED, nestedConnection, orNull, toConnection } from './helpers.ts';
 import { TestOutcome } from './payments.ts';
 
 const WalletStatus = builder.enumType('WalletStatus', { values: wallets.WALLET_STATUSES });
@@ -168,7 +168,7 @@ function walletMutation(name: string, op: (ctx: Ctx, id: string) => Promise<impo
       type: Wallet,
       errors: { types: STATE, dataField: { name: 'wallet' }, result: { name: `${cap}Success` }, union: { name: `${cap}Result` } },
       args: { input: t.arg({ type: WalletIdInput, required: true }) },
-      resolve: (_, { input }, gctx) => mutate(gctx, name, input, (ctx, d: { id: string }) => op(ctx, String(d.id))),
+      resolve: (_, { input }, gctx) => mutate(gctx, name, input, (ctx, { id }) => op(ctx, id)),
     }),
   );
 }
@@ -181,7 +181,7 @@ builder.mutationFields((t) => ({
     type: Wallet,
     errors: { types: STATE, dataField: { name: 'wallet' }, result: { name: 'CreateWalletSuccess' }, union: { name: 'CreateWalletResult' } },
     args: { input: t.arg({ type: CreateWalletInput, required: true }) },
-    resolve: (_, { input }, gctx) => mutate(gctx, 'createWallet', input, (ctx, d: wallets.WalletCreateInput) => wallets.createWallet(ctx, d)),
+    resolve: (_, { input }, gctx) => mutate(gctx, 'createWallet', input, (ctx, fields) => wallets.createWallet(ctx, domainInput(wallets.walletCreate, fields))),
   }),
   debitWallet: t.field({
     type: WalletTransaction,
@@ -194,7 +194,7 @@ builder.mutationFields((t) => ({
     },
     args: { input: t.arg({ type: DebitWalletInput, required: true }) },
     resolve: (_, { input }, gctx) =>
-      mutate(gctx, 'debitWallet', input, (ctx, { id, ...body }: { id: string } & wallets.WalletDebitInput) => wallets.debitWallet(ctx, String(id), body)),
+      mutate(gctx, 'debitWallet', input, (ctx, { id, ...fields }) => wallets.debitWallet(ctx, id, domainInput(wallets.walletDebit, fields))),
   }),
   creditWallet: t.field({
     type: WalletTransaction,
@@ -205,7 +205,7 @@ builder.mutationFields((t) => ({
         gctx,
         'creditWallet',
         input,
-        async (ctx, { id, ...body }: { id: string } & wallets.WalletCreditInput) => (await wallets.creditWallet(ctx, String(id), body)).transaction,
+        async (ctx, { id, ...fields }) => (await wallets.creditWallet(ctx, id, domainInput(wallets.walletCredit, fields))).transaction,
       ),
   }),
   completeTestWalletTopup: t.field({
@@ -218,7 +218,7 @@ builder.mutationFields((t) => ({
         gctx,
         'completeTestWalletTopup',
         input,
-        (ctx, { id, ...body }: { id: string; outcome: string }) => topups.completeTopupForTest(ctx, String(id), body),
+        (ctx, { id, ...fields }) => topups.completeTopupForTest(ctx, id, domainInput(wallets.topupCompleteBody, fields)),
         PHASED,
       ),
   }),
@@ -231,7 +231,7 @@ builder.mutationFields((t) => ({
         gctx,
         'createWalletTopup',
         input,
-        (ctx, { wallet_id, ...body }: { wallet_id: string } & wallets.TopupCreateInput) => topups.createTopup(ctx, wallet_id, body),
+        (ctx, { walletId, ...fields }) => topups.createTopup(ctx, walletId, domainInput(wallets.topupCreate, fields)),
       ),
   }),
 }));

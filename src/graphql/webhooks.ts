@@ -4,7 +4,7 @@ import type { Ctx } from '../platform/context.ts';
 import { NotFoundError } from '../platform/errors.ts';
 import { builder, connectionComplexity, nodeKind } from './builder.ts';
 import { COMMON_ERRORS } from './errors.ts';
-import { connectionType, listArgs, mutate, nestedConnection, orNull, toConnection } from './helpers.ts';
+import { connectionType, domainInput, listArgs, mutate, nestedConnection, orNull, toConnection } from './helpers.ts';
 import './events.ts';
 
 const WebhookEndpointStatus = builder.enumType('WebhookEndpointStatus', {
@@ -111,33 +111,33 @@ builder.mutationFields((t) => ({
     type: WebhookEndpointWithSecret,
     errors: { types: COMMON_ERRORS, directResult: true, union: { name: 'CreateWebhookEndpointResult' } },
     args: { input: t.arg({ type: CreateWebhookEndpointInput, required: true }) },
-    resolve: (_, { input }, gctx) => mutate(gctx, 'createWebhookEndpoint', input, (ctx, d: webhooks.EndpointCreateInput) => webhooks.createEndpoint(ctx, d)),
+    resolve: (_, { input }, gctx) => mutate(gctx, 'createWebhookEndpoint', input, (ctx, fields) => webhooks.createEndpoint(ctx, domainInput(webhooks.endpointCreate, fields))),
   }),
   updateWebhookEndpoint: t.field({
     type: WebhookEndpoint,
     errors: { types: ERRORS, dataField: { name: 'webhookEndpoint' }, result: { name: 'UpdateWebhookEndpointSuccess' }, union: { name: 'UpdateWebhookEndpointResult' } },
     args: { input: t.arg({ type: UpdateWebhookEndpointInput, required: true }) },
     resolve: (_, { input }, gctx) =>
-      mutate(gctx, 'updateWebhookEndpoint', input, (ctx, { id, ...d }: { id: string } & webhooks.EndpointUpdateInput) => webhooks.updateEndpoint(ctx, String(id), d)),
+      mutate(gctx, 'updateWebhookEndpoint', input, (ctx, { id, ...fields }) => webhooks.updateEndpoint(ctx, id, domainInput(webhooks.endpointUpdate, fields))),
   }),
   deleteWebhookEndpoint: t.field({
     type: WebhookEndpoint,
     errors: { types: ERRORS, dataField: { name: 'webhookEndpoint' }, result: { name: 'DeleteWebhookEndpointSuccess' }, union: { name: 'DeleteWebhookEndpointResult' } },
     args: { input: t.arg({ type: EndpointIdInput, required: true }) },
     resolve: (_, { input }, gctx) =>
-      mutate(gctx, 'deleteWebhookEndpoint', input, (ctx, d: { id: string }) => webhooks.deleteEndpoint(ctx, String(d.id))),
+      mutate(gctx, 'deleteWebhookEndpoint', input, (ctx, { id }) => webhooks.deleteEndpoint(ctx, id)),
   }),
   rotateWebhookEndpointSecret: t.field({
     type: WebhookEndpointWithSecret,
     errors: { types: ERRORS, directResult: true, union: { name: 'RotateWebhookEndpointSecretResult' } },
     args: { input: t.arg({ type: EndpointIdInput, required: true }) },
-    resolve: (_, { input }, gctx) => mutate(gctx, 'rotateWebhookEndpointSecret', input, (ctx, d: { id: string }) => webhooks.rotateSecret(ctx, String(d.id))),
+    resolve: (_, { input }, gctx) => mutate(gctx, 'rotateWebhookEndpointSecret', input, (ctx, { id }) => webhooks.rotateSecret(ctx, id)),
   }),
   replayEvent: t.field({
     type: ReplayEventSuccess,
     errors: { types: ERRORS, directResult: true, union: { name: 'ReplayEventResult' } },
     args: { input: t.arg({ type: ReplayEventInput, required: true }) },
     resolve: (_, { input }, gctx) =>
-      mutate(gctx, 'replayEvent', input, async (ctx, d: { id: string }) => ({ attempts: await webhooks.replayEvent(ctx, String(d.id)) })),
+      mutate(gctx, 'replayEvent', input, async (ctx, { id }) => ({ attempts: await webhooks.replayEvent(ctx, id) })),
   }),
 }));

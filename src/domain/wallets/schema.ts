@@ -64,3 +64,4 @@ export const topupListQuery = z.strictObject({ ...listQuery });
 export type TopupListQuery = z.output<typeof topupListQuery>;
 
 export const topupCompleteBody = z.strictObject({ outcome: z.enum(['succeeded', 'failed', 'cancelled']) });
+export type TopupCompleteInput = z.input<typeof topupCompleteBody>;

@@ -23,7 +23,7 @@ import { onPaymentOutcome } from '../payments/hooks.ts';
 import { reserveRefund, onRefund } from '../refunds/index.ts';
 import { clockNow, requireTestMode } from '../clock/index.ts';
 import { append, getWallet, lockWallet, transactionToJSON } from './index.ts';
-import { topupCompleteBody, topupCreate, type TopupCreateInput, type TopupListQuery, type TopupStatus } from './schema.ts';
+import { topupCompleteBody, topupCreate, type TopupCompleteInput, type TopupCreateInput, type TopupListQuery, type TopupStatus } from './schema.ts';
 
 export const TOPUP_PURPOSE = 'wallet_topup';
 
@@ -188,7 +188,7 @@ onRefund(TOPUP_PURPOSE, {
 export const cancelTopupPayment = (ctx: Ctx, paymentId: string) => cancelAtCheckout(ctx, paymentId);
 
 /** POST /v1/test-helpers/wallet-topups/:id/complete */
-export async function completeTopupForTest(ctx: Ctx, id: string, input: unknown): Promise<TopupWithPayment> {
+export async function completeTopupForTest(ctx: Ctx, id: string, input: TopupCompleteInput): Promise<TopupWithPayment> {
   requireTestMode(ctx.merchant);
   const body = parse(topupCompleteBody, input);
   const t = await getTopup(ctx, id);

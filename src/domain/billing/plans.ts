@@ -8,7 +8,7 @@ import { newId } from '../../platform/ids.ts';
 import { formatMoney } from '../../platform/money.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { amount, currency, listQuery, metadata, parse, z } from '../../platform/validation.ts';
-import { clockNow } from '../clock/index.ts';
+import { clockNow } from '../../platform/clock.ts';
 import { recordEvent } from '../events/index.ts';
 import { INTERVALS, MAX_INTERVAL_COUNT, type Interval } from './periods.ts';
 
@@ -91,7 +91,7 @@ export async function createPlan(ctx: Ctx, input: PlanCreateInput): Promise<Plan
         metadata: data.metadata ?? {},
       },
     });
-    await recordEvent(tx, ctx.merchant.id, 'plan.created', planToJSON(p));
+    await recordEvent(tx, ctx, 'plan.created', planToJSON(p));
     return p;
   });
 }
@@ -125,7 +125,7 @@ export async function archivePlan(ctx: Ctx, id: string): Promise<Plan> {
     const before = await getPlan(ctx, id, tx);
     if (!before.active) throw new StateError('plan_archived', `Plan ${id} is already archived.`, null);
     const after = await tx.plan.update({ where: { id }, data: { active: false, archivedAt: await clockNow({ ...ctx, db: tx }) } });
-    await recordEvent(tx, ctx.merchant.id, 'plan.archived', planToJSON(after), { active: true, archived_at: null });
+    await recordEvent(tx, ctx, 'plan.archived', planToJSON(after), { active: true, archived_at: null });
     return after;
   });
 }

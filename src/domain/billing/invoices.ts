@@ -186,6 +186,7 @@ export async function issueInvoice(ctx: Ctx, tx: TenantTx, a: IssueArgs): Promis
       periodStart: a.periodStart,
       periodEnd: a.periodEnd,
       dueDate: now,
+      createdAt: now,
     },
   });
   if (a.lines.length > 0) {
@@ -200,6 +201,7 @@ export async function issueInvoice(ctx: Ctx, tx: TenantTx, a: IssueArgs): Promis
         periodEnd: l.periodEnd,
         amount: l.amount,
         proration: l.proration ?? false,
+        createdAt: now,
       })),
     });
   }
@@ -260,6 +262,7 @@ async function finalize(ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines, sub: Subs
         periodEnd: inv.periodEnd,
         amount: subtotal,
         proration: false,
+        createdAt: now,
       },
     });
   }

@@ -89,6 +89,7 @@ export async function createPlan(ctx: Ctx, input: PlanCreateInput): Promise<Plan
         trialPeriodDays: data.trial_period_days ?? 0,
         applyWalletBalance: data.apply_wallet_balance ?? false,
         metadata: data.metadata ?? {},
+        createdAt: await clockNow({ ...ctx, db: tx }),
       },
     });
     await recordEvent(tx, ctx, 'plan.created', planToJSON(p));

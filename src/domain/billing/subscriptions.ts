@@ -195,8 +195,10 @@ export async function createSubscription(ctx: Ctx, input: SubscriptionCreateInpu
     if (!customer || customer.deletedAt) throw new NotFoundError('customer', data.customer_id, 'customer_id');
     const plan = await subscribablePlan(ctx, data.plan_id, tx);
     if (data.payment_method_id) await checkMethod(tx, customer.id, data.payment_method_id);
-    // Periods run in whole seconds (proration is computed to the second).
-    const now = wholeSecond(await clockNow({ ...ctx, db: tx }));
+    // Periods run in whole seconds (proration is computed to the second); the record's created_at
+    // is the clock's time itself.
+    const at = await clockNow({ ...ctx, db: tx });
+    const now = wholeSecond(at);
     let trialEnd: Date | null = null;
     if (data.trial_end) {
       checkFuture(data.trial_end, now, 'trial_end');
@@ -215,6 +217,7 @@ export async function createSubscription(ctx: Ctx, input: SubscriptionCreateInpu
       paymentMethodId: data.payment_method_id ?? null,
       applyWalletBalance: data.apply_wallet_balance ?? plan.applyWalletBalance,
       metadata: data.metadata ?? {},
+      createdAt: at,
     };
     if (trialEnd) {
       const sub = await tx.subscription.create({
@@ -550,7 +553,7 @@ export async function updateSubscription(ctx: Ctx, id: string, input: Subscripti
       checkInvoiceTotal(waiting + changed + (behavior === 'always_invoice' ? 0n : newPlan.amount), 'plan_id');
       if (lines.length > 0 && behavior === 'create_prorations') {
         await tx.invoiceItem.createMany({
-          data: lines.map((l) => ({ id: newId('invoice_line'), merchantId: ctx.merchant.id, subscriptionId: id, invoiceId: null, ...l, proration: true })),
+          data: lines.map((l) => ({ id: newId('invoice_line'), merchantId: ctx.merchant.id, subscriptionId: id, invoiceId: null, ...l, proration: true, createdAt: now })),
         });
       }
       if (lines.length > 0 && behavior === 'always_invoice') {

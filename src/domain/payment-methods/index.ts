@@ -112,6 +112,7 @@ export async function createSetupIntent(ctx: Ctx, input: SetupIntentCreateInput,
         token: randomToken(40),
         portalSessionId: opts.portalSessionId ?? null,
         expiresAt: new Date(now.getTime() + SETUP_TTL_MS),
+        createdAt: now,
       },
     });
     await enqueueJob(tx, { merchantId: ctx.merchant.id, kind: SETUP_EXPIRE_JOB, runAt: si.expiresAt, key: `expire:${si.id}`, payload: { setup_intent_id: si.id } });
@@ -218,6 +219,7 @@ export async function completeSetup(ctx: Ctx, id: string, attempt: SetupAttempt)
         type: result.details.type,
         details: result.details as unknown as Prisma.InputJsonValue,
         processorToken: result.token,
+        createdAt: now,
       },
     });
     const done = await tx.setupIntent.update({ where: { id }, data: { status: 'succeeded', paymentMethodId: pm.id, completedAt: now } });

@@ -179,6 +179,7 @@ export async function insertPayment(ctx: Ctx, tx: TenantTx, p: NewPayment): Prom
       metadata: p.metadata ?? {},
       checkoutToken: randomToken(40),
       expiresAt,
+      createdAt: now,
     },
     include: withCustomer,
   });

@@ -69,6 +69,7 @@ export async function createPortalSession(ctx: Ctx, input: PortalSessionCreateIn
         returnUrl: data.return_url,
         locale: data.locale ?? 'en',
         expiresAt: new Date(now.getTime() + PORTAL_TTL_MS),
+        createdAt: now,
       },
     });
   });

@@ -101,6 +101,7 @@ export async function reserveRefund(
     );
   }
   await tx.payment.update({ where: { id: p.id }, data: { amountRefunded: { increment: amt } } });
+  const now = await clockNow({ ...ctx, db: tx });
   const refund = await tx.refund.create({
     data: {
       id: req.id ?? newId('refund'),
@@ -111,11 +112,11 @@ export async function reserveRefund(
       currency: p.currency,
       reason: req.reason ?? null,
       metadata: req.metadata ?? {},
+      createdAt: now,
     },
   });
   await recordEvent(tx, ctx, 'refund.created', refundToJSON(refund));
   await refundHooks.get(p.purpose)?.reserve({ ...ctx, db: tx }, tx, p, refund);
-  const now = await clockNow({ ...ctx, db: tx });
   await enqueueJob(tx, {
     merchantId: ctx.merchant.id,
     kind: REFUND_SETTLE_JOB,

@@ -96,7 +96,7 @@ function checkUrl(ctx: Ctx, value: string) {
 export async function createEndpoint(ctx: Ctx, input: EndpointCreateInput): Promise<WebhookEndpoint> {
   const data = parse(endpointCreate, input);
   checkUrl(ctx, data.url);
-  return inTransaction(ctx.db, (tx) =>
+  return inTransaction(ctx.db, async (tx) =>
     tx.webhookEndpoint.create({
       data: {
         id: newId('webhook_endpoint'),
@@ -105,6 +105,7 @@ export async function createEndpoint(ctx: Ctx, input: EndpointCreateInput): Prom
         events: [...new Set(data.events ?? [])],
         description: data.description ?? null,
         secret: newSecret(),
+        createdAt: await clockNow({ ...ctx, db: tx }),
       },
     }),
   );

@@ -200,3 +200,39 @@ describe('records made by clock-driven work carry billing time', () => {
     expect(j!.at.toISOString()).toBe(at.toISOString());
   });
 });
+
+describe('the clock costs the hot paths nothing', () => {
+  let quiet: TestApp;
+  beforeAll(async () => {
+    quiet = await startApp({}, { worker: false }); // no worker: the statement log is the request's alone
+  });
+  afterAll(() => quiet?.close());
+
+  /** Statements per hot-path request for one merchant (its key already verified and cached). */
+  async function costs(api: Client) {
+    const statements = async (f: () => Promise<unknown>) => {
+      quiet.queries.reset();
+      await f();
+      return quiet.queries.count;
+    };
+    const c = (await api.post('/v1/customers', { email: 'warm@example.com' })).body;
+    const w = (await api.post('/v1/wallets', { customer_id: c.id, currency: 'USD' })).body;
+    await api.post(`/v1/wallets/${w.id}/credit`, { amount: 1000, description: 'x', reference: 'r0' });
+    let n = 0;
+    return {
+      create: await statements(async () => expect((await api.post('/v1/customers', { email: 'a@example.com' })).status).toBe(201)),
+      get: await statements(async () => expect((await api.get(`/v1/customers/${c.id}`)).status).toBe(200)),
+      debit: await statements(async () => expect((await api.post(`/v1/wallets/${w.id}/debit`, { amount: 1, description: 'u', reference: `d${n++}` })).status).toBe(200)),
+      node: await statements(async () => expect((await api.gql(`query($id: ID!) { node(id: $id) { id } }`, { id: c.id })).errors).toBeUndefined()),
+    };
+  }
+
+  it('POST /v1/customers, GET /v1/customers/:id, a debit and node(id:) of a test merchant on an advanced clock cost what a live merchant’s do', async () => {
+    const test = await quiet.merchant();
+    const advanced = await test.post('/v1/test-helpers/clock/advance', { seconds: 86_400 });
+    expect(advanced.status).toBe(200);
+    const live = await quiet.merchant({ mode: 'live' });
+    const [t, l] = [await costs(test), await costs(live)];
+    expect(t).toEqual(l);
+  });
+});

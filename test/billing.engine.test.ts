@@ -8,6 +8,7 @@ import { chargeInvoice } from '../src/domain/billing/invoices.ts';
 import { pdfSignature } from '../src/domain/billing/pdf.ts';
 import { cycleSubscription } from '../src/domain/billing/subscriptions.ts';
 import type { Ctx } from '../src/platform/context.ts';
+import { Clock } from '../src/platform/clock.ts';
 import { forMerchant } from '../src/platform/db/tenant.ts';
 import { createLogger } from '../src/platform/logger.ts';
 import { Client, send, startApp, usingPostgres, type TestApp } from './helpers/app.ts';
@@ -34,7 +35,7 @@ function ctxFor(t: TestApp, merchantId: string, at?: Date): Ctx {
     requestId: 'req_test',
     log: createLogger('silent'),
     runtime: t.services.runtime,
-    at,
+    clock: at ? Clock.frozen({ id: merchantId, mode: 'test' }, at) : new Clock({ id: merchantId, mode: 'test' }),
   };
 }
 

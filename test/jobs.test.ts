@@ -18,13 +18,13 @@ beforeAll(async () => {
   const jobs = app.services.runtime.jobs;
   jobs.register('test.record', {
     async run(ctx, job) {
-      ran.push({ merchant: ctx.merchant.id, kind: job.kind, at: ctx.at.toISOString(), payload: job.payload });
+      ran.push({ merchant: ctx.merchant.id, kind: job.kind, at: ctx.clock.at.toISOString(), payload: job.payload });
       // A job may make more work due: it runs in the same advance if it is due by then.
       if (job.payload.chain && (job.payload.chain as number) > 0) {
         await enqueueJob(ctx.db, {
           merchantId: ctx.merchant.id,
           kind: 'test.record',
-          runAt: new Date(ctx.at.getTime() + 60_000),
+          runAt: new Date(ctx.clock.at.getTime() + 60_000),
           payload: { n: `${job.payload.n}+`, chain: (job.payload.chain as number) - 1 },
         });
       }
@@ -34,7 +34,7 @@ beforeAll(async () => {
     retryDelaysMs: [5_000, 60_000],
     async run(ctx) {
       if (flakyFailures-- > 0) throw new Error('temporary failure');
-      ran.push({ merchant: ctx.merchant.id, kind: 'test.flaky', at: ctx.at.toISOString(), payload: {} });
+      ran.push({ merchant: ctx.merchant.id, kind: 'test.flaky', at: ctx.clock.at.toISOString(), payload: {} });
     },
   });
 });

@@ -10,6 +10,7 @@ import { DeferJob } from '../src/platform/jobs.ts';
 import { expireIfDue, insertPayment, recoverPayment } from '../src/domain/payments/index.ts';
 import { claimDueJobs, runJob } from '../src/jobs/runner.ts';
 import type { Ctx } from '../src/platform/context.ts';
+import { Clock } from '../src/platform/clock.ts';
 import { forMerchant, inTransaction } from '../src/platform/db/tenant.ts';
 import { createLogger } from '../src/platform/logger.ts';
 import { startApp, type Client, type TestApp } from './helpers/app.ts';
@@ -69,7 +70,7 @@ function payForm(page: { url: string; cookie: string; csrf: string }, card = '42
 }
 
 function ctxFor(merchantId: string, at?: Date): Ctx {
-  return { merchant: { id: merchantId, mode: 'test' }, db: forMerchant(app.services.db.prisma, merchantId), requestId: 'req_test', log: createLogger('silent'), runtime: app.services.runtime, at };
+  return { merchant: { id: merchantId, mode: 'test' }, db: forMerchant(app.services.db.prisma, merchantId), requestId: 'req_test', log: createLogger('silent'), runtime: app.services.runtime, clock: at ? Clock.frozen({ id: merchantId, mode: 'test' }, at) : new Clock({ id: merchantId, mode: 'test' }) };
 }
 
 describe('one charge in flight per invoice', () => {

@@ -11,6 +11,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { luhnValid, cardBrand, type CardInput, type PaymentMethodType } from '../platform/processor.ts';
 import type { Ctx, PortalActor } from '../platform/context.ts';
 import { forMerchant } from '../platform/db/tenant.ts';
+import { Clock } from '../platform/clock.ts';
 import { RateLimitError, ValidationError } from '../platform/errors.ts';
 import { randomToken } from '../platform/ids.ts';
 import { PaymentFailureLimiter } from '../platform/rate-limit.ts';
@@ -113,6 +114,7 @@ export function hostedCtx(c: Context<AppEnv>, services: Services, m: MerchantRow
     log: c.get('log')().child({ merchant_id: merchant.id, ...log }),
     runtime: services.runtime,
     actor,
+    clock: new Clock(merchant),
   };
 }
 

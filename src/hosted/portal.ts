@@ -16,7 +16,7 @@
 import type { Context, Hono } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 import type { PortalSession } from '../generated/prisma/client.ts';
-import { clockNow } from '../domain/clock/index.ts';
+import { clockNow } from '../platform/clock.ts';
 import {
   cancelPortalSubscription,
   detachPortalMethod,

@@ -23,7 +23,6 @@ import { randomUUID } from 'node:crypto';
 import {
   advanceTarget,
   checkClockAdvance,
-  merchantNow,
   releaseAdvanceLease,
   renewAdvanceLease,
   setClock,
@@ -31,6 +30,7 @@ import {
   type ClockAdvanceInput,
 } from '../domain/clock/index.ts';
 import type { Ctx, Runtime } from '../platform/context.ts';
+import { readClock } from '../platform/clock.ts';
 import { StateError } from '../platform/errors.ts';
 import type { Logger } from '../platform/logger.ts';
 import { earliestDue, runDueJobsFor } from './runner.ts';
@@ -176,11 +176,11 @@ async function advanceHoldingLease(ctx: Ctx, target: Date, lease: AdvanceLease, 
   if (complete) {
     if (await setClock(ctx, target)) return target;
     // An advance that ran before this one went further: the clock is already past the target.
-    return merchantNow(runtime.prisma, merchant);
+    return readClock(runtime.prisma, merchant);
   }
   const next = await earliestDue(runtime, merchant.id, target);
   const reached = next ? new Date(next.getTime() - 1) : target;
-  if (reached.getTime() > (await merchantNow(runtime.prisma, merchant)).getTime()) await setClock(ctx, reached);
+  if (reached.getTime() > (await readClock(runtime.prisma, merchant)).getTime()) await setClock(ctx, reached);
   throw new StateError(
     'clock_advance_incomplete',
     `The advance ran ${ran} due jobs and stopped at ${reached.toISOString()} before reaching ${target.toISOString()} (too much work for one request). Repeat it with {"to": "${target.toISOString()}"} to carry on.`,

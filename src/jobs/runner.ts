@@ -5,7 +5,7 @@ import type { PrismaClient } from '../generated/prisma/client.ts';
 import type { Ctx, Runtime } from '../platform/context.ts';
 import type { Logger } from '../platform/logger.ts';
 import { forMerchant } from '../platform/db/tenant.ts';
-import { billingNowSql, billingTime, merchantNow } from '../domain/clock/index.ts';
+import { billingNowSql, billingTime, Clock, readClock } from '../platform/clock.ts';
 import { merchantSql, rawQueryOf } from '../platform/db/raw.ts';
 import { DeferJob, JOB_COMPLETED, type JobRegistry, type JobRow } from '../platform/jobs.ts';
 
@@ -165,10 +165,12 @@ export async function runJob(
   const merchant = { id: job.merchantId, mode: job.mode };
   const jlog = log.child({ job_id: String(job.id), job_kind: job.kind, merchant_id: job.merchantId });
   // The claim read the merchant's clock offset with the job: no query for the time.
-  const now = simulatedNow ?? (job.clockOffsetMs !== undefined ? billingTime(job.mode, job.clockOffsetMs) : await merchantNow(prisma, merchant));
+  // Inside a job the clock is frozen at the time it runs at: its due time when a clock advance runs
+  // it, the clock's now at the claim otherwise.
+  const now = simulatedNow ?? (job.clockOffsetMs !== undefined ? billingTime(job.mode, job.clockOffsetMs) : await readClock(prisma, merchant));
   try {
     if (!def) throw new Error(`no handler for job kind ${job.kind}`);
-    const ctx = { merchant, db: forMerchant(prisma, job.merchantId), requestId: `job_${job.id}`, log: jlog, runtime, at: now };
+    const ctx = { merchant, db: forMerchant(prisma, job.merchantId), requestId: `job_${job.id}`, log: jlog, runtime, clock: Clock.frozen(merchant, now) };
     if ((await def.run(ctx, job)) !== JOB_COMPLETED) await markDone(runtime, job);
     return 'done';
   } catch (err) {

@@ -8,6 +8,7 @@ import type { Logger } from './logger.ts';
 import type { JobRegistry } from './jobs.ts';
 import type { Processor } from './processor.ts';
 import type { IdempotentRun } from './idempotency.ts';
+import type { Clock } from './clock.ts';
 
 export interface MerchantRef {
   id: string;
@@ -50,8 +51,12 @@ export interface Ctx {
   runtime: Runtime;
   /** Absent for API requests and jobs (the merchant acts). */
   actor?: PortalActor;
-  /** Set while a job runs during a clock advance: the merchant-clock time the work happens at. */
-  at?: Date;
+  /**
+   * The request's or job's billing clock (src/platform/clock.ts): one per request, made with the
+   * Ctx; inside a job frozen at the time the job runs at. Absent only in Ctx objects tests build by
+   * hand (clockOf then makes a fresh one).
+   */
+  clock?: Clock;
   /** Set while a multi-step operation runs under an idempotency key: its recovery points. */
   idempotency?: IdempotentRun | undefined;
 }

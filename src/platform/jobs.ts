@@ -2,6 +2,7 @@
 // work due (an outbox): the job exists exactly when the change committed.
 import { Prisma } from '../generated/prisma/client.ts';
 import type { Ctx } from './context.ts';
+import type { Clock } from './clock.ts';
 import type { PrismaClient } from './db/index.ts';
 import { afterCommit, type Db } from './db/tenant.ts';
 
@@ -95,12 +96,16 @@ export interface JobRow {
 /** What a handler returns when its own last statement already marked the job done. */
 export const JOB_COMPLETED = 'completed' as const;
 
+/** What a job handler gets: a Ctx whose clock is frozen at the time the job runs at. */
+export type JobCtx = Ctx & { clock: Clock & { readonly at: Date } };
+
 export interface JobKind {
   /**
-   * Does the work. `ctx.at` is the time it happens at on the merchant's clock (the job's due
-   * time during a clock advance, the clock's now otherwise).
+   * Does the work. `ctx.clock.at` is the time it happens at on the merchant's clock (the job's
+   * due time during a clock advance, the clock's now when claimed otherwise); every business time
+   * the job writes is that one.
    */
-  run(ctx: Ctx & { at: Date }, job: JobRow): Promise<void | typeof JOB_COMPLETED>;
+  run(ctx: JobCtx, job: JobRow): Promise<void | typeof JOB_COMPLETED>;
   /** delays before retrying after a failure; the job fails for good after the last */
   retryDelaysMs?: number[];
   /** how long a claim lasts before another runner may take the job over */

@@ -13,6 +13,7 @@ import { mountInvoicePdf } from '../hosted/invoice-pdf.ts';
 import { loggedPath, notFound as hostedNotFound } from '../hosted/kit.ts';
 import type { Ctx } from '../platform/context.ts';
 import { forMerchant } from '../platform/db/tenant.ts';
+import { Clock } from '../platform/clock.ts';
 import { pendingMigrations } from '../platform/db/migrate.ts';
 import { AppError, errorBody, HttpError, ValidationError, isDatabaseUnavailable, ServiceUnavailableError, toAppError } from '../platform/errors.ts';
 import { newId, randomToken } from '../platform/ids.ts';
@@ -148,6 +149,7 @@ export function createApp(services: Services, opts: { graphqlPlugins?: GraphQLPl
         return (log ??= requestLog().child({ merchant_id: merchant.id }));
       },
       runtime: services.runtime,
+      clock: new Clock(merchant),
     };
     c.set('ctx', ctx);
     return ctx;

@@ -7,7 +7,7 @@ import { jsonRows, merchantSql, rawQuery, lockRow } from '../platform/db/raw.ts'
 import { inTransaction } from '../platform/db/tenant.ts';
 import { NotFoundError } from '../platform/errors.ts';
 import { cancelSubscriptionsOfCustomer, subscriptionsOfCustomerSql } from '../domain/billing/subscriptions.ts';
-import { clockNow } from '../domain/clock/index.ts';
+import { clockNow } from '../platform/clock.ts';
 import { customerToJSON, getCustomer } from '../domain/customers/index.ts';
 import { recordEvent } from '../domain/events/index.ts';
 import { attachedMethodsSql, detachAllOfCustomer } from '../domain/payment-methods/index.ts';
@@ -44,8 +44,9 @@ export async function deleteCustomer(ctx: Ctx, id: string): Promise<Customer> {
     // event), in this same transaction.
     await cancelSubscriptionsOfCustomer(ctx, tx, id);
     await detachAllOfCustomer(ctx, tx, id);
-    const c = await tx.customer.update({ where: { id }, data: { deletedAt: await clockNow({ ...ctx, db: tx }) } });
-    await recordEvent(tx, ctx.merchant.id, 'customer.deleted', { ...customerToJSON(c), deleted: true });
+    const now = await clockNow({ ...ctx, db: tx });
+    const c = await tx.customer.update({ where: { id }, data: { deletedAt: now, updatedAt: now } });
+    await recordEvent(tx, ctx, 'customer.deleted', { ...customerToJSON(c), deleted: true });
     return c;
   });
 }

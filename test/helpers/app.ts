@@ -12,6 +12,7 @@ import { openServices } from '../../src/server/services.ts';
 import { startWorker, workerOptions } from '../../src/jobs/worker.ts';
 import { checkResponse } from './openapi-validator.ts';
 import type { Plugin as GraphQLPlugin } from 'graphql-yoga';
+import { billingNowSql } from '../../src/platform/clock.ts';
 
 export interface TestApp {
   url: string;
@@ -126,7 +127,7 @@ export async function startApp(env: Record<string, string> = {}, opts: { worker?
       const due = async () => {
         const [row] = await services.db.prisma.$queryRawUnsafe<{ n: bigint }[]>(
           `SELECT count(*) AS n FROM jobs j JOIN merchants m ON m.id = j.merchant_id
-           WHERE j.merchant_id = $1 AND j.status IN ('pending', 'running') AND j.run_at <= now() + m.clock_offset_ms * interval '1 millisecond'`,
+           WHERE j.merchant_id = $1 AND j.status IN ('pending', 'running') AND j.run_at <= ${billingNowSql('m')}`,
           merchant.creds.merchant_id,
         );
         return Number(row!.n);

@@ -20,7 +20,7 @@ import { newId } from '../../platform/ids.ts';
 import { formatMoney, MAX_AMOUNT } from '../../platform/money.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { DeferJob, enqueueJob } from '../../platform/jobs.ts';
-import { clockNow } from '../clock/index.ts';
+import { clockNow } from '../../platform/clock.ts';
 import { recordEvent } from '../events/index.ts';
 import { beforePaymentAttempt, onPaymentOutcome } from '../payments/hooks.ts';
 import { cancelAtCheckout, chargeIfReserved, chargeSavedMethod, insertPayment, lockPayment, resumePayment, type PaymentWithCustomer } from '../payments/index.ts';
@@ -187,6 +187,7 @@ export async function issueInvoice(ctx: Ctx, tx: TenantTx, a: IssueArgs): Promis
       periodStart: a.periodStart,
       periodEnd: a.periodEnd,
       dueDate: now,
+      createdAt: now,
     },
   });
   if (a.lines.length > 0) {
@@ -201,6 +202,7 @@ export async function issueInvoice(ctx: Ctx, tx: TenantTx, a: IssueArgs): Promis
         periodEnd: l.periodEnd,
         amount: l.amount,
         proration: l.proration ?? false,
+        createdAt: now,
       })),
     });
   }
@@ -208,7 +210,7 @@ export async function issueInvoice(ctx: Ctx, tx: TenantTx, a: IssueArgs): Promis
     await tx.invoiceItem.updateMany({ where: { subscriptionId: a.subscription.id, invoiceId: null }, data: { invoiceId: draft.id } });
   }
   const created = await getInvoice(ctx, draft.id, tx);
-  await recordEvent(tx, ctx.merchant.id, 'invoice.created', json(ctx, created));
+  await recordEvent(tx, ctx, 'invoice.created', json(ctx, created));
   const invoice = await finalize(ctx, tx, created, a.subscription, now);
   if (invoice.status === 'open') {
     // The caller charges it right after this transaction commits; should its process die first,
@@ -260,6 +262,7 @@ async function finalize(ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines, sub: Subs
         periodEnd: inv.periodEnd,
         amount: subtotal,
         proration: false,
+        createdAt: now,
       },
     });
   }
@@ -281,8 +284,8 @@ async function finalize(ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines, sub: Subs
     },
     include: withLines,
   });
-  await recordEvent(tx, ctx.merchant.id, 'invoice.finalized', json(ctx, { ...after, status: 'open', paidAt: null }), { status: 'draft', number: null });
-  if (paid) await recordEvent(tx, ctx.merchant.id, 'invoice.paid', json(ctx, after), { status: 'open', paid_at: null });
+  await recordEvent(tx, ctx, 'invoice.finalized', json(ctx, { ...after, status: 'open', paidAt: null }), { status: 'draft', number: null });
+  if (paid) await recordEvent(tx, ctx, 'invoice.paid', json(ctx, after), { status: 'open', paid_at: null });
   return after;
 }
 
@@ -323,7 +326,7 @@ export async function voidInvoice(ctx: Ctx, id: string): Promise<InvoiceWithLine
     }
     const now = await clockNow({ ...ctx, db: tx });
     const after = await tx.invoice.update({ where: { id }, data: { status: 'void', voidedAt: now, nextPaymentAttempt: null }, include: withLines });
-    await recordEvent(tx, ctx.merchant.id, 'invoice.voided', json(ctx, after), { status: 'open', voided_at: null });
+    await recordEvent(tx, ctx, 'invoice.voided', json(ctx, after), { status: 'open', voided_at: null });
     return after;
   });
 }
@@ -471,7 +474,7 @@ async function settleFromPayment(ctx: Ctx, tx: TenantTx, payment: PaymentWithCus
       data: { status: 'paid', amountPaid: inv.amountDue, paidAt: now, nextPaymentAttempt: null, paymentId: payment.id },
       include: withLines,
     });
-    await recordEvent(tx, ctx.merchant.id, 'invoice.paid', json(ctx, after), { status: inv.status, paid_at: null });
+    await recordEvent(tx, ctx, 'invoice.paid', json(ctx, after), { status: inv.status, paid_at: null });
     requireInvoiceHooks(after);
     await invoiceHooks.paid?.(ctx, tx, after);
     return;
@@ -498,7 +501,7 @@ async function settleFailure(ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines, now:
     data: { firstFailedAt, nextPaymentAttempt: next },
     include: withLines,
   });
-  await recordEvent(tx, ctx.merchant.id, 'invoice.payment_failed', { ...json(ctx, after), last_payment_error: { code } });
+  await recordEvent(tx, ctx, 'invoice.payment_failed', { ...json(ctx, after), last_payment_error: { code } });
   if (next) {
     await enqueueJob(tx, {
       merchantId: ctx.merchant.id,

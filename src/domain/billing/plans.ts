@@ -9,7 +9,7 @@ import { newId } from '../../platform/ids.ts';
 import { formatMoney } from '../../platform/money.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { amount, currency, listQuery, metadata, parse, z } from '../../platform/validation.ts';
-import { clockNow } from '../clock/index.ts';
+import { clockNow } from '../../platform/clock.ts';
 import { recordEvent } from '../events/index.ts';
 import { INTERVALS, MAX_INTERVAL_COUNT, type Interval } from './periods.ts';
 
@@ -90,9 +90,10 @@ export async function createPlan(ctx: Ctx, input: PlanCreateInput): Promise<Plan
         trialPeriodDays: data.trial_period_days ?? 0,
         applyWalletBalance: data.apply_wallet_balance ?? false,
         metadata: data.metadata ?? {},
+        createdAt: await clockNow({ ...ctx, db: tx }),
       },
     });
-    await recordEvent(tx, ctx.merchant.id, 'plan.created', planToJSON(p));
+    await recordEvent(tx, ctx, 'plan.created', planToJSON(p));
     return p;
   });
 }
@@ -126,7 +127,7 @@ export async function archivePlan(ctx: Ctx, id: string): Promise<Plan> {
     const before = await getPlan(ctx, id, tx);
     if (!before.active) throw new StateError('plan_archived', `Plan ${id} is already archived.`, null);
     const after = await tx.plan.update({ where: { id }, data: { active: false, archivedAt: await clockNow({ ...ctx, db: tx }) } });
-    await recordEvent(tx, ctx.merchant.id, 'plan.archived', planToJSON(after), { active: true, archived_at: null });
+    await recordEvent(tx, ctx, 'plan.archived', planToJSON(after), { active: true, archived_at: null });
     return after;
   });
 }

@@ -22,7 +22,7 @@ import { newId } from '../../platform/ids.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { parse } from '../../platform/validation.ts';
 import { cancelJobs, DeferJob, enqueueJob, enqueueJobs, type NewJob } from '../../platform/jobs.ts';
-import { clockNow } from '../clock/index.ts';
+import { clockNow } from '../../platform/clock.ts';
 import { recordEvent, previousAttributes } from '../events/index.ts';
 import { invoiceHooks } from './hooks.ts';
 import { chargeInvoice, checkInvoiceTotal, issueInvoice, resumeInvoiceCharge, voidInvoice, type NewLine } from './invoices.ts';
@@ -137,9 +137,9 @@ function planLine(plan: Plan, start: Date, end: Date): NewLine {
 
 async function event(ctx: Ctx, tx: TenantTx, type: Parameters<typeof recordEvent>[2], before: Subscription | null, after: Subscription) {
   const a = subscriptionToJSON(after);
-  if (!before) return recordEvent(tx, ctx.merchant.id, type, a);
+  if (!before) return recordEvent(tx, ctx, type, a);
   const { updated_at: _u, ...prev } = previousAttributes(subscriptionToJSON(before) as any, a as any);
-  return recordEvent(tx, ctx.merchant.id, type, a, prev);
+  return recordEvent(tx, ctx, type, a, prev);
 }
 
 /** Jobs of a subscription carry its id as ref, so cancelling it cancels them all. */
@@ -195,8 +195,10 @@ export async function createSubscription(ctx: Ctx, input: SubscriptionCreateInpu
     if (!customer || customer.deletedAt) throw new NotFoundError('customer', data.customer_id, 'customer_id');
     const plan = await subscribablePlan(ctx, data.plan_id, tx);
     if (data.payment_method_id) await checkMethod(tx, customer.id, data.payment_method_id);
-    // Periods run in whole seconds (proration is computed to the second).
-    const now = wholeSecond(await clockNow({ ...ctx, db: tx }));
+    // Periods run in whole seconds (proration is computed to the second); the record's created_at
+    // is the clock's time itself.
+    const at = await clockNow({ ...ctx, db: tx });
+    const now = wholeSecond(at);
     let trialEnd: Date | null = null;
     if (data.trial_end) {
       checkFuture(data.trial_end, now, 'trial_end');
@@ -215,6 +217,7 @@ export async function createSubscription(ctx: Ctx, input: SubscriptionCreateInpu
       paymentMethodId: data.payment_method_id ?? null,
       applyWalletBalance: data.apply_wallet_balance ?? plan.applyWalletBalance,
       metadata: data.metadata ?? {},
+      createdAt: at,
     };
     if (trialEnd) {
       const sub = await tx.subscription.create({
@@ -341,7 +344,7 @@ export async function noticeTrialEnd(ctx: Ctx, id: string, trialEnd: number): Pr
   await inTransaction(ctx.db, async (tx) => {
     const sub = await lockSubscription(ctx, tx, id);
     if (sub.status !== 'trialing' || sub.trialEnd?.getTime() !== trialEnd) return;
-    await recordEvent(tx, ctx.merchant.id, 'subscription.trial_will_end', subscriptionToJSON(sub));
+    await recordEvent(tx, ctx, 'subscription.trial_will_end', subscriptionToJSON(sub));
   });
 }
 
@@ -550,7 +553,7 @@ export async function updateSubscription(ctx: Ctx, id: string, input: Subscripti
       checkInvoiceTotal(waiting + changed + (behavior === 'always_invoice' ? 0n : newPlan.amount), 'plan_id');
       if (lines.length > 0 && behavior === 'create_prorations') {
         await tx.invoiceItem.createMany({
-          data: lines.map((l) => ({ id: newId('invoice_line'), merchantId: ctx.merchant.id, subscriptionId: id, invoiceId: null, ...l, proration: true })),
+          data: lines.map((l) => ({ id: newId('invoice_line'), merchantId: ctx.merchant.id, subscriptionId: id, invoiceId: null, ...l, proration: true, createdAt: now })),
         });
       }
       if (lines.length > 0 && behavior === 'always_invoice') {
@@ -572,7 +575,7 @@ export async function updateSubscription(ctx: Ctx, id: string, input: Subscripti
     if (trialEnd) jobs.push(...trialJobs(after, now));
     await enqueueJobs(tx, jobs);
     const { updated_at: _u, ...prev } = previousAttributes(subscriptionToJSON(sub) as any, subscriptionToJSON(after) as any);
-    if (Object.keys(prev).length > 0) await recordEvent(tx, ctx.merchant.id, 'subscription.updated', subscriptionToJSON(after), prev);
+    if (Object.keys(prev).length > 0) await recordEvent(tx, ctx, 'subscription.updated', subscriptionToJSON(after), prev);
     ctx.idempotency?.checkpoint({
       subscription_id: id,
       charge,

@@ -1,12 +1,14 @@
-// The merchant's billing clock. Live merchants run on real time. A test-mode merchant's clock is
-// real time plus an offset that only moves forward (test helpers), so time-based work — checkout
-// expiry, renewals, credit expiry, webhook retries — can be made due deterministically.
+// The test clock: a test-mode merchant's billing clock is real time plus an offset that only moves
+// forward (test helpers), so time-based work — checkout expiry, renewals, credit expiry, webhook
+// retries — can be made due deterministically. The rule for "now" itself (and its SQL) is the one
+// Clock in src/platform/clock.ts; this area owns moving the clock and the advance's lease.
 import type { Ctx } from '../../platform/context.ts';
 import { rawQueryOf } from '../../platform/db/raw.ts';
 import { inTransaction } from '../../platform/db/tenant.ts';
 import type { PrismaClient } from '../../platform/db/index.ts';
 import { NotFoundError, ValidationError } from '../../platform/errors.ts';
 import { parse, z, timestamp } from '../../platform/validation.ts';
+import { clockOf, readClock } from '../../platform/clock.ts';
 
 export interface ClockOwner {
   id: string;
@@ -21,44 +23,10 @@ export function requireTestMode(merchant: ClockOwner): void {
   if (merchant.mode !== 'test') throw new NotFoundError('test helper', null, null);
 }
 
-/** The test clock's time (test mode only). */
+/** The test clock's time (test mode only), read afresh. */
 export async function testClockNow(prisma: PrismaClient, merchant: ClockOwner): Promise<Date> {
   requireTestMode(merchant);
-  return merchantNow(prisma, merchant);
-}
-
-/**
- * The one rule for "now" on a billing clock: during a job that a clock advance runs, the time the
- * job was due (`at`); for a live merchant, real time; for a test merchant, real time plus its
- * clock's offset. Every domain rule and job gets its time through this (via clockNow or
- * merchantNow, or with an offset it has already read under a lock).
- */
-/** billingTime in SQL, for statements that schedule work: `m` is an alias of the merchants row. */
-export const billingNowSql = (m: string) =>
-  `(CASE WHEN ${m}.mode = 'test' THEN clock_timestamp() + ${m}.clock_offset_ms * interval '1 millisecond' ELSE clock_timestamp() END)`;
-
-export function billingTime(mode: 'test' | 'live' | string, offsetMs: bigint | number | null | undefined, at?: Date): Date {
-  if (at) return at;
-  if (mode !== 'test') return new Date();
-  return new Date(Date.now() + Number(offsetMs ?? 0));
-}
-
-/**
- * Now on the merchant's billing clock, for domain code: reads through ctx.db, so it is safe inside
- * a transaction (on PGlite, a second client inside a transaction would wait for it forever).
- * During a clock advance, jobs see the time they were due at (ctx.at).
- */
-export async function clockNow(ctx: Ctx): Promise<Date> {
-  if (ctx.at || ctx.merchant.mode === 'live') return billingTime(ctx.merchant.mode, 0, ctx.at);
-  const m = await ctx.db.merchant.findUnique({ where: { id: ctx.merchant.id }, select: { clockOffsetMs: true } });
-  return billingTime('test', m?.clockOffsetMs);
-}
-
-/** Now on the merchant's billing clock, outside any transaction (job runner, test helpers). */
-export async function merchantNow(prisma: PrismaClient, merchant: ClockOwner): Promise<Date> {
-  if (merchant.mode === 'live') return billingTime('live', 0);
-  const m = await prisma.merchant.findUnique({ where: { id: merchant.id }, select: { clockOffsetMs: true } });
-  return billingTime('test', m?.clockOffsetMs);
+  return readClock(prisma, merchant);
 }
 
 export const MAX_ADVANCE_SECONDS = 20 * 366 * 24 * 3600; // twenty years
@@ -92,7 +60,7 @@ export function checkClockAdvance(merchant: ClockOwner, input: ClockAdvanceInput
 export async function advanceTarget(prisma: PrismaClient, merchant: ClockOwner, input: ClockAdvanceInput): Promise<Date> {
   const body = checkClockAdvance(merchant, input);
   const realNow = Date.now();
-  const current = (await merchantNow(prisma, merchant)).getTime();
+  const current = (await readClock(prisma, merchant)).getTime();
   const target = body.to ? body.to.getTime() : current + body.seconds! * 1000;
   if (body.to && target <= current) {
     throw new ValidationError('parameter_invalid', `Invalid to: the clock only moves forward; it is already ${new Date(current).toISOString()}.`, 'to');
@@ -113,6 +81,8 @@ export async function setClock(ctx: Ctx, target: Date): Promise<boolean> {
   const r = await inTransaction(ctx.db, (tx) =>
     tx.merchant.updateMany({ where: { id: ctx.merchant.id, mode: 'test', clockOffsetMs: { lt: offset } }, data: { clockOffsetMs: offset } }),
   );
+  // The request's own clock reads the new time from here on.
+  if (r.count > 0) clockOf(ctx).learn(offset);
   return r.count > 0;
 }
 

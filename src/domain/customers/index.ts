@@ -9,6 +9,7 @@ import { NotFoundError, ValidationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { parse } from '../../platform/validation.ts';
+import { clockNow } from '../../platform/clock.ts';
 import { previousAttributes, recordEvent } from '../events/index.ts';
 import {
   customerCreate,
@@ -54,7 +55,6 @@ function dropEmpty(meta: Record<string, string>): Record<string, string> {
 
 export async function createCustomer(ctx: Ctx, input: CustomerCreateInput): Promise<Customer> {
   const data = parse(customerCreate, input);
-  const now = new Date();
   const c: Customer = {
     id: newId('customer'),
     merchantId: ctx.merchant.id,
@@ -63,19 +63,22 @@ export async function createCustomer(ctx: Ctx, input: CustomerCreateInput): Prom
     phone: data.phone ?? null,
     currency: data.currency ?? null,
     metadata: dropEmpty(data.metadata ?? {}),
-    createdAt: now,
-    updatedAt: now,
+    createdAt: new Date(0), // set below: the statement's time on the billing clock
+    updatedAt: new Date(0),
     deletedAt: null,
     defaultPaymentMethodId: null,
   };
   // Raw SQL (the hot path of issue 14): BEGIN, one statement (the customer, the event and its
-  // deliveries), COMMIT.
+  // deliveries), COMMIT. The times are the statement's billing clock (recordEvent's `clock`): a
+  // test merchant's offset is read in that statement, not in one of its own.
   return inRawTransaction(ctx.db, async (tx) => {
     const insert = {
-      sql: `INSERT INTO customers (id, merchant_id, email, name, phone, currency, metadata, created_at, updated_at) VALUES ($2, $1, $3, $4, $5, $6, $7::jsonb, $8, $8)`,
-      params: [c.id, c.email, c.name, c.phone, c.currency, JSON.stringify(c.metadata), now],
+      sql: `INSERT INTO customers (id, merchant_id, email, name, phone, currency, metadata, created_at, updated_at)
+            SELECT $2, $1, $3, $4, $5, $6, $7::jsonb, clock.at, clock.at FROM clock`,
+      params: [c.id, c.email, c.name, c.phone, c.currency, JSON.stringify(c.metadata)],
     };
-    await recordEvent(tx, ctx.merchant.id, 'customer.created', customerToJSON(c), undefined, { with: [insert] });
+    const event = await recordEvent(tx, ctx, 'customer.created', customerToJSON(c), undefined, { with: [insert], stamp: ['created_at', 'updated_at'] });
+    c.createdAt = c.updatedAt = event.createdAt;
     return c;
   });
 }
@@ -105,6 +108,8 @@ export async function updateCustomer(ctx: Ctx, id: string, input: CustomerUpdate
     const after = await tx.customer.update({
       where: { id },
       data: {
+        // A customer row is on one clock: updated_at too is billing time (docs/database.md).
+        updatedAt: await clockNow({ ...ctx, db: tx }),
         email: data.email,
         name: data.name,
         phone: data.phone,
@@ -117,7 +122,7 @@ export async function updateCustomer(ctx: Ctx, id: string, input: CustomerUpdate
     const afterJson = customerToJSON(after);
     const { updated_at: _u, ...prev } = previousAttributes(prevJson as any, afterJson as any);
     if (Object.keys(prev).length > 0) {
-      await recordEvent(tx, ctx.merchant.id, 'customer.updated', afterJson, prev);
+      await recordEvent(tx, ctx, 'customer.updated', afterJson, prev);
     }
     return after;
   });

@@ -12,7 +12,7 @@ import { EVENT_TYPES, type EventType } from './types.ts';
 import { outboxCtes, scheduleDeliveries, subscribedEndpointsWhere } from './outbox.ts';
 import { wake } from '../../platform/jobs.ts';
 import { asRawTx, merchantSql, type RawTx } from '../../platform/db/raw.ts';
-import { billingNowSql } from '../clock/index.ts';
+import { billingNowSql, clockOf, type ClockMerchant, type Clock } from '../../platform/clock.ts';
 
 export { EVENT_TYPES, type EventType };
 
@@ -33,27 +33,44 @@ export interface Statement {
 /** Attempt ids made in advance for the event's statement; an event with more endpoints schedules the rest in a second one. */
 const IDS_PER_EVENT = 8;
 
+/** Who an event is recorded for: the merchant, and the request's or job's clock (a Ctx). */
+export interface EventScope {
+  merchant: ClockMerchant;
+  clock?: Clock | undefined;
+}
+
+/** The statement's clock time as the API writes it (Date#toISOString), for `stamp`. */
+const ISO_AT = `to_jsonb(to_char(clock.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))`;
+
 /**
  * Records one event and, in the same transaction, schedules its delivery to every subscribed
  * active webhook endpoint (the outbox). `db` must be the transaction that makes the change;
  * `object` is the record's API representation after the change. It is one statement: the
  * change's own row (`opts.with`, e.g. the new customer or ledger row), the event, and a pending
  * attempt with its job for each endpoint subscribed to the type.
+ *
+ * The event's `created_at` is now on the billing clock of `on` (the request's or job's clock):
+ * the clock's value when it is known without a read, else `billingNowSql` in the statement
+ * itself (a test merchant whose offset the request has not read: no extra round trip). The
+ * statement's time is `clock.at`: `opts.with` statements may use `(SELECT at FROM clock)`, and
+ * `opts.stamp` names fields of `object` that are set to it in the event (a record created in the
+ * same statement); the returned event carries it as `createdAt`.
  */
 export async function recordEvent(
   db: Db | RawTx,
-  merchantId: string,
+  on: EventScope,
   type: EventType,
   object: object,
   previousAttributes?: Record<string, unknown>,
-  opts: { with?: Statement[] } = {},
+  opts: { with?: Statement[]; stamp?: string[] } = {},
 ): Promise<Event> {
   const tx = asRawTx(db);
+  const merchantId = on.merchant.id;
   const data: EventJSON['data'] = { object: object as Record<string, unknown> };
   if (previousAttributes && Object.keys(previousAttributes).length > 0) data.previous_attributes = previousAttributes;
-  const event: Event = { id: newId('event'), merchantId, type, data: data as Prisma.JsonObject, createdAt: new Date() };
-  const params: unknown[] = [];
-  const ctes: string[] = [];
+  const event: Event = { id: newId('event'), merchantId, type, data: data as Prisma.JsonObject, createdAt: new Date(0) };
+  const params: unknown[] = [clockOf(on).peek()];
+  const ctes: string[] = [`clock AS (SELECT ${billingNowSql('m', '$2::timestamptz')} AS at FROM merchants m WHERE m.id = $1)`];
   for (const [i, st] of (opts.with ?? []).entries()) {
     const offset = params.length;
     ctes.push(`w${i} AS (${st.sql.replace(/\$(\d+)\b/g, (m, d: string) => (d === '1' ? m : `$${Number(d) + offset}`))})`);
@@ -64,18 +81,24 @@ export async function recordEvent(
   // An endpoint is not told about its own disabling (it is failing anyway).
   const excluded = type === 'webhook_endpoint.disabled' ? [(object as { id?: string }).id ?? ''] : [];
   const [eventId, typeParam, idsParam] = [p(event.id), p(type), p(ids)];
+  let dataSql = `${p(JSON.stringify(data))}::jsonb`;
+  for (const field of opts.stamp ?? []) dataSql = `jsonb_set(${dataSql}, ${p(`{object,${field}}`)}::text[], ${ISO_AT})`;
   ctes.push(
-    `ev AS (INSERT INTO events (id, merchant_id, type, data, created_at) VALUES (${eventId}, $1, ${typeParam}, ${p(JSON.stringify(data))}::jsonb, ${p(event.createdAt)}))`,
+    `ev AS (INSERT INTO events (id, merchant_id, type, data, created_at) SELECT ${eventId}, $1, ${typeParam}, ${dataSql}, clock.at FROM clock)`,
     `ep AS (SELECT e.id, row_number() OVER (ORDER BY e.created_at, e.id) AS n FROM webhook_endpoints e
             WHERE ${subscribedEndpointsWhere(typeParam)} AND e.id <> ALL(${p(excluded)}::text[]))`,
-    `clock AS (SELECT ${billingNowSql('m')} AS at FROM merchants m WHERE m.id = $1)`,
     `src AS (SELECT (${idsParam}::text[])[ep.n] AS id, ep.id AS endpoint_id, clock.at FROM ep, clock WHERE ep.n <= ${IDS_PER_EVENT})`,
     ...outboxCtes('src', eventId, '1'),
   );
-  const rows = await merchantSql(tx.raw, merchantId)<{ id: string; n: bigint; at: Date }>(`WITH ${ctes.join(',\n')}\nSELECT ep.id, ep.n, clock.at FROM ep, clock`, params);
-  if (rows.length > 0) tx.afterCommit(wake);
-  const rest = rows.filter((r) => Number(r.n) > IDS_PER_EVENT);
-  if (rest.length > 0) await scheduleDeliveries(tx, event, rest.map((r) => r.id), rest[0]!.at);
+  const rows = await merchantSql(tx.raw, merchantId)<{ id: string | null; n: bigint | null; at: Date }>(
+    `WITH ${ctes.join(',\n')}\nSELECT clock.at, ep.id, ep.n FROM clock LEFT JOIN ep ON true`,
+    params,
+  );
+  event.createdAt = rows[0]!.at;
+  for (const field of opts.stamp ?? []) data.object[field] = event.createdAt.toISOString();
+  if (rows.some((r) => r.id !== null)) tx.afterCommit(wake);
+  const rest = rows.filter((r) => r.n !== null && Number(r.n) > IDS_PER_EVENT);
+  if (rest.length > 0) await scheduleDeliveries(tx, event, rest.map((r) => r.id!), event.createdAt);
   return event;
 }
 

@@ -21,7 +21,8 @@ import { newId, randomToken } from '../../platform/ids.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { parse } from '../../platform/validation.ts';
 import { enqueueJob } from '../../platform/jobs.ts';
-import { clockNow, requireTestMode } from '../clock/index.ts';
+import { requireTestMode } from '../clock/index.ts';
+import { clockNow } from '../../platform/clock.ts';
 import { customerToJSON, getCustomer } from '../customers/index.ts';
 import { recordEvent } from '../events/index.ts';
 import { luhnValid, processorOf, type CardInput, type PaymentMethodType, type SavedDetails } from '../../platform/processor.ts';
@@ -111,6 +112,7 @@ export async function createSetupIntent(ctx: Ctx, input: SetupIntentCreateInput,
         token: randomToken(40),
         portalSessionId: opts.portalSessionId ?? null,
         expiresAt: new Date(now.getTime() + SETUP_TTL_MS),
+        createdAt: now,
       },
     });
     await enqueueJob(tx, { merchantId: ctx.merchant.id, kind: SETUP_EXPIRE_JOB, runAt: si.expiresAt, key: `expire:${si.id}`, payload: { setup_intent_id: si.id } });
@@ -217,12 +219,13 @@ export async function completeSetup(ctx: Ctx, id: string, attempt: SetupAttempt)
         type: result.details.type,
         details: result.details as unknown as Prisma.InputJsonValue,
         processorToken: result.token,
+        createdAt: now,
       },
     });
     const done = await tx.setupIntent.update({ where: { id }, data: { status: 'succeeded', paymentMethodId: pm.id, completedAt: now } });
     const base = ctx.runtime.config.publicBaseUrl;
-    await recordEvent(tx, ctx.merchant.id, 'payment_method.attached', paymentMethodToJSON(pm));
-    await recordEvent(tx, ctx.merchant.id, 'setup_intent.succeeded', setupIntentToJSON(done, base), { status: si.status, payment_method_id: null });
+    await recordEvent(tx, ctx, 'payment_method.attached', paymentMethodToJSON(pm));
+    await recordEvent(tx, ctx, 'setup_intent.succeeded', setupIntentToJSON(done, base), { status: si.status, payment_method_id: null });
     if (!customer.defaultPaymentMethodId) await setDefault(ctx, tx, customer, pm.id);
     return { intent: done, paymentMethod: pm };
   });
@@ -271,8 +274,8 @@ async function lockCustomer(ctx: Ctx, tx: TenantTx, id: string): Promise<Custome
 /** Sets a customer's default method (the caller holds the customer's lock) and records customer.updated. */
 async function setDefault(ctx: Ctx, tx: TenantTx, before: Customer, paymentMethodId: string | null): Promise<Customer> {
   if (before.defaultPaymentMethodId === paymentMethodId) return before;
-  const after = await tx.customer.update({ where: { id: before.id }, data: { defaultPaymentMethodId: paymentMethodId } });
-  await recordEvent(tx, ctx.merchant.id, 'customer.updated', customerToJSON(after), { default_payment_method_id: before.defaultPaymentMethodId });
+  const after = await tx.customer.update({ where: { id: before.id }, data: { defaultPaymentMethodId: paymentMethodId, updatedAt: await clockNow({ ...ctx, db: tx }) } });
+  await recordEvent(tx, ctx, 'customer.updated', customerToJSON(after), { default_payment_method_id: before.defaultPaymentMethodId });
   return after;
 }
 
@@ -318,7 +321,7 @@ export function countPaymentMethodsOfCustomers(ctx: Ctx, customerIds: readonly s
 async function detachLocked(ctx: Ctx, tx: TenantTx, pm: PaymentMethod, customer: Customer | null): Promise<PaymentMethod> {
   const now = await clockNow({ ...ctx, db: tx });
   const after = await tx.paymentMethod.update({ where: { id: pm.id }, data: { customerId: null, detachedAt: now } });
-  await recordEvent(tx, ctx.merchant.id, 'payment_method.detached', paymentMethodToJSON(after), { customer_id: pm.customerId });
+  await recordEvent(tx, ctx, 'payment_method.detached', paymentMethodToJSON(after), { customer_id: pm.customerId });
   if (customer && customer.defaultPaymentMethodId === pm.id) {
     // The newest remaining method becomes the default (none: no default).
     const next = await tx.paymentMethod.findFirst({ where: { customerId: customer.id }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] });
@@ -350,9 +353,9 @@ export async function detachAllOfCustomer(ctx: Ctx, tx: TenantTx, customerId: st
   const now = await clockNow({ ...ctx, db: tx });
   for (const pm of methods) {
     const after = await tx.paymentMethod.update({ where: { id: pm.id }, data: { customerId: null, detachedAt: now } });
-    await recordEvent(tx, ctx.merchant.id, 'payment_method.detached', paymentMethodToJSON(after), { customer_id: pm.customerId });
+    await recordEvent(tx, ctx, 'payment_method.detached', paymentMethodToJSON(after), { customer_id: pm.customerId });
   }
-  if (methods.length > 0) await tx.customer.update({ where: { id: customerId }, data: { defaultPaymentMethodId: null } });
+  if (methods.length > 0) await tx.customer.update({ where: { id: customerId }, data: { defaultPaymentMethodId: null, updatedAt: now } });
 }
 
 /** Makes an attached method the customer's default. `param` names the input in errors. */

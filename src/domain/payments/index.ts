@@ -24,7 +24,8 @@ import { countsByParent, pagesByParent } from '../../platform/db/pages-by-parent
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { parse } from '../../platform/validation.ts';
 import { DeferJob, enqueueJob } from '../../platform/jobs.ts';
-import { clockNow, requireTestMode } from '../clock/index.ts';
+import { requireTestMode } from '../clock/index.ts';
+import { clockNow } from '../../platform/clock.ts';
 import { getCustomer, createCustomer } from '../customers/index.ts';
 import { recordEvent, type EventType } from '../events/index.ts';
 import { attemptHooks, outcomeHooks, requireHooks } from './hooks.ts';
@@ -137,7 +138,7 @@ async function transition(
 ): Promise<PaymentWithCustomer> {
   const after = await tx.payment.update({ where: { id: before.id }, data, include: withCustomer });
   if (event) {
-    await recordEvent(tx, ctx.merchant.id, event, paymentToJSON(after, ctx.runtime.config.publicBaseUrl), { status: before.status });
+    await recordEvent(tx, ctx, event, paymentToJSON(after, ctx.runtime.config.publicBaseUrl), { status: before.status });
   }
   if (FINAL.has(after.status) && after.status !== before.status) {
     requireHooks(after.purpose);
@@ -179,10 +180,11 @@ export async function insertPayment(ctx: Ctx, tx: TenantTx, p: NewPayment): Prom
       metadata: p.metadata ?? {},
       checkoutToken: randomToken(40),
       expiresAt,
+      createdAt: now,
     },
     include: withCustomer,
   });
-  await recordEvent(tx, ctx.merchant.id, 'payment.created', paymentToJSON(created, ctx.runtime.config.publicBaseUrl));
+  await recordEvent(tx, ctx, 'payment.created', paymentToJSON(created, ctx.runtime.config.publicBaseUrl));
   await enqueueJob(tx, { merchantId: ctx.merchant.id, kind: EXPIRE_JOB, runAt: expiresAt, key: `expire:${created.id}`, payload: { payment_id: created.id } });
   return created;
 }

@@ -20,7 +20,7 @@ import { newId, randomToken } from '../../platform/ids.ts';
 import { listInvoices, signingKey } from '../billing/invoices.ts';
 import { signedPdfPath } from '../billing/pdf.ts';
 import { cancelSubscription, reactivateSubscription, subscriptionsOfCustomer } from '../billing/subscriptions.ts';
-import { clockNow } from '../clock/index.ts';
+import { clockNow } from '../../platform/clock.ts';
 import { getCustomer, updateCustomer } from '../customers/index.ts';
 import { attachedMethods, createSetupIntent, detachPaymentMethod, setDefaultPaymentMethod } from '../payment-methods/index.ts';
 import { CHECKOUT_LOCALES } from '../payments/schema.ts';
@@ -69,6 +69,7 @@ export async function createPortalSession(ctx: Ctx, input: PortalSessionCreateIn
         returnUrl: data.return_url,
         locale: data.locale ?? 'en',
         expiresAt: new Date(now.getTime() + PORTAL_TTL_MS),
+        createdAt: now,
       },
     });
   });

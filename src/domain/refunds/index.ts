@@ -13,7 +13,7 @@ import { formatMoney } from '../../platform/money.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { parse, z, amount, idOf, metadata, listQuery, currency, timestamp } from '../../platform/validation.ts';
 import { cancelJobs, enqueueJob } from '../../platform/jobs.ts';
-import { clockNow } from '../clock/index.ts';
+import { clockNow } from '../../platform/clock.ts';
 import { recordEvent } from '../events/index.ts';
 import { lockPayment, paymentLikeFilters, type PaymentWithCustomer } from '../payments/index.ts';
 import { processorOf, type RefundResult } from '../../platform/processor.ts';
@@ -101,6 +101,7 @@ export async function reserveRefund(
     );
   }
   await tx.payment.update({ where: { id: p.id }, data: { amountRefunded: { increment: amt } } });
+  const now = await clockNow({ ...ctx, db: tx });
   const refund = await tx.refund.create({
     data: {
       id: req.id ?? newId('refund'),
@@ -111,11 +112,11 @@ export async function reserveRefund(
       currency: p.currency,
       reason: req.reason ?? null,
       metadata: req.metadata ?? {},
+      createdAt: now,
     },
   });
-  await recordEvent(tx, ctx.merchant.id, 'refund.created', refundToJSON(refund));
+  await recordEvent(tx, ctx, 'refund.created', refundToJSON(refund));
   await refundHooks.get(p.purpose)?.reserve({ ...ctx, db: tx }, tx, p, refund);
-  const now = await clockNow({ ...ctx, db: tx });
   await enqueueJob(tx, {
     merchantId: ctx.merchant.id,
     kind: REFUND_SETTLE_JOB,
@@ -147,13 +148,13 @@ async function recordOutcome(ctx: Ctx, refundId: string, result: RefundResult): 
     await cancelJobs(tx, { kind: REFUND_SETTLE_JOB, key: `settle:${r.id}` });
     if (result.status === 'succeeded') {
       const done = await tx.refund.update({ where: { id: r.id }, data: { status: 'succeeded', processorRef: result.processorRef } });
-      await recordEvent(tx, ctx.merchant.id, 'refund.succeeded', refundToJSON(done), { status: 'pending' });
+      await recordEvent(tx, ctx, 'refund.succeeded', refundToJSON(done), { status: 'pending' });
       return done;
     }
     await tx.payment.update({ where: { id: r.paymentId }, data: { amountRefunded: { decrement: r.amount } } });
     const failed = await tx.refund.update({ where: { id: r.id }, data: { status: 'failed', failureCode: result.code } });
     await refundHooks.get(p.purpose)?.reverse({ ...ctx, db: tx }, tx, p, failed);
-    await recordEvent(tx, ctx.merchant.id, 'refund.failed', refundToJSON(failed), { status: 'pending' });
+    await recordEvent(tx, ctx, 'refund.failed', refundToJSON(failed), { status: 'pending' });
     return failed;
   });
 }

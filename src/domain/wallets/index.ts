@@ -22,7 +22,7 @@ import { countsByParent, pagesByParent } from '../../platform/db/pages-by-parent
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { parse } from '../../platform/validation.ts';
 import { cancelJobs, enqueueJob } from '../../platform/jobs.ts';
-import { billingTime, clockNow } from '../clock/index.ts';
+import { clockNow, clockOf } from '../../platform/clock.ts';
 import { getCustomer } from '../customers/index.ts';
 import { recordEvent, type EventType, type Statement } from '../events/index.ts';
 import {
@@ -96,7 +96,7 @@ export async function lockWallet(ctx: Ctx, tx: TenantTx, id: string, param = 'id
 }
 
 async function walletEvent(ctx: Ctx, tx: TenantTx, type: EventType, w: Wallet, previous?: Record<string, unknown>) {
-  await recordEvent(tx, ctx.merchant.id, type, walletToJSON(w), previous);
+  await recordEvent(tx, ctx, type, walletToJSON(w), previous);
 }
 
 export async function createWallet(ctx: Ctx, input: WalletCreateInput): Promise<Wallet> {
@@ -111,8 +111,9 @@ export async function createWallet(ctx: Ctx, input: WalletCreateInput): Promise<
     if (open) {
       throw new StateError('wallet_exists', `Customer ${customer.id} already has an open ${data.currency} wallet (${open.id}).`, 'currency');
     }
+    const now = await clockNow({ ...ctx, db: tx });
     const w = await tx.wallet.create({
-      data: { id: newId('wallet'), merchantId: ctx.merchant.id, customerId: customer.id, currency: data.currency, metadata: data.metadata ?? {} },
+      data: { id: newId('wallet'), merchantId: ctx.merchant.id, customerId: customer.id, currency: data.currency, metadata: data.metadata ?? {}, createdAt: now },
     });
     await walletEvent(ctx, tx, 'wallet.created', w);
     return w;
@@ -160,6 +161,8 @@ interface LedgerEntry {
   reference?: string | null;
   description?: string | null;
   metadata?: Record<string, string>;
+  /** now on the billing clock: the row's created_at */
+  at: Date;
 }
 
 /** Appends one ledger row to a wallet locked by the caller; the trigger moves the balance (one statement). */
@@ -187,7 +190,7 @@ function ledgerRow(ctx: Ctx, w: { id: string; balance: bigint }, e: LedgerEntry)
     reference: e.reference ?? null,
     description: e.description ?? null,
     metadata: e.metadata ?? {},
-    createdAt: new Date(),
+    createdAt: e.at,
   };
   const insert = {
     sql: `INSERT INTO wallet_transactions (id, merchant_id, wallet_id, type, amount, balance_before, balance_after, reference, description, metadata, created_at)
@@ -234,9 +237,10 @@ async function expireGrantsAt(ctx: Ctx, db: TenantTx | RawTx, w: { id: string; b
         amount: g.remaining,
         description: 'Credit expired',
         metadata: { credit_transaction_id: g.transactionId },
+        at: now,
       });
       balance = t.balanceAfter;
-      await recordEvent(tx, ctx.merchant.id, 'wallet.credit.expired', transactionToJSON(t));
+      await recordEvent(tx, ctx, 'wallet.credit.expired', transactionToJSON(t));
     }
     await updateGrant(ctx, tx, g.id, 0n, now);
   }
@@ -288,7 +292,9 @@ async function lockForMovement(ctx: Ctx, tx: RawTx, id: string, reference: strin
 
 /** The billing clock's now, from the offset read with the wallet's lock (one round trip fewer). */
 function movementNow(ctx: Ctx, locked: LockedForMovement): Date {
-  return billingTime(ctx.merchant.mode, locked.clockOffsetMs, ctx.at);
+  const clock = clockOf(ctx);
+  clock.learn(locked.clockOffsetMs);
+  return clock.peek()!;
 }
 
 /**
@@ -331,8 +337,8 @@ export async function debitWallet(ctx: Ctx, id: string, input: WalletDebitInput)
       left -= take;
     }
     // The ledger row goes in with the event, in one statement.
-    const { row: t, insert } = ledgerRow(ctx, { id: w.id, balance }, { type: 'debit', amount, reference: data.reference, description: data.description, metadata: data.metadata });
-    await recordEvent(tx, ctx.merchant.id, 'wallet.debited', transactionToJSON(t), undefined, { with: [insert] });
+    const { row: t, insert } = ledgerRow(ctx, { id: w.id, balance }, { type: 'debit', amount, reference: data.reference, description: data.description, metadata: data.metadata, at: now });
+    await recordEvent(tx, ctx, 'wallet.debited', transactionToJSON(t), undefined, { with: [insert] });
     return t;
   }, SAME_REFERENCE_RACE);
 }
@@ -349,11 +355,11 @@ export async function creditWallet(ctx: Ctx, id: string, input: WalletCreditInpu
     if (data.expires_at && data.expires_at.getTime() <= now.getTime()) {
       throw new ValidationError('parameter_invalid', `Invalid expires_at: must be in the future (the clock is at ${now.toISOString()}).`, 'expires_at');
     }
-    const t = await append(ctx, tx, w, { type: 'credit', amount, reference: data.reference, description: data.description, metadata: data.metadata });
+    const t = await append(ctx, tx, w, { type: 'credit', amount, reference: data.reference, description: data.description, metadata: data.metadata, at: now });
     let grant: { expiresAt: Date } | null = null;
     if (data.expires_at) {
       const g = await tx.walletGrant.create({
-        data: { merchantId: ctx.merchant.id, walletId: w.id, transactionId: t.id, amount, remaining: amount, expiresAt: data.expires_at },
+        data: { merchantId: ctx.merchant.id, walletId: w.id, transactionId: t.id, amount, remaining: amount, expiresAt: data.expires_at, createdAt: now },
       });
       grant = { expiresAt: g.expiresAt };
       await enqueueJob(tx, {
@@ -366,7 +372,7 @@ export async function creditWallet(ctx: Ctx, id: string, input: WalletCreditInpu
       });
     }
     const json = { ...t, grant };
-    await recordEvent(tx, ctx.merchant.id, 'wallet.credited', transactionToJSON(json));
+    await recordEvent(tx, ctx, 'wallet.credited', transactionToJSON(json));
     return { transaction: json, created: true };
   }, SAME_REFERENCE_RACE);
 }
@@ -417,17 +423,19 @@ export async function closeWallet(ctx: Ctx, id: string, cancelTopupPayment: (ctx
     }
     w = await getWallet(ctx, id, tx);
     const before = w;
+    const now = await clockNow(txCtx);
     if (w.balance > 0n) {
       await append(ctx, tx, w, {
         type: 'expiry',
         amount: w.balance,
         description: 'Wallet closed: remaining balance removed',
         metadata: { reason: 'wallet_closed' },
+        at: now,
       });
     }
-    await tx.walletGrant.updateMany({ where: { walletId: w.id, expiredAt: null }, data: { remaining: 0n, expiredAt: await clockNow(txCtx) } });
+    await tx.walletGrant.updateMany({ where: { walletId: w.id, expiredAt: null }, data: { remaining: 0n, expiredAt: now } });
     await cancelJobs(tx, { kind: GRANT_EXPIRY_JOB, ref: w.id });
-    const after = await tx.wallet.update({ where: { id }, data: { status: 'closed', closedAt: await clockNow(txCtx) } });
+    const after = await tx.wallet.update({ where: { id }, data: { status: 'closed', closedAt: now } });
     await walletEvent(ctx, tx, 'wallet.closed', after, { status: before.status, balance: Number(before.balance) });
     return after;
   });

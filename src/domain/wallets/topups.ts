@@ -21,7 +21,8 @@ import {
 } from '../payments/index.ts';
 import { onPaymentOutcome } from '../payments/hooks.ts';
 import { reserveRefund, onRefund } from '../refunds/index.ts';
-import { clockNow, requireTestMode } from '../clock/index.ts';
+import { requireTestMode } from '../clock/index.ts';
+import { clockNow } from '../../platform/clock.ts';
 import { append, getWallet, lockWallet, transactionToJSON } from './index.ts';
 import { topupCompleteBody, topupCreate, type TopupCompleteInput, type TopupCreateInput, type TopupListQuery, type TopupStatus } from './schema.ts';
 
@@ -62,7 +63,15 @@ export async function createTopup(ctx: Ctx, walletId: string, input: TopupCreate
       metadata: { wallet_id: w.id },
     });
     return tx.walletTopup.create({
-      data: { id: newId('wallet_topup'), merchantId: ctx.merchant.id, walletId: w.id, paymentId: payment.id, amount: BigInt(data.amount), currency: w.currency },
+      data: {
+        id: newId('wallet_topup'),
+        merchantId: ctx.merchant.id,
+        walletId: w.id,
+        paymentId: payment.id,
+        amount: BigInt(data.amount),
+        currency: w.currency,
+        createdAt: payment.createdAt,
+      },
       include: withPayment,
     });
   });
@@ -120,9 +129,10 @@ async function settle(ctx: Ctx, tx: TenantTx, payment: PaymentWithCustomer): Pro
     reference: topup.id,
     description: 'Top-up',
     metadata: { payment_id: payment.id },
+    at: await clockNow({ ...ctx, db: tx }),
   });
   const done = await tx.walletTopup.update({ where: { id: topup.id }, data: { status: 'succeeded', transactionId: t.id }, include: withPayment });
-  await recordEvent(tx, ctx.merchant.id, 'wallet.topup.succeeded', topupToJSON(done, ctx.runtime.config.publicBaseUrl), { status: topup.status });
+  await recordEvent(tx, ctx, 'wallet.topup.succeeded', topupToJSON(done, ctx.runtime.config.publicBaseUrl), { status: topup.status });
 }
 
 onPaymentOutcome(TOPUP_PURPOSE, settle);
@@ -162,8 +172,9 @@ onRefund(TOPUP_PURPOSE, {
       reference: refund.id,
       description: 'Top-up refunded',
       metadata: { payment_id: payment.id, refund_id: refund.id, topup_id: topup.id },
+      at: await clockNow({ ...ctx, db: tx }),
     });
-    await recordEvent(tx, ctx.merchant.id, 'wallet.debited', transactionToJSON(t));
+    await recordEvent(tx, ctx, 'wallet.debited', transactionToJSON(t));
   },
   async reverse(ctx, tx, payment, refund) {
     const topup = await tx.walletTopup.findUnique({ where: { paymentId: payment.id } });
@@ -179,8 +190,9 @@ onRefund(TOPUP_PURPOSE, {
       reference: `reversal:${refund.id}`,
       description: 'Top-up refund failed: money returned',
       metadata: { payment_id: payment.id, refund_id: refund.id, topup_id: topup.id },
+      at: await clockNow({ ...ctx, db: tx }),
     });
-    await recordEvent(tx, ctx.merchant.id, 'wallet.credited', transactionToJSON(t));
+    await recordEvent(tx, ctx, 'wallet.credited', transactionToJSON(t));
   },
 });
 

@@ -13,8 +13,8 @@ import { newId } from '../../platform/ids.ts';
 import { countsByParent, pagesByParent } from '../../platform/db/pages-by-parent.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { parse, z, listQuery } from '../../platform/validation.ts';
-import { cancelJobs, DeferJob } from '../../platform/jobs.ts';
-import { clockNow } from '../clock/index.ts';
+import { cancelJobs, DeferJob, type JobCtx } from '../../platform/jobs.ts';
+import { clockNow } from '../../platform/clock.ts';
 import { eventToJSON, getEvent, recordEvent } from '../events/index.ts';
 import { EVENT_TYPES } from '../events/types.ts';
 import { scheduleDeliveries } from '../events/outbox.ts';
@@ -96,7 +96,7 @@ function checkUrl(ctx: Ctx, value: string) {
 export async function createEndpoint(ctx: Ctx, input: EndpointCreateInput): Promise<WebhookEndpoint> {
   const data = parse(endpointCreate, input);
   checkUrl(ctx, data.url);
-  return inTransaction(ctx.db, (tx) =>
+  return inTransaction(ctx.db, async (tx) =>
     tx.webhookEndpoint.create({
       data: {
         id: newId('webhook_endpoint'),
@@ -105,6 +105,7 @@ export async function createEndpoint(ctx: Ctx, input: EndpointCreateInput): Prom
         events: [...new Set(data.events ?? [])],
         description: data.description ?? null,
         secret: newSecret(),
+        createdAt: await clockNow({ ...ctx, db: tx }),
       },
     }),
   );
@@ -257,7 +258,7 @@ export class EndpointBusy extends DeferJob {
  * The delivery job: sends one pending attempt and records the outcome (and the next attempt).
  * Given the job's id, a success also marks the job done in the same statement and returns true.
  */
-export async function deliverAttempt(ctx: Ctx & { at: Date }, attemptId: string, jobId?: bigint): Promise<boolean> {
+export async function deliverAttempt(ctx: JobCtx, attemptId: string, jobId?: bigint): Promise<boolean> {
   const attempt = await pendingAttempt(ctx, attemptId);
   if (!attempt) return false;
   const endpoint = attempt.endpoint;
@@ -304,8 +305,8 @@ async function send(ctx: Ctx, endpoint: WebhookEndpoint, event: Event) {
   return sendWebhook(endpoint.url, headers, body, ctx.runtime.config.BILLING_ALLOW_HTTP_WEBHOOKS, ctx.runtime.config.WEBHOOK_TIMEOUT_MS);
 }
 
-async function recordOutcome(ctx: Ctx & { at: Date }, attempt: FullAttempt, result: Awaited<ReturnType<typeof send>>, jobId?: bigint): Promise<boolean> {
-  const now = ctx.at;
+async function recordOutcome(ctx: JobCtx, attempt: FullAttempt, result: Awaited<ReturnType<typeof send>>, jobId?: bigint): Promise<boolean> {
+  const now = ctx.clock.at;
   if (result.ok) {
     // A success is one statement: the attempt (still pending: not cancelled meanwhile), the
     // endpoint's failing streak if it had one, and the job.
@@ -348,7 +349,7 @@ async function recordOutcome(ctx: Ctx & { at: Date }, attempt: FullAttempt, resu
     if (endpoint.status === 'active' && !endpoint.deletedAt && now.getTime() - failingSince.getTime() >= DISABLE_AFTER_MS) {
       const disabled = await tx.webhookEndpoint.update({ where: { id: endpoint.id }, data: { status: 'disabled', disabledAt: now } });
       await cancelPending(ctx, tx, endpoint.id, 'cancelled: endpoint disabled after 5 days of failures');
-      await recordEvent(tx, ctx.merchant.id, 'webhook_endpoint.disabled', endpointToJSON(disabled), { status: 'active' });
+      await recordEvent(tx, ctx, 'webhook_endpoint.disabled', endpointToJSON(disabled), { status: 'active' });
       return;
     }
     if (next && endpoint.status === 'active' && !endpoint.deletedAt) {

@@ -1,0 +1,99 @@
+// The one clock: "now" on a merchant's billing clock, for every business time (docs/database.md,
+// "Which clock each column uses").
+//
+// - live merchant: real time;
+// - test merchant: real time plus its test clock's offset (merchants.clock_offset_ms, which only
+//   moves forward: POST /v1/test-helpers/clock/advance);
+// - inside a job: the time the job runs at — its due time when a clock advance runs it, the clock's
+//   now when it was claimed otherwise — frozen for the whole job.
+//
+// One Clock per request or job (Ctx.clock, made where the Ctx is made). A test merchant's offset is
+// read at most once per Clock — on its first `now()`, or learnt from a statement that read it
+// anyway (the wallet lock) — so a request costs at most one read of it, and a live merchant's or a
+// job's none. In SQL the same rule is `billingNowSql` (statements that need billing time without a
+// value from JavaScript: the job claim, recordEvent's statement on the create-customer hot path).
+//
+// It lives in platform because Ctx carries it (and the job runner makes it); the test clock's own
+// rules (advancing, its lease) are domain/clock.
+import type { PrismaClient } from '../generated/prisma/client.ts';
+import type { Db } from './db/tenant.ts';
+
+export interface ClockMerchant {
+  id: string;
+  mode: 'test' | 'live';
+}
+
+/** The rule, given what it depends on (unit-tested; everything else goes through Clock). */
+export function billingTime(mode: 'test' | 'live', offsetMs: bigint | number | null | undefined, at?: Date, realNow = Date.now()): Date {
+  if (at) return new Date(at.getTime());
+  if (mode !== 'test') return new Date(realNow);
+  return new Date(realNow + Number(offsetMs ?? 0));
+}
+
+/**
+ * The rule in SQL: `m` is an alias of the merchants row; `at` (optional) an SQL expression of a
+ * known time — the job's, or one JavaScript already has — that wins when not null. Whole
+ * milliseconds, like JavaScript's Date and the timestamptz(3) columns.
+ */
+export const billingNowSql = (m: string, at?: string) =>
+  `date_trunc('milliseconds', ${at ? `coalesce(${at}, ` : ''}CASE WHEN ${m}.mode = 'test' THEN clock_timestamp() + ${m}.clock_offset_ms * interval '1 millisecond' ELSE clock_timestamp() END${at ? ')' : ''})`;
+
+type OffsetReader = Pick<PrismaClient, 'merchant'> | Db;
+
+export class Clock {
+  private offsetMs: number | undefined;
+
+  constructor(
+    readonly merchant: ClockMerchant,
+    /** Inside a job: the time it runs at (frozen). */
+    readonly at?: Date,
+  ) {
+    if (merchant.mode === 'live') this.offsetMs = 0;
+  }
+
+  /** A job's clock: frozen at `at`. */
+  static frozen(merchant: ClockMerchant, at: Date): Clock & { readonly at: Date } {
+    return new Clock(merchant, at) as Clock & { readonly at: Date };
+  }
+
+  /**
+   * Now, when it is known without reading the database (live merchant, inside a job, or a test
+   * merchant whose offset this clock has read already); null otherwise.
+   */
+  peek(): Date | null {
+    if (this.at) return new Date(this.at.getTime());
+    return this.offsetMs === undefined ? null : billingTime(this.merchant.mode, this.offsetMs);
+  }
+
+  /**
+   * Now on the billing clock. Reads the test merchant's offset through `db` the first time (pass
+   * the transaction when inside one: on PGlite a second connection would wait for it forever).
+   */
+  async now(db: OffsetReader): Promise<Date> {
+    const known = this.peek();
+    if (known) return known;
+    const m = await (db as Pick<PrismaClient, 'merchant'>).merchant.findUnique({ where: { id: this.merchant.id }, select: { clockOffsetMs: true } });
+    this.offsetMs = Number(m?.clockOffsetMs ?? 0);
+    return billingTime(this.merchant.mode, this.offsetMs);
+  }
+
+  /** The offset a statement read anyway (e.g. with the wallet's lock), or the one an advance just set. */
+  learn(offsetMs: bigint | number): void {
+    if (this.merchant.mode === 'test') this.offsetMs = Number(offsetMs);
+  }
+}
+
+/** The request's or job's clock; a fresh one (not shared) for a Ctx made without one (tests). */
+export function clockOf(ctx: { merchant: ClockMerchant; clock?: Clock | undefined }): Clock {
+  return ctx.clock ?? new Clock(ctx.merchant);
+}
+
+/** Now on the clock of `ctx`, reading through `ctx.db` (its transaction when it is one). */
+export function clockNow(ctx: { merchant: ClockMerchant; clock?: Clock | undefined; db: OffsetReader }): Promise<Date> {
+  return clockOf(ctx).now(ctx.db);
+}
+
+/** Now on a merchant's clock, read afresh (the clock advance, the test clock's GET). */
+export function readClock(db: OffsetReader, merchant: ClockMerchant): Promise<Date> {
+  return new Clock(merchant).now(db);
+}

@@ -24,6 +24,10 @@ function post(path: string, body: Buffer, declared: boolean): Promise<{ status: 
       res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(Buffer.concat(parts).toString() || 'null') }));
     });
     req.on('error', reject);
+    // Once the answer is read, the server may close while the rest of the body is still being
+    // written: a late EPIPE on the socket is expected then (before the answer, it reaches
+    // req's 'error' and fails the request).
+    req.on('socket', (socket) => socket.on('error', () => undefined));
     req.end(body);
   });
 }

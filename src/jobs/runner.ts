@@ -147,7 +147,9 @@ export async function claimDueJobs(prisma: PrismaClient, opts: ClaimOptions): Pr
 
 /** A finished job: one raw statement (the hot path of every webhook delivery). */
 function markDone(runtime: Runtime, job: JobRow) {
-  return merchantSql(rawQueryOf(runtime.prisma), job.merchantId)(
+  // On the merchant's client, like the job's own statements: the raw pool's connection keeps
+  // serving that merchant (row-level security) instead of switching back to system work.
+  return merchantSql(rawQueryOf(forMerchant(runtime.prisma, job.merchantId)), job.merchantId)(
     `UPDATE jobs SET status = 'done', locked_until = NULL, last_error = NULL, updated_at = now() WHERE merchant_id = $1 AND id = $2 AND status = 'running'`,
     [job.id],
   );

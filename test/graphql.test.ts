@@ -307,17 +307,32 @@ describe('customers over GraphQL', () => {
     expect((await api.get('/v1/customers?email=a@b.co')).body.data).toEqual([]);
   });
 
-  it('reads null on an optional input field as "not given", except where REST clears with it', async () => {
+  it('takes null on an input field as REST does: clears where REST clears, refused where REST refuses it', async () => {
     const c = (await api.post('/v1/customers', { email: 'ada@example.com', name: 'Ada', phone: '+14155550101', metadata: { team: 'math' } })).body;
-    const r = await api.gql(
-      `mutation($input: UpdateCustomerInput!) { updateCustomer(input: $input) { ${RESULT} ... on UpdateCustomerSuccess { customer { email name phone metadata } } } }`,
-      // email and metadata take no null in REST: not given; name does: cleared.
-      { input: { id: c.id, email: null, metadata: null, name: null } },
-    );
-    expect(r.data.updateCustomer).toEqual({
+    const update = (input: Record<string, unknown>) =>
+      api.gql(`mutation($input: UpdateCustomerInput!) { updateCustomer(input: $input) { ${RESULT} ... on UpdateCustomerSuccess { customer { email name phone metadata } } } }`, {
+        input: { id: c.id, ...input },
+      });
+    // email and metadata take no null in REST: refused with the same code and param, nothing changes.
+    for (const field of ['email', 'metadata']) {
+      const rest = await api.patch(`/v1/customers/${c.id}`, { [field]: null });
+      expect(rest.status).toBe(400);
+      const r = await update({ [field]: null });
+      expect(r.data.updateCustomer).toMatchObject({ __typename: 'ValidationError', code: rest.body.error.code, param: field });
+    }
+    // name does: cleared.
+    expect((await update({ name: null })).data.updateCustomer).toEqual({
       __typename: 'UpdateCustomerSuccess',
       customer: { email: 'ada@example.com', name: null, phone: '+14155550101', metadata: { team: 'math' } },
     });
+    // a refund's amount: null is an error, never "the whole payment"
+    const pay = await api.post('/v1/payments', { amount: 900, currency: 'USD', customer_id: c.id, redirect_url: 'https://shop.example/done' });
+    expect(pay.status).toBe(201);
+    const refund = await api.gql(`mutation($input: CreateRefundInput!) { createRefund(input: $input) { __typename ... on ValidationError { code param } } }`, {
+      input: { paymentId: pay.body.id, amount: null },
+    });
+    expect(refund.errors, JSON.stringify(refund.errors)).toBeUndefined();
+    expect(refund.data.createRefund).toMatchObject({ __typename: 'ValidationError', param: 'amount' });
   });
 
   it('hides other merchants’ records', async () => {

@@ -124,3 +124,19 @@ describe('row-level security under every access path', () => {
     expect(who!.currentUser).toBe('billing_tenant');
   });
 });
+
+describe.runIf(usingPostgres)('a raw-pool connection lost mid-transaction', () => {
+  it('fails that transaction only: the process lives on and the next statements get a good connection', async () => {
+    const err = await inRawTransaction(dbA, async (tx) => {
+      const [{ pid }] = await tx.raw<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      await rawQueryOf(app.services.db.prisma)('SELECT pg_terminate_backend($1)', [pid]);
+      await new Promise((r) => setTimeout(r, 200));
+      await tx.raw('SELECT 1');
+    }).then(
+      () => null,
+      (e: Error) => e,
+    );
+    expect(err).toBeInstanceOf(Error);
+    for (let i = 0; i < 12; i++) expect(await seen((sql, p) => rawQuery(dbA)(sql, p))).toEqual([A()]);
+  });
+});

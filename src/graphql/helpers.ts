@@ -121,7 +121,7 @@ type DomainValue<V, Z> = unknown extends V
         ? DomainInput<V, NonNullable<Z>>
         : V;
 
-/** A field: `null` stays only where the schema accepts it (it means something there: "clear"). */
+/** A field: `null` is in the type only where the schema accepts it (elsewhere the parse refuses it). */
 type DomainField<V, Z> = unknown extends V
   ? Z
   : null extends V
@@ -167,7 +167,8 @@ function toDomain(value: unknown, schema: z.core.$ZodType | undefined): unknown 
     if (v === undefined) continue;
     const key = snake(k);
     const field = shape[key];
-    if (v === null && !(field && z.safeParse(field, null).success)) continue;
+    // null goes to the schema as sent: where REST accepts it, it keeps its meaning ("clear");
+    // where REST refuses it, the schema refuses it here too, with the same code and param.
     out[key] = toDomain(v, field);
   }
   return out;
@@ -176,10 +177,12 @@ function toDomain(value: unknown, schema: z.core.$ZodType | undefined): unknown 
 /**
  * GraphQL input fields as the domain function's input for `schema` (the zod schema it parses
  * with, the one REST validates the body with): camelCase names in snake_case, DateTimes as ISO
- * strings, and **`null` on an optional field means "not given"** — dropped, as if the field were
- * absent — except on a field the schema accepts `null` for, where `null` keeps its REST meaning
- * (clear the value: a customer's name, a subscription's payment method …). The result's type is
- * checked by tsc against the domain function's parameter; a field the schema does not have is a
+ * strings, and **`null` exactly as REST takes it**: on a field the schema accepts `null` for, it
+ * keeps its REST meaning (clear the value: a customer's name, a subscription's payment method …);
+ * anywhere else the domain's parse refuses it as REST does (`parameter_invalid` naming the field)
+ * — never read as "not given", which would turn a refund's `amount: null` into a full refund.
+ * The result's type is checked by tsc against the domain function's parameter (it describes the
+ * valid input: a refused null never gets past the parse); a field the schema does not have is a
  * type error here.
  */
 export function domainInput<S extends z.ZodType, I extends KnownFields<I, z.input<S>>>(schema: S, fields: I): DomainInput<I, z.input<S>> {

@@ -24,7 +24,7 @@ export async function openServices(config: Config, opts: { log?: Logger; db?: Da
   // Row-level security holds every merchant's statements to its rows (docs/architecture.md).
   const tenancy = await db.enforceTenancy();
   if (tenancy === 'off') {
-    log.warn('row-level security is not enforced: the database role bypasses it and the role billing_tenant does not exist (run the migrations as a role that may create roles, or connect as a role without BYPASSRLS)');
+    log.warn('row-level security is not enforced: the database role bypasses it (superuser or BYPASSRLS) and cannot become billing_tenant here (the role is missing, this role is not a member of it, or it has no privileges in this database): connect as the tables\' owner without BYPASSRLS, or as a superuser that migrates a database where billing_tenant is granted');
   }
   return {
     config,

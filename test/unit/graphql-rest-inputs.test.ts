@@ -183,7 +183,7 @@ describe('domainInput: GraphQL fields as the domain input', () => {
     metadata?: unknown;
   };
 
-  it('renames to snake_case, drops null where the schema refuses it, keeps it where it means "clear"', () => {
+  it('renames to snake_case and passes null as sent: kept where it means "clear", refused by the schema elsewhere', () => {
     const at = new Date('2030-01-02T03:04:05.000Z');
     const fields: Fields = {
       displayName: null,
@@ -197,15 +197,20 @@ describe('domainInput: GraphQL fields as the domain input', () => {
     const out = domainInput(body, fields);
     expect(out).toEqual({
       display_name: null,
+      cancel_url: null,
       trial_end: '2030-01-02T03:04:05.000Z',
       count: 2,
-      customer: { email: 'a@example.com' },
+      customer: { email: 'a@example.com', phone_number: null },
       methods: ['card'],
       metadata: { orderId: 'x', camelKey: 'kept' },
     });
-    expect('cancel_url' in out).toBe(false);
-    expect(body.parse(out)).toEqual(out);
-    expect(domainInput(body, { count: 1, metadata: null })).toEqual({ count: 1 });
+    // null where the schema refuses it is refused, naming the field, as a REST body would be
+    const refused = body.safeParse(out);
+    expect(refused.success).toBe(false);
+    expect(refused.error!.issues.map((i) => i.path.join('.')).sort()).toEqual(['cancel_url', 'customer.phone_number']);
+    const { cancel_url: _c, customer: _cu, ...valid } = out;
+    expect(body.parse({ ...valid, customer: { email: 'a@example.com' } })).toEqual({ ...valid, customer: { email: 'a@example.com' } });
+    expect(domainInput(body, { count: 1, metadata: null })).toEqual({ count: 1, metadata: null });
   });
 
   it('is typed as the schema input takes it', () => {

@@ -27,8 +27,14 @@ BEGIN
     EXECUTE format('GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA %I TO billing_tenant', current_schema());
     EXECUTE format('ALTER DEFAULT PRIVILEGES IN SCHEMA %I GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO billing_tenant', current_schema());
     EXECUTE format('ALTER DEFAULT PRIVILEGES IN SCHEMA %I GRANT USAGE, SELECT, UPDATE ON SEQUENCES TO billing_tenant', current_schema());
-    IF NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
-      EXECUTE format('GRANT billing_tenant TO %I', current_user);
+    -- A BYPASSRLS role that is not a superuser needs membership to SET ROLE; an owner without
+    -- BYPASSRLS never does (FORCE holds it), and may lack the right to grant it.
+    IF (SELECT rolbypassrls AND NOT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+      BEGIN
+        EXECUTE format('GRANT billing_tenant TO %I', current_user);
+      EXCEPTION WHEN insufficient_privilege THEN
+        NULL; -- the service then starts with a warning (row-level security not enforced)
+      END;
     END IF;
   END IF;
 END $$;

@@ -42,8 +42,13 @@ export type TenancyEnforcement = 'role' | 'owner' | 'off';
 export const TENANT_ROLE = 'billing_tenant';
 /** Sets a connection's merchant for row-level security until it is set again ('' = system work). */
 const SET_TENANT_SESSION = "SELECT set_config('billing.merchant_id', $1, false)";
-const BYPASS_CHECK = `SELECT (rolsuper OR rolbypassrls) AS bypass, EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '${TENANT_ROLE}') AS has_role
-  FROM pg_roles WHERE rolname = current_user`;
+// Whether this role skips row-level security, and whether it can become billing_tenant: the role
+// exists, this role may SET it, and it has the data privileges here (a database migrated before
+// the role existed, elsewhere in the cluster, has none).
+const BYPASS_CHECK = `SELECT (r.rolsuper OR r.rolbypassrls) AS bypass,
+    coalesce((SELECT pg_has_role(current_user, t.oid, 'MEMBER') AND has_table_privilege(t.oid, to_regclass('merchants'), 'SELECT')
+              FROM pg_roles t WHERE t.rolname = '${TENANT_ROLE}'), false) AS has_role
+  FROM pg_roles r WHERE r.rolname = current_user`;
 
 export interface OpenOptions {
   /** postgresql:// URL; when absent, PGlite is used. */
@@ -84,6 +89,10 @@ type Tracked = pg.PoolClient & { [SEND]: Send; [ROLE]?: string; [TENANT]?: strin
 function trackConnections(pool: pg.Pool, tenancy: { role: string | null }, onQuery?: (sql: string) => void, logger?: Logger): void {
   pool.on('connect', (c) => {
     const client = c as Tracked;
+    // A connection lost while checked out (the server restarted, an administrator terminated it)
+    // emits 'error' where pg-pool no longer listens: without this the process would exit. The
+    // statement in flight fails, and the connection is not given back (isLost below).
+    client.on('error', (err) => logger?.warn({ err: err.message }, 'postgres connection lost'));
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;
     client[SEND] = query as Send;
     if (tenancy.role) client[ROLE] = tenancy.role; // set by onConnect, before this event
@@ -356,7 +365,7 @@ function pgRawBackend(pool: pg.Pool): RawBackend {
           return (await client.query<Row>(statementConfig(text, params))).rows.map((r) => camelRow<T>(r));
         } catch (err) {
           // A failed statement leaves the connection usable; a lost one is not given back.
-          if (!(err as { code?: unknown }).code) broken = err as Error;
+          if (isLost(err)) broken = err as Error;
           throw err;
         } finally {
           client.release(broken);
@@ -371,11 +380,18 @@ function pgRawBackend(pool: pg.Pool): RawBackend {
         await client.query('COMMIT');
         return result;
       } catch (err) {
-        await client.query('ROLLBACK').catch((e: Error) => (broken = e));
+        if (isLost(err)) broken = err as Error;
+        else await client.query('ROLLBACK').catch((e: Error) => (broken = e));
         throw err;
       } finally {
         client.release(broken);
       }
     },
   };
+}
+
+/** An error that leaves the connection unusable: no SQLSTATE (the socket), a connection exception (08…) or an operator intervention (57P…). */
+function isLost(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code !== 'string' || /^(08|57P)/.test(code) || !/^[0-9A-Z]{5}$/.test(code);
 }

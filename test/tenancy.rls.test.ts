@@ -128,8 +128,8 @@ describe('row-level security under every access path', () => {
 describe.runIf(usingPostgres)('a raw-pool connection lost mid-transaction', () => {
   it('fails that transaction only: the process lives on and the next statements get a good connection', async () => {
     const err = await inRawTransaction(dbA, async (tx) => {
-      const [{ pid }] = await tx.raw<{ pid: number }>('SELECT pg_backend_pid() AS pid');
-      await rawQueryOf(app.services.db.prisma)('SELECT pg_terminate_backend($1)', [pid]);
+      const [row] = await tx.raw<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      await rawQueryOf(app.services.db.prisma)('SELECT pg_terminate_backend($1)', [row!.pid]);
       await new Promise((r) => setTimeout(r, 200));
       await tx.raw('SELECT 1');
     }).then(

@@ -47,8 +47,15 @@ const SET_TENANT_SESSION = "SELECT set_config('billing.merchant_id', $1, false)"
 // the role existed, elsewhere in the cluster, has none).
 const BYPASS_CHECK = `SELECT (r.rolsuper OR r.rolbypassrls) AS bypass,
     coalesce((SELECT pg_has_role(current_user, t.oid, 'MEMBER') AND has_table_privilege(t.oid, to_regclass('merchants'), 'SELECT')
-              FROM pg_roles t WHERE t.rolname = '${TENANT_ROLE}'), false) AS has_role
+              FROM pg_roles t WHERE t.rolname = '${TENANT_ROLE}'), false) AS can_become
   FROM pg_roles r WHERE r.rolname = current_user`;
+type BypassRow = { bypass: boolean; can_become: boolean };
+
+/** What BYPASS_CHECK's answer means: held by FORCE as it is, SET ROLE billing_tenant, or not enforceable. */
+function tenancyFor(r: BypassRow | undefined): TenancyEnforcement {
+  if (!r?.bypass) return 'owner';
+  return r.can_become ? 'role' : 'off';
+}
 
 export interface OpenOptions {
   /** postgresql:// URL; when absent, PGlite is used. */
@@ -192,11 +199,9 @@ function openPostgres(url: string, poolSize: number, logger?: Logger, onQuery?: 
         ),
       ),
     enforceTenancy: async () => {
-      const r = await own(async (client) => (await client.query<{ bypass: boolean; has_role: boolean }>(BYPASS_CHECK)).rows[0]);
-      if (!r?.bypass) return 'owner';
-      if (!r.has_role) return 'off';
-      tenancy.role = TENANT_ROLE;
-      return 'role';
+      const mode = tenancyFor(await own(async (client) => (await client.query<BypassRow>(BYPASS_CHECK)).rows[0]));
+      if (mode === 'role') tenancy.role = TENANT_ROLE;
+      return mode;
     },
     close: async () => {
       await prisma.$disconnect();
@@ -277,12 +282,12 @@ async function openPglite(dataDir: string | null, onQuery?: (sql: string) => voi
       }
     },
     enforceTenancy: async () => {
-      const [r] = await query<{ bypass: boolean; has_role: boolean }>(BYPASS_CHECK);
-      if (!r?.bypass) return 'owner';
-      if (!r.has_role) return 'off';
-      await db.exec(`SET ROLE ${TENANT_ROLE}`);
-      role = TENANT_ROLE;
-      return 'role';
+      const mode = tenancyFor((await query<BypassRow>(BYPASS_CHECK))[0]);
+      if (mode === 'role') {
+        await db.exec(`SET ROLE ${TENANT_ROLE}`);
+        role = TENANT_ROLE;
+      }
+      return mode;
     },
     close: async () => {
       await prisma.$disconnect();

@@ -49,6 +49,16 @@ async function declinedSubscription(api: Client) {
   return { customer: c, plan, sub, inv, good: await savedMethod(api, c.id) };
 }
 
+/** A customer with a working card and an active Pro subscription (its first charge succeeded). */
+async function activeSubscription(api: Client, prefix: string) {
+  const c = (await api.post('/v1/customers', { email: `${prefix}${Math.random()}@example.com` })).body;
+  await savedMethod(api, c.id);
+  const plan = (await api.post('/v1/plans', { name: 'Pro', amount: 2900, currency: 'USD', interval: 'month' })).body;
+  const sub = (await api.post('/v1/subscriptions', { customer_id: c.id, plan_id: plan.id })).body;
+  expect(sub.status).toBe('active');
+  return { customer: c, plan, sub };
+}
+
 const succeededFor = async (api: Client, customerId: string) =>
   (await api.get(`/v1/payments?customer_id=${customerId}&status=succeeded&limit=100`)).body.data as any[];
 
@@ -180,11 +190,7 @@ describe('money for an invoice that cannot take it is refunded automatically', (
 describe('an invoice payment that expired before its charge started', () => {
   it('is a failed attempt: the invoice records it and dunning goes on', async () => {
     const api = await app.merchant();
-    const c = (await api.post('/v1/customers', { email: `e${Math.random()}@example.com` })).body;
-    await savedMethod(api, c.id);
-    const plan = (await api.post('/v1/plans', { name: 'Pro', amount: 2900, currency: 'USD', interval: 'month' })).body;
-    const sub = (await api.post('/v1/subscriptions', { customer_id: c.id, plan_id: plan.id })).body;
-    expect(sub.status).toBe('active');
+    const { customer: c, sub } = await activeSubscription(api, 'e');
     // A renewal invoice whose payment was reserved (attempt 1) and never charged: the process died
     // between the two steps, and the checkout lapsed before anything charged it.
     const ctx = ctxFor(api.creds.merchant_id);
@@ -249,11 +255,7 @@ describe('an invoice never bills more than a payment may charge', () => {
 describe('dunning and recovery around a checkout attempt in flight', () => {
   it('a retry that comes due while the customer pays at the checkout, and that card is declined: dunning goes on', async () => {
     const api = await app.merchant();
-    const c = (await api.post('/v1/customers', { email: `r${Math.random()}@example.com` })).body;
-    await savedMethod(api, c.id);
-    const plan = (await api.post('/v1/plans', { name: 'Pro', amount: 2900, currency: 'USD', interval: 'month' })).body;
-    const sub = (await api.post('/v1/subscriptions', { customer_id: c.id, plan_id: plan.id })).body;
-    expect(sub.status).toBe('active');
+    const { customer: c, sub } = await activeSubscription(api, 'r');
     // The renewal fails on a card without funds: retry 2 is scheduled a day later.
     const nsf = await savedMethod(api, c.id, NSF);
     expect((await api.patch(`/v1/subscriptions/${sub.id}`, { payment_method_id: nsf })).status).toBe(200);

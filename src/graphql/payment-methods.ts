@@ -109,7 +109,7 @@ builder.prismaObjectFields('Customer', (t) => ({
     resolve: (c, _, gctx) =>
       c.defaultPaymentMethodId
         ? requestLoader<string, PaymentMethodRow | null>(gctx, 'Customer.defaultPaymentMethod', async (ids) => {
-            const rows = await gctx.ctx.db.paymentMethod.findMany({ where: { id: { in: [...ids] } } });
+            const rows = await methods.paymentMethodsByIds(gctx.ctx, [...ids]);
             const byId = new Map(rows.map((r) => [r.id, r]));
             return ids.map((id) => byId.get(id) ?? null);
           }).load(c.defaultPaymentMethodId)

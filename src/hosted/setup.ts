@@ -8,7 +8,7 @@
 // source address are limited across every hosted page (kit: takePaymentAttempt, 429 + Retry-After).
 import type { Context, Hono } from 'hono';
 import type { SetupIntent } from '../generated/prisma/client.ts';
-import { completeSetup, expireSetupIntentIfDue, findSetup, offeredSetupMethods, setupAttemptsSpent } from '../domain/payment-methods/index.ts';
+import { completeSetup, expireSetupIntentIfDue, findSetup, offeredSetupMethods, savedMethodOf, setupAttemptsSpent } from '../domain/payment-methods/index.ts';
 import type { Ctx } from '../platform/context.ts';
 import { StateError } from '../platform/errors.ts';
 import type { AppEnv, Services } from '../platform/env.ts';
@@ -93,7 +93,7 @@ export function mountSetup(app: Hono<AppEnv>, services: Services) {
   }
 
   const describe = async (l: Loaded) => {
-    const pm = l.intent.paymentMethodId ? await l.ctx.db.paymentMethod.findUnique({ where: { id: l.intent.paymentMethodId } }) : null;
+    const pm = await savedMethodOf(l.ctx, l.intent);
     const d = pm?.details as { card?: { brand: string; last4: string; exp_month: number; exp_year: number }; mobile_money?: { phone_last4: string } } | undefined;
     if (d?.card) return l.t.cardEnding(d.card.brand.toUpperCase(), d.card.last4, `${String(d.card.exp_month).padStart(2, '0')}/${d.card.exp_year % 100}`);
     if (d?.mobile_money) return l.t.mobileEnding(d.mobile_money.phone_last4);

@@ -13,7 +13,7 @@
 // the processor's token: never a full card number, CVC or phone number.
 import type { Customer, PaymentMethod, SetupIntent } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
-import { merchantSql, rawQuery, lockRow } from '../../platform/db/raw.ts';
+import { rawQuery, lockRow } from '../../platform/db/raw.ts';
 import { Prisma, inTransaction, type Db, type TenantTx } from '../../platform/db/tenant.ts';
 import { countsByParent, pagesByParent } from '../../platform/db/pages-by-parent.ts';
 import { NotFoundError, StateError, ValidationError } from '../../platform/errors.ts';
@@ -35,8 +35,28 @@ import {
   type SetupIntentCreateInput,
   type SetupIntentStatus,
 } from './schema.ts';
+import {
+  countPaymentMethodsOfCustomer,
+  findLiveCustomer,
+  findNewestPaymentMethodOfCustomer,
+  findPaymentMethod,
+  findPaymentMethodsByIds,
+  findPaymentMethodsOfCustomer,
+  findSetupIntent,
+  findSetupIntentByToken,
+  incrementSetupAttempts,
+  insertPaymentMethod,
+  insertSetupIntent,
+  listAllPaymentMethodsOfCustomer,
+  listAttachedMethods,
+  markPaymentMethodDetached,
+  markSetupIntentExpired,
+  markSetupIntentSucceeded,
+  setCustomerDefaultMethod,
+} from './store.ts';
 
 export * from './schema.ts';
+export { attachedMethodsSql } from './store.ts';
 
 export const SETUP_TTL_MS = 24 * 60 * 60 * 1000;
 /**
@@ -101,19 +121,17 @@ export async function createSetupIntent(ctx: Ctx, input: SetupIntentCreateInput,
       throw new NotFoundError('customer', data.customer_id, 'customer_id');
     });
     const now = await clockNow({ ...ctx, db: tx });
-    const si = await tx.setupIntent.create({
-      data: {
-        id: newId('setup_intent'),
-        merchantId: ctx.merchant.id,
-        customerId: data.customer_id,
-        returnUrl: data.return_url ?? null,
-        paymentMethodTypes: data.payment_method_types ?? [...PAYMENT_METHODS],
-        metadata: data.metadata ?? {},
-        token: randomToken(40),
-        portalSessionId: opts.portalSessionId ?? null,
-        expiresAt: new Date(now.getTime() + SETUP_TTL_MS),
-        createdAt: now,
-      },
+    const si = await insertSetupIntent(tx, {
+      id: newId('setup_intent'),
+      merchantId: ctx.merchant.id,
+      customerId: data.customer_id,
+      returnUrl: data.return_url ?? null,
+      paymentMethodTypes: data.payment_method_types ?? [...PAYMENT_METHODS],
+      metadata: data.metadata ?? {},
+      token: randomToken(40),
+      portalSessionId: opts.portalSessionId ?? null,
+      expiresAt: new Date(now.getTime() + SETUP_TTL_MS),
+      createdAt: now,
     });
     await enqueueJob(tx, { merchantId: ctx.merchant.id, kind: SETUP_EXPIRE_JOB, runAt: si.expiresAt, key: `expire:${si.id}`, payload: { setup_intent_id: si.id } });
     return si;
@@ -121,7 +139,7 @@ export async function createSetupIntent(ctx: Ctx, input: SetupIntentCreateInput,
 }
 
 export async function getSetupIntent(ctx: Ctx, id: string, db: Db = ctx.db): Promise<SetupIntent> {
-  const si = await db.setupIntent.findUnique({ where: { id } });
+  const si = await findSetupIntent(db, id);
   if (!si) throw new NotFoundError('setup intent', id);
   return si;
 }
@@ -139,7 +157,7 @@ export async function expireSetupIntentIfDue(ctx: Ctx, id: string): Promise<Setu
     const now = await clockNow({ ...ctx, db: tx });
     if (now.getTime() < si.expiresAt.getTime()) return si;
     // No event: the contract's catalogue has none for an expired setup intent.
-    return tx.setupIntent.update({ where: { id }, data: { status: 'expired' } });
+    return markSetupIntentExpired(tx, id);
   });
 }
 
@@ -184,7 +202,7 @@ export async function completeSetup(ctx: Ctx, id: string, attempt: SetupAttempt)
     const si = await lockSetupIntent(ctx, tx, id);
     if (si.status !== 'requires_payment_method') return { intent: si, claimed: false };
     if (si.attempts >= SETUP_MAX_ATTEMPTS) throw attemptsExceeded();
-    return { intent: await tx.setupIntent.update({ where: { id }, data: { attempts: { increment: 1 } } }), claimed: true };
+    return { intent: await incrementSetupAttempts(tx, id), claimed: true };
   });
   if (!claim.claimed) return { intent: claim.intent, paymentMethod: null };
   const current = claim.intent;
@@ -206,23 +224,21 @@ export async function completeSetup(ctx: Ctx, id: string, attempt: SetupAttempt)
     if (si.status !== 'requires_payment_method') return { intent: si, paymentMethod: null };
     const now = await clockNow({ ...ctx, db: tx });
     if (now.getTime() >= si.expiresAt.getTime()) {
-      return { intent: await tx.setupIntent.update({ where: { id }, data: { status: 'expired' } }), paymentMethod: null };
+      return { intent: await markSetupIntentExpired(tx, id), paymentMethod: null };
     }
     const customer = await lockCustomer(ctx, tx, si.customerId);
     if (!customer) throw new StateError('customer_deleted', `Customer ${si.customerId} was deleted; nothing was saved.`, null);
-    const pm = await tx.paymentMethod.create({
-      data: {
-        id: newId('payment_method'),
-        merchantId: ctx.merchant.id,
-        customerId: customer.id,
-        ownerId: customer.id,
-        type: result.details.type,
-        details: result.details as unknown as Prisma.InputJsonValue,
-        processorToken: result.token,
-        createdAt: now,
-      },
+    const pm = await insertPaymentMethod(tx, {
+      id: newId('payment_method'),
+      merchantId: ctx.merchant.id,
+      customerId: customer.id,
+      ownerId: customer.id,
+      type: result.details.type,
+      details: result.details as unknown as Prisma.InputJsonValue,
+      processorToken: result.token,
+      createdAt: now,
     });
-    const done = await tx.setupIntent.update({ where: { id }, data: { status: 'succeeded', paymentMethodId: pm.id, completedAt: now } });
+    const done = await markSetupIntentSucceeded(tx, id, pm.id, now);
     const base = ctx.runtime.config.publicBaseUrl;
     await recordEvent(tx, ctx, 'payment_method.attached', paymentMethodToJSON(pm));
     await recordEvent(tx, ctx, 'setup_intent.succeeded', setupIntentToJSON(done, base), { status: si.status, payment_method_id: null });
@@ -257,10 +273,15 @@ export async function completeSetupForTest(ctx: Ctx, id: string, input: SetupInt
   return out.intent;
 }
 
+/** The method a setup intent saved; null before it saved one. */
+export async function savedMethodOf(ctx: Ctx, si: SetupIntent): Promise<PaymentMethod | null> {
+  return si.paymentMethodId ? findPaymentMethod(ctx.db, si.paymentMethodId) : null;
+}
+
 /** The setup intent behind a setup_url token, with its merchant; null for an unknown token. */
 export async function findSetup(prisma: Ctx['runtime']['prisma'], token: string) {
   if (!/^[0-9A-Za-z]{40}$/.test(token)) return null;
-  return prisma.setupIntent.findUnique({ where: { token }, include: { merchant: true, customer: true } });
+  return findSetupIntentByToken(prisma, token);
 }
 
 // ---------------------------------------------------------------- payment methods
@@ -268,19 +289,19 @@ export async function findSetup(prisma: Ctx['runtime']['prisma'], token: string)
 /** Locks a live customer row for the rest of the transaction; null when deleted or unknown. */
 async function lockCustomer(ctx: Ctx, tx: TenantTx, id: string): Promise<Customer | null> {
   await lockRow(tx, 'customers', ctx.merchant.id, id);
-  return tx.customer.findFirst({ where: { id, deletedAt: null } });
+  return findLiveCustomer(tx, id);
 }
 
 /** Sets a customer's default method (the caller holds the customer's lock) and records customer.updated. */
 async function setDefault(ctx: Ctx, tx: TenantTx, before: Customer, paymentMethodId: string | null): Promise<Customer> {
   if (before.defaultPaymentMethodId === paymentMethodId) return before;
-  const after = await tx.customer.update({ where: { id: before.id }, data: { defaultPaymentMethodId: paymentMethodId, updatedAt: await clockNow({ ...ctx, db: tx }) } });
+  const after = await setCustomerDefaultMethod(tx, before.id, paymentMethodId, await clockNow({ ...ctx, db: tx }));
   await recordEvent(tx, ctx, 'customer.updated', customerToJSON(after), { default_payment_method_id: before.defaultPaymentMethodId });
   return after;
 }
 
 export async function getPaymentMethod(ctx: Ctx, id: string, db: Db = ctx.db, param = 'id'): Promise<PaymentMethod> {
-  const pm = await db.paymentMethod.findUnique({ where: { id } });
+  const pm = await findPaymentMethod(db, id);
   if (!pm) throw new NotFoundError('payment method', id, param);
   return pm;
 }
@@ -290,28 +311,28 @@ export async function listPaymentMethods(ctx: Ctx, query: PaymentMethodListQuery
   await getCustomer(ctx, query.customer_id).catch(() => {
     throw new NotFoundError('customer', query.customer_id, 'customer_id');
   });
-  const filter = { customerId: query.customer_id };
   return paginate(
     query,
-    ({ where, ...page }) => ctx.db.paymentMethod.findMany({ where: { AND: [where, filter] }, ...page }),
-    () => ctx.db.paymentMethod.count({ where: filter }),
+    (page) => findPaymentMethodsOfCustomer(ctx.db, query.customer_id, page),
+    () => countPaymentMethodsOfCustomer(ctx.db, query.customer_id),
   );
 }
 
 /** Every attached method of a customer, newest first (the customer record embeds them). */
-/** SQL of a customer's attached methods, newest first, at most 100 ($1 is the merchant; `customer` an SQL expression). */
-export const attachedMethodsSql = (customer: string) =>
-  `SELECT * FROM payment_methods WHERE merchant_id = $1 AND customer_id = ${customer} ORDER BY created_at DESC, id DESC LIMIT 100`;
-
 export function attachedMethods(ctx: Ctx, customerId: string, db: Db = ctx.db): Promise<PaymentMethod[]> {
-  return merchantSql(rawQuery(db), ctx.merchant.id)<PaymentMethod>(attachedMethodsSql('$2'), [customerId]);
+  return listAttachedMethods(rawQuery(db), ctx.merchant.id, customerId);
+}
+
+/** Saved methods by id (GraphQL's Customer.defaultPaymentMethod, batched); unknown ids are left out. */
+export function paymentMethodsByIds(ctx: Ctx, ids: string[]): Promise<PaymentMethod[]> {
+  return findPaymentMethodsByIds(ctx.db, ids);
 }
 
 const METHODS_OF_CUSTOMER = { table: 'payment_methods', parent: 'customer_id' };
 
 /** One page of attached methods per customer (GraphQL's Customer.paymentMethods), in two queries for all. */
 export function listPaymentMethodsOfCustomers(ctx: Ctx, customerIds: readonly string[], q: { limit?: number; after?: string }) {
-  return pagesByParent(ctx, METHODS_OF_CUSTOMER, customerIds, q, (ids) => ctx.db.paymentMethod.findMany({ where: { id: { in: ids } } }));
+  return pagesByParent(ctx, METHODS_OF_CUSTOMER, customerIds, q, (ids) => findPaymentMethodsByIds(ctx.db, ids));
 }
 
 export function countPaymentMethodsOfCustomers(ctx: Ctx, customerIds: readonly string[]) {
@@ -320,11 +341,11 @@ export function countPaymentMethodsOfCustomers(ctx: Ctx, customerIds: readonly s
 
 async function detachLocked(ctx: Ctx, tx: TenantTx, pm: PaymentMethod, customer: Customer | null): Promise<PaymentMethod> {
   const now = await clockNow({ ...ctx, db: tx });
-  const after = await tx.paymentMethod.update({ where: { id: pm.id }, data: { customerId: null, detachedAt: now } });
+  const after = await markPaymentMethodDetached(tx, pm.id, now);
   await recordEvent(tx, ctx, 'payment_method.detached', paymentMethodToJSON(after), { customer_id: pm.customerId });
   if (customer && customer.defaultPaymentMethodId === pm.id) {
     // The newest remaining method becomes the default (none: no default).
-    const next = await tx.paymentMethod.findFirst({ where: { customerId: customer.id }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] });
+    const next = await findNewestPaymentMethodOfCustomer(tx, customer.id);
     await setDefault(ctx, tx, customer, next?.id ?? null);
   }
   return after;
@@ -349,13 +370,13 @@ export async function detachPaymentMethod(ctx: Ctx, id: string, opts: { customer
 
 /** Detaches every method of a customer being deleted (in the deletion's transaction). */
 export async function detachAllOfCustomer(ctx: Ctx, tx: TenantTx, customerId: string): Promise<void> {
-  const methods = await tx.paymentMethod.findMany({ where: { customerId } });
+  const methods = await listAllPaymentMethodsOfCustomer(tx, customerId);
   const now = await clockNow({ ...ctx, db: tx });
   for (const pm of methods) {
-    const after = await tx.paymentMethod.update({ where: { id: pm.id }, data: { customerId: null, detachedAt: now } });
+    const after = await markPaymentMethodDetached(tx, pm.id, now);
     await recordEvent(tx, ctx, 'payment_method.detached', paymentMethodToJSON(after), { customer_id: pm.customerId });
   }
-  if (methods.length > 0) await tx.customer.update({ where: { id: customerId }, data: { defaultPaymentMethodId: null, updatedAt: now } });
+  if (methods.length > 0) await setCustomerDefaultMethod(tx, customerId, null, now);
 }
 
 /** Makes an attached method the customer's default. `param` names the input in errors. */
@@ -370,7 +391,7 @@ export async function setDefaultPaymentMethod(ctx: Ctx, customerId: string, paym
 /** The same, for a caller that holds the customer's lock (PATCH /v1/customers/:id). */
 export async function setDefaultLocked(ctx: Ctx, tx: TenantTx, customer: Customer, paymentMethodId: string | null, param: string): Promise<Customer> {
   if (paymentMethodId !== null) {
-    const pm = await tx.paymentMethod.findUnique({ where: { id: paymentMethodId } });
+    const pm = await findPaymentMethod(tx, paymentMethodId);
     if (!pm) throw new NotFoundError('payment method', paymentMethodId, param);
     if (pm.customerId !== customer.id) {
       throw new ValidationError('parameter_invalid', `Invalid ${param}: payment method ${paymentMethodId} is not attached to customer ${customer.id}.`, param);

@@ -18,10 +18,33 @@ import { clockNow } from '../../platform/clock.ts';
 import { eventToJSON, getEvent, recordEvent } from '../events/index.ts';
 import { EVENT_TYPES } from '../events/types.ts';
 import { scheduleDeliveries } from '../events/outbox.ts';
-import { jsonRows, merchantSql, rawQuery } from '../../platform/db/raw.ts';
+import { rawQuery } from '../../platform/db/raw.ts';
 import { sendWebhook } from './send.ts';
 import { newSecret, signatureHeader } from './signing.ts';
 import { checkEndpointUrl } from './ssrf.ts';
+import {
+  countAttemptsOfEvent,
+  countLiveEndpoints,
+  failPendingAttempt,
+  failPendingAttemptsOfEndpoint,
+  findAttemptsByIds,
+  findAttemptsByIdsNewestFirst,
+  findAttemptsOfEvent,
+  findEndpointOrThrow,
+  findLiveEndpoint,
+  findLiveEndpoints,
+  findPendingAttempt,
+  findSubscribedEndpointIds,
+  insertEndpoint,
+  markAttemptFailed,
+  markAttemptSucceeded,
+  markEndpointDeleted,
+  markEndpointDisabled,
+  markEndpointFailing,
+  replaceEndpointSecret,
+  updateEndpointFields,
+  type FullAttempt,
+} from './store.ts';
 
 export { DELIVER_JOB } from '../events/outbox.ts';
 
@@ -97,22 +120,20 @@ export async function createEndpoint(ctx: Ctx, input: EndpointCreateInput): Prom
   const data = parse(endpointCreate, input);
   checkUrl(ctx, data.url);
   return inTransaction(ctx.db, async (tx) =>
-    tx.webhookEndpoint.create({
-      data: {
-        id: newId('webhook_endpoint'),
-        merchantId: ctx.merchant.id,
-        url: data.url,
-        events: [...new Set(data.events ?? [])],
-        description: data.description ?? null,
-        secret: newSecret(),
-        createdAt: await clockNow({ ...ctx, db: tx }),
-      },
+    insertEndpoint(tx, {
+      id: newId('webhook_endpoint'),
+      merchantId: ctx.merchant.id,
+      url: data.url,
+      events: [...new Set(data.events ?? [])],
+      description: data.description ?? null,
+      secret: newSecret(),
+      createdAt: await clockNow({ ...ctx, db: tx }),
     }),
   );
 }
 
 export async function getEndpoint(ctx: Ctx, id: string, db = ctx.db, param = 'id'): Promise<WebhookEndpoint> {
-  const e = await db.webhookEndpoint.findFirst({ where: { id, deletedAt: null } });
+  const e = await findLiveEndpoint(db, id);
   if (!e) throw new NotFoundError('webhook endpoint', id, param);
   return e;
 }
@@ -120,8 +141,8 @@ export async function getEndpoint(ctx: Ctx, id: string, db = ctx.db, param = 'id
 export async function listEndpoints(ctx: Ctx, q: z.output<typeof endpointListQuery>): Promise<Page<WebhookEndpoint>> {
   return paginate(
     q,
-    ({ where, ...page }) => ctx.db.webhookEndpoint.findMany({ where: { AND: [where, { deletedAt: null }] }, ...page }),
-    () => ctx.db.webhookEndpoint.count({ where: { deletedAt: null } }),
+    (page) => findLiveEndpoints(ctx.db, page),
+    () => countLiveEndpoints(ctx.db),
   );
 }
 
@@ -131,16 +152,13 @@ export async function updateEndpoint(ctx: Ctx, id: string, input: EndpointUpdate
   return inTransaction(ctx.db, async (tx) => {
     const before = await getEndpoint(ctx, id, tx);
     const reenable = data.status === 'active' && before.status !== 'active';
-    const after = await tx.webhookEndpoint.update({
-      where: { id },
-      data: {
-        url: data.url,
-        events: data.events ? [...new Set(data.events)] : undefined,
-        description: data.description,
-        status: data.status,
-        ...(reenable ? { failingSince: null, disabledAt: null } : {}),
-        ...(data.status === 'disabled' && before.status !== 'disabled' ? { disabledAt: await clockNow({ ...ctx, db: tx }) } : {}),
-      },
+    const after = await updateEndpointFields(tx, id, {
+      url: data.url,
+      events: data.events ? [...new Set(data.events)] : undefined,
+      description: data.description,
+      status: data.status,
+      ...(reenable ? { failingSince: null, disabledAt: null } : {}),
+      ...(data.status === 'disabled' && before.status !== 'disabled' ? { disabledAt: await clockNow({ ...ctx, db: tx }) } : {}),
     });
     if (data.status === 'disabled') await cancelPending(ctx, tx, id, 'cancelled: endpoint disabled');
     return after;
@@ -149,13 +167,13 @@ export async function updateEndpoint(ctx: Ctx, id: string, input: EndpointUpdate
 
 async function cancelPending(ctx: Ctx, tx: Parameters<Parameters<typeof inTransaction>[1]>[0], endpointId: string, reason: string) {
   await cancelJobs(tx, { ref: endpointId });
-  await tx.deliveryAttempt.updateMany({ where: { endpointId, status: 'pending' }, data: { status: 'failed', responseBody: reason, nextRetryAt: null } });
+  await failPendingAttemptsOfEndpoint(tx, endpointId, reason);
 }
 
 export async function deleteEndpoint(ctx: Ctx, id: string): Promise<WebhookEndpoint> {
   return inTransaction(ctx.db, async (tx) => {
     await getEndpoint(ctx, id, tx);
-    const e = await tx.webhookEndpoint.update({ where: { id }, data: { deletedAt: await clockNow({ ...ctx, db: tx }), status: 'disabled' } });
+    const e = await markEndpointDeleted(tx, id, await clockNow({ ...ctx, db: tx }));
     await cancelPending(ctx, tx, id, 'cancelled: endpoint deleted');
     return e;
   });
@@ -165,20 +183,16 @@ export async function deleteEndpoint(ctx: Ctx, id: string): Promise<WebhookEndpo
 export async function rotateSecret(ctx: Ctx, id: string): Promise<WebhookEndpoint> {
   return inTransaction(ctx.db, async (tx) => {
     const e = await getEndpoint(ctx, id, tx);
-    return tx.webhookEndpoint.update({
-      where: { id },
-      data: { secret: newSecret(), previousSecret: e.secret, previousSecretExpiresAt: new Date(Date.now() + SECRET_OVERLAP_MS) },
-    });
+    return replaceEndpointSecret(tx, id, { secret: newSecret(), previousSecret: e.secret, previousSecretExpiresAt: new Date(Date.now() + SECRET_OVERLAP_MS) });
   });
 }
 
 export async function listAttempts(ctx: Ctx, eventId: string, q: AttemptListQuery): Promise<Page<DeliveryAttempt>> {
   await getEvent(ctx, eventId);
-  const filters = [{ eventId }, q.endpoint_id ? { endpointId: q.endpoint_id } : {}];
   return paginate(
     q,
-    ({ where, ...page }) => ctx.db.deliveryAttempt.findMany({ where: { AND: [where, ...filters] }, ...page }),
-    () => ctx.db.deliveryAttempt.count({ where: { AND: filters } }),
+    (page) => findAttemptsOfEvent(ctx.db, eventId, q.endpoint_id, page),
+    () => countAttemptsOfEvent(ctx.db, eventId, q.endpoint_id),
   );
 }
 
@@ -186,9 +200,7 @@ const ATTEMPTS_OF_EVENT = { table: 'delivery_attempts', parent: 'event_id' };
 
 /** One page of delivery attempts per event, in two queries for all of them. */
 export function listAttemptsOfEvents(ctx: Ctx, eventIds: readonly string[], q: AttemptListQuery) {
-  return pagesByParent(ctx, ATTEMPTS_OF_EVENT, eventIds, { ...q, filters: { endpoint_id: q.endpoint_id } }, (ids) =>
-    ctx.db.deliveryAttempt.findMany({ where: { id: { in: ids } } }),
-  );
+  return pagesByParent(ctx, ATTEMPTS_OF_EVENT, eventIds, { ...q, filters: { endpoint_id: q.endpoint_id } }, (ids) => findAttemptsByIds(ctx.db, ids));
 }
 
 export function countAttemptsOfEvents(ctx: Ctx, eventIds: readonly string[], q: Pick<AttemptListQuery, 'endpoint_id'>) {
@@ -199,12 +211,9 @@ export function countAttemptsOfEvents(ctx: Ctx, eventIds: readonly string[], q: 
 export async function replayEvent(ctx: Ctx, eventId: string): Promise<DeliveryAttempt[]> {
   return inTransaction(ctx.db, async (tx) => {
     const event = await getEvent({ ...ctx, db: tx }, eventId);
-    const endpoints = await tx.webhookEndpoint.findMany({
-      where: { status: 'active', deletedAt: null, OR: [{ events: { isEmpty: true } }, { events: { has: event.type } }] },
-      select: { id: true },
-    });
+    const endpoints = await findSubscribedEndpointIds(tx, event.type);
     const ids = await scheduleDeliveries(tx, event, endpoints.map((e) => e.id), await clockNow({ ...ctx, db: tx }));
-    return tx.deliveryAttempt.findMany({ where: { id: { in: ids } }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] });
+    return findAttemptsByIdsNewestFirst(tx, ids);
   });
 }
 
@@ -259,11 +268,11 @@ export class EndpointBusy extends DeferJob {
  * Given the job's id, a success also marks the job done in the same statement and returns true.
  */
 export async function deliverAttempt(ctx: JobCtx, attemptId: string, jobId?: bigint): Promise<boolean> {
-  const attempt = await pendingAttempt(ctx, attemptId);
+  const attempt = await findPendingAttempt(rawQuery(ctx.db), ctx.merchant.id, attemptId);
   if (!attempt) return false;
   const endpoint = attempt.endpoint;
   if (endpoint.deletedAt || endpoint.status !== 'active') {
-    await ctx.db.deliveryAttempt.updateMany({ where: { id: attemptId, status: 'pending' }, data: { status: 'failed', responseBody: 'cancelled: endpoint not active' } });
+    await failPendingAttempt(ctx.db, attemptId, 'cancelled: endpoint not active');
     return false;
   }
   if (!(await acquireSlot(endpoint.id))) throw new EndpointBusy(endpoint.id);
@@ -274,21 +283,6 @@ export async function deliverAttempt(ctx: JobCtx, attemptId: string, jobId?: big
     releaseSlot(endpoint.id);
   }
   return recordOutcome(ctx, attempt, result, jobId);
-}
-
-type FullAttempt = DeliveryAttempt & { endpoint: WebhookEndpoint; event: Event };
-
-/** A pending attempt with its endpoint and event, in one statement (the delivery hot path). */
-async function pendingAttempt(ctx: Ctx, attemptId: string): Promise<FullAttempt | null> {
-  const [row] = await merchantSql(rawQuery(ctx.db), ctx.merchant.id)<DeliveryAttempt & { endpointRow: unknown; eventRow: unknown }>(
-    `SELECT a.*, to_jsonb(e.*) AS endpoint_row, to_jsonb(ev.*) AS event_row
-     FROM delivery_attempts a JOIN webhook_endpoints e ON e.id = a.endpoint_id JOIN events ev ON ev.id = a.event_id
-     WHERE a.merchant_id = $1 AND a.id = $2 AND a.status = 'pending'`,
-    [attemptId],
-  );
-  if (!row) return null;
-  const { endpointRow, eventRow, ...attempt } = row;
-  return { ...attempt, endpoint: jsonRows<WebhookEndpoint>('WebhookEndpoint', [endpointRow])[0]!, event: jsonRows<Event>('Event', [eventRow])[0]! };
 }
 
 async function send(ctx: Ctx, endpoint: WebhookEndpoint, event: Event) {
@@ -307,22 +301,9 @@ async function send(ctx: Ctx, endpoint: WebhookEndpoint, event: Event) {
 
 async function recordOutcome(ctx: JobCtx, attempt: FullAttempt, result: Awaited<ReturnType<typeof send>>, jobId?: bigint): Promise<boolean> {
   const now = ctx.clock.at;
+  const outcome = { responseStatus: result.status, responseBody: result.body, attemptedAt: now, durationMs: result.durationMs };
   if (result.ok) {
-    // A success is one statement: the attempt (still pending: not cancelled meanwhile), the
-    // endpoint's failing streak if it had one, and the job.
-    await merchantSql(rawQuery(ctx.db), ctx.merchant.id)(
-      `WITH a AS (
-         UPDATE delivery_attempts SET status = 'succeeded', response_status = $3, response_body = $4, attempted_at = $5,
-           duration_ms = $6, next_retry_at = NULL, updated_at = now()
-         WHERE merchant_id = $1 AND id = $2 AND status = 'pending' RETURNING endpoint_id
-       ), j AS (
-         UPDATE jobs SET status = 'done', locked_until = NULL, last_error = NULL, updated_at = now()
-         WHERE merchant_id = $1 AND id = $7 AND status = 'running'
-       )
-       UPDATE webhook_endpoints e SET failing_since = NULL, updated_at = now() FROM a
-       WHERE e.merchant_id = $1 AND e.id = a.endpoint_id AND e.failing_since IS NOT NULL`,
-      [attempt.id, result.status, result.body, now, result.durationMs, jobId ?? null],
-    );
+    await markAttemptSucceeded(rawQuery(ctx.db), ctx.merchant.id, attempt.id, outcome, jobId);
     return jobId !== undefined;
   }
   await inTransaction(ctx.db, async (tx) => {
@@ -331,23 +312,13 @@ async function recordOutcome(ctx: JobCtx, attempt: FullAttempt, result: Awaited<
     // Small jitter in live mode spreads retries; none in test mode so the schedule is exact.
     const jitter = ctx.merchant.mode === 'live' ? Math.floor(Math.random() * Math.min(delay * 0.1, 60_000)) : 0;
     const next = last ? null : new Date(now.getTime() + delay + jitter);
-    const updated = await tx.deliveryAttempt.updateMany({
-      where: { id: attempt.id, status: 'pending' },
-      data: {
-        status: 'failed',
-        responseStatus: result.status,
-        responseBody: result.body,
-        attemptedAt: now,
-        durationMs: result.durationMs,
-        nextRetryAt: next,
-      },
-    });
+    const updated = await markAttemptFailed(tx, attempt.id, outcome, next);
     if (updated.count === 0) return; // cancelled meanwhile (endpoint deleted)
-    const endpoint = await tx.webhookEndpoint.findUniqueOrThrow({ where: { id: attempt.endpointId } });
+    const endpoint = await findEndpointOrThrow(tx, attempt.endpointId);
     const failingSince = endpoint.failingSince ?? now;
-    if (!endpoint.failingSince) await tx.webhookEndpoint.update({ where: { id: endpoint.id }, data: { failingSince } });
+    if (!endpoint.failingSince) await markEndpointFailing(tx, endpoint.id, failingSince);
     if (endpoint.status === 'active' && !endpoint.deletedAt && now.getTime() - failingSince.getTime() >= DISABLE_AFTER_MS) {
-      const disabled = await tx.webhookEndpoint.update({ where: { id: endpoint.id }, data: { status: 'disabled', disabledAt: now } });
+      const disabled = await markEndpointDisabled(tx, endpoint.id, now);
       await cancelPending(ctx, tx, endpoint.id, 'cancelled: endpoint disabled after 5 days of failures');
       await recordEvent(tx, ctx, 'webhook_endpoint.disabled', endpointToJSON(disabled), { status: 'active' });
       return;

@@ -1,0 +1,157 @@
+// Statements about webhook endpoints and delivery attempts. The rules (and delivery itself) are in
+// index.ts.
+import type { DeliveryAttempt, Event, WebhookEndpoint } from '../../generated/prisma/client.ts';
+import { jsonRows, merchantSql, type RawQuery } from '../../platform/db/raw.ts';
+import type { Prisma, Db, TenantTx } from '../../platform/db/tenant.ts';
+import type { afterCursorWhere, NEWEST_FIRST } from '../../platform/pagination.ts';
+
+/** One keyset page as `paginate` asks for it: the cursor's where fragment, the order, how many. */
+type PageQuery = { where: ReturnType<typeof afterCursorWhere>; orderBy: typeof NEWEST_FIRST; take: number };
+
+// ---------------------------------------------------------------- endpoints
+
+export function insertEndpoint(tx: TenantTx, data: Prisma.WebhookEndpointUncheckedCreateInput): Promise<WebhookEndpoint> {
+  return tx.webhookEndpoint.create({ data });
+}
+
+/** An endpoint that is not deleted; null otherwise. */
+export function findLiveEndpoint(db: Db, id: string): Promise<WebhookEndpoint | null> {
+  return db.webhookEndpoint.findFirst({ where: { id, deletedAt: null } });
+}
+
+export function findEndpointOrThrow(tx: TenantTx, id: string): Promise<WebhookEndpoint> {
+  return tx.webhookEndpoint.findUniqueOrThrow({ where: { id } });
+}
+
+/** One page of the endpoints that are not deleted. */
+export function findLiveEndpoints(db: Db, { where, ...page }: PageQuery): Promise<WebhookEndpoint[]> {
+  return db.webhookEndpoint.findMany({ where: { AND: [where, { deletedAt: null }] }, ...page });
+}
+
+export function countLiveEndpoints(db: Db): Promise<number> {
+  return db.webhookEndpoint.count({ where: { deletedAt: null } });
+}
+
+/** The active endpoints subscribed to an event type (an empty list of events subscribes to all). */
+export function findSubscribedEndpointIds(tx: TenantTx, eventType: string): Promise<{ id: string }[]> {
+  return tx.webhookEndpoint.findMany({
+    where: { status: 'active', deletedAt: null, OR: [{ events: { isEmpty: true } }, { events: { has: eventType } }] },
+    select: { id: true },
+  });
+}
+
+export function updateEndpointFields(tx: TenantTx, id: string, data: Prisma.WebhookEndpointUncheckedUpdateInput): Promise<WebhookEndpoint> {
+  return tx.webhookEndpoint.update({ where: { id }, data });
+}
+
+export function markEndpointDeleted(tx: TenantTx, id: string, deletedAt: Date): Promise<WebhookEndpoint> {
+  return tx.webhookEndpoint.update({ where: { id }, data: { deletedAt, status: 'disabled' } });
+}
+
+/** A new secret; the old one is kept as the previous secret until `previousSecretExpiresAt`. */
+export function replaceEndpointSecret(
+  tx: TenantTx,
+  id: string,
+  data: { secret: string; previousSecret: string; previousSecretExpiresAt: Date },
+): Promise<WebhookEndpoint> {
+  return tx.webhookEndpoint.update({ where: { id }, data });
+}
+
+export function markEndpointFailing(tx: TenantTx, id: string, failingSince: Date): Promise<WebhookEndpoint> {
+  return tx.webhookEndpoint.update({ where: { id }, data: { failingSince } });
+}
+
+export function markEndpointDisabled(tx: TenantTx, id: string, disabledAt: Date): Promise<WebhookEndpoint> {
+  return tx.webhookEndpoint.update({ where: { id }, data: { status: 'disabled', disabledAt } });
+}
+
+// ---------------------------------------------------------------- delivery attempts
+
+/** One page of an event's attempts, to one endpoint when `endpointId` is given. */
+export function findAttemptsOfEvent(db: Db, eventId: string, endpointId: string | undefined, { where, ...page }: PageQuery): Promise<DeliveryAttempt[]> {
+  return db.deliveryAttempt.findMany({ where: { AND: [where, ...attemptFilters(eventId, endpointId)] }, ...page });
+}
+
+export function countAttemptsOfEvent(db: Db, eventId: string, endpointId: string | undefined): Promise<number> {
+  return db.deliveryAttempt.count({ where: { AND: attemptFilters(eventId, endpointId) } });
+}
+
+function attemptFilters(eventId: string, endpointId: string | undefined) {
+  return [{ eventId }, endpointId ? { endpointId } : {}];
+}
+
+export function findAttemptsByIds(db: Db, ids: string[]): Promise<DeliveryAttempt[]> {
+  return db.deliveryAttempt.findMany({ where: { id: { in: ids } } });
+}
+
+export function findAttemptsByIdsNewestFirst(tx: TenantTx, ids: string[]): Promise<DeliveryAttempt[]> {
+  return tx.deliveryAttempt.findMany({ where: { id: { in: ids } }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] });
+}
+
+export type FullAttempt = DeliveryAttempt & { endpoint: WebhookEndpoint; event: Event };
+
+/** A pending attempt with its endpoint and event, in one statement (the delivery hot path). */
+export async function findPendingAttempt(q: RawQuery, merchantId: string, attemptId: string): Promise<FullAttempt | null> {
+  const [row] = await merchantSql(q, merchantId)<DeliveryAttempt & { endpointRow: unknown; eventRow: unknown }>(
+    `SELECT a.*, to_jsonb(e.*) AS endpoint_row, to_jsonb(ev.*) AS event_row
+     FROM delivery_attempts a JOIN webhook_endpoints e ON e.id = a.endpoint_id JOIN events ev ON ev.id = a.event_id
+     WHERE a.merchant_id = $1 AND a.id = $2 AND a.status = 'pending'`,
+    [attemptId],
+  );
+  if (!row) return null;
+  const { endpointRow, eventRow, ...attempt } = row;
+  return { ...attempt, endpoint: jsonRows<WebhookEndpoint>('WebhookEndpoint', [endpointRow])[0]!, event: jsonRows<Event>('Event', [eventRow])[0]! };
+}
+
+/** Fails an endpoint's pending attempts (their jobs are the caller's), with the reason as the response body. */
+export function failPendingAttemptsOfEndpoint(tx: TenantTx, endpointId: string, reason: string): Promise<Prisma.BatchPayload> {
+  return tx.deliveryAttempt.updateMany({ where: { endpointId, status: 'pending' }, data: { status: 'failed', responseBody: reason, nextRetryAt: null } });
+}
+
+/** Fails one attempt if it is still pending, with the reason as the response body. */
+export function failPendingAttempt(db: Db, id: string, reason: string): Promise<Prisma.BatchPayload> {
+  return db.deliveryAttempt.updateMany({ where: { id, status: 'pending' }, data: { status: 'failed', responseBody: reason } });
+}
+
+export interface AttemptResult {
+  responseStatus: number | null;
+  responseBody: string;
+  attemptedAt: Date;
+  durationMs: number;
+}
+
+/**
+ * A success is one statement: the attempt (still pending: not cancelled meanwhile), the endpoint's
+ * failing streak if it had one, and the job (the platform's jobs table: marked done when `jobId`
+ * is given).
+ */
+export async function markAttemptSucceeded(q: RawQuery, merchantId: string, id: string, r: AttemptResult, jobId: bigint | undefined): Promise<void> {
+  await merchantSql(q, merchantId)(
+    `WITH a AS (
+         UPDATE delivery_attempts SET status = 'succeeded', response_status = $3, response_body = $4, attempted_at = $5,
+           duration_ms = $6, next_retry_at = NULL, updated_at = now()
+         WHERE merchant_id = $1 AND id = $2 AND status = 'pending' RETURNING endpoint_id
+       ), j AS (
+         UPDATE jobs SET status = 'done', locked_until = NULL, last_error = NULL, updated_at = now()
+         WHERE merchant_id = $1 AND id = $7 AND status = 'running'
+       )
+       UPDATE webhook_endpoints e SET failing_since = NULL, updated_at = now() FROM a
+       WHERE e.merchant_id = $1 AND e.id = a.endpoint_id AND e.failing_since IS NOT NULL`,
+    [id, r.responseStatus, r.responseBody, r.attemptedAt, r.durationMs, jobId ?? null],
+  );
+}
+
+/** Records a failed attempt if it is still pending; a count of 0 means it was cancelled meanwhile. */
+export function markAttemptFailed(tx: TenantTx, id: string, r: AttemptResult, nextRetryAt: Date | null): Promise<Prisma.BatchPayload> {
+  return tx.deliveryAttempt.updateMany({
+    where: { id, status: 'pending' },
+    data: {
+      status: 'failed',
+      responseStatus: r.responseStatus,
+      responseBody: r.responseBody,
+      attemptedAt: r.attemptedAt,
+      durationMs: r.durationMs,
+      nextRetryAt,
+    },
+  });
+}

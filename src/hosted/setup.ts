@@ -9,6 +9,7 @@
 import type { Context, Hono } from 'hono';
 import type { SetupIntent } from '../generated/prisma/client.ts';
 import { completeSetup, expireSetupIntentIfDue, findSetup, offeredSetupMethods, savedMethodOf, setupAttemptsSpent } from '../domain/payment-methods/index.ts';
+import { portalSessionLocale } from '../domain/portal/index.ts';
 import type { Ctx } from '../platform/context.ts';
 import { StateError } from '../platform/errors.ts';
 import type { AppEnv, Services } from '../platform/env.ts';
@@ -82,7 +83,7 @@ export function mountSetup(app: Hono<AppEnv>, services: Services) {
       find: findSetup,
       // Started from the portal: the portal's language.
       locale: async (si, ctx) =>
-        localeOf(si.portalSessionId ? (await ctx.db.portalSession.findUnique({ where: { id: si.portalSessionId } }))?.locale : undefined),
+        localeOf(si.portalSessionId ? await portalSessionLocale(ctx, si.portalSessionId) : undefined),
       refresh: async (ctx, { merchant: _m, customer, ...si }) => {
         const intent = si.status === 'requires_payment_method' ? await expireSetupIntentIfDue(ctx, si.id) : si;
         return { record: { intent, customerPhone: customer.phone }, gone: intent.status === 'expired', missing: customer.deletedAt !== null };

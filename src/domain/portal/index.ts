@@ -23,7 +23,20 @@ import { cancelSubscription, reactivateSubscription, subscriptionsOfCustomer } f
 import { clockNow } from '../../platform/clock.ts';
 import { getCustomer, updateCustomer } from '../customers/index.ts';
 import { attachedMethods, createSetupIntent, detachPaymentMethod, setDefaultPaymentMethod } from '../payment-methods/index.ts';
+import { findPaymentMethod, findSetupIntent } from '../payment-methods/store.ts';
 import { CHECKOUT_LOCALES } from '../payments/schema.ts';
+import {
+  findPlansByIds,
+  findPortalSession,
+  findPortalSessionByBrowserKeyHash,
+  findPortalSessionByToken,
+  findSubscription,
+  insertPortalSession,
+  listLatestWalletTransactions,
+  listOpenWalletsOfCustomer,
+  markPortalSessionOpened,
+  takePortalSetupLink,
+} from './store.ts';
 
 export const PORTAL_TTL_MS = 60 * 60 * 1000;
 /** Setup links (setup intents) one portal session may create: card testing through the portal. */
@@ -60,17 +73,15 @@ export async function createPortalSession(ctx: Ctx, input: PortalSessionCreateIn
       throw new NotFoundError('customer', data.customer_id, 'customer_id');
     });
     const now = await clockNow({ ...ctx, db: tx });
-    return tx.portalSession.create({
-      data: {
-        id: newId('portal_session'),
-        merchantId: ctx.merchant.id,
-        customerId: data.customer_id,
-        token: randomToken(40),
-        returnUrl: data.return_url,
-        locale: data.locale ?? 'en',
-        expiresAt: new Date(now.getTime() + PORTAL_TTL_MS),
-        createdAt: now,
-      },
+    return insertPortalSession(tx, {
+      id: newId('portal_session'),
+      merchantId: ctx.merchant.id,
+      customerId: data.customer_id,
+      token: randomToken(40),
+      returnUrl: data.return_url,
+      locale: data.locale ?? 'en',
+      expiresAt: new Date(now.getTime() + PORTAL_TTL_MS),
+      createdAt: now,
     });
   });
 }
@@ -78,7 +89,12 @@ export async function createPortalSession(ctx: Ctx, input: PortalSessionCreateIn
 /** The session behind a portal token, with its merchant; null when unknown. Expiry is the caller's check (merchant clock). */
 export async function findPortal(prisma: Ctx['runtime']['prisma'], token: string) {
   if (!/^[0-9A-Za-z]{40}$/.test(token)) return null;
-  return prisma.portalSession.findUnique({ where: { token }, include: { merchant: true } });
+  return findPortalSessionByToken(prisma, token);
+}
+
+/** The language of a portal session (a setup page started from the portal speaks it); undefined when unknown. */
+export async function portalSessionLocale(ctx: Ctx, sessionId: string): Promise<string | undefined> {
+  return (await findPortalSession(ctx.db, sessionId))?.locale;
 }
 
 /** The portal's token-less address: the browser's session cookie says which session it is. */
@@ -97,7 +113,7 @@ const browserKeyHash = (key: string) => createHash('sha256').update(key).digest(
 export async function openPortalLink(ctx: Ctx, sessionId: string): Promise<string | null> {
   const key = randomToken(40);
   const now = await clockNow(ctx);
-  const { count } = await ctx.db.portalSession.updateMany({ where: { id: sessionId, openedAt: null }, data: { openedAt: now, browserKeyHash: browserKeyHash(key) } });
+  const { count } = await markPortalSessionOpened(ctx.db, sessionId, now, browserKeyHash(key));
   return count === 1 ? key : null;
 }
 
@@ -109,7 +125,7 @@ export function holdsPortalKey(session: Pick<PortalSession, 'browserKeyHash'>, k
 /** The session a browser's cookie key stands for, with its merchant; null when unknown. Expiry is the caller's check. */
 export async function findPortalByBrowserKey(prisma: Ctx['runtime']['prisma'], key: string) {
   if (!BROWSER_KEY.test(key)) return null;
-  return prisma.portalSession.findUnique({ where: { browserKeyHash: browserKeyHash(key) }, include: { merchant: true } });
+  return findPortalSessionByBrowserKeyHash(prisma, browserKeyHash(key));
 }
 
 function actorOf(ctx: Ctx): PortalActor {
@@ -128,13 +144,13 @@ export function portalMethods(ctx: Ctx) {
 }
 
 export function portalWallets(ctx: Ctx) {
-  return ctx.db.wallet.findMany({ where: { customerId: actorOf(ctx).customerId, status: { not: 'closed' } }, orderBy: [{ createdAt: 'desc' }], take: 20 });
+  return listOpenWalletsOfCustomer(ctx.db, actorOf(ctx).customerId);
 }
 
 /** The latest ledger entries of the portal customer's wallets. */
 export function portalWalletActivity(ctx: Ctx, walletIds: string[]) {
   if (walletIds.length === 0) return Promise.resolve([]);
-  return ctx.db.walletTransaction.findMany({ where: { walletId: { in: walletIds } }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: 10 });
+  return listLatestWalletTransactions(ctx.db, walletIds);
 }
 
 /** The customer edits their name, email and phone (same rules and event as PATCH /v1/customers/:id). */
@@ -150,7 +166,7 @@ export function detachPortalMethod(ctx: Ctx, paymentMethodId: string) {
 export async function setPortalDefault(ctx: Ctx, paymentMethodId: string) {
   const { customerId } = actorOf(ctx);
   // Another customer's method is "not found" here, as it is to detach.
-  const pm = await ctx.db.paymentMethod.findUnique({ where: { id: paymentMethodId } });
+  const pm = await findPaymentMethod(ctx.db, paymentMethodId);
   if (!pm || pm.ownerId !== customerId) throw new NotFoundError('payment method', paymentMethodId);
   return setDefaultPaymentMethod(ctx, customerId, paymentMethodId);
 }
@@ -163,10 +179,7 @@ export async function setPortalDefault(ctx: Ctx, paymentMethodId: string) {
 export function portalSetupIntent(ctx: Ctx) {
   const { customerId, sessionId } = actorOf(ctx);
   return inTransaction(ctx.db, async (tx) => {
-    const { count } = await tx.portalSession.updateMany({
-      where: { id: sessionId, setupLinks: { lt: PORTAL_MAX_SETUP_LINKS } },
-      data: { setupLinks: { increment: 1 } },
-    });
+    const { count } = await takePortalSetupLink(tx, sessionId, PORTAL_MAX_SETUP_LINKS);
     if (count === 0) {
       throw new StateError('portal_setup_links_exceeded', `This portal session already created ${PORTAL_MAX_SETUP_LINKS} setup links; open a new portal session.`, null);
     }
@@ -181,14 +194,14 @@ export function portalSetupIntent(ctx: Ctx) {
  */
 export async function portalMethodAdded(ctx: Ctx, setupIntentId: string): Promise<boolean> {
   if (!isIdOf('setup_intent', setupIntentId)) return false;
-  const si = await ctx.db.setupIntent.findUnique({ where: { id: setupIntentId } });
+  const si = await findSetupIntent(ctx.db, setupIntentId);
   return si !== null && si.customerId === actorOf(ctx).customerId && si.status === 'succeeded';
 }
 
 /** The customer's subscriptions (newest first), each with its plan. */
 export async function portalSubscriptions(ctx: Ctx) {
   const subs = await subscriptionsOfCustomer(ctx, actorOf(ctx).customerId);
-  const plans = subs.length === 0 ? [] : await ctx.db.plan.findMany({ where: { id: { in: [...new Set(subs.map((s) => s.planId))] } } });
+  const plans = subs.length === 0 ? [] : await findPlansByIds(ctx.db, [...new Set(subs.map((s) => s.planId))]);
   const planOf = new Map(plans.map((p) => [p.id, p]));
   return subs.flatMap((sub) => {
     const plan = planOf.get(sub.planId);
@@ -210,7 +223,7 @@ export async function portalInvoices(ctx: Ctx) {
 
 /** One of the customer's subscriptions; another customer's (or merchant's) is "not found". */
 async function ownSubscription(ctx: Ctx, subscriptionId: string) {
-  const sub = isIdOf('subscription', subscriptionId) ? await ctx.db.subscription.findUnique({ where: { id: subscriptionId } }) : null;
+  const sub = isIdOf('subscription', subscriptionId) ? await findSubscription(ctx.db, subscriptionId) : null;
   if (!sub || sub.customerId !== actorOf(ctx).customerId) throw new NotFoundError('subscription', subscriptionId);
   return sub;
 }

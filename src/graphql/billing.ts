@@ -145,7 +145,7 @@ export const Invoice = builder.prismaNode('Invoice', {
       resolve: (i, _, gctx) =>
         i.paymentId
           ? requestLoader<string, PaymentRow | null>(gctx, 'Invoice.payment', async (ids) => {
-              const rows = await gctx.ctx.db.payment.findMany({ where: { id: { in: [...ids] } } });
+              const rows = await invoices.invoicePaymentsById(gctx.ctx, ids);
               const byId = new Map(rows.map((r) => [r.id, r]));
               return ids.map((id) => byId.get(id) ?? null);
             }).load(i.paymentId)
@@ -204,7 +204,7 @@ export const Subscription = builder.prismaNode('Subscription', {
       resolve: (s, _, gctx) =>
         s.latestInvoiceId
           ? requestLoader<string, invoices.InvoiceWithLines | null>(gctx, 'Subscription.latestInvoice', async (ids) => {
-              const rows = await gctx.ctx.db.invoice.findMany({ where: { id: { in: [...ids] } }, include: withLines });
+              const rows = await invoices.invoicesById(gctx.ctx, ids, withLines);
               const byId = new Map(rows.map((r) => [r.id, r]));
               return ids.map((id) => byId.get(id) ?? null);
             }).load(s.latestInvoiceId)

@@ -3,7 +3,7 @@
 // the merchant's signing key, is the permission, for five minutes. A missing, tampered or expired
 // signature is 403 and reveals nothing (not even whether the invoice exists).
 import type { Hono } from 'hono';
-import { invoicePdfData } from '../domain/billing/invoices.ts';
+import { invoicePdfData, invoicePdfMerchant } from '../domain/billing/invoices.ts';
 import { renderInvoicePdf, verifyPdfSignature } from '../domain/billing/pdf.ts';
 import { HttpError } from '../platform/errors.ts';
 import type { AppEnv, Services } from '../platform/env.ts';
@@ -17,7 +17,7 @@ export function mountInvoicePdf(app: Hono<AppEnv>, services: Services) {
     const expires = c.req.query('expires');
     const signature = c.req.query('signature');
     if (!/^in_[0-9A-Za-z]{16,40}$/.test(id) || !expires || !signature) throw forbidden();
-    const row = await services.db.prisma.invoice.findUnique({ where: { id }, select: { merchant: { select: { id: true, mode: true, name: true, signingKey: true } } } });
+    const row = await invoicePdfMerchant(services.db.prisma, id);
     const key = row?.merchant.signingKey;
     if (!row || !key || !verifyPdfSignature(Buffer.from(key), id, expires, signature, new Date())) throw forbidden();
     const ctx = hostedCtx(c, services, row.merchant, { invoice_id: id });

@@ -10,7 +10,7 @@
 // transaction (the hook below). A crash between the steps is finished by the `invoice.charge`
 // job, which finds the reserved payment and re-drives it under the same key: never a second charge.
 import { randomBytes } from 'node:crypto';
-import type { Invoice, InvoiceItem, Subscription } from '../../generated/prisma/client.ts';
+import type { Invoice, InvoiceItem, Payment, PrismaClient, Subscription } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
 import { inTransaction, type Db, type TenantTx } from '../../platform/db/tenant.ts';
 import { lockRow, rawQuery } from '../../platform/db/raw.ts';
@@ -28,6 +28,7 @@ import { reserveRefund } from '../refunds/index.ts';
 import { creditWallet, debitWallet } from '../wallets/index.ts';
 import { signedPdfPath, type InvoicePdfData } from './pdf.ts';
 import { invoiceHooks, requireInvoiceHooks, type InvoiceWithLines } from './hooks.ts';
+import * as store from './store.ts';
 import type { BillingReason, InvoiceListQuery, InvoiceStatus } from './schema.ts';
 
 export const INVOICE_CHARGE_JOB = 'invoice.charge';
@@ -38,8 +39,6 @@ export const CHARGE_RECOVERY_MS = 60_000;
 const DAY_MS = 86_400_000;
 
 export type { InvoiceWithLines };
-// Plan lines first, then prorations and credits in the order they arose (credits before charges).
-const withLines = { lines: { orderBy: [{ proration: 'asc' as const }, { createdAt: 'asc' as const }, { amount: 'asc' as const }, { id: 'asc' as const }] } };
 
 export function invoiceNumber(seq: number): string {
   return `INV-${String(seq).padStart(6, '0')}`;
@@ -93,7 +92,7 @@ export type InvoiceJSON = ReturnType<typeof invoiceToJSON>;
 const json = (ctx: Ctx, inv: InvoiceWithLines) => invoiceToJSON(inv, ctx.runtime.config.publicBaseUrl);
 
 export async function getInvoice(ctx: Ctx, id: string, db: Db = ctx.db, param = 'id'): Promise<InvoiceWithLines> {
-  const inv = await db.invoice.findUnique({ where: { id }, include: withLines });
+  const inv = await store.findInvoice(db, id);
   if (!inv) throw new NotFoundError('invoice', id, param);
   return inv;
 }
@@ -126,8 +125,8 @@ export async function listInvoices(ctx: Ctx, q: InvoiceListQuery): Promise<Page<
   };
   return paginate(
     q,
-    ({ where, ...page }) => ctx.db.invoice.findMany({ where: { AND: [where, filter] }, include: withLines, ...page }),
-    () => ctx.db.invoice.count({ where: filter }),
+    ({ where, ...page }) => store.listInvoices(ctx.db, { AND: [where, filter] }, page),
+    () => store.countInvoices(ctx.db, filter),
   );
 }
 
@@ -136,12 +135,25 @@ const INVOICES_OF_SUBSCRIPTION = { table: 'invoices', parent: 'subscription_id' 
 /** One page of invoices per subscription (GraphQL Subscription.invoices), in two queries for all. */
 export function listInvoicesOfSubscriptions(ctx: Ctx, ids: readonly string[], q: Pick<InvoiceListQuery, 'limit' | 'after' | 'status'>) {
   return pagesByParent(ctx, INVOICES_OF_SUBSCRIPTION, ids, { ...q, filters: { status: q.status } }, (rows) =>
-    ctx.db.invoice.findMany({ where: { id: { in: rows } }, include: withLines }),
+    store.listInvoicesById(ctx.db, rows),
   );
 }
 
 export function countInvoicesOfSubscriptions(ctx: Ctx, ids: readonly string[], q: Pick<InvoiceListQuery, 'status'>) {
   return countsByParent(ctx, INVOICES_OF_SUBSCRIPTION, ids, { status: q.status });
+}
+
+/**
+ * Invoices by id, in no particular order (GraphQL Subscription.latestInvoice, one query for every
+ * subscription of a response), their lines in the order `lines` gives (default: getInvoice's).
+ */
+export function invoicesById(ctx: Ctx, ids: readonly string[], lines?: store.LinesInclude): Promise<InvoiceWithLines[]> {
+  return store.listInvoicesById(ctx.db, [...ids], lines);
+}
+
+/** Invoices' payments by id, in no particular order (GraphQL Invoice.payment, one query for every invoice of a response). */
+export function invoicePaymentsById(ctx: Ctx, ids: readonly string[]): Promise<Payment[]> {
+  return store.listPaymentsById(ctx.db, [...ids]);
 }
 
 // ---------------------------------------------------------------- issuing
@@ -172,27 +184,26 @@ export interface IssueArgs {
  * caller). Returns the invoice and whether it was created now (false: the key was billed before).
  */
 export async function issueInvoice(ctx: Ctx, tx: TenantTx, a: IssueArgs): Promise<{ invoice: InvoiceWithLines; created: boolean }> {
-  const prior = await tx.invoice.findFirst({ where: { subscriptionId: a.subscription.id, billingKey: a.key }, include: withLines });
+  const prior = await store.findInvoiceByBillingKey(tx, a.subscription.id, a.key);
   if (prior) return { invoice: prior, created: false };
   const now = await clockNow({ ...ctx, db: tx });
-  const draft = await tx.invoice.create({
-    data: {
-      id: newId('invoice'),
-      merchantId: ctx.merchant.id,
-      customerId: a.subscription.customerId,
-      subscriptionId: a.subscription.id,
-      billingReason: a.reason,
-      billingKey: a.key,
-      currency: a.currency,
-      periodStart: a.periodStart,
-      periodEnd: a.periodEnd,
-      dueDate: now,
-      createdAt: now,
-    },
+  const draft = await store.insertInvoice(tx, {
+    id: newId('invoice'),
+    merchantId: ctx.merchant.id,
+    customerId: a.subscription.customerId,
+    subscriptionId: a.subscription.id,
+    billingReason: a.reason,
+    billingKey: a.key,
+    currency: a.currency,
+    periodStart: a.periodStart,
+    periodEnd: a.periodEnd,
+    dueDate: now,
+    createdAt: now,
   });
   if (a.lines.length > 0) {
-    await tx.invoiceItem.createMany({
-      data: a.lines.map((l) => ({
+    await store.insertInvoiceLines(
+      tx,
+      a.lines.map((l) => ({
         id: newId('invoice_line'),
         merchantId: ctx.merchant.id,
         subscriptionId: a.subscription.id,
@@ -204,10 +215,10 @@ export async function issueInvoice(ctx: Ctx, tx: TenantTx, a: IssueArgs): Promis
         proration: l.proration ?? false,
         createdAt: now,
       })),
-    });
+    );
   }
   if (a.takePending) {
-    await tx.invoiceItem.updateMany({ where: { subscriptionId: a.subscription.id, invoiceId: null }, data: { invoiceId: draft.id } });
+    await store.attachPendingLines(tx, a.subscription.id, draft.id);
   }
   const created = await getInvoice(ctx, draft.id, tx);
   await recordEvent(tx, ctx, 'invoice.created', json(ctx, created));
@@ -248,41 +259,35 @@ export function checkInvoiceTotal(total: bigint, param: string | null = null): v
 async function finalize(ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines, sub: Subscription, now: Date): Promise<InvoiceWithLines> {
   const subtotal = inv.lines.reduce((s, l) => s + l.amount, 0n);
   checkInvoiceTotal(subtotal);
-  const rows = await rawQuery(tx)<{ seq: number }>('UPDATE merchants SET invoice_seq = invoice_seq + 1 WHERE id = $1 RETURNING invoice_seq AS seq', [ctx.merchant.id]);
+  const rows = await store.nextInvoiceSeq(rawQuery(tx), ctx.merchant.id);
   const number = invoiceNumber(Number(rows[0]!.seq));
   if (subtotal < 0n) {
-    await tx.invoiceItem.create({
-      data: {
-        id: newId('invoice_line'),
-        merchantId: ctx.merchant.id,
-        subscriptionId: sub.id,
-        invoiceId: null,
-        description: `Credit carried over from ${number}`,
-        periodStart: inv.periodStart,
-        periodEnd: inv.periodEnd,
-        amount: subtotal,
-        proration: false,
-        createdAt: now,
-      },
+    await store.insertInvoiceLine(tx, {
+      id: newId('invoice_line'),
+      merchantId: ctx.merchant.id,
+      subscriptionId: sub.id,
+      invoiceId: null,
+      description: `Credit carried over from ${number}`,
+      periodStart: inv.periodStart,
+      periodEnd: inv.periodEnd,
+      amount: subtotal,
+      proration: false,
+      createdAt: now,
     });
   }
   const due = subtotal > 0n ? subtotal : 0n;
   const fromWallet = sub.applyWalletBalance && due > 0n ? await drawFromWallet(ctx, tx, inv, due) : 0n;
   const amountDue = due - fromWallet;
   const paid = amountDue === 0n;
-  const after = await tx.invoice.update({
-    where: { id: inv.id },
-    data: {
-      number,
-      status: paid ? 'paid' : 'open',
-      subtotal,
-      total: subtotal,
-      amountFromWallet: fromWallet,
-      amountDue,
-      finalizedAt: now,
-      paidAt: paid ? now : null,
-    },
-    include: withLines,
+  const after = await store.updateInvoice(tx, inv.id, {
+    number,
+    status: paid ? 'paid' : 'open',
+    subtotal,
+    total: subtotal,
+    amountFromWallet: fromWallet,
+    amountDue,
+    finalizedAt: now,
+    paidAt: paid ? now : null,
   });
   await recordEvent(tx, ctx, 'invoice.finalized', json(ctx, { ...after, status: 'open', paidAt: null }), { status: 'draft', number: null });
   if (paid) await recordEvent(tx, ctx, 'invoice.paid', json(ctx, after), { status: 'open', paid_at: null });
@@ -291,7 +296,7 @@ async function finalize(ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines, sub: Subs
 
 /** Debits what the customer's active wallet in the invoice's currency can pay (reference: the invoice id). */
 async function drawFromWallet(ctx: Ctx, tx: TenantTx, inv: Invoice, due: bigint): Promise<bigint> {
-  const wallet = await tx.wallet.findFirst({ where: { customerId: inv.customerId, currency: inv.currency, status: 'active' }, orderBy: { createdAt: 'asc' } });
+  const wallet = await store.findActiveWallet(tx, inv.customerId, inv.currency);
   if (!wallet || wallet.balance <= 0n) return 0n;
   const amount = wallet.balance < due ? wallet.balance : due;
   try {
@@ -315,7 +320,7 @@ export async function voidInvoice(ctx: Ctx, id: string): Promise<InvoiceWithLine
     if (payment) await cancelAtCheckout({ ...ctx, db: tx }, payment.id);
     // What it drew from the customer's wallet goes back.
     if (inv.amountFromWallet > 0n) {
-      const debit = await tx.walletTransaction.findFirst({ where: { reference: inv.id, type: 'debit' } });
+      const debit = await store.findWalletDebit(tx, inv.id);
       if (debit) {
         await creditWallet({ ...ctx, db: tx }, debit.walletId, {
           amount: Number(inv.amountFromWallet),
@@ -325,7 +330,7 @@ export async function voidInvoice(ctx: Ctx, id: string): Promise<InvoiceWithLine
       }
     }
     const now = await clockNow({ ...ctx, db: tx });
-    const after = await tx.invoice.update({ where: { id }, data: { status: 'void', voidedAt: now, nextPaymentAttempt: null }, include: withLines });
+    const after = await store.updateInvoice(tx, id, { status: 'void', voidedAt: now, nextPaymentAttempt: null });
     await recordEvent(tx, ctx, 'invoice.voided', json(ctx, after), { status: 'open', voided_at: null });
     return after;
   });
@@ -370,15 +375,15 @@ export async function chargeInvoice(
     }
     // The previous attempt's checkout (a failed payment stays payable there) closes: one payable payment per invoice.
     if (current) await cancelAtCheckout({ ...ctx, db: tx }, current.id);
-    const sub = inv.subscriptionId ? await tx.subscription.findUnique({ where: { id: inv.subscriptionId } }) : null;
-    const customer = await tx.customer.findUnique({ where: { id: inv.customerId } });
+    const sub = inv.subscriptionId ? await store.findSubscription(tx, inv.subscriptionId) : null;
+    const customer = await store.findCustomer(tx, inv.customerId);
     if (!customer || customer.deletedAt) return null; // a deleted customer is charged no more
     const methodId = sub?.paymentMethodId ?? customer?.defaultPaymentMethodId ?? null;
-    const method = methodId ? await tx.paymentMethod.findUnique({ where: { id: methodId } }) : null;
+    const method = methodId ? await store.findPaymentMethod(tx, methodId) : null;
     const now = await clockNow({ ...ctx, db: tx });
     if (!method || method.customerId !== inv.customerId) {
       // Nothing to charge: a failed attempt all the same (dunning goes on; a method may be added meanwhile).
-      await tx.invoice.update({ where: { id }, data: { attemptCount: attempt } });
+      await store.setInvoiceAttempt(tx, id, { attemptCount: attempt });
       await settleFailure(ctx, tx, await getInvoice(ctx, id, tx), now, 'no_payment_method');
       return null;
     }
@@ -392,7 +397,7 @@ export async function chargeInvoice(
       metadata: { invoice_id: inv.id },
       checkout: { description: `Invoice ${inv.number}` },
     });
-    await tx.invoice.update({ where: { id }, data: { paymentId: payment.id, attemptCount: attempt } });
+    await store.setInvoiceAttempt(tx, id, { paymentId: payment.id, attemptCount: attempt });
     // Recovery if this process dies before the outcome is recorded (a no-op when it was).
     await enqueueJob(tx, {
       merchantId: ctx.merchant.id,
@@ -428,7 +433,7 @@ export async function resumeInvoiceCharge(ctx: Ctx, id: string, attempt: number,
 export async function recoverInvoiceCharge(ctx: Ctx, id: string, paymentId: string): Promise<void> {
   const inv = await getInvoice(ctx, id);
   if ((inv.status !== 'open' && inv.status !== 'uncollectible') || inv.paymentId !== paymentId) return;
-  const p = await ctx.db.payment.findUnique({ where: { id: paymentId } });
+  const p = await store.findPayment(ctx.db, paymentId);
   if (p) await chargeIfReserved(ctx, p);
 }
 
@@ -469,11 +474,7 @@ async function settleFromPayment(ctx: Ctx, tx: TenantTx, payment: PaymentWithCus
       );
       return;
     }
-    const after = await tx.invoice.update({
-      where: { id: inv.id },
-      data: { status: 'paid', amountPaid: inv.amountDue, paidAt: now, nextPaymentAttempt: null, paymentId: payment.id },
-      include: withLines,
-    });
+    const after = await store.updateInvoice(tx, inv.id, { status: 'paid', amountPaid: inv.amountDue, paidAt: now, nextPaymentAttempt: null, paymentId: payment.id });
     await recordEvent(tx, ctx, 'invoice.paid', json(ctx, after), { status: inv.status, paid_at: null });
     requireInvoiceHooks(after);
     await invoiceHooks.paid?.(ctx, tx, after);
@@ -492,15 +493,11 @@ async function settleFromPayment(ctx: Ctx, tx: TenantTx, payment: PaymentWithCus
 async function settleFailure(ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines, now: Date, code: string): Promise<InvoiceWithLines> {
   const firstFailedAt = inv.firstFailedAt ?? now;
   const retryIndex = inv.attemptCount - 1; // attempts so far, the first one included
-  const sub = inv.subscriptionId ? await tx.subscription.findUnique({ where: { id: inv.subscriptionId } }) : null;
+  const sub = inv.subscriptionId ? await store.findSubscription(tx, inv.subscriptionId) : null;
   // A first invoice that fails leaves the subscription incomplete: no dunning, it expires instead.
   const dunning = sub !== null && sub.status !== 'incomplete';
   const next = dunning && retryIndex < RETRY_DAYS.length ? new Date(firstFailedAt.getTime() + RETRY_DAYS[retryIndex]! * DAY_MS) : null;
-  const after = await tx.invoice.update({
-    where: { id: inv.id },
-    data: { firstFailedAt, nextPaymentAttempt: next },
-    include: withLines,
-  });
+  const after = await store.updateInvoice(tx, inv.id, { firstFailedAt, nextPaymentAttempt: next });
   await recordEvent(tx, ctx, 'invoice.payment_failed', { ...json(ctx, after), last_payment_error: { code } });
   if (next) {
     await enqueueJob(tx, {
@@ -514,7 +511,7 @@ async function settleFailure(ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines, now:
   requireInvoiceHooks(after);
   await invoiceHooks.failed?.(ctx, tx, after, { exhausted: dunning && next === null });
   if (dunning && next === null) {
-    const written = await tx.invoice.update({ where: { id: inv.id }, data: { status: 'uncollectible' }, include: withLines });
+    const written = await store.updateInvoice(tx, inv.id, { status: 'uncollectible' });
     return written;
   }
   return after;
@@ -527,11 +524,19 @@ onPaymentOutcome('invoice', settleFromPayment);
 /** The merchant's key for signed PDF links (32 random bytes, created on first use, kept in the database). */
 export async function signingKey(ctx: Ctx): Promise<Buffer> {
   const prisma = ctx.runtime.prisma;
-  const m = await prisma.merchant.findUnique({ where: { id: ctx.merchant.id }, select: { signingKey: true } });
+  const m = await store.findMerchantSigningKey(prisma, ctx.merchant.id);
   if (m?.signingKey) return Buffer.from(m.signingKey);
-  await prisma.merchant.updateMany({ where: { id: ctx.merchant.id, signingKey: null }, data: { signingKey: new Uint8Array(randomBytes(32)) } });
-  const again = await prisma.merchant.findUnique({ where: { id: ctx.merchant.id }, select: { signingKey: true } });
+  await store.setMerchantSigningKeyIfNone(prisma, ctx.merchant.id, new Uint8Array(randomBytes(32)));
+  const again = await store.findMerchantSigningKey(prisma, ctx.merchant.id);
   return Buffer.from(again!.signingKey!);
+}
+
+/**
+ * The merchant of an invoice with its key for signed PDF links (the hosted PDF page, which knows
+ * no merchant until the invoice names it); null for an unknown invoice.
+ */
+export function invoicePdfMerchant(prisma: PrismaClient, id: string) {
+  return store.findInvoiceMerchant(prisma, id);
 }
 
 /** GET /v1/invoices/:id/pdf: the absolute signed address of the invoice's PDF (valid 5 minutes, real time). */
@@ -543,8 +548,8 @@ export async function signedPdfUrl(ctx: Ctx, id: string): Promise<string> {
 /** What the PDF shows (the merchant's name, the customer, the lines and totals). */
 export async function invoicePdfData(ctx: Ctx, id: string): Promise<InvoicePdfData> {
   const inv = await getInvoice(ctx, id);
-  const customer = await ctx.db.customer.findUnique({ where: { id: inv.customerId } });
-  const merchant = await ctx.runtime.prisma.merchant.findUnique({ where: { id: ctx.merchant.id }, select: { name: true } });
+  const customer = await store.findCustomer(ctx.db, inv.customerId);
+  const merchant = await store.findMerchantName(ctx.runtime.prisma, ctx.merchant.id);
   return {
     merchantName: merchant?.name ?? 'Merchant',
     number: inv.number ?? 'DRAFT',

@@ -12,6 +12,7 @@ import { amount, currency, listQuery, metadata, parse, z } from '../../platform/
 import { clockNow } from '../../platform/clock.ts';
 import { recordEvent } from '../events/index.ts';
 import { INTERVALS, MAX_INTERVAL_COUNT, type Interval } from './periods.ts';
+import * as store from './store.ts';
 
 export const MAX_TRIAL_DAYS = 730;
 
@@ -78,20 +79,18 @@ export function planToJSON(p: Plan) {
 export async function createPlan(ctx: Ctx, input: PlanCreateInput): Promise<Plan> {
   const data = parse(planCreate, input);
   return inTransaction(ctx.db, async (tx) => {
-    const p = await tx.plan.create({
-      data: {
-        id: newId('plan'),
-        merchantId: ctx.merchant.id,
-        name: data.name,
-        amount: BigInt(data.amount),
-        currency: data.currency,
-        interval: data.interval,
-        intervalCount: data.interval_count ?? 1,
-        trialPeriodDays: data.trial_period_days ?? 0,
-        applyWalletBalance: data.apply_wallet_balance ?? false,
-        metadata: data.metadata ?? {},
-        createdAt: await clockNow({ ...ctx, db: tx }),
-      },
+    const p = await store.insertPlan(tx, {
+      id: newId('plan'),
+      merchantId: ctx.merchant.id,
+      name: data.name,
+      amount: BigInt(data.amount),
+      currency: data.currency,
+      interval: data.interval,
+      intervalCount: data.interval_count ?? 1,
+      trialPeriodDays: data.trial_period_days ?? 0,
+      applyWalletBalance: data.apply_wallet_balance ?? false,
+      metadata: data.metadata ?? {},
+      createdAt: await clockNow({ ...ctx, db: tx }),
     });
     await recordEvent(tx, ctx, 'plan.created', planToJSON(p));
     return p;
@@ -99,7 +98,7 @@ export async function createPlan(ctx: Ctx, input: PlanCreateInput): Promise<Plan
 }
 
 export async function getPlan(ctx: Ctx, id: string, db: Db = ctx.db, param = 'id'): Promise<Plan> {
-  const p = await db.plan.findUnique({ where: { id } });
+  const p = await store.findPlan(db, id);
   if (!p) throw new NotFoundError('plan', id, param);
   return p;
 }
@@ -115,8 +114,8 @@ export async function listPlans(ctx: Ctx, q: PlanListQuery): Promise<Page<Plan>>
   const filter = q.active === undefined ? {} : { active: q.active === 'true' };
   return paginate(
     q,
-    ({ where, ...page }) => ctx.db.plan.findMany({ where: { AND: [where, filter] }, ...page }),
-    () => ctx.db.plan.count({ where: filter }),
+    ({ where, ...page }) => store.listPlans(ctx.db, { AND: [where, filter] }, page),
+    () => store.countPlans(ctx.db, filter),
   );
 }
 
@@ -126,7 +125,7 @@ export async function archivePlan(ctx: Ctx, id: string): Promise<Plan> {
     await lockRow(tx, 'plans', ctx.merchant.id, id);
     const before = await getPlan(ctx, id, tx);
     if (!before.active) throw new StateError('plan_archived', `Plan ${id} is already archived.`, null);
-    const after = await tx.plan.update({ where: { id }, data: { active: false, archivedAt: await clockNow({ ...ctx, db: tx }) } });
+    const after = await store.updatePlan(tx, id, { active: false, archivedAt: await clockNow({ ...ctx, db: tx }) });
     await recordEvent(tx, ctx, 'plan.archived', planToJSON(after), { active: true, archived_at: null });
     return after;
   });

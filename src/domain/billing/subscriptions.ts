@@ -12,9 +12,9 @@
 // subscription's row lock, that its moment is still current (the period end, the trial end, the
 // resume time): run twice or in two processes at once, the second run finds the work done. One
 // invoice per (subscription, billing key) is enforced by a unique index besides.
-import type { Plan, Subscription } from '../../generated/prisma/client.ts';
+import type { Plan, Prisma, Subscription } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
-import { merchantSql, rawQuery, lockRow } from '../../platform/db/raw.ts';
+import { rawQuery, lockRow } from '../../platform/db/raw.ts';
 import { inTransaction, type Db, type TenantTx } from '../../platform/db/tenant.ts';
 import { countsByParent, pagesByParent } from '../../platform/db/pages-by-parent.ts';
 import { NotFoundError, StateError, ValidationError } from '../../platform/errors.ts';
@@ -28,6 +28,7 @@ import { invoiceHooks } from './hooks.ts';
 import { chargeInvoice, checkInvoiceTotal, issueInvoice, resumeInvoiceCharge, voidInvoice, type NewLine } from './invoices.ts';
 import { periodAt, prorate, type Interval } from './periods.ts';
 import { MAX_TRIAL_DAYS, subscribablePlan } from './plans.ts';
+import * as store from './store.ts';
 import {
   subscriptionCancel,
   subscriptionCreate,
@@ -82,7 +83,7 @@ export function subscriptionToJSON(s: Subscription) {
 export type SubscriptionJSON = ReturnType<typeof subscriptionToJSON>;
 
 export async function getSubscription(ctx: Ctx, id: string, db: Db = ctx.db, param = 'id'): Promise<Subscription> {
-  const s = await db.subscription.findUnique({ where: { id } });
+  const s = await store.findSubscription(db, id);
   if (!s) throw new NotFoundError('subscription', id, param);
   return s;
 }
@@ -100,25 +101,24 @@ export async function listSubscriptions(ctx: Ctx, q: SubscriptionListQuery): Pro
   };
   return paginate(
     q,
-    ({ where, ...page }) => ctx.db.subscription.findMany({ where: { AND: [where, filter] }, ...page }),
-    () => ctx.db.subscription.count({ where: filter }),
+    ({ where, ...page }) => store.listSubscriptions(ctx.db, { AND: [where, filter] }, page),
+    () => store.countSubscriptions(ctx.db, filter),
   );
 }
 
-/** A customer's subscriptions, newest first (the customer embed and the portal). */
-/** SQL of a customer's subscriptions, newest first, at most 100 ($1 is the merchant; `customer` an SQL expression). */
-export const subscriptionsOfCustomerSql = (customer: string) =>
-  `SELECT * FROM subscriptions WHERE merchant_id = $1 AND customer_id = ${customer} ORDER BY created_at DESC, id DESC LIMIT 100`;
+// The SQL of a customer's subscriptions is the store's; the customer embed (src/services/customers.ts) takes it from here.
+export { subscriptionsOfCustomerSql } from './store.ts';
 
+/** A customer's subscriptions, newest first (the customer embed and the portal). */
 export function subscriptionsOfCustomer(ctx: Ctx, customerId: string, db: Db = ctx.db): Promise<Subscription[]> {
-  return merchantSql(rawQuery(db), ctx.merchant.id)<Subscription>(subscriptionsOfCustomerSql('$2'), [customerId]);
+  return store.listSubscriptionsOfCustomer(rawQuery(db), ctx.merchant.id, customerId);
 }
 
 const SUBSCRIPTIONS_OF_CUSTOMER = { table: 'subscriptions', parent: 'customer_id' };
 
 export function listSubscriptionsOfCustomers(ctx: Ctx, ids: readonly string[], q: Pick<SubscriptionListQuery, 'limit' | 'after' | 'status'>) {
   return pagesByParent(ctx, SUBSCRIPTIONS_OF_CUSTOMER, ids, { ...q, filters: { status: q.status } }, (rows) =>
-    ctx.db.subscription.findMany({ where: { id: { in: rows } } }),
+    store.listSubscriptionsById(ctx.db, rows),
   );
 }
 
@@ -164,7 +164,7 @@ function checkFuture(end: Date, now: Date, param: string): void {
 }
 
 async function checkMethod(tx: TenantTx, customerId: string, id: string): Promise<void> {
-  const pm = await tx.paymentMethod.findUnique({ where: { id } });
+  const pm = await store.findPaymentMethod(tx, id);
   if (!pm) throw new NotFoundError('payment method', id, 'payment_method_id');
   if (pm.customerId !== customerId) {
     throw new ValidationError('parameter_invalid', `Invalid payment_method_id: payment method ${id} is not attached to customer ${customerId}.`, 'payment_method_id');
@@ -191,7 +191,7 @@ export async function createSubscription(ctx: Ctx, input: SubscriptionCreateInpu
   ctx.idempotency?.checkpoint({ subscription_id: subscriptionId });
   const r = await inTransaction(ctx.db, async (tx) => {
     await lockRow(tx, 'customers', ctx.merchant.id, data.customer_id);
-    const customer = await tx.customer.findUnique({ where: { id: data.customer_id } });
+    const customer = await store.findCustomer(tx, data.customer_id);
     if (!customer || customer.deletedAt) throw new NotFoundError('customer', data.customer_id, 'customer_id');
     const plan = await subscribablePlan(ctx, data.plan_id, tx);
     if (data.payment_method_id) await checkMethod(tx, customer.id, data.payment_method_id);
@@ -220,34 +220,30 @@ export async function createSubscription(ctx: Ctx, input: SubscriptionCreateInpu
       createdAt: at,
     };
     if (trialEnd) {
-      const sub = await tx.subscription.create({
-        data: {
-          ...base,
-          status: 'trialing',
-          billingAnchor: trialEnd,
-          periodIndex: -1,
-          currentPeriodStart: now,
-          currentPeriodEnd: trialEnd,
-          trialStart: now,
-          trialEnd,
-          cancelAt: base.cancelAtPeriodEnd ? trialEnd : null,
-        },
+      const sub = await store.insertSubscription(tx, {
+        ...base,
+        status: 'trialing',
+        billingAnchor: trialEnd,
+        periodIndex: -1,
+        currentPeriodStart: now,
+        currentPeriodEnd: trialEnd,
+        trialStart: now,
+        trialEnd,
+        cancelAt: base.cancelAtPeriodEnd ? trialEnd : null,
       });
       await event(ctx, tx, 'subscription.created', null, sub);
       await enqueueJobs(tx, trialJobs(sub, now));
       return { sub, charge: null };
     }
     const first = periodAt(now, interval, plan.intervalCount, 0);
-    const sub = await tx.subscription.create({
-      data: {
-        ...base,
-        status: 'incomplete',
-        billingAnchor: now,
-        periodIndex: 0,
-        currentPeriodStart: first.start,
-        currentPeriodEnd: first.end,
-        cancelAt: base.cancelAtPeriodEnd ? first.end : null,
-      },
+    const sub = await store.insertSubscription(tx, {
+      ...base,
+      status: 'incomplete',
+      billingAnchor: now,
+      periodIndex: 0,
+      currentPeriodStart: first.start,
+      currentPeriodEnd: first.end,
+      cancelAt: base.cancelAtPeriodEnd ? first.end : null,
     });
     await event(ctx, tx, 'subscription.created', null, sub);
     const { invoice } = await issueInvoice(ctx, tx, {
@@ -260,7 +256,7 @@ export async function createSubscription(ctx: Ctx, input: SubscriptionCreateInpu
       lines: [planLine(plan, first.start, first.end)],
       takePending: false,
     });
-    const withInvoice = await tx.subscription.update({ where: { id: sub.id }, data: { latestInvoiceId: invoice.id } });
+    const withInvoice = await store.updateSubscription(tx, sub.id, { latestInvoiceId: invoice.id });
     await enqueueJobs(tx, [
       cycleJob(withInvoice),
       job(sub, SUB_INCOMPLETE_JOB, new Date(now.getTime() + INCOMPLETE_TTL_MS), `incomplete:${sub.id}`, {}),
@@ -275,7 +271,7 @@ export async function createSubscription(ctx: Ctx, input: SubscriptionCreateInpu
 /** incomplete | past_due | unpaid → active, once an invoice of it is paid. */
 async function activate(ctx: Ctx, tx: TenantTx, locked: Subscription): Promise<void> {
   if (!['incomplete', 'past_due', 'unpaid'].includes(locked.status)) return;
-  const after = await tx.subscription.update({ where: { id: locked.id }, data: { status: 'active' } });
+  const after = await store.updateSubscription(tx, locked.id, { status: 'active' });
   await event(ctx, tx, 'subscription.updated', locked, after);
   if (locked.status === 'incomplete') await cancelJobs(tx, { kind: SUB_INCOMPLETE_JOB, key: `incomplete:${locked.id}` });
 }
@@ -290,7 +286,7 @@ invoiceHooks.failed = async (ctx, tx, inv, { exhausted }) => {
   const sub = await lockSubscription(ctx, tx, inv.subscriptionId);
   const status = exhausted ? (sub.status === 'active' || sub.status === 'past_due' ? 'unpaid' : null) : sub.status === 'active' ? 'past_due' : null;
   if (!status) return;
-  const after = await tx.subscription.update({ where: { id: sub.id }, data: { status } });
+  const after = await store.updateSubscription(tx, sub.id, { status });
   await event(ctx, tx, 'subscription.updated', sub, after);
 };
 
@@ -311,13 +307,15 @@ export async function cycleSubscription(ctx: Ctx, id: string, periodEnd: number)
       await endSubscription(ctx, tx, sub, sub.currentPeriodEnd, true);
       return null;
     }
-    const plan = (await tx.plan.findUnique({ where: { id: sub.planId } }))!;
+    const plan = (await store.findPlan(tx, sub.planId))!;
     const n = sub.periodIndex + 1;
     const period = periodAt(sub.billingAnchor, plan.interval as Interval, plan.intervalCount, n);
     const billing = sub.status !== 'paused' && sub.status !== 'unpaid';
-    let next = await tx.subscription.update({
-      where: { id },
-      data: { periodIndex: n, currentPeriodStart: period.start, currentPeriodEnd: period.end, status: sub.status === 'trialing' ? 'active' : sub.status },
+    let next = await store.updateSubscription(tx, id, {
+      periodIndex: n,
+      currentPeriodStart: period.start,
+      currentPeriodEnd: period.end,
+      status: sub.status === 'trialing' ? 'active' : sub.status,
     });
     let invoice = null;
     if (billing) {
@@ -331,7 +329,7 @@ export async function cycleSubscription(ctx: Ctx, id: string, periodEnd: number)
         lines: [planLine(plan, period.start, period.end)],
         takePending: true,
       }));
-      next = await tx.subscription.update({ where: { id }, data: { latestInvoiceId: invoice.id } });
+      next = await store.updateSubscription(tx, id, { latestInvoiceId: invoice.id });
     }
     await event(ctx, tx, 'subscription.updated', sub, next);
     await enqueueJob(tx, cycleJob(next));
@@ -352,7 +350,7 @@ export async function resumeIfDue(ctx: Ctx, id: string, resumesAt: number): Prom
   await inTransaction(ctx.db, async (tx) => {
     const sub = await lockSubscription(ctx, tx, id);
     if (sub.status !== 'paused' || sub.resumesAt?.getTime() !== resumesAt) return;
-    const after = await tx.subscription.update({ where: { id }, data: { status: 'active', pausedAt: null, resumesAt: null } });
+    const after = await store.updateSubscription(tx, id, { status: 'active', pausedAt: null, resumesAt: null });
     await event(ctx, tx, 'subscription.resumed', sub, after);
   });
 }
@@ -393,11 +391,15 @@ export async function expireIncomplete(ctx: Ctx, id: string): Promise<void> {
 
 /** → cancelled (final): pending prorations dropped, its jobs cancelled, subscription.cancelled. */
 async function endSubscription(ctx: Ctx, tx: TenantTx, sub: Subscription, at: Date, atPeriodEnd = false): Promise<Subscription> {
-  const after = await tx.subscription.update({
-    where: { id: sub.id },
-    data: { status: 'cancelled', cancelledAt: at, cancelAt: at, cancelAtPeriodEnd: atPeriodEnd, pausedAt: null, resumesAt: null },
+  const after = await store.updateSubscription(tx, sub.id, {
+    status: 'cancelled',
+    cancelledAt: at,
+    cancelAt: at,
+    cancelAtPeriodEnd: atPeriodEnd,
+    pausedAt: null,
+    resumesAt: null,
   });
-  await tx.invoiceItem.deleteMany({ where: { subscriptionId: sub.id, invoiceId: null } });
+  await store.deletePendingLines(tx, sub.id);
   await cancelJobs(tx, { ref: sub.id });
   await event(ctx, tx, 'subscription.cancelled', sub, after);
   return after;
@@ -413,7 +415,7 @@ export async function cancelSubscription(ctx: Ctx, id: string, input: Subscripti
     notCancelled(sub);
     if (data.cancel_at_period_end) {
       if (sub.cancelAtPeriodEnd) return sub;
-      const after = await tx.subscription.update({ where: { id }, data: { cancelAtPeriodEnd: true, cancelAt: sub.currentPeriodEnd } });
+      const after = await store.updateSubscription(tx, id, { cancelAtPeriodEnd: true, cancelAt: sub.currentPeriodEnd });
       await event(ctx, tx, 'subscription.updated', sub, after);
       return after;
     }
@@ -423,7 +425,7 @@ export async function cancelSubscription(ctx: Ctx, id: string, input: Subscripti
 
 /** Cancels every subscription of a customer being deleted, in the deletion's transaction. */
 export async function cancelSubscriptionsOfCustomer(ctx: Ctx, tx: TenantTx, customerId: string): Promise<void> {
-  const subs = await tx.subscription.findMany({ where: { customerId, status: { not: 'cancelled' } }, select: { id: true } });
+  const subs = await store.listUncancelledSubscriptionIds(tx, customerId);
   const now = await clockNow({ ...ctx, db: tx });
   for (const { id } of subs) await endSubscription(ctx, tx, await lockSubscription(ctx, tx, id), now);
 }
@@ -434,7 +436,7 @@ export async function reactivateSubscription(ctx: Ctx, id: string): Promise<Subs
     const sub = await lockSubscription(ctx, tx, id);
     notCancelled(sub);
     if (!sub.cancelAtPeriodEnd) throw new StateError('subscription_not_cancelling', `Subscription ${id} is not set to cancel at the end of its period.`, null);
-    const after = await tx.subscription.update({ where: { id }, data: { cancelAtPeriodEnd: false, cancelAt: null } });
+    const after = await store.updateSubscription(tx, id, { cancelAtPeriodEnd: false, cancelAt: null });
     await event(ctx, tx, 'subscription.reactivated', sub, after);
     return after;
   });
@@ -449,7 +451,7 @@ export async function pauseSubscription(ctx: Ctx, id: string, input: Subscriptio
     if (sub.status !== 'active') throw new StateError('subscription_not_active', `Subscription ${id} is ${sub.status}; only an active subscription can be paused.`, null);
     const now = await clockNow({ ...ctx, db: tx });
     if (data.resumes_at) checkFuture(data.resumes_at, now, 'resumes_at');
-    const after = await tx.subscription.update({ where: { id }, data: { status: 'paused', pausedAt: now, resumesAt: data.resumes_at ?? null } });
+    const after = await store.updateSubscription(tx, id, { status: 'paused', pausedAt: now, resumesAt: data.resumes_at ?? null });
     await event(ctx, tx, 'subscription.paused', sub, after);
     if (data.resumes_at) {
       await enqueueJob(tx, job(sub, SUB_RESUME_JOB, data.resumes_at, `resume:${id}:${data.resumes_at.getTime()}`, { resumes_at: data.resumes_at.getTime() }));
@@ -464,7 +466,7 @@ export async function resumeSubscription(ctx: Ctx, id: string): Promise<Subscrip
     const sub = await lockSubscription(ctx, tx, id);
     notCancelled(sub);
     if (sub.status !== 'paused') throw new StateError('subscription_not_paused', `Subscription ${id} is ${sub.status}, not paused.`, null);
-    const after = await tx.subscription.update({ where: { id }, data: { status: 'active', pausedAt: null, resumesAt: null } });
+    const after = await store.updateSubscription(tx, id, { status: 'active', pausedAt: null, resumesAt: null });
     await event(ctx, tx, 'subscription.resumed', sub, after);
     return after;
   });
@@ -499,7 +501,7 @@ export async function updateSubscription(ctx: Ctx, id: string, input: Subscripti
     notCancelled(sub);
     const now = wholeSecond(await clockNow({ ...ctx, db: tx }));
     const trialEnd = data.trial_end ? wholeSecond(data.trial_end) : undefined;
-    const patch: Parameters<typeof tx.subscription.update>[0]['data'] = {};
+    const patch: Prisma.SubscriptionUncheckedUpdateInput = {};
     const jobs: NewJob[] = [];
     let charge: string | null = null;
 
@@ -513,7 +515,7 @@ export async function updateSubscription(ctx: Ctx, id: string, input: Subscripti
       patch.paymentMethodId = data.payment_method_id;
       // A new method for a subscription waiting on a payment: its invoice is tried again at once.
       if (data.payment_method_id && ['incomplete', 'past_due', 'unpaid'].includes(sub.status) && sub.latestInvoiceId) {
-        const inv = await tx.invoice.findUnique({ where: { id: sub.latestInvoiceId } });
+        const inv = await store.findInvoiceHeader(tx, sub.latestInvoiceId);
         if (inv && (inv.status === 'open' || inv.status === 'uncollectible')) {
           retry = { invoiceId: inv.id, attempt: inv.attemptCount + 1, uncollectible: inv.status === 'uncollectible' };
         }
@@ -532,7 +534,7 @@ export async function updateSubscription(ctx: Ctx, id: string, input: Subscripti
     }
     if (data.plan_id && data.plan_id !== sub.planId) {
       const newPlan = await subscribablePlan(ctx, data.plan_id, tx);
-      const oldPlan = (await tx.plan.findUnique({ where: { id: sub.planId } }))!;
+      const oldPlan = (await store.findPlan(tx, sub.planId))!;
       if (newPlan.currency !== oldPlan.currency || newPlan.interval !== oldPlan.interval || newPlan.intervalCount !== oldPlan.intervalCount) {
         throw new ValidationError(
           'parameter_invalid',
@@ -548,13 +550,14 @@ export async function updateSubscription(ctx: Ctx, id: string, input: Subscripti
       const lines = prorates ? prorationLines(oldPlan, newPlan, sub.currentPeriodStart, sub.currentPeriodEnd, now) : [];
       // Whatever waits for the next invoice plus this change must fit in one invoice: now
       // (always_invoice) or at the renewal, with the new plan's period (create_prorations).
-      const waiting = (await tx.invoiceItem.aggregate({ where: { subscriptionId: id, invoiceId: null }, _sum: { amount: true } }))._sum.amount ?? 0n;
+      const waiting = (await store.sumPendingLines(tx, id)) ?? 0n;
       const changed = lines.reduce((sum, l) => sum + l.amount, 0n);
       checkInvoiceTotal(waiting + changed + (behavior === 'always_invoice' ? 0n : newPlan.amount), 'plan_id');
       if (lines.length > 0 && behavior === 'create_prorations') {
-        await tx.invoiceItem.createMany({
-          data: lines.map((l) => ({ id: newId('invoice_line'), merchantId: ctx.merchant.id, subscriptionId: id, invoiceId: null, ...l, proration: true, createdAt: now })),
-        });
+        await store.insertInvoiceLines(
+          tx,
+          lines.map((l) => ({ id: newId('invoice_line'), merchantId: ctx.merchant.id, subscriptionId: id, invoiceId: null, ...l, proration: true, createdAt: now })),
+        );
       }
       if (lines.length > 0 && behavior === 'always_invoice') {
         const { invoice } = await issueInvoice(ctx, tx, {
@@ -571,7 +574,7 @@ export async function updateSubscription(ctx: Ctx, id: string, input: Subscripti
         if (invoice.status === 'open') charge = invoice.id;
       }
     }
-    const after = Object.keys(patch).length > 0 ? await tx.subscription.update({ where: { id }, data: patch }) : sub;
+    const after = Object.keys(patch).length > 0 ? await store.updateSubscription(tx, id, patch) : sub;
     if (trialEnd) jobs.push(...trialJobs(after, now));
     await enqueueJobs(tx, jobs);
     const { updated_at: _u, ...prev } = previousAttributes(subscriptionToJSON(sub) as any, subscriptionToJSON(after) as any);

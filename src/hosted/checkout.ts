@@ -16,6 +16,7 @@ import {
   findCheckout,
   offeredMethods,
   payAtCheckout,
+  paymentAttempts,
   type CheckoutOptions,
   type PaymentWithCustomer,
 } from '../domain/payments/index.ts';
@@ -177,7 +178,7 @@ export function mountCheckout(app: Hono<AppEnv>, services: Services) {
     if (taken instanceof Response) return taken;
     // Read the count again right before the attempt: one that finished meanwhile (another tab,
     // another process) may have spent the last one.
-    const now = await ctx.db.payment.findUnique({ where: { id: p.id }, select: { status: true, attempts: true } });
+    const now = await paymentAttempts(ctx, p.id);
     if (now && attemptsSpent(now)) {
       taken();
       return refuseSpent(429, p);

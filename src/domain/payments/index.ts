@@ -29,6 +29,7 @@ import { clockNow } from '../../platform/clock.ts';
 import { getCustomer, createCustomer } from '../customers/index.ts';
 import { recordEvent, type EventType } from '../events/index.ts';
 import { attemptHooks, outcomeHooks, requireHooks } from './hooks.ts';
+import * as store from './store.ts';
 import { PAYMENT_METHODS, processorOf, ProcessorTimeout, type CardInput, type ChargeResult, type MethodDetails, type PaymentMethodType, type SavedDetails } from '../../platform/processor.ts';
 import { chargeableMethod } from '../payment-methods/index.ts';
 import {
@@ -96,10 +97,8 @@ export function paymentToJSON(p: PaymentWithCustomer, baseUrl: string) {
 
 export type PaymentJSON = ReturnType<typeof paymentToJSON>;
 
-const withCustomer = { customer: true } as const;
-
 export async function getPayment(ctx: Ctx, id: string, db: Db = ctx.db, param = 'id'): Promise<PaymentWithCustomer> {
-  const p = await db.payment.findUnique({ where: { id }, include: withCustomer });
+  const p = await store.findPayment(db, id);
   if (!p) throw new NotFoundError('payment', id, param);
   return p;
 }
@@ -116,7 +115,7 @@ async function resolveCustomer(ctx: Ctx, tx: TenantTx, data: ReturnType<typeof p
     throw new NotFoundError('customer', data.customer_id!, 'customer_id');
   });
   const inline = data.customer!;
-  const existing = await tx.customer.findFirst({ where: { email: inline.email, deletedAt: null }, orderBy: { createdAt: 'desc' } });
+  const existing = await store.findLatestCustomerByEmail(tx, inline.email);
   if (existing) return existing;
   return createCustomer({ ...ctx, db: tx }, { email: inline.email, name: inline.name, phone: inline.phone });
 }
@@ -136,7 +135,7 @@ async function transition(
   data: Prisma.PaymentUpdateInput,
   event: EventType | null,
 ): Promise<PaymentWithCustomer> {
-  const after = await tx.payment.update({ where: { id: before.id }, data, include: withCustomer });
+  const after = await store.updatePayment(tx, before.id, data);
   if (event) {
     await recordEvent(tx, ctx, event, paymentToJSON(after, ctx.runtime.config.publicBaseUrl), { status: before.status });
   }
@@ -165,24 +164,21 @@ export interface NewPayment {
 export async function insertPayment(ctx: Ctx, tx: TenantTx, p: NewPayment): Promise<PaymentWithCustomer> {
   const now = await clockNow({ ...ctx, db: tx });
   const expiresAt = new Date(now.getTime() + CHECKOUT_TTL_MS);
-  const created = await tx.payment.create({
-    data: {
-      id: p.id ?? newId('payment'),
-      merchantId: ctx.merchant.id,
-      customerId: p.customerId,
-      amount: p.amount,
-      currency: p.currency,
-      purpose: p.purpose ?? 'payment',
-      redirectUrl: p.redirectUrl,
-      cancelUrl: p.cancelUrl ?? null,
-      paymentMethodId: p.paymentMethodId ?? null,
-      checkout: (p.checkout ?? {}) as Prisma.InputJsonValue,
-      metadata: p.metadata ?? {},
-      checkoutToken: randomToken(40),
-      expiresAt,
-      createdAt: now,
-    },
-    include: withCustomer,
+  const created = await store.insertPayment(tx, {
+    id: p.id ?? newId('payment'),
+    merchantId: ctx.merchant.id,
+    customerId: p.customerId,
+    amount: p.amount,
+    currency: p.currency,
+    purpose: p.purpose ?? 'payment',
+    redirectUrl: p.redirectUrl,
+    cancelUrl: p.cancelUrl ?? null,
+    paymentMethodId: p.paymentMethodId ?? null,
+    checkout: (p.checkout ?? {}) as Prisma.InputJsonValue,
+    metadata: p.metadata ?? {},
+    checkoutToken: randomToken(40),
+    expiresAt,
+    createdAt: now,
   });
   await recordEvent(tx, ctx, 'payment.created', paymentToJSON(created, ctx.runtime.config.publicBaseUrl));
   await enqueueJob(tx, { merchantId: ctx.merchant.id, kind: EXPIRE_JOB, runAt: expiresAt, key: `expire:${created.id}`, payload: { payment_id: created.id } });
@@ -235,7 +231,7 @@ export async function resumePayment(ctx: Ctx, id: string): Promise<PaymentWithCu
  */
 export async function chargeIfReserved(ctx: Ctx, p: Payment): Promise<PaymentWithCustomer | null> {
   if (p.status !== 'created' || !p.paymentMethodId) return null;
-  const method = await ctx.db.paymentMethod.findUnique({ where: { id: p.paymentMethodId } });
+  const method = await store.findPaymentMethod(ctx.db, p.paymentMethodId);
   return method ? chargeSavedMethod(ctx, p.id, method) : null;
 }
 
@@ -260,8 +256,8 @@ export async function listPayments(ctx: Ctx, q: PaymentListQuery): Promise<Page<
   const filters = paymentLikeFilters(q);
   return paginate(
     q,
-    ({ where, ...page }) => ctx.db.payment.findMany({ where: { AND: [where, ...filters] }, include: withCustomer, ...page }),
-    () => ctx.db.payment.count({ where: { AND: filters } }),
+    ({ where, ...page }) => store.listPayments(ctx.db, { AND: [where, ...filters] }, page),
+    () => store.countPayments(ctx.db, { AND: filters }),
   );
 }
 
@@ -270,7 +266,7 @@ const PAYMENTS_OF_CUSTOMER = { table: 'payments', parent: 'customer_id' };
 /** One page of payments per customer (a customer's payments in GraphQL), in two queries for all of them. */
 export function listPaymentsOfCustomers(ctx: Ctx, customerIds: readonly string[], q: Pick<PaymentListQuery, 'limit' | 'after' | 'status'>) {
   return pagesByParent(ctx, PAYMENTS_OF_CUSTOMER, customerIds, { ...q, filters: { status: q.status } }, (ids) =>
-    ctx.db.payment.findMany({ where: { id: { in: ids } }, include: withCustomer }),
+    store.findPaymentsByIds(ctx.db, ids),
   );
 }
 
@@ -317,7 +313,7 @@ async function attemptPayment(ctx: Ctx, id: string, attempt: Attempt): Promise<P
     if (!PAYABLE.has(p.status)) return { payment: p, claimed: false };
     if (attempt.saved) {
       // Still attached to the payment's customer? (It may have been detached since.)
-      const pm = await tx.paymentMethod.findUnique({ where: { id: attempt.saved.id } });
+      const pm = await store.findPaymentMethod(tx, attempt.saved.id);
       if (!pm || pm.customerId !== p.customerId) {
         const now = await clockNow({ ...ctx, db: tx });
         const failure = { failureCode: 'payment_method_detached', failureMessage: 'The saved payment method is no longer attached to the customer.' };
@@ -422,7 +418,7 @@ async function recordOutcome(ctx: Ctx, p: PaymentWithCustomer, result: ChargeRes
  * reached it, and the attempt fails with no money taken.
  */
 async function finishAttempt(ctx: Ctx, p: PaymentWithCustomer): Promise<PaymentWithCustomer> {
-  const saved = p.paymentMethodId ? await ctx.db.paymentMethod.findUnique({ where: { id: p.paymentMethodId } }) : null;
+  const saved = p.paymentMethodId ? await store.findPaymentMethod(ctx.db, p.paymentMethodId) : null;
   if (saved) {
     return recordAttempt(ctx, p, {
       method: saved.type as PaymentMethodType,
@@ -508,6 +504,11 @@ async function helperAttempt(ctx: Ctx, p: PaymentWithCustomer, body: ReturnType<
 /** The payment behind a checkout token, with its merchant; null for an unknown token. */
 export async function findCheckout(prisma: Ctx['runtime']['prisma'], token: string) {
   if (!/^[0-9A-Za-z]{40}$/.test(token)) return null;
-  return prisma.payment.findUnique({ where: { checkoutToken: token }, include: { customer: true, merchant: true } });
+  return store.findPaymentByCheckoutToken(prisma, token);
+}
+
+/** The payment's status and attempt count as they are now (the hosted checkout reads them again before an attempt); null when there is no such payment. */
+export function paymentAttempts(ctx: Ctx, id: string): Promise<{ status: string; attempts: number } | null> {
+  return store.findPaymentAttempts(ctx.db, id);
 }
 

@@ -17,6 +17,7 @@ import { clockNow } from '../../platform/clock.ts';
 import { recordEvent } from '../events/index.ts';
 import { lockPayment, paymentLikeFilters, type PaymentWithCustomer } from '../payments/index.ts';
 import { processorOf, type RefundResult } from '../../platform/processor.ts';
+import * as store from './store.ts';
 
 export const REFUND_REASONS = ['customer_request', 'duplicate', 'fraudulent', 'other'] as const;
 export const REFUND_STATUSES = ['pending', 'succeeded', 'failed'] as const;
@@ -100,20 +101,18 @@ export async function reserveRefund(
       'amount',
     );
   }
-  await tx.payment.update({ where: { id: p.id }, data: { amountRefunded: { increment: amt } } });
+  await store.addAmountRefunded(tx, p.id, amt);
   const now = await clockNow({ ...ctx, db: tx });
-  const refund = await tx.refund.create({
-    data: {
-      id: req.id ?? newId('refund'),
-      merchantId: ctx.merchant.id,
-      paymentId: p.id,
-      customerId: p.customerId,
-      amount: amt,
-      currency: p.currency,
-      reason: req.reason ?? null,
-      metadata: req.metadata ?? {},
-      createdAt: now,
-    },
+  const refund = await store.insertRefund(tx, {
+    id: req.id ?? newId('refund'),
+    merchantId: ctx.merchant.id,
+    paymentId: p.id,
+    customerId: p.customerId,
+    amount: amt,
+    currency: p.currency,
+    reason: req.reason ?? null,
+    metadata: req.metadata ?? {},
+    createdAt: now,
   });
   await recordEvent(tx, ctx, 'refund.created', refundToJSON(refund));
   await refundHooks.get(p.purpose)?.reserve({ ...ctx, db: tx }, tx, p, refund);
@@ -141,18 +140,18 @@ async function callProcessor(ctx: Ctx, refund: Refund, chargeRef: string | null)
 /** Records the processor's answer for a pending refund (a refund no longer pending is returned as it is). */
 async function recordOutcome(ctx: Ctx, refundId: string, result: RefundResult): Promise<Refund> {
   return inTransaction(ctx.db, async (tx) => {
-    const r0 = await tx.refund.findUniqueOrThrow({ where: { id: refundId } });
+    const r0 = await store.findRefundOrThrow(tx, refundId);
     const p = await lockPayment(ctx, tx, r0.paymentId);
-    const r = await tx.refund.findUniqueOrThrow({ where: { id: refundId } });
+    const r = await store.findRefundOrThrow(tx, refundId);
     if (r.status !== 'pending') return r;
     await cancelJobs(tx, { kind: REFUND_SETTLE_JOB, key: `settle:${r.id}` });
     if (result.status === 'succeeded') {
-      const done = await tx.refund.update({ where: { id: r.id }, data: { status: 'succeeded', processorRef: result.processorRef } });
+      const done = await store.markRefundSucceeded(tx, r.id, result.processorRef);
       await recordEvent(tx, ctx, 'refund.succeeded', refundToJSON(done), { status: 'pending' });
       return done;
     }
-    await tx.payment.update({ where: { id: r.paymentId }, data: { amountRefunded: { decrement: r.amount } } });
-    const failed = await tx.refund.update({ where: { id: r.id }, data: { status: 'failed', failureCode: result.code } });
+    await store.releaseAmountRefunded(tx, r.paymentId, r.amount);
+    const failed = await store.markRefundFailed(tx, r.id, result.code);
     await refundHooks.get(p.purpose)?.reverse({ ...ctx, db: tx }, tx, p, failed);
     await recordEvent(tx, ctx, 'refund.failed', refundToJSON(failed), { status: 'pending' });
     return failed;
@@ -185,13 +184,13 @@ export async function createRefund(ctx: Ctx, input: RefundCreateInput): Promise<
 
 /** Job: finishes a refund that is still pending (its request died, or it was reserved by the system). */
 export async function settlePendingRefund(ctx: Ctx, refundId: string): Promise<void> {
-  const r = await ctx.db.refund.findUnique({ where: { id: refundId }, include: { payment: { select: { processorRef: true } } } });
+  const r = await store.findRefundWithChargeRef(ctx.db, refundId);
   if (!r || r.status !== 'pending') return;
   await recordOutcome(ctx, r.id, await callProcessor(ctx, r, r.payment.processorRef));
 }
 
 export async function getRefund(ctx: Ctx, id: string): Promise<Refund> {
-  const r = await ctx.db.refund.findUnique({ where: { id } });
+  const r = await store.findRefund(ctx.db, id);
   if (!r) throw new NotFoundError('refund', id);
   return r;
 }
@@ -200,7 +199,7 @@ export async function listRefunds(ctx: Ctx, q: RefundListQuery): Promise<Page<Re
   const filters = [...paymentLikeFilters(q), q.payment_id ? { paymentId: q.payment_id } : {}];
   return paginate(
     q,
-    ({ where, ...page }) => ctx.db.refund.findMany({ where: { AND: [where, ...filters] }, ...page }),
-    () => ctx.db.refund.count({ where: { AND: filters } }),
+    ({ where, ...page }) => store.listRefunds(ctx.db, { AND: [where, ...filters] }, page),
+    () => store.countRefunds(ctx.db, { AND: filters }),
   );
 }

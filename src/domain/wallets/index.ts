@@ -14,7 +14,7 @@
 import type { Wallet, WalletTransaction } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
 import { inTransaction, type TenantTx } from '../../platform/db/tenant.ts';
-import { asRawTx, inRawTransaction, merchantSql, rawQuery, type RawTx, lockRow } from '../../platform/db/raw.ts';
+import { asRawTx, inRawTransaction, type RawTx, lockRow } from '../../platform/db/raw.ts';
 import { InsufficientBalanceError, isLockNotAvailable, isUniqueViolation, NotFoundError, StateError, ValidationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { formatMoney } from '../../platform/money.ts';
@@ -24,7 +24,9 @@ import { parse } from '../../platform/validation.ts';
 import { cancelJobs, enqueueJob } from '../../platform/jobs.ts';
 import { clockNow, clockOf } from '../../platform/clock.ts';
 import { getCustomer } from '../customers/index.ts';
-import { recordEvent, type EventType, type Statement } from '../events/index.ts';
+import { recordEvent, type EventType } from '../events/index.ts';
+import * as store from './store.ts';
+import type { Grant, LockedForMovement, TransactionWithGrant } from './store.ts';
 import {
   walletCreate,
   walletCredit,
@@ -39,6 +41,7 @@ import {
 } from './schema.ts';
 
 export * from './schema.ts';
+export type { TransactionWithGrant } from './store.ts';
 
 /** Ledger types that add to the balance; every other type takes from it. */
 const INCOMING = new Set<TransactionType>(['credit', 'topup', 'refund_reversal']);
@@ -62,8 +65,6 @@ export function walletToJSON(w: Wallet) {
   };
 }
 
-export type TransactionWithGrant = WalletTransaction & { grant?: { expiresAt: Date } | null };
-
 export function transactionToJSON(t: TransactionWithGrant) {
   return {
     id: t.id,
@@ -81,10 +82,8 @@ export function transactionToJSON(t: TransactionWithGrant) {
   };
 }
 
-const withGrant = { grant: { select: { expiresAt: true } } } as const;
-
 export async function getWallet(ctx: Ctx, id: string, db = ctx.db, param = 'id'): Promise<Wallet> {
-  const w = await db.wallet.findUnique({ where: { id } });
+  const w = await store.findWallet(db, id);
   if (!w) throw new NotFoundError('wallet', id, param);
   return w;
 }
@@ -107,13 +106,13 @@ export async function createWallet(ctx: Ctx, input: WalletCreateInput): Promise<
     });
     // Serialise wallet creation per customer; the partial unique index backs this up.
     await lockRow(tx, 'customers', ctx.merchant.id, customer.id);
-    const open = await tx.wallet.findFirst({ where: { customerId: customer.id, currency: data.currency, status: { not: 'closed' } } });
+    const open = await store.findOpenWallet(tx, customer.id, data.currency);
     if (open) {
       throw new StateError('wallet_exists', `Customer ${customer.id} already has an open ${data.currency} wallet (${open.id}).`, 'currency');
     }
     const now = await clockNow({ ...ctx, db: tx });
-    const w = await tx.wallet.create({
-      data: { id: newId('wallet'), merchantId: ctx.merchant.id, customerId: customer.id, currency: data.currency, metadata: data.metadata ?? {}, createdAt: now },
+    const w = await store.insertWallet(tx, {
+      id: newId('wallet'), merchantId: ctx.merchant.id, customerId: customer.id, currency: data.currency, metadata: data.metadata ?? {}, createdAt: now,
     });
     await walletEvent(ctx, tx, 'wallet.created', w);
     return w;
@@ -124,8 +123,8 @@ export async function listWallets(ctx: Ctx, q: WalletListQuery): Promise<Page<Wa
   const filters = [q.customer_id ? { customerId: q.customer_id } : {}, q.currency ? { currency: q.currency } : {}, q.status ? { status: q.status } : {}];
   return paginate(
     q,
-    ({ where, ...page }) => ctx.db.wallet.findMany({ where: { AND: [where, ...filters] }, ...page }),
-    () => ctx.db.wallet.count({ where: { AND: filters } }),
+    ({ where, ...page }) => store.listWallets(ctx.db, { AND: [where, ...filters] }, page),
+    () => store.countWallets(ctx.db, { AND: filters }),
   );
 }
 
@@ -138,7 +137,7 @@ export async function freezeWallet(ctx: Ctx, id: string): Promise<Wallet> {
     const w = await lockWallet(ctx, tx, id);
     if (w.status === 'closed') throw closedError(w);
     if (w.status !== 'active') throw new StateError('wallet_not_active', `Only an active wallet can be frozen; this one is ${w.status}.`, null);
-    const after = await tx.wallet.update({ where: { id }, data: { status: 'frozen' } });
+    const after = await store.setWalletStatus(tx, id, 'frozen');
     await walletEvent(ctx, tx, 'wallet.frozen', after, { status: w.status });
     return after;
   });
@@ -149,7 +148,7 @@ export async function unfreezeWallet(ctx: Ctx, id: string): Promise<Wallet> {
     const w = await lockWallet(ctx, tx, id);
     if (w.status === 'closed') throw closedError(w);
     if (w.status !== 'frozen') throw new StateError('wallet_not_frozen', `Only a frozen wallet can be unfrozen; this one is ${w.status}.`, null);
-    const after = await tx.wallet.update({ where: { id }, data: { status: 'active' } });
+    const after = await store.setWalletStatus(tx, id, 'active');
     await walletEvent(ctx, tx, 'wallet.unfrozen', after, { status: w.status });
     return after;
   });
@@ -167,13 +166,13 @@ interface LedgerEntry {
 
 /** Appends one ledger row to a wallet locked by the caller; the trigger moves the balance (one statement). */
 export async function append(ctx: Ctx, db: TenantTx | RawTx, w: { id: string; balance: bigint }, e: LedgerEntry): Promise<WalletTransaction> {
-  const { row, insert } = ledgerRow(ctx, w, e);
-  await merchantSql(asRawTx(db).raw, ctx.merchant.id)(insert.sql, insert.params);
+  const row = ledgerRow(ctx, w, e);
+  await store.insertTransaction(db, ctx.merchant.id, row);
   return row;
 }
 
-/** The ledger row a movement appends, and its INSERT (for recordEvent to run with the event). */
-function ledgerRow(ctx: Ctx, w: { id: string; balance: bigint }, e: LedgerEntry): { row: WalletTransaction; insert: Statement } {
+/** The ledger row a movement appends (its INSERT: store.insertTransaction, or insertTransactionStatement to run with the event). */
+function ledgerRow(ctx: Ctx, w: { id: string; balance: bigint }, e: LedgerEntry): WalletTransaction {
   const sign = INCOMING.has(e.type) ? 1n : -1n;
   const after = w.balance + sign * e.amount;
   if (after > MAX_BALANCE) {
@@ -192,24 +191,13 @@ function ledgerRow(ctx: Ctx, w: { id: string; balance: bigint }, e: LedgerEntry)
     metadata: e.metadata ?? {},
     createdAt: e.at,
   };
-  const insert = {
-    sql: `INSERT INTO wallet_transactions (id, merchant_id, wallet_id, type, amount, balance_before, balance_after, reference, description, metadata, created_at)
-          VALUES ($2, $1, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11)`,
-    params: [t.id, t.walletId, t.type, t.amount, t.balanceBefore, t.balanceAfter, t.reference, t.description, JSON.stringify(t.metadata), t.createdAt],
-  };
-  return { row: t, insert };
+  return t;
 }
 
 /** The transaction a reference already names, if any; 409 when it was for another amount or type. */
 async function existingByReference(ctx: Ctx, db: TenantTx | RawTx, walletId: string, reference: string, type: string, amount: bigint): Promise<TransactionWithGrant | null> {
-  const [row] = await merchantSql(asRawTx(db).raw, ctx.merchant.id)<WalletTransaction & { grantExpiresAt: Date | null }>(
-    `SELECT t.*, g.expires_at AS grant_expires_at FROM wallet_transactions t LEFT JOIN wallet_grants g ON g.transaction_id = t.id
-     WHERE t.merchant_id = $1 AND t.wallet_id = $2 AND t.reference = $3`,
-    [walletId, reference],
-  );
-  if (!row) return null;
-  const { grantExpiresAt, ...rest } = row;
-  const t: TransactionWithGrant = { ...rest, grant: grantExpiresAt ? { expiresAt: grantExpiresAt } : null };
+  const t = await store.findTransactionWithGrantByReference(db, ctx.merchant.id, walletId, reference);
+  if (!t) return null;
   if (t.type !== type || t.amount !== amount) {
     throw new StateError(
       'reference_reused',
@@ -219,8 +207,6 @@ async function existingByReference(ctx: Ctx, db: TenantTx | RawTx, walletId: str
   }
   return t;
 }
-
-type Grant = { id: bigint; remaining: bigint; expiresAt: Date; transactionId: string };
 
 /**
  * Expires, inside the caller's transaction, the given grants of a locked wallet whose time has
@@ -242,50 +228,14 @@ async function expireGrantsAt(ctx: Ctx, db: TenantTx | RawTx, w: { id: string; b
       balance = t.balanceAfter;
       await recordEvent(tx, ctx, 'wallet.credit.expired', transactionToJSON(t));
     }
-    await updateGrant(ctx, tx, g.id, 0n, now);
+    await store.updateGrant(tx, ctx.merchant.id, g.id, 0n, now);
   }
   return balance;
 }
 
-/** A wallet's grants not yet expired, earliest expiry first. */
-const openGrants = (ctx: Ctx, db: TenantTx | RawTx, walletId: string) =>
-  merchantSql(asRawTx(db).raw, ctx.merchant.id)<Grant>(
-    `SELECT id, remaining, expires_at, transaction_id FROM wallet_grants WHERE merchant_id = $1 AND wallet_id = $2 AND expired_at IS NULL ORDER BY expires_at, id`,
-    [walletId],
-  );
-
-const updateGrant = (ctx: Ctx, db: TenantTx | RawTx, id: bigint, remaining: bigint, expiredAt: Date | null = null) =>
-  merchantSql(asRawTx(db).raw, ctx.merchant.id)(
-    `UPDATE wallet_grants SET remaining = $3, expired_at = coalesce($4, expired_at) WHERE merchant_id = $1 AND id = $2`,
-    [id, remaining, expiredAt],
-  );
-
-interface LockedForMovement {
-  id: string;
-  balance: bigint;
-  status: string;
-  currency: string;
-  clockOffsetMs: bigint;
-  priorId: string | null;
-  hasGrants: boolean;
-}
-
-/**
- * The hot path's one round trip: locks the wallet row and reads, with it, what a movement needs
- * (balance, status, the merchant's clock offset, a transaction already holding the reference, and
- * whether any grant is open — the grants themselves are read only then).
- */
+/** Locks the wallet for a debit, reading what it needs in the same round trip (store.lockWalletForDebit). */
 async function lockForMovement(ctx: Ctx, tx: RawTx, id: string, reference: string): Promise<LockedForMovement> {
-  const [row] = await merchantSql(tx.raw, ctx.merchant.id)<LockedForMovement>(
-    `SELECT w.id, w.balance, w.status, w.currency, m.clock_offset_ms, t.id AS prior_id,
-       EXISTS (SELECT 1 FROM wallet_grants g WHERE g.wallet_id = w.id AND g.expired_at IS NULL) AS has_grants
-     FROM wallets w
-     JOIN merchants m ON m.id = w.merchant_id
-     LEFT JOIN wallet_transactions t ON t.wallet_id = w.id AND t.reference = $3
-     WHERE w.id = $2 AND w.merchant_id = $1
-     FOR UPDATE OF w`,
-    [id, reference],
-  );
+  const row = await store.lockWalletForDebit(tx, ctx.merchant.id, id, reference);
   if (!row) throw new NotFoundError('wallet', id);
   return row;
 }
@@ -319,7 +269,7 @@ export async function debitWallet(ctx: Ctx, id: string, input: WalletDebitInput)
     if (w.status === 'closed') throw new StateError('wallet_closed', `Wallet ${w.id} is closed.`, null);
     if (w.status === 'frozen') throw new StateError('wallet_frozen', `Wallet ${w.id} is frozen: debits are blocked until it is unfrozen.`, null);
     const now = movementNow(ctx, w);
-    const grants = w.hasGrants ? await openGrants(ctx, tx, w.id) : [];
+    const grants = w.hasGrants ? await store.listOpenGrants(tx, ctx.merchant.id, w.id) : [];
     const balance = await expireGrantsAt(ctx, tx, w, grants, now);
     if (balance < amount) {
       throw new InsufficientBalanceError(
@@ -333,12 +283,12 @@ export async function debitWallet(ctx: Ctx, id: string, input: WalletDebitInput)
       if (left === 0n) break;
       if (g.remaining === 0n || g.expiresAt.getTime() <= now.getTime()) continue;
       const take = g.remaining < left ? g.remaining : left;
-      await updateGrant(ctx, tx, g.id, g.remaining - take);
+      await store.updateGrant(tx, ctx.merchant.id, g.id, g.remaining - take);
       left -= take;
     }
     // The ledger row goes in with the event, in one statement.
-    const { row: t, insert } = ledgerRow(ctx, { id: w.id, balance }, { type: 'debit', amount, reference: data.reference, description: data.description, metadata: data.metadata, at: now });
-    await recordEvent(tx, ctx, 'wallet.debited', transactionToJSON(t), undefined, { with: [insert] });
+    const t = ledgerRow(ctx, { id: w.id, balance }, { type: 'debit', amount, reference: data.reference, description: data.description, metadata: data.metadata, at: now });
+    await recordEvent(tx, ctx, 'wallet.debited', transactionToJSON(t), undefined, { with: [store.insertTransactionStatement(t)] });
     return t;
   }, SAME_REFERENCE_RACE);
 }
@@ -358,8 +308,8 @@ export async function creditWallet(ctx: Ctx, id: string, input: WalletCreditInpu
     const t = await append(ctx, tx, w, { type: 'credit', amount, reference: data.reference, description: data.description, metadata: data.metadata, at: now });
     let grant: { expiresAt: Date } | null = null;
     if (data.expires_at) {
-      const g = await tx.walletGrant.create({
-        data: { merchantId: ctx.merchant.id, walletId: w.id, transactionId: t.id, amount, remaining: amount, expiresAt: data.expires_at, createdAt: now },
+      const g = await store.insertGrant(tx, {
+        merchantId: ctx.merchant.id, walletId: w.id, transactionId: t.id, amount, remaining: amount, expiresAt: data.expires_at, createdAt: now,
       });
       grant = { expiresAt: g.expiresAt };
       await enqueueJob(tx, {
@@ -382,7 +332,7 @@ export async function expireGrants(ctx: Ctx, walletId: string): Promise<void> {
   await inTransaction(ctx.db, async (tx) => {
     const w = await lockWallet(ctx, tx, walletId);
     if (w.status === 'closed') return;
-    await expireGrantsAt(ctx, tx, w, await openGrants(ctx, tx, w.id), await clockNow({ ...ctx, db: tx }));
+    await expireGrantsAt(ctx, tx, w, await store.listOpenGrants(tx, ctx.merchant.id, w.id), await clockNow({ ...ctx, db: tx }));
   });
 }
 
@@ -402,18 +352,13 @@ export async function closeWallet(ctx: Ctx, id: string, cancelTopupPayment: (ctx
     if (w.status === 'closed') throw closedError(w);
     const inProgress = () =>
       new StateError('wallet_topup_in_progress', 'A top-up of this wallet is being charged or refunded right now; retry in a moment.', null);
-    const refunding = await rawQuery(tx)(
-      `SELECT 1 FROM refunds r JOIN wallet_topups t ON t.payment_id = r.payment_id
-       WHERE t.wallet_id = $1 AND t.merchant_id = $2 AND r.status = 'pending' LIMIT 1`,
-      [w.id, ctx.merchant.id],
-    );
-    if (refunding.length > 0) throw inProgress();
+    if (await store.hasPendingTopupRefund(tx, ctx.merchant.id, w.id)) throw inProgress();
     // A failed top-up's checkout still takes attempts until it expires: ended too.
-    const pending = await tx.walletTopup.findMany({ where: { walletId: w.id, status: { in: ['pending', 'failed'] } }, select: { paymentId: true }, orderBy: { paymentId: 'asc' } });
+    const pending = await store.listTopupPaymentIds(tx, w.id, ['pending', 'failed']);
     for (const t of pending) {
       let rows: { status: string }[];
       try {
-        rows = await rawQuery(tx)<{ status: string }>('SELECT status FROM payments WHERE id = $1 AND merchant_id = $2 FOR UPDATE NOWAIT', [t.paymentId, ctx.merchant.id]);
+        rows = await store.lockTopupPaymentNowait(tx, ctx.merchant.id, t.paymentId);
       } catch (err) {
         if (isLockNotAvailable(err)) throw inProgress();
         throw err;
@@ -433,9 +378,9 @@ export async function closeWallet(ctx: Ctx, id: string, cancelTopupPayment: (ctx
         at: now,
       });
     }
-    await tx.walletGrant.updateMany({ where: { walletId: w.id, expiredAt: null }, data: { remaining: 0n, expiredAt: now } });
+    await store.expireOpenGrants(tx, w.id, now);
     await cancelJobs(tx, { kind: GRANT_EXPIRY_JOB, ref: w.id });
-    const after = await tx.wallet.update({ where: { id }, data: { status: 'closed', closedAt: now } });
+    const after = await store.markWalletClosed(tx, id, now);
     await walletEvent(ctx, tx, 'wallet.closed', after, { status: before.status, balance: Number(before.balance) });
     return after;
   });
@@ -446,8 +391,8 @@ export async function listTransactions(ctx: Ctx, walletId: string, q: Transactio
   const filters = [{ walletId }, q.type ? { type: q.type } : {}];
   return paginate(
     q,
-    ({ where, ...page }) => ctx.db.walletTransaction.findMany({ where: { AND: [where, ...filters] }, include: withGrant, ...page }),
-    () => ctx.db.walletTransaction.count({ where: { AND: filters } }),
+    ({ where, ...page }) => store.listTransactions(ctx.db, { AND: [where, ...filters] }, page),
+    () => store.countTransactions(ctx.db, { AND: filters }),
   );
 }
 
@@ -456,7 +401,7 @@ const TRANSACTIONS_OF_WALLET = { table: 'wallet_transactions', parent: 'wallet_i
 /** One ledger page per wallet (a wallet's transactions in GraphQL), in two queries for all of them. */
 export function listTransactionsOfWallets(ctx: Ctx, walletIds: readonly string[], q: TransactionListQuery) {
   return pagesByParent(ctx, TRANSACTIONS_OF_WALLET, walletIds, { ...q, filters: { type: q.type } }, (ids) =>
-    ctx.db.walletTransaction.findMany({ where: { id: { in: ids } }, include: withGrant }),
+    store.findTransactionsByIds(ctx.db, ids),
   );
 }
 

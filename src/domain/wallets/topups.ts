@@ -2,7 +2,6 @@
 // a `topup` entry in the same transaction as the payment's success — exactly once, because the
 // payment succeeds once and the entry's reference (the top-up id) is unique per wallet. A refund
 // of the payment takes the money back out of the wallet (see onRefund below).
-import type { WalletTopup } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
 import { inTransaction, type TenantTx } from '../../platform/db/tenant.ts';
 import { NotFoundError, StateError } from '../../platform/errors.ts';
@@ -24,12 +23,13 @@ import { reserveRefund, onRefund } from '../refunds/index.ts';
 import { requireTestMode } from '../clock/index.ts';
 import { clockNow } from '../../platform/clock.ts';
 import { append, getWallet, lockWallet, transactionToJSON } from './index.ts';
+import * as store from './store.ts';
+import type { TopupWithPayment } from './store.ts';
 import { topupCompleteBody, topupCreate, type TopupCompleteInput, type TopupCreateInput, type TopupListQuery, type TopupStatus } from './schema.ts';
 
 export const TOPUP_PURPOSE = 'wallet_topup';
 
-export type TopupWithPayment = WalletTopup & { payment: { checkoutToken: string } };
-const withPayment = { payment: { select: { checkoutToken: true } } } as const;
+export type { TopupWithPayment } from './store.ts';
 
 export function topupToJSON(t: TopupWithPayment, baseUrl: string) {
   return {
@@ -62,23 +62,20 @@ export async function createTopup(ctx: Ctx, walletId: string, input: TopupCreate
       checkout: { title: 'Wallet top-up', description: `Adds ${formatMoney(BigInt(data.amount), w.currency)} to your ${w.currency} wallet.` },
       metadata: { wallet_id: w.id },
     });
-    return tx.walletTopup.create({
-      data: {
-        id: newId('wallet_topup'),
-        merchantId: ctx.merchant.id,
-        walletId: w.id,
-        paymentId: payment.id,
-        amount: BigInt(data.amount),
-        currency: w.currency,
-        createdAt: payment.createdAt,
-      },
-      include: withPayment,
+    return store.insertTopup(tx, {
+      id: newId('wallet_topup'),
+      merchantId: ctx.merchant.id,
+      walletId: w.id,
+      paymentId: payment.id,
+      amount: BigInt(data.amount),
+      currency: w.currency,
+      createdAt: payment.createdAt,
     });
   });
 }
 
 export async function getTopup(ctx: Ctx, id: string): Promise<TopupWithPayment> {
-  const t = await ctx.db.walletTopup.findUnique({ where: { id }, include: withPayment });
+  const t = await store.findTopup(ctx.db, id);
   if (!t) throw new NotFoundError('wallet top-up', id);
   return t;
 }
@@ -87,8 +84,8 @@ export async function listTopups(ctx: Ctx, walletId: string, q: TopupListQuery):
   await getWallet(ctx, walletId);
   return paginate(
     q,
-    ({ where, ...page }) => ctx.db.walletTopup.findMany({ where: { AND: [where, { walletId }] }, include: withPayment, ...page }),
-    () => ctx.db.walletTopup.count({ where: { walletId } }),
+    ({ where, ...page }) => store.listTopups(ctx.db, { AND: [where, { walletId }] }, page),
+    () => store.countTopups(ctx.db, { walletId }),
   );
 }
 
@@ -96,7 +93,7 @@ const TOPUPS_OF_WALLET = { table: 'wallet_topups', parent: 'wallet_id' };
 
 /** One page of top-ups per wallet, in two queries for all of them. */
 export function listTopupsOfWallets(ctx: Ctx, walletIds: readonly string[], q: TopupListQuery) {
-  return pagesByParent(ctx, TOPUPS_OF_WALLET, walletIds, q, (ids) => ctx.db.walletTopup.findMany({ where: { id: { in: ids } }, include: withPayment }));
+  return pagesByParent(ctx, TOPUPS_OF_WALLET, walletIds, q, (ids) => store.findTopupsByIds(ctx.db, ids));
 }
 
 export function countTopupsOfWallets(ctx: Ctx, walletIds: readonly string[]) {
@@ -105,12 +102,12 @@ export function countTopupsOfWallets(ctx: Ctx, walletIds: readonly string[]) {
 
 /** Settles a top-up when its payment reaches a final status (runs in the payment's transaction). */
 async function settle(ctx: Ctx, tx: TenantTx, payment: PaymentWithCustomer): Promise<void> {
-  const topup = await tx.walletTopup.findUnique({ where: { paymentId: payment.id }, include: withPayment });
+  const topup = await store.findTopupWithPaymentOfPayment(tx, payment.id);
   if (!topup) return;
   // A declined attempt fails the top-up, but the customer may still pay at the same checkout
   // until it expires: a later success credits the wallet then (failed → succeeded), once.
   if (payment.status !== 'succeeded') {
-    if (topup.status === 'pending') await tx.walletTopup.update({ where: { id: topup.id }, data: { status: payment.status } });
+    if (topup.status === 'pending') await store.setTopupStatus(tx, topup.id, payment.status);
     return;
   }
   if (topup.status !== 'pending' && topup.status !== 'failed') return;
@@ -119,7 +116,7 @@ async function settle(ctx: Ctx, tx: TenantTx, payment: PaymentWithCustomer): Pro
     // Closing refuses while a top-up is being charged (closeWallet), so this should not happen;
     // should it ever, the money goes back to the customer instead of into a closed wallet.
     ctx.log.warn({ topup_id: topup.id, wallet_id: w.id, payment_id: payment.id }, 'top-up paid after its wallet closed: refunding it');
-    await tx.walletTopup.update({ where: { id: topup.id }, data: { status: 'cancelled' } });
+    await store.setTopupStatus(tx, topup.id, 'cancelled');
     await reserveRefund(ctx, tx, payment, { reason: 'other', settleAt: await clockNow({ ...ctx, db: tx }) });
     return;
   }
@@ -131,7 +128,7 @@ async function settle(ctx: Ctx, tx: TenantTx, payment: PaymentWithCustomer): Pro
     metadata: { payment_id: payment.id },
     at: await clockNow({ ...ctx, db: tx }),
   });
-  const done = await tx.walletTopup.update({ where: { id: topup.id }, data: { status: 'succeeded', transactionId: t.id }, include: withPayment });
+  const done = await store.markTopupSucceeded(tx, topup.id, t.id);
   await recordEvent(tx, ctx, 'wallet.topup.succeeded', topupToJSON(done, ctx.runtime.config.publicBaseUrl), { status: topup.status });
 }
 
@@ -146,7 +143,7 @@ onPaymentOutcome(TOPUP_PURPOSE, settle);
  */
 onRefund(TOPUP_PURPOSE, {
   async reserve(ctx, tx, payment, refund) {
-    const topup = await tx.walletTopup.findUnique({ where: { paymentId: payment.id } });
+    const topup = await store.findTopupOfPayment(tx, payment.id);
     if (!topup || topup.status !== 'succeeded') return; // nothing was credited
     const w = await lockWallet(ctx, tx, topup.walletId, 'payment_id');
     if (w.status === 'closed') {
@@ -156,8 +153,8 @@ onRefund(TOPUP_PURPOSE, {
         'payment_id',
       );
     }
-    const expiring = await tx.walletGrant.aggregate({ where: { walletId: w.id, expiredAt: null }, _sum: { remaining: true } });
-    const available = w.balance - (expiring._sum.remaining ?? 0n);
+    const expiring = await store.sumOpenGrants(tx, w.id);
+    const available = w.balance - (expiring ?? 0n);
     if (available < refund.amount) {
       throw new StateError(
         'refund_exceeds_wallet_balance',
@@ -177,10 +174,10 @@ onRefund(TOPUP_PURPOSE, {
     await recordEvent(tx, ctx, 'wallet.debited', transactionToJSON(t));
   },
   async reverse(ctx, tx, payment, refund) {
-    const topup = await tx.walletTopup.findUnique({ where: { paymentId: payment.id } });
+    const topup = await store.findTopupOfPayment(tx, payment.id);
     if (!topup) return;
     const w = await lockWallet(ctx, tx, topup.walletId);
-    const taken = await tx.walletTransaction.findUnique({ where: { walletId_reference: { walletId: w.id, reference: refund.id } } });
+    const taken = await store.findTransactionByReference(tx, w.id, refund.id);
     if (!taken) return; // the refund took nothing out of the wallet
     // closeWallet refuses while a top-up refund is pending, so the wallet is still open here.
     if (w.status === 'closed') throw new StateError('wallet_closed', `Wallet ${w.id} is closed.`, null);

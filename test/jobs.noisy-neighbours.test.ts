@@ -3,7 +3,8 @@
 // merchants have work, one share is always left free for a merchant that has nothing in flight,
 // and a claim serves merchants round-robin (least loaded first), whatever their backlog or clock.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimDueJobs, claimStatement } from '../src/jobs/runner.ts';
+import { claimDueJobs } from '../src/jobs/runner.ts';
+import { claimStatement } from '../src/platform/jobs.store.ts';
 import { enqueueJobs } from '../src/platform/jobs.ts';
 import { rawQueryOf } from '../src/platform/db/raw.ts';
 import { forMerchant } from '../src/platform/db/tenant.ts';

@@ -38,6 +38,7 @@ import {
   updatePortalProfile,
 } from '../domain/portal/index.ts';
 import { nextBillingDate } from '../domain/billing/subscriptions.ts';
+import { isLiveCustomer } from '../domain/customers/index.ts';
 import { setupUrl } from '../domain/payment-methods/index.ts';
 import type { SavedDetails } from '../platform/processor.ts';
 import type { Subscription } from '../generated/prisma/client.ts';
@@ -220,8 +221,8 @@ export function mountPortal(app: Hono<AppEnv>, services: Services) {
     actor: (s: PortalSession) => ({ kind: 'portal' as const, sessionId: s.id, customerId: s.customerId }),
     refresh: async (ctx: Ctx, { merchant: _m, ...session }: PortalSession & { merchant: unknown }) => {
       const expired = (await clockNow(ctx)).getTime() >= session.expiresAt.getTime();
-      const customer = await ctx.db.customer.findFirst({ where: { id: session.customerId, deletedAt: null }, select: { id: true } });
-      return { record: session, gone: expired, missing: !customer };
+      const live = await isLiveCustomer(ctx, session.customerId);
+      return { record: session, gone: expired, missing: !live };
     },
   };
 

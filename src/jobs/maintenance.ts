@@ -2,7 +2,8 @@
 // jobs (done or cancelled) once they are JOBS_RETENTION_DAYS old, so the table does not grow
 // without bound. Failed jobs stay (they are what an operator investigates).
 import type { Services } from '../platform/env.ts';
-import { deleteFinishedJobs } from '../platform/jobs.ts';
+import { deleteExpiredIdempotencyKeys } from '../platform/idempotency.store.ts';
+import { deleteFinishedJobs } from '../platform/jobs.store.ts';
 
 /** Rows deleted per statement: short transactions, short locks. */
 const PURGE_BATCH = 5_000;
@@ -18,8 +19,7 @@ export async function purgeFinishedJobs(services: Services, before: Date, batch 
 }
 
 export async function purgeExpiredIdempotencyKeys(services: Services, now = new Date()): Promise<number> {
-  const r = await services.db.prisma.idempotencyKey.deleteMany({ where: { expiresAt: { lt: now } } });
-  return r.count;
+  return deleteExpiredIdempotencyKeys(services.db.prisma, now);
 }
 
 /** Starts the housekeeping loop; returns a function that stops it. */

@@ -15,7 +15,8 @@
 // answered late (a tarpit, at most a few seconds).
 import { hash, randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
-import type { Prisma, PrismaClient } from './db/index.ts';
+import type { PrismaClient } from './db/index.ts';
+import { findApiKeyWithMerchant, type ApiKeyWithMerchant } from './auth.store.ts';
 import { AuthenticationError } from './errors.ts';
 import type { AuthFailureLimiter } from './rate-limit.ts';
 
@@ -56,7 +57,7 @@ export interface AuthenticatedMerchant {
   clientId: string;
 }
 
-type KeyRow = Prisma.ApiKeyGetPayload<{ include: { merchant: true } }>;
+type KeyRow = ApiKeyWithMerchant;
 
 interface CacheEntry {
   digest: Buffer;
@@ -163,7 +164,7 @@ export class Authenticator {
   }
 
   private findKey(clientId: string): Promise<KeyRow | null> {
-    return this.prisma.apiKey.findUnique({ where: { clientId }, include: { merchant: true } });
+    return findApiKeyWithMerchant(this.prisma, clientId);
   }
 
   private remember(clientId: string, digest: Buffer, key: KeyRow): AuthenticatedMerchant {

@@ -15,8 +15,7 @@
 //
 // It lives in platform because Ctx carries it (and the job runner makes it); the test clock's own
 // rules (advancing, its lease) are domain/clock.
-import type { PrismaClient } from '../generated/prisma/client.ts';
-import type { Db } from './db/tenant.ts';
+import { findClockOffset, type OffsetReader } from './clock.store.ts';
 
 export interface ClockMerchant {
   id: string;
@@ -37,8 +36,6 @@ export function billingTime(mode: 'test' | 'live', offsetMs: bigint | number | n
  */
 export const billingNowSql = (m: string, at?: string) =>
   `date_trunc('milliseconds', ${at ? `coalesce(${at}, ` : ''}CASE WHEN ${m}.mode = 'test' THEN clock_timestamp() + ${m}.clock_offset_ms * interval '1 millisecond' ELSE clock_timestamp() END${at ? ')' : ''})`;
-
-type OffsetReader = Pick<PrismaClient, 'merchant'> | Db;
 
 export class Clock {
   private offsetMs: number | undefined;
@@ -72,7 +69,7 @@ export class Clock {
   async now(db: OffsetReader): Promise<Date> {
     const known = this.peek();
     if (known) return known;
-    const m = await (db as Pick<PrismaClient, 'merchant'>).merchant.findUnique({ where: { id: this.merchant.id }, select: { clockOffsetMs: true } });
+    const m = await findClockOffset(db, this.merchant.id);
     this.offsetMs = Number(m?.clockOffsetMs ?? 0);
     return billingTime(this.merchant.mode, this.offsetMs);
   }

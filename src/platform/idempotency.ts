@@ -30,6 +30,19 @@ import { afterCommit, forMerchant, freshForMerchant, guardTransactions, inTransa
 import { AppError, IdempotencyError, toAppError, ValidationError } from './errors.ts';
 import { randomToken } from './ids.ts';
 import type { Logger } from './logger.ts';
+import {
+  completeIdempotencyKey,
+  deleteIdempotencyClaim,
+  deleteIdempotencyKeyIfUnchanged,
+  findIdempotencyKey,
+  insertIdempotencyKey,
+  releaseIdempotencyClaim,
+  renewIdempotencyClaim,
+  takeOverIdempotencyKey,
+  touchIdempotencyClaim,
+  type KeyRow,
+  type RecoveryPoint,
+} from './idempotency.store.ts';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** How long a phased request's claim lasts without a heartbeat before a retry may take it over. */
@@ -55,7 +68,7 @@ export interface IdempotentRequest {
 export type IdempotencyMode = 'atomic' | 'phased';
 
 /** What a phased operation has created so far (ids), stored with its changes. */
-export type RecoveryPoint = Readonly<Record<string, string | number | boolean | null>>;
+export type { RecoveryPoint };
 
 /** What a phased operation sees of its idempotency key (ctx.idempotency). */
 export interface IdempotentRun {
@@ -124,21 +137,6 @@ export async function runIdempotent(
 
 // ---------------------------------------------------------------- the key's row
 
-interface KeyRow {
-  id: bigint;
-  scope: string;
-  fingerprint: string;
-  status: string;
-  lockedAt: Date;
-  holder: string | null;
-  recovery: RecoveryPoint | null;
-  responseStatus: number | null;
-  responseBody: unknown;
-  expiresAt: Date;
-}
-
-const COLUMNS = 'id, scope, fingerprint, status, locked_at, holder, recovery, response_status, response_body, expires_at';
-
 /** INSERT … ON CONFLICT DO NOTHING: the new row, or none when the key exists (after waiting for an uncommitted holder). */
 async function insertKey(
   q: RawQuery,
@@ -147,46 +145,27 @@ async function insertKey(
   row: { status: 'in_progress' | 'completed'; holder: string | null; response?: StoredResponse },
 ): Promise<bigint | null> {
   const now = new Date();
-  const [r] = await q<{ id: bigint }>(
-    `INSERT INTO idempotency_keys (merchant_id, key, scope, fingerprint, status, locked_at, holder, response_status, response_body, created_at, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::json, $6, $10)
-     ON CONFLICT (merchant_id, key) DO NOTHING RETURNING id`,
-    [
-      req.key,
-      req.scope,
-      fp,
-      row.status,
-      now,
-      row.holder,
-      row.response?.status ?? null,
-      row.response ? JSON.stringify(row.response.body ?? null) : null,
-      new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
-    ],
-  );
-  return r?.id ?? null;
-}
-
-async function readKey(q: RawQuery, key: string): Promise<KeyRow | null> {
-  const [row] = await q<KeyRow>(`SELECT ${COLUMNS} FROM idempotency_keys WHERE merchant_id = $1 AND key = $2`, [key]);
-  return row ?? null;
+  return insertIdempotencyKey(q, {
+    key: req.key,
+    scope: req.scope,
+    fingerprint: fp,
+    status: row.status,
+    lockedAt: now,
+    holder: row.holder,
+    responseStatus: row.response?.status ?? null,
+    responseBody: row.response ? JSON.stringify(row.response.body ?? null) : null,
+    expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
+  });
 }
 
 /** Deletes a key that binds nothing (expired, or abandoned without a change) unless it changed meanwhile, so the request is processed anew. */
 async function deleteVoid(q: RawQuery, row: KeyRow): Promise<void> {
-  await q(`DELETE FROM idempotency_keys WHERE merchant_id = $1 AND id = $2 AND status = $3 AND locked_at = $4 AND holder IS NOT DISTINCT FROM $5`, [
-    row.id,
-    row.status,
-    row.lockedAt,
-    row.holder,
-  ]);
+  await deleteIdempotencyKeyIfUnchanged(q, row);
 }
 
-function completeSql(q: RawQuery, id: bigint, holder: string | null, res: StoredResponse) {
-  return q(
-    `UPDATE idempotency_keys SET status = 'completed', response_status = $3, response_body = $4::json, recovery = NULL
-     WHERE merchant_id = $1 AND id = $2 AND status = 'in_progress' AND holder IS NOT DISTINCT FROM $5 RETURNING id`,
-    [id, res.status, JSON.stringify(res.body ?? null), holder],
-  );
+/** Stores `res` as the answer of the claim `holder` holds. */
+function complete(q: RawQuery, id: bigint, holder: string | null, res: StoredResponse) {
+  return completeIdempotencyKey(q, id, holder, res.status, JSON.stringify(res.body ?? null));
 }
 
 const reused = (row: KeyRow) =>
@@ -269,7 +248,7 @@ async function runAtomic(
         // commits, then finds the key and rolls its own work back.
         const q = merchantSql(rawQuery(tx), req.merchantId);
         if ((await insertKey(q, req, fp, { status: 'completed', holder: null, response: res })) === null) {
-          const row = await readKey(q, req.key);
+          const row = await findIdempotencyKey(q, req.key);
           // An expired key, or a claim abandoned before it changed anything, binds nothing: replace it.
           if (!row || judge(row, fp, leaseMs).kind !== 'void') throw new KeyExists(row);
           await deleteVoid(q, row);
@@ -321,7 +300,7 @@ async function storeOutcome(db: TenantDb, req: IdempotentRequest, fp: string, le
   for (let attempt = 0; attempt < 3; attempt++) {
     if (res && (await insertKey(q, req, fp, { status: 'completed', holder: null, response: res })) !== null) return null;
     // The key is there (or was a moment ago): its answer, its error, or it is gone or void now.
-    const existing = await settleExisting(db, req, fp, leaseMs, await readKey(q, req.key));
+    const existing = await settleExisting(db, req, fp, leaseMs, await findIdempotencyKey(q, req.key));
     if (existing) return existing;
     if (!res) return null;
   }
@@ -337,7 +316,7 @@ async function claimPhased(db: TenantDb, req: IdempotentRequest, fp: string, hol
   for (let attempt = 0; attempt < 3; attempt++) {
     const id = await insertKey(q, req, fp, { status: 'in_progress', holder });
     if (id !== null) return { kind: 'claimed', id, resumed: null };
-    const row = await readKey(q, req.key);
+    const row = await findIdempotencyKey(q, req.key);
     if (!row) continue; // released between the insert and the read
     const verdict = judge(row, fp, leaseMs);
     if (verdict.kind === 'replay') return verdict;
@@ -347,10 +326,7 @@ async function claimPhased(db: TenantDb, req: IdempotentRequest, fp: string, hol
       continue;
     }
     // The holder's lease ran out (it died): take the claim over and carry on from its recovery point.
-    const [taken] = await q<{ id: bigint }>(
-      `UPDATE idempotency_keys SET holder = $3, locked_at = $4 WHERE merchant_id = $1 AND id = $2 AND status = 'in_progress' AND holder IS NOT DISTINCT FROM $5 AND locked_at = $6 RETURNING id`,
-      [row.id, holder, new Date(), row.holder, row.lockedAt],
-    );
+    const taken = await takeOverIdempotencyKey(q, row, holder, new Date());
     if (taken) return { kind: 'claimed', id: row.id, resumed: row.recovery };
   }
   throw inUse();
@@ -385,11 +361,7 @@ async function runPhased(
     if (stored === null && point === null) {
       throw new Error(`${req.scope}: a multi-step operation committed a change before its first recovery point (call ctx.idempotency.checkpoint first)`);
     }
-    const [mine] = await merchantSql(rawQuery(tx), req.merchantId)<{ id: bigint }>(
-      `UPDATE idempotency_keys SET locked_at = $4, recovery = coalesce($5::jsonb, recovery)
-       WHERE merchant_id = $1 AND id = $2 AND holder = $3 AND status = 'in_progress' RETURNING id`,
-      [id, holder, new Date(), point === null ? null : JSON.stringify(point)],
-    );
+    const mine = await renewIdempotencyClaim(merchantSql(rawQuery(tx), req.merchantId), id, holder, new Date(), point === null ? null : JSON.stringify(point));
     // Taken over by a retry after our lease ran out (this process stalled): the retry carries on.
     if (!mine) throw new IdempotencyError('idempotency_key_in_use', 'This request was taken over by a retry with the same idempotency key.', null);
     afterCommit(tx, () => {
@@ -401,7 +373,7 @@ async function runPhased(
   });
   // Heartbeats keep the claim while the request runs (a processor call, a long clock advance).
   const beat = setInterval(() => {
-    void pool(`UPDATE idempotency_keys SET locked_at = $4 WHERE merchant_id = $1 AND id = $2 AND holder = $3 AND status = 'in_progress'`, [id, holder, new Date()]).catch(() => {});
+    void touchIdempotencyClaim(pool, id, holder, new Date()).catch(() => {});
   }, Math.max(50, Math.floor(leaseMs / 3)));
   beat.unref();
 
@@ -413,19 +385,19 @@ async function runPhased(
     if (err instanceof IdempotencyError) throw err; // not our key (any more): store nothing
     const appErr = toAppError(err);
     if (appErr.status < 500) {
-      await completeSql(pool, id, holder, errorResponse(appErr)).catch(() => {});
+      await complete(pool, id, holder, errorResponse(appErr)).catch(() => {});
       throw err;
     }
     if (stored === null) {
       // Nothing was committed: the key binds nothing.
-      await pool(`DELETE FROM idempotency_keys WHERE merchant_id = $1 AND id = $2 AND holder = $3 AND status = 'in_progress'`, [id, holder]).catch(() => {});
+      await deleteIdempotencyClaim(pool, id, holder).catch(() => {});
     } else {
       // Something was: the lease ends now, so a retry resumes from the recovery point at once.
-      await pool(`UPDATE idempotency_keys SET locked_at = 'epoch' WHERE merchant_id = $1 AND id = $2 AND holder = $3 AND status = 'in_progress'`, [id, holder]).catch(() => {});
+      await releaseIdempotencyClaim(pool, id, holder).catch(() => {});
     }
     throw err;
   }
   clearInterval(beat);
-  await completeSql(pool, id, holder, response);
+  await complete(pool, id, holder, response);
   return { replayed: false, response };
 }

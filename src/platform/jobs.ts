@@ -3,8 +3,8 @@
 import { Prisma } from '../generated/prisma/client.ts';
 import type { Ctx } from './context.ts';
 import type { Clock } from './clock.ts';
-import type { PrismaClient } from './db/index.ts';
 import { afterCommit, type Db } from './db/tenant.ts';
+import { cancelOpenJobs, insertJobs, type JobRow } from './jobs.store.ts';
 
 export interface NewJob {
   merchantId: string;
@@ -20,8 +20,9 @@ export interface NewJob {
 
 export async function enqueueJobs(db: Db, jobs: NewJob[]): Promise<number> {
   if (jobs.length === 0) return 0;
-  const r = await db.job.createMany({
-    data: jobs.map((j) => ({
+  const count = await insertJobs(
+    db,
+    jobs.map((j) => ({
       merchantId: j.merchantId,
       kind: j.kind,
       runAt: j.runAt,
@@ -29,35 +30,17 @@ export async function enqueueJobs(db: Db, jobs: NewJob[]): Promise<number> {
       key: j.key ?? null,
       ref: j.ref ?? null,
     })),
-    skipDuplicates: true,
-  });
+  );
   // Wake this process's worker once the jobs are visible, i.e. after the transaction commits.
   afterCommit(db, wake);
-  return r.count;
+  return count;
 }
 
 export const enqueueJob = (db: Db, job: NewJob) => enqueueJobs(db, [job]);
 
 /** Cancels pending jobs of a kind for a ref (e.g. all deliveries to a deleted endpoint). */
-export async function cancelJobs(db: Db, where: { kind?: string; ref?: string; key?: string }): Promise<number> {
-  const r = await db.job.updateMany({
-    where: { status: { in: ['pending', 'running'] }, kind: where.kind, ref: where.ref, key: where.key },
-    data: { status: 'cancelled', lockedUntil: null },
-  });
-  return r.count;
-}
-
-/**
- * Deletes up to `limit` finished jobs (done or cancelled) last changed before `before`, oldest
- * first (through the partial index jobs_finished_updated_at_idx); returns how many.
- */
-export function deleteFinishedJobs(prisma: PrismaClient, before: Date, limit: number): Promise<number> {
-  return prisma.$executeRawUnsafe(
-    `DELETE FROM jobs WHERE id IN (
-       SELECT id FROM jobs WHERE status IN ('done', 'cancelled') AND updated_at < $1 ORDER BY updated_at LIMIT $2)`,
-    before,
-    limit,
-  );
+export function cancelJobs(db: Db, where: { kind?: string; ref?: string; key?: string }): Promise<number> {
+  return cancelOpenJobs(db, where);
 }
 
 /** Thrown by a job handler that cannot run yet (e.g. a concurrency cap): it runs again after delayMs, without counting an attempt. */
@@ -84,14 +67,8 @@ export function wake() {
 
 // ---- what a kind of job is (the registry is filled by src/jobs; the runner runs it)
 
-export interface JobRow {
-  id: bigint;
-  merchantId: string;
-  kind: string;
-  payload: Record<string, unknown>;
-  runAt: Date;
-  attempts: number;
-}
+/** A claimed job, as its handler gets it. */
+export type { JobRow };
 
 /** What a handler returns when its own last statement already marked the job done. */
 export const JOB_COMPLETED = 'completed' as const;

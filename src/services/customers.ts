@@ -3,14 +3,16 @@
 // detaches its saved methods in the same transaction.
 import type { Customer, PaymentMethod, Subscription } from '../generated/prisma/client.ts';
 import type { Ctx } from '../platform/context.ts';
-import { jsonRows, merchantSql, rawQuery, lockRow } from '../platform/db/raw.ts';
+import { jsonRows, lockRow } from '../platform/db/raw.ts';
 import { inTransaction } from '../platform/db/tenant.ts';
 import { NotFoundError } from '../platform/errors.ts';
-import { cancelSubscriptionsOfCustomer, subscriptionsOfCustomerSql } from '../domain/billing/subscriptions.ts';
+import { cancelSubscriptionsOfCustomer } from '../domain/billing/subscriptions.ts';
 import { clockNow } from '../platform/clock.ts';
 import { customerToJSON, getCustomer } from '../domain/customers/index.ts';
+import { updateCustomerRow } from '../domain/customers/store.ts';
 import { recordEvent } from '../domain/events/index.ts';
-import { attachedMethodsSql, detachAllOfCustomer } from '../domain/payment-methods/index.ts';
+import { detachAllOfCustomer } from '../domain/payment-methods/index.ts';
+import { findCustomerWithEmbeds } from './store.ts';
 
 export interface CustomerWithEmbeds {
   customer: Customer;
@@ -20,13 +22,7 @@ export interface CustomerWithEmbeds {
 
 /** A live customer with its attached payment methods and its subscriptions, in one statement. */
 export async function getCustomerWithEmbeds(ctx: Ctx, id: string): Promise<CustomerWithEmbeds> {
-  const [row] = await merchantSql(rawQuery(ctx.db), ctx.merchant.id)<Customer & { embeddedMethods: unknown; embeddedSubscriptions: unknown }>(
-    `SELECT c.*,
-       (SELECT coalesce(json_agg(p), '[]') FROM (${attachedMethodsSql('c.id')}) p) AS embedded_methods,
-       (SELECT coalesce(json_agg(s), '[]') FROM (${subscriptionsOfCustomerSql('c.id')}) s) AS embedded_subscriptions
-     FROM customers c WHERE c.merchant_id = $1 AND c.id = $2 AND c.deleted_at IS NULL`,
-    [id],
-  );
+  const row = await findCustomerWithEmbeds(ctx.db, ctx.merchant.id, id);
   if (!row) throw new NotFoundError('customer', id);
   const { embeddedMethods, embeddedSubscriptions, ...customer } = row;
   return {
@@ -45,7 +41,7 @@ export async function deleteCustomer(ctx: Ctx, id: string): Promise<Customer> {
     await cancelSubscriptionsOfCustomer(ctx, tx, id);
     await detachAllOfCustomer(ctx, tx, id);
     const now = await clockNow({ ...ctx, db: tx });
-    const c = await tx.customer.update({ where: { id }, data: { deletedAt: now, updatedAt: now } });
+    const c = await updateCustomerRow(tx, id, { deletedAt: now, updatedAt: now });
     await recordEvent(tx, ctx, 'customer.deleted', { ...customerToJSON(c), deleted: true });
     return c;
   });

@@ -3,12 +3,12 @@
 // retries — can be made due deterministically. The rule for "now" itself (and its SQL) is the one
 // Clock in src/platform/clock.ts; this area owns moving the clock and the advance's lease.
 import type { Ctx } from '../../platform/context.ts';
-import { rawQueryOf } from '../../platform/db/raw.ts';
 import { inTransaction } from '../../platform/db/tenant.ts';
 import type { PrismaClient } from '../../platform/db/index.ts';
 import { NotFoundError, ValidationError } from '../../platform/errors.ts';
 import { parse, z, timestamp } from '../../platform/validation.ts';
 import { clockOf, readClock } from '../../platform/clock.ts';
+import { clearAdvanceLease, moveClockOffsetForward, renewAdvanceLeaseRow, takeAdvanceLeaseRow } from './store.ts';
 
 export interface ClockOwner {
   id: string;
@@ -78,12 +78,10 @@ export async function advanceTarget(prisma: PrismaClient, merchant: ClockOwner, 
  */
 export async function setClock(ctx: Ctx, target: Date): Promise<boolean> {
   const offset = BigInt(target.getTime() - Date.now());
-  const r = await inTransaction(ctx.db, (tx) =>
-    tx.merchant.updateMany({ where: { id: ctx.merchant.id, mode: 'test', clockOffsetMs: { lt: offset } }, data: { clockOffsetMs: offset } }),
-  );
+  const count = await inTransaction(ctx.db, (tx) => moveClockOffsetForward(tx, ctx.merchant.id, offset));
   // The request's own clock reads the new time from here on.
-  if (r.count > 0) clockOf(ctx).learn(offset);
-  return r.count > 0;
+  if (count > 0) clockOf(ctx).learn(offset);
+  return count > 0;
 }
 
 export function clockToJSON(now: Date) {
@@ -95,28 +93,17 @@ export function clockToJSON(now: Date) {
 
 /** Takes the merchant's advance lease for `leaseMs` when nobody holds it or its holder's has run out; false otherwise. */
 export async function takeAdvanceLease(prisma: PrismaClient, merchantId: string, token: string, leaseMs: number): Promise<boolean> {
-  const rows = await rawQueryOf(prisma)(
-    `UPDATE merchants SET clock_advance_token = $2, clock_advance_lease_until = now() + make_interval(secs => $3::float8)
-     WHERE id = $1 AND mode = 'test' AND (clock_advance_token IS NULL OR clock_advance_lease_until IS NULL OR clock_advance_lease_until < now())
-     RETURNING id`,
-    [merchantId, token, leaseMs / 1000],
-  );
+  const rows = await takeAdvanceLeaseRow(prisma, merchantId, token, leaseMs / 1000);
   return rows.length === 1;
 }
 
 /** Extends the lease `token` holds by `leaseMs`; false when it is not held by `token` any more (it ran out and was taken over). */
 export async function renewAdvanceLease(prisma: PrismaClient, merchantId: string, token: string, leaseMs: number): Promise<boolean> {
-  const rows = await rawQueryOf(prisma)(
-    `UPDATE merchants SET clock_advance_lease_until = now() + make_interval(secs => $3::float8) WHERE id = $1 AND clock_advance_token = $2 RETURNING id`,
-    [merchantId, token, leaseMs / 1000],
-  );
+  const rows = await renewAdvanceLeaseRow(prisma, merchantId, token, leaseMs / 1000);
   return rows.length === 1;
 }
 
 /** Gives the lease back, if `token` still holds it. */
 export async function releaseAdvanceLease(prisma: PrismaClient, merchantId: string, token: string): Promise<void> {
-  await rawQueryOf(prisma)(`UPDATE merchants SET clock_advance_token = NULL, clock_advance_lease_until = NULL WHERE id = $1 AND clock_advance_token = $2`, [
-    merchantId,
-    token,
-  ]);
+  await clearAdvanceLease(prisma, merchantId, token);
 }

@@ -2,7 +2,7 @@
 // customer record with its embeds are in src/services/customers.ts). Every change records its event in the
 // same transaction. Deleted customers disappear from reads but stay referenced by ledgers.
 import type { Customer } from '../../generated/prisma/client.ts';
-import { inRawTransaction, merchantSql, rawQuery, lockRow } from '../../platform/db/raw.ts';
+import { inRawTransaction, lockRow } from '../../platform/db/raw.ts';
 import type { Ctx } from '../../platform/context.ts';
 import { inTransaction, type Db } from '../../platform/db/tenant.ts';
 import { NotFoundError, ValidationError } from '../../platform/errors.ts';
@@ -18,6 +18,15 @@ import {
   type CustomerListQuery,
   type CustomerUpdateInput,
 } from './schema.ts';
+import {
+  countCustomers,
+  findCustomers,
+  findLiveCustomer,
+  findLiveCustomerId,
+  findPaymentMethod,
+  insertCustomerStatement,
+  updateCustomerRow,
+} from './store.ts';
 
 export * from './schema.ts';
 
@@ -72,24 +81,23 @@ export async function createCustomer(ctx: Ctx, input: CustomerCreateInput): Prom
   // deliveries), COMMIT. The times are the statement's billing clock (recordEvent's `clock`): a
   // test merchant's offset is read in that statement, not in one of its own.
   return inRawTransaction(ctx.db, async (tx) => {
-    const insert = {
-      sql: `INSERT INTO customers (id, merchant_id, email, name, phone, currency, metadata, created_at, updated_at)
-            SELECT $2, $1, $3, $4, $5, $6, $7::jsonb, clock.at, clock.at FROM clock`,
-      params: [c.id, c.email, c.name, c.phone, c.currency, JSON.stringify(c.metadata)],
-    };
+    const insert = insertCustomerStatement(c);
     const event = await recordEvent(tx, ctx, 'customer.created', customerToJSON(c), undefined, { with: [insert], stamp: ['created_at', 'updated_at'] });
     c.createdAt = c.updatedAt = event.createdAt;
     return c;
   });
 }
 
-const LIVE_CUSTOMER = `SELECT * FROM customers WHERE merchant_id = $1 AND id = $2 AND deleted_at IS NULL`;
-
 /** A live (not deleted) customer of this merchant, or 404. */
 export async function getCustomer(ctx: Ctx, id: string, db: Db = ctx.db): Promise<Customer> {
-  const [c] = await merchantSql(rawQuery(db), ctx.merchant.id)<Customer>(LIVE_CUSTOMER, [id]);
+  const c = await findLiveCustomer(db, ctx.merchant.id, id);
   if (!c) throw new NotFoundError('customer', id);
   return c;
+}
+
+/** Whether the customer is there and not deleted (the portal's session refresh). */
+export async function isLiveCustomer(ctx: Ctx, id: string): Promise<boolean> {
+  return (await findLiveCustomerId(ctx.db, id)) !== null;
 }
 
 export async function updateCustomer(ctx: Ctx, id: string, input: CustomerUpdateInput): Promise<Customer> {
@@ -105,18 +113,15 @@ export async function updateCustomer(ctx: Ctx, id: string, input: CustomerUpdate
       // Checked here (attached to this customer); its event is the customer.updated below.
       await checkDefaultMethod(tx, before, data.default_payment_method_id);
     }
-    const after = await tx.customer.update({
-      where: { id },
-      data: {
-        // A customer row is on one clock: updated_at too is billing time (docs/database.md).
-        updatedAt: await clockNow({ ...ctx, db: tx }),
-        email: data.email,
-        name: data.name,
-        phone: data.phone,
-        currency: data.currency,
-        defaultPaymentMethodId: data.default_payment_method_id,
-        metadata,
-      },
+    const after = await updateCustomerRow(tx, id, {
+      // A customer row is on one clock: updated_at too is billing time (docs/database.md).
+      updatedAt: await clockNow({ ...ctx, db: tx }),
+      email: data.email,
+      name: data.name,
+      phone: data.phone,
+      currency: data.currency,
+      defaultPaymentMethodId: data.default_payment_method_id,
+      metadata,
     });
     const prevJson = customerToJSON(before);
     const afterJson = customerToJSON(after);
@@ -130,7 +135,7 @@ export async function updateCustomer(ctx: Ctx, id: string, input: CustomerUpdate
 
 async function checkDefaultMethod(db: Db, customer: Customer, id: string | null): Promise<void> {
   if (id === null) return;
-  const pm = await db.paymentMethod.findUnique({ where: { id } });
+  const pm = await findPaymentMethod(db, id);
   if (!pm) throw new NotFoundError('payment method', id, 'default_payment_method_id');
   if (pm.customerId !== customer.id) {
     throw new ValidationError('parameter_invalid', `Invalid default_payment_method_id: payment method ${id} is not attached to customer ${customer.id}.`, 'default_payment_method_id');
@@ -141,7 +146,7 @@ export async function listCustomers(ctx: Ctx, q: CustomerListQuery): Promise<Pag
   const filters = [{ deletedAt: null }, q.email ? { email: q.email } : {}];
   return paginate(
     q,
-    ({ where, ...page }) => ctx.db.customer.findMany({ where: { AND: [where, ...filters] }, ...page }),
-    () => ctx.db.customer.count({ where: { AND: filters } }),
+    ({ where, ...page }) => findCustomers(ctx.db, { AND: [where, ...filters] }, page),
+    () => countCustomers(ctx.db, { AND: filters }),
   );
 }

@@ -9,12 +9,13 @@ import { newId } from '../../platform/ids.ts';
 import { createdBetween, paginate, type Page } from '../../platform/pagination.ts';
 import { z, listQuery, timestamp } from '../../platform/validation.ts';
 import { EVENT_TYPES, type EventType } from './types.ts';
-import { outboxCtes, scheduleDeliveries, subscribedEndpointsWhere } from './outbox.ts';
+import { scheduleDeliveries } from './outbox.ts';
 import { wake } from '../../platform/jobs.ts';
-import { asRawTx, merchantSql, type RawTx } from '../../platform/db/raw.ts';
-import { billingNowSql, clockOf, type ClockMerchant, type Clock } from '../../platform/clock.ts';
+import { asRawTx, type RawTx } from '../../platform/db/raw.ts';
+import { clockOf, type ClockMerchant, type Clock } from '../../platform/clock.ts';
+import { countEvents, findEvent, findEvents, IDS_PER_EVENT, insertEventWithDeliveries, type Statement } from './store.ts';
 
-export { EVENT_TYPES, type EventType };
+export { EVENT_TYPES, type EventType, type Statement };
 
 export interface EventJSON {
   id: string;
@@ -24,23 +25,11 @@ export interface EventJSON {
   data: { object: Record<string, unknown>; previous_attributes?: Record<string, unknown> };
 }
 
-/** A statement of a merchant for recordEvent to run first, in its own statement: $1 is the merchant, its own parameters $2, $3 … */
-export interface Statement {
-  sql: string;
-  params: unknown[];
-}
-
-/** Attempt ids made in advance for the event's statement; an event with more endpoints schedules the rest in a second one. */
-const IDS_PER_EVENT = 8;
-
 /** Who an event is recorded for: the merchant, and the request's or job's clock (a Ctx). */
 export interface EventScope {
   merchant: ClockMerchant;
   clock?: Clock | undefined;
 }
-
-/** The statement's clock time as the API writes it (Date#toISOString), for `stamp`. */
-const ISO_AT = `to_jsonb(to_char(clock.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))`;
 
 /**
  * Records one event and, in the same transaction, schedules its delivery to every subscribed
@@ -69,31 +58,11 @@ export async function recordEvent(
   const data: EventJSON['data'] = { object: object as Record<string, unknown> };
   if (previousAttributes && Object.keys(previousAttributes).length > 0) data.previous_attributes = previousAttributes;
   const event: Event = { id: newId('event'), merchantId, type, data: data as Prisma.JsonObject, createdAt: new Date(0) };
-  const params: unknown[] = [clockOf(on).peek()];
-  const ctes: string[] = [`clock AS (SELECT ${billingNowSql('m', '$2::timestamptz')} AS at FROM merchants m WHERE m.id = $1)`];
-  for (const [i, st] of (opts.with ?? []).entries()) {
-    const offset = params.length;
-    ctes.push(`w${i} AS (${st.sql.replace(/\$(\d+)\b/g, (m, d: string) => (d === '1' ? m : `$${Number(d) + offset}`))})`);
-    params.push(...st.params);
-  }
-  const p = (v: unknown) => `$${params.push(v) + 1}`;
+  const at = clockOf(on).peek();
   const ids = Array.from({ length: IDS_PER_EVENT }, () => newId('delivery_attempt'));
   // An endpoint is not told about its own disabling (it is failing anyway).
   const excluded = type === 'webhook_endpoint.disabled' ? [(object as { id?: string }).id ?? ''] : [];
-  const [eventId, typeParam, idsParam] = [p(event.id), p(type), p(ids)];
-  let dataSql = `${p(JSON.stringify(data))}::jsonb`;
-  for (const field of opts.stamp ?? []) dataSql = `jsonb_set(${dataSql}, ${p(`{object,${field}}`)}::text[], ${ISO_AT})`;
-  ctes.push(
-    `ev AS (INSERT INTO events (id, merchant_id, type, data, created_at) SELECT ${eventId}, $1, ${typeParam}, ${dataSql}, clock.at FROM clock)`,
-    `ep AS (SELECT e.id, row_number() OVER (ORDER BY e.created_at, e.id) AS n FROM webhook_endpoints e
-            WHERE ${subscribedEndpointsWhere(typeParam)} AND e.id <> ALL(${p(excluded)}::text[]))`,
-    `src AS (SELECT (${idsParam}::text[])[ep.n] AS id, ep.id AS endpoint_id, clock.at FROM ep, clock WHERE ep.n <= ${IDS_PER_EVENT})`,
-    ...outboxCtes('src', eventId, '1'),
-  );
-  const rows = await merchantSql(tx.raw, merchantId)<{ id: string | null; n: bigint | null; at: Date }>(
-    `WITH ${ctes.join(',\n')}\nSELECT clock.at, ep.id, ep.n FROM clock LEFT JOIN ep ON true`,
-    params,
-  );
+  const rows = await insertEventWithDeliveries(tx, { event, data, at, with: opts.with ?? [], stamp: opts.stamp ?? [], attemptIds: ids, excludedEndpoints: excluded });
   event.createdAt = rows[0]!.at;
   for (const field of opts.stamp ?? []) data.object[field] = event.createdAt.toISOString();
   if (rows.some((r) => r.id !== null)) tx.afterCommit(wake);
@@ -130,13 +99,13 @@ export async function listEvents(ctx: Ctx, q: EventListQuery): Promise<Page<Even
   const filters = [type ? { type } : {}, createdBetween(q.created_after, q.created_before)];
   return paginate(
     q,
-    ({ where, ...page }) => ctx.db.event.findMany({ where: { AND: [where, ...filters] }, ...page }),
-    () => ctx.db.event.count({ where: { AND: filters } }),
+    ({ where, ...page }) => findEvents(ctx.db, { AND: [where, ...filters] }, page),
+    () => countEvents(ctx.db, { AND: filters }),
   );
 }
 
 export async function getEvent(ctx: Ctx, id: string): Promise<Event> {
-  const e = await ctx.db.event.findUnique({ where: { id } });
+  const e = await findEvent(ctx.db, id);
   if (!e) throw new NotFoundError('event', id);
   return e;
 }

@@ -45,3 +45,6 @@ export type EventType = (typeof EVENT_TYPES)[number];
 export function isEventType(t: string): t is EventType {
   return (EVENT_TYPES as readonly string[]).includes(t);
 }
+
+/** The job kind that sends one webhook delivery attempt (the outbox enqueues it with the attempt). */
+export const DELIVER_JOB = 'webhook.deliver';

@@ -1,7 +1,16 @@
 // Merchants and their API keys. Used by the CLI and at start (bootstrap); not exposed over the API.
 import type { PrismaClient } from '../../platform/db/index.ts';
 import { hashSecret, verifySecret } from '../../platform/auth.ts';
+import { findApiKeyWithMerchant } from '../../platform/auth.store.ts';
 import { newId, randomToken } from '../../platform/ids.ts';
+import {
+  countMerchants,
+  findMerchant,
+  insertApiKey,
+  insertMerchant,
+  listMerchantsWithKeys,
+  revokeActiveApiKey,
+} from './store.ts';
 
 export type Mode = 'test' | 'live';
 
@@ -20,35 +29,29 @@ export async function createMerchant(prisma: PrismaClient, input: { name: string
   const secret = `sk_${mode}_${randomToken(32)}`;
   const secretHash = await hashSecret(secret);
   const merchant = await prisma.$transaction(async (tx) => {
-    const m = await tx.merchant.create({ data: { id: newId('merchant'), name, mode } });
-    await tx.apiKey.create({ data: { id: newId('api_key'), merchantId: m.id, clientId, secretHash, secretLast4: secret.slice(-4) } });
+    const m = await insertMerchant(tx, { id: newId('merchant'), name, mode });
+    await insertApiKey(tx, { id: newId('api_key'), merchantId: m.id, clientId, secretHash, secretLast4: secret.slice(-4) });
     return m;
   });
   return { merchant_id: merchant.id, client_id: clientId, client_secret: secret, mode };
 }
 
 export async function createApiKey(prisma: PrismaClient, merchantId: string): Promise<IssuedCredentials> {
-  const m = await prisma.merchant.findUnique({ where: { id: merchantId } });
+  const m = await findMerchant(prisma, merchantId);
   if (!m) throw new Error(`no such merchant: ${merchantId}`);
   const clientId = newId('client_id');
   const secret = `sk_${m.mode}_${randomToken(32)}`;
-  await prisma.apiKey.create({
-    data: { id: newId('api_key'), merchantId, clientId, secretHash: await hashSecret(secret), secretLast4: secret.slice(-4) },
-  });
+  await insertApiKey(prisma, { id: newId('api_key'), merchantId, clientId, secretHash: await hashSecret(secret), secretLast4: secret.slice(-4) });
   return { merchant_id: m.id, client_id: clientId, client_secret: secret, mode: m.mode as Mode };
 }
 
 /** Revokes a key by client id; returns false when there is no such active key. */
 export async function revokeApiKey(prisma: PrismaClient, clientId: string): Promise<boolean> {
-  const r = await prisma.apiKey.updateMany({ where: { clientId, revokedAt: null }, data: { revokedAt: new Date() } });
-  return r.count === 1;
+  return (await revokeActiveApiKey(prisma, clientId, new Date())) === 1;
 }
 
 export async function listMerchants(prisma: PrismaClient) {
-  const rows = await prisma.merchant.findMany({
-    orderBy: { createdAt: 'asc' },
-    include: { apiKeys: { orderBy: { createdAt: 'asc' } } },
-  });
+  const rows = await listMerchantsWithKeys(prisma);
   return rows.map((m) => ({
     merchant_id: m.id,
     name: m.name,
@@ -89,14 +92,12 @@ export async function bootstrapMerchant(
 ): Promise<IssuedCredentials | null> {
   if (explicit) {
     const clientId = explicit.clientId;
-    const key = await prisma.apiKey.findUnique({ where: { clientId }, include: { merchant: true } });
+    const key = await findApiKeyWithMerchant(prisma, clientId);
     if (!key) {
       const secretHash = await hashSecret(explicit.clientSecret);
       const merchantId = await prisma.$transaction(async (tx) => {
-        const m = await tx.merchant.create({ data: { id: newId('merchant'), name: 'Bootstrap merchant', mode: 'test' } });
-        await tx.apiKey.create({
-          data: { id: newId('api_key'), merchantId: m.id, clientId, secretHash, secretLast4: explicit.clientSecret.slice(-4) },
-        });
+        const m = await insertMerchant(tx, { id: newId('merchant'), name: 'Bootstrap merchant', mode: 'test' });
+        await insertApiKey(tx, { id: newId('api_key'), merchantId: m.id, clientId, secretHash, secretLast4: explicit.clientSecret.slice(-4) });
         return m.id;
       });
       log?.info({ client_id: clientId, merchant_id: merchantId }, 'bootstrap merchant created from BILLING_BOOTSTRAP_CLIENT_ID');
@@ -112,6 +113,6 @@ export async function bootstrapMerchant(
     }
     return null;
   }
-  if ((await prisma.merchant.count()) > 0) return null;
+  if ((await countMerchants(prisma)) > 0) return null;
   return createMerchant(prisma, { name: 'Test merchant', mode: 'test' });
 }

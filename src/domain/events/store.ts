@@ -1,0 +1,125 @@
+// The events' statements: the event with its outbox (one statement, the hottest write: see
+// recordEvent in index.ts), the outbox's own statement, and the reads of events. The rules are
+// in index.ts and outbox.ts.
+import type { Event, Prisma } from '../../generated/prisma/client.ts';
+import { billingNowSql } from '../../platform/clock.ts';
+import { merchantSql, type RawTx } from '../../platform/db/raw.ts';
+import type { Db } from '../../platform/db/tenant.ts';
+import { DELIVER_JOB } from './types.ts';
+
+/** A statement of a merchant for recordEvent to run first, in its own statement: $1 is the merchant, its own parameters $2, $3 … */
+export interface Statement {
+  sql: string;
+  params: unknown[];
+}
+
+/** Attempt ids made in advance for the event's statement; an event with more endpoints schedules the rest in a second one. */
+export const IDS_PER_EVENT = 8;
+
+/** The statement's clock time as the API writes it (Date#toISOString), for `stamp`. */
+const ISO_AT = `to_jsonb(to_char(clock.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))`;
+
+/** Endpoints subscribed to an event type (all types when their list is empty), as SQL over alias `e`; $1 is the merchant. */
+export const subscribedEndpointsWhere = (typeParam: string) =>
+  `e.merchant_id = $1 AND e.status = 'active' AND e.deleted_at IS NULL AND (cardinality(e.events) = 0 OR ${typeParam} = ANY(e.events))`;
+
+/**
+ * The outbox rows as two CTEs (`att`, `jb`): a pending attempt and its job for each row of
+ * `source` (columns id, endpoint_id, at) of event `eventId`; $1 is the merchant.
+ */
+export function outboxCtes(source: string, eventId: string, attemptNumber: string): string[] {
+  return [
+    `att AS (INSERT INTO delivery_attempts (id, merchant_id, event_id, endpoint_id, attempt_number, scheduled_at, created_at, updated_at)
+             SELECT s.id, $1, ${eventId}, s.endpoint_id, ${attemptNumber}, s.at, now(), now() FROM ${source} s
+             RETURNING id, endpoint_id, scheduled_at)`,
+    `jb AS (INSERT INTO jobs (merchant_id, kind, run_at, payload, key, ref, created_at, updated_at)
+            SELECT $1, '${DELIVER_JOB}', att.scheduled_at, jsonb_build_object('attempt_id', att.id), att.id, att.endpoint_id, now(), now() FROM att
+            ON CONFLICT (kind, key) DO NOTHING)`,
+  ];
+}
+
+/** What recordEvent's statement writes. */
+export interface EventInsert {
+  /** the event (its created_at is the statement's clock time) */
+  event: Pick<Event, 'id' | 'merchantId' | 'type'>;
+  /** the event's data (`object`, `previous_attributes`) */
+  data: object;
+  /** the clock's time when it is known without a read; null: `billingNowSql` in the statement */
+  at: Date | null;
+  /** the change's own statements, run first (`clock.at` is theirs too) */
+  with: Statement[];
+  /** fields of `data.object` set to the statement's time */
+  stamp: string[];
+  /** attempt ids made in advance (IDS_PER_EVENT of them) */
+  attemptIds: string[];
+  /** endpoints not told about this event */
+  excludedEndpoints: string[];
+}
+
+/** A row of recordEvent's statement: its time, and each subscribed endpoint with its rank (none: one row of nulls). */
+export interface EventInsertRow {
+  at: Date;
+  id: string | null;
+  n: bigint | null;
+}
+
+/**
+ * One statement: the `with` statements, the event, and a pending attempt with its job for each
+ * of the first IDS_PER_EVENT endpoints subscribed to its type (the outbox). Its time is `clock.at`
+ * (`at`, else `billingNowSql`); `with` statements may use `(SELECT at FROM clock)`, their
+ * parameters are renumbered after the ones before them ($1 stays the merchant).
+ */
+export function insertEventWithDeliveries(tx: RawTx, e: EventInsert): Promise<EventInsertRow[]> {
+  const params: unknown[] = [e.at];
+  const ctes: string[] = [`clock AS (SELECT ${billingNowSql('m', '$2::timestamptz')} AS at FROM merchants m WHERE m.id = $1)`];
+  for (const [i, st] of e.with.entries()) {
+    const offset = params.length;
+    ctes.push(`w${i} AS (${st.sql.replace(/\$(\d+)\b/g, (m, d: string) => (d === '1' ? m : `$${Number(d) + offset}`))})`);
+    params.push(...st.params);
+  }
+  const p = (v: unknown) => `$${params.push(v) + 1}`;
+  const [eventId, typeParam, idsParam] = [p(e.event.id), p(e.event.type), p(e.attemptIds)];
+  let dataSql = `${p(JSON.stringify(e.data))}::jsonb`;
+  for (const field of e.stamp) dataSql = `jsonb_set(${dataSql}, ${p(`{object,${field}}`)}::text[], ${ISO_AT})`;
+  ctes.push(
+    `ev AS (INSERT INTO events (id, merchant_id, type, data, created_at) SELECT ${eventId}, $1, ${typeParam}, ${dataSql}, clock.at FROM clock)`,
+    `ep AS (SELECT e.id, row_number() OVER (ORDER BY e.created_at, e.id) AS n FROM webhook_endpoints e
+            WHERE ${subscribedEndpointsWhere(typeParam)} AND e.id <> ALL(${p(e.excludedEndpoints)}::text[]))`,
+    `src AS (SELECT (${idsParam}::text[])[ep.n] AS id, ep.id AS endpoint_id, clock.at FROM ep, clock WHERE ep.n <= ${IDS_PER_EVENT})`,
+    ...outboxCtes('src', eventId, '1'),
+  );
+  return merchantSql(tx.raw, e.event.merchantId)<EventInsertRow>(
+    `WITH ${ctes.join(',\n')}\nSELECT clock.at, ep.id, ep.n FROM clock LEFT JOIN ep ON true`,
+    params,
+  );
+}
+
+/** The pending attempt (ids[i]) and its job for each endpoint (endpointIds[i]) of an event, scheduled at `at`: one statement. */
+export async function insertDeliveries(
+  tx: RawTx,
+  event: Pick<Event, 'id' | 'merchantId'>,
+  ids: string[],
+  endpointIds: string[],
+  at: Date,
+  attemptNumber: number,
+): Promise<void> {
+  await merchantSql(tx.raw, event.merchantId)(
+    `WITH src AS (SELECT x.id, x.endpoint_id, $4::timestamptz AS at FROM unnest($5::text[], $6::text[]) AS x(id, endpoint_id)),
+     ${outboxCtes('src', '$2', '$3::int').join(',\n     ')}
+     SELECT count(*) FROM att`,
+    [event.id, attemptNumber, at, ids, endpointIds],
+  );
+}
+
+/** A page of events (`where`: the filters and the cursor's fragment; `page`: order and take). */
+export function findEvents(db: Db, where: Prisma.EventWhereInput, page: Pick<Prisma.EventFindManyArgs, 'orderBy' | 'take'>): Promise<Event[]> {
+  return db.event.findMany({ where, ...page });
+}
+
+export function countEvents(db: Db, where: Prisma.EventWhereInput): Promise<number> {
+  return db.event.count({ where });
+}
+
+export function findEvent(db: Db, id: string): Promise<Event | null> {
+  return db.event.findUnique({ where: { id } });
+}

@@ -52,6 +52,17 @@ forbidden.push({
   to: {},
 });
 
+// Stores (issue 22): the surfaces and the server reach the database only through domain and
+// service functions, never a store (a store is the data access of its area; test/unit/stores.test.ts
+// keeps every statement in one).
+forbidden.push({
+  name: 'stores-below-surfaces',
+  comment: 'graphql, rest, hosted and server call domain or service functions, never a store (*.store.ts / store.ts).',
+  severity: 'error',
+  from: { path: '^src/(graphql|rest|hosted|server|main\\.ts|cli\\.ts)' },
+  to: { path: '(^|/|\\.)store\\.ts$' },
+});
+
 module.exports = {
   forbidden,
   options: {

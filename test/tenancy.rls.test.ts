@@ -78,6 +78,21 @@ describe('row-level security under every access path', () => {
     expect(new Set(outside.map((r) => r.merchantId))).toEqual(new Set([A()]));
   });
 
+  it("Prisma's model calls outside a transaction run under row-level security too: models the client does not filter, and relations", async () => {
+    // Merchant and ApiKey get no merchant filter from the scoped client (they are not TENANT_MODELS):
+    // only row-level security keeps the other merchant out.
+    expect((await dbA.merchant.findMany({})).map((m) => m.id)).toEqual([A()]);
+    expect(new Set((await dbA.apiKey.findMany({})).map((k) => k.merchantId))).toEqual(new Set([A()]));
+    expect(await dbA.merchant.count({ where: { id: B() } })).toBe(0);
+    // A relation read from a record of the merchant's: B's customers are not reached through it.
+    const [m] = await dbA.merchant.findMany({ include: { customers: true } });
+    expect(new Set(m!.customers.map((c) => c.merchantId))).toEqual(new Set([A()]));
+    // Writes: an update of another merchant's row through a model the filter does not cover changes nothing.
+    expect((await dbA.merchant.updateMany({ where: { id: B() }, data: { name: 'taken by A' } })).count).toBe(0);
+    // The unscoped client (system work) still sees both.
+    expect((await app.services.db.prisma.merchant.findMany({ where: { id: { in: [A(), B()] } } })).length).toBe(2);
+  });
+
   it("refuses Prisma's raw methods on a merchant's client outside a transaction", async () => {
     await expect(dbA.$queryRawUnsafe('SELECT merchant_id FROM customers')).rejects.toBeInstanceOf(TenancyViolation);
     await expect(dbA.$executeRawUnsafe('UPDATE customers SET name = name')).rejects.toBeInstanceOf(TenancyViolation);

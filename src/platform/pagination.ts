@@ -52,6 +52,17 @@ export function afterCursorWhere(after: string | undefined) {
 
 export const NEWEST_FIRST = [{ createdAt: 'desc' as const }, { id: 'desc' as const }];
 
+/** One keyset page's order and size: what `paginate` hands its fetch besides the where fragment. */
+export interface PageSlice {
+  orderBy: typeof NEWEST_FIRST;
+  take: number;
+}
+
+/** All that `paginate` hands its fetch: the cursor's where fragment, the order and the size. */
+export interface PageQuery extends PageSlice {
+  where: ReturnType<typeof afterCursorWhere>;
+}
+
 /**
  * Runs one keyset page query. `fetch` receives the where fragment, order and take; the caller
  * merges the fragment into its own filters (AND) so tenancy and filters stay in one place.
@@ -59,7 +70,7 @@ export const NEWEST_FIRST = [{ createdAt: 'desc' as const }, { id: 'desc' as con
  */
 export async function paginate<T extends Keyed>(
   args: PageArgs,
-  fetch: (q: { where: ReturnType<typeof afterCursorWhere>; orderBy: typeof NEWEST_FIRST; take: number }) => Promise<T[]>,
+  fetch: (q: PageQuery) => Promise<T[]>,
   count?: () => Promise<number>,
 ): Promise<Page<T>> {
   const limit = checkLimit(args.limit);

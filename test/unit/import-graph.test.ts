@@ -30,7 +30,7 @@ function file(path: string, text: string) {
 }
 
 describe('the import rule', () => {
-  it('refuses cycles, upward imports between layers and between domain areas, and unknown areas', { timeout: 60_000 }, async () => {
+  it('refuses cycles, upward imports between layers and between domain areas, unknown areas, and surfaces reaching a store', { timeout: 60_000 }, async () => {
     file('tsconfig.json', JSON.stringify({ compilerOptions: { module: 'nodenext', allowImportingTsExtensions: true, noEmit: true } }));
     // a cycle inside one area
     file('src/domain/payments/a.ts', `import { b } from './b.ts';\nexport const a = () => b;\n`);
@@ -46,6 +46,9 @@ describe('the import rule', () => {
     // an area that has no place in the order
     file('src/domain/loyalty/index.ts', `import { money } from '../../platform/money.ts';\nexport const points = money;\n`);
     file('src/platform/money.ts', `export const money = 1;\n`);
+    // a surface reading through a store instead of a domain function
+    file('src/graphql/wallets.ts', `import { findWallet } from '../domain/wallets/store.ts';\nexport const w = findWallet;\n`);
+    file('src/domain/wallets/store.ts', `export const findWallet = 1;\n`);
     const found = await violations(fixture);
     const rules = (rule: string) => found.filter((v) => v.rule === rule).map((v) => `${v.from} → ${v.to}`);
     // (a cycle is reported once, at one of its edges)
@@ -55,6 +58,7 @@ describe('the import rule', () => {
     expect(rules('layer-domain')).toEqual(['src/domain/wallets/index.ts → src/jobs/queue.ts']);
     expect(rules('layer-platform')).toEqual(['src/platform/context.ts → src/domain/billing/types.ts']);
     expect(rules('areas-known')).toEqual(['src/domain/loyalty/index.ts → src/platform/money.ts']);
+    expect(rules('stores-below-surfaces')).toEqual(['src/graphql/wallets.ts → src/domain/wallets/store.ts']);
   });
 
   it('src/ has no violation', { timeout: 120_000 }, async () => {

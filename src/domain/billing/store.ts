@@ -5,14 +5,9 @@
 import type { Invoice, InvoiceItem, Payment, PaymentMethod, Customer, Plan, Prisma, PrismaClient, Subscription, Wallet, WalletTransaction } from '../../generated/prisma/client.ts';
 import { merchantSql, type RawQuery } from '../../platform/db/raw.ts';
 import type { Db, TenantTx } from '../../platform/db/tenant.ts';
-import type { NEWEST_FIRST } from '../../platform/pagination.ts';
+import type { PageSlice } from '../../platform/pagination.ts';
 import type { InvoiceWithLines } from './hooks.ts';
 
-/** One keyset page's order and size (what `paginate` hands its fetch besides the where fragment). */
-export interface PageQuery {
-  orderBy: typeof NEWEST_FIRST;
-  take: number;
-}
 
 /** How an invoice's lines are loaded with it. */
 export type LinesInclude = { lines: { orderBy: Prisma.InvoiceItemOrderByWithRelationInput[] } };
@@ -30,7 +25,7 @@ export function findPlan(db: Db, id: string): Promise<Plan | null> {
   return db.plan.findUnique({ where: { id } });
 }
 
-export function listPlans(db: Db, where: Prisma.PlanWhereInput, page: PageQuery): Promise<Plan[]> {
+export function listPlans(db: Db, where: Prisma.PlanWhereInput, page: PageSlice): Promise<Plan[]> {
   return db.plan.findMany({ where, ...page });
 }
 
@@ -48,7 +43,7 @@ export function findSubscription(db: Db, id: string): Promise<Subscription | nul
   return db.subscription.findUnique({ where: { id } });
 }
 
-export function listSubscriptions(db: Db, where: Prisma.SubscriptionWhereInput, page: PageQuery): Promise<Subscription[]> {
+export function listSubscriptions(db: Db, where: Prisma.SubscriptionWhereInput, page: PageSlice): Promise<Subscription[]> {
   return db.subscription.findMany({ where, ...page });
 }
 
@@ -99,7 +94,7 @@ export function findInvoiceByBillingKey(tx: TenantTx, subscriptionId: string, ke
   return tx.invoice.findFirst({ where: { subscriptionId, billingKey: key }, include: withLines });
 }
 
-export function listInvoices(db: Db, where: Prisma.InvoiceWhereInput, page: PageQuery): Promise<InvoiceWithLines[]> {
+export function listInvoices(db: Db, where: Prisma.InvoiceWhereInput, page: PageSlice): Promise<InvoiceWithLines[]> {
   return db.invoice.findMany({ where, include: withLines, ...page });
 }
 

@@ -2,6 +2,7 @@
 // this area make. The rules are in index.ts (and src/services/customers.ts).
 import type { Customer, PaymentMethod, Prisma } from '../../generated/prisma/client.ts';
 import { merchantSql, rawQuery } from '../../platform/db/raw.ts';
+import type { PageSlice } from '../../platform/pagination.ts';
 import type { Db, TenantTx } from '../../platform/db/tenant.ts';
 import type { Statement } from '../events/index.ts';
 
@@ -36,7 +37,7 @@ export function updateCustomerRow(tx: TenantTx, id: string, data: Prisma.Custome
 }
 
 /** A page of customers (`where`: the filters and the cursor's fragment; `page`: order and take). */
-export function findCustomers(db: Db, where: Prisma.CustomerWhereInput, page: Pick<Prisma.CustomerFindManyArgs, 'orderBy' | 'take'>): Promise<Customer[]> {
+export function findCustomers(db: Db, where: Prisma.CustomerWhereInput, page: PageSlice): Promise<Customer[]> {
   return db.customer.findMany({ where, ...page });
 }
 

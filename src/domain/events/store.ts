@@ -4,6 +4,7 @@
 import type { Event, Prisma } from '../../generated/prisma/client.ts';
 import { billingNowSql } from '../../platform/clock.ts';
 import { merchantSql, type RawTx } from '../../platform/db/raw.ts';
+import type { PageSlice } from '../../platform/pagination.ts';
 import type { Db } from '../../platform/db/tenant.ts';
 import { DELIVER_JOB } from './types.ts';
 
@@ -112,7 +113,7 @@ export async function insertDeliveries(
 }
 
 /** A page of events (`where`: the filters and the cursor's fragment; `page`: order and take). */
-export function findEvents(db: Db, where: Prisma.EventWhereInput, page: Pick<Prisma.EventFindManyArgs, 'orderBy' | 'take'>): Promise<Event[]> {
+export function findEvents(db: Db, where: Prisma.EventWhereInput, page: PageSlice): Promise<Event[]> {
   return db.event.findMany({ where, ...page });
 }
 

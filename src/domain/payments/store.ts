@@ -1,11 +1,10 @@
 // The payments area's statements: payments (and what a payment reads of its customer and saved method).
 import type { Customer, Merchant, PaymentMethod, Prisma, PrismaClient } from '../../generated/prisma/client.ts';
 import type { Db, TenantTx } from '../../platform/db/tenant.ts';
-import type { NEWEST_FIRST } from '../../platform/pagination.ts';
+import type { PageSlice } from '../../platform/pagination.ts';
 import type { PaymentWithCustomer } from './schema.ts';
 
 /** One keyset page's order and size (platform/pagination.ts `paginate`). */
-type PageSlice = { orderBy: typeof NEWEST_FIRST; take: number };
 
 const withCustomer = { customer: true } as const;
 

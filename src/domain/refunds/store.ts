@@ -1,10 +1,9 @@
 // The refunds area's statements: refunds, and the refunded amount they hold on their payment.
 import type { Payment, Prisma, Refund } from '../../generated/prisma/client.ts';
 import type { Db, TenantTx } from '../../platform/db/tenant.ts';
-import type { NEWEST_FIRST } from '../../platform/pagination.ts';
+import type { PageSlice } from '../../platform/pagination.ts';
 
 /** One keyset page's order and size (platform/pagination.ts `paginate`). */
-type PageSlice = { orderBy: typeof NEWEST_FIRST; take: number };
 
 /** Counts `amount` as refunded on the payment (writes the payments area's table). */
 export function addAmountRefunded(tx: TenantTx, paymentId: string, amount: bigint): Promise<Payment> {

@@ -4,12 +4,11 @@
 import type { Prisma, Wallet, WalletGrant, WalletTopup, WalletTransaction } from '../../generated/prisma/client.ts';
 import type { Db, TenantTx } from '../../platform/db/tenant.ts';
 import { asRawTx, merchantSql, rawQuery, type RawTx } from '../../platform/db/raw.ts';
-import type { NEWEST_FIRST } from '../../platform/pagination.ts';
+import type { PageSlice } from '../../platform/pagination.ts';
 import type { Statement } from '../events/index.ts';
 import type { TopupStatus, WalletStatus } from './schema.ts';
 
 /** One keyset page's order and size (platform/pagination.ts `paginate`). */
-type PageSlice = { orderBy: typeof NEWEST_FIRST; take: number };
 
 export type TransactionWithGrant = WalletTransaction & { grant?: { expiresAt: Date } | null };
 export type TopupWithPayment = WalletTopup & { payment: { checkoutToken: string } };

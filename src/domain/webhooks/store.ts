@@ -3,10 +3,9 @@
 import type { DeliveryAttempt, Event, WebhookEndpoint } from '../../generated/prisma/client.ts';
 import { jsonRows, merchantSql, type RawQuery } from '../../platform/db/raw.ts';
 import type { Prisma, Db, TenantTx } from '../../platform/db/tenant.ts';
-import type { afterCursorWhere, NEWEST_FIRST } from '../../platform/pagination.ts';
+import type { PageQuery } from '../../platform/pagination.ts';
 
 /** One keyset page as `paginate` asks for it: the cursor's where fragment, the order, how many. */
-type PageQuery = { where: ReturnType<typeof afterCursorWhere>; orderBy: typeof NEWEST_FIRST; take: number };
 
 // ---------------------------------------------------------------- endpoints
 

@@ -63,9 +63,27 @@ function scopeClient(prisma: PrismaClient, merchantId: string) {
 
 /** Prisma's raw methods run only inside a transaction of a scoped client (which set the merchant). */
 function insideTransaction(params: { args: unknown; query: (args: any) => Promise<unknown> }, method: string) {
-  const tx = (params as { __internalParams?: { transaction?: unknown } }).__internalParams?.transaction;
-  if (!tx) throw new TenancyViolation(`${method} on a merchant's client outside a transaction: use raw.ts (rawQuery) or inTransaction`);
+  if (!inPrismaTransaction(params)) throw new TenancyViolation(`${method} on a merchant's client outside a transaction: use raw.ts (rawQuery) or inTransaction`);
   return params.query(params.args);
+}
+
+/** Whether a query extension's call runs inside an interactive transaction (Prisma's internal parameter). */
+function inPrismaTransaction(params: object): boolean {
+  return !!(params as { __internalParams?: { transaction?: unknown } }).__internalParams?.transaction;
+}
+
+/** The merchant's filter on a model call's `where`, and its check of the merchantId a create writes. */
+function scopeArgs(model: string, operation: string, a: any, merchantId: string): void {
+  if (WHERE_OPS.has(operation)) a.where = { ...(a.where ?? {}), merchantId };
+  const check = (data: any) => {
+    if (data && data.merchantId !== undefined && data.merchantId !== merchantId) {
+      throw new TenancyViolation(`${model}.${operation}: merchantId does not match the request's merchant`);
+    }
+  };
+  if (operation === 'create' || operation === 'upsert') check(operation === 'create' ? a.data : a.create);
+  if (operation === 'createMany' || operation === 'createManyAndReturn') {
+    for (const d of Array.isArray(a.data) ? a.data : [a.data]) check(d);
+  }
 }
 
 function extendForMerchant(prisma: PrismaClient, merchantId: string) {
@@ -77,22 +95,23 @@ function extendForMerchant(prisma: PrismaClient, merchantId: string) {
       $queryRawUnsafe: (p) => insideTransaction(p, '$queryRawUnsafe'),
       $executeRawUnsafe: (p) => insideTransaction(p, '$executeRawUnsafe'),
       $allModels: {
-        async $allOperations({ model, operation, args, query }) {
-          if (!TENANT_MODELS.has(model)) return query(args);
+        async $allOperations(params) {
+          const { model, operation, args, query } = params;
           const a: any = args ?? {};
-          if (WHERE_OPS.has(operation)) {
-            a.where = { ...(a.where ?? {}), merchantId };
+          // A merchant-owned model gets the merchant's filter; in a transaction of
+          // inTransaction's, row-level security holds it as well (SET LOCAL).
+          if (TENANT_MODELS.has(model)) {
+            scopeArgs(model, operation, a, merchantId);
+            return query(a);
           }
-          const check = (data: any) => {
-            if (data && data.merchantId !== undefined && data.merchantId !== merchantId) {
-              throw new TenancyViolation(`${model}.${operation}: merchantId does not match the request's merchant`);
-            }
-          };
-          if (operation === 'create' || operation === 'upsert') check(operation === 'create' ? a.data : a.create);
-          if (operation === 'createMany' || operation === 'createManyAndReturn') {
-            for (const d of Array.isArray(a.data) ? a.data : [a.data]) check(d);
-          }
-          return query(a);
+          // Any other model (merchants, API keys) has no filter to add: outside a transaction the
+          // call runs in one of its own that sets the merchant first (Prisma's batch $transaction,
+          // one connection), so row-level security keeps it to the merchant's rows, relations
+          // included. Not done for every model: it costs ~2× the CPU of a Prisma read (measured
+          // on a list, docs/performance.md), and merchant-owned models have the filter above.
+          if (inPrismaTransaction(params)) return query(a);
+          const [, result] = await prisma.$transaction([prisma.$executeRawUnsafe(SET_TENANT_LOCAL, merchantId), query(a)]);
+          return result;
         },
       },
     },

@@ -93,6 +93,18 @@ describe('row-level security under every access path', () => {
     expect((await app.services.db.prisma.merchant.findMany({ where: { id: { in: [A(), B()] } } })).length).toBe(2);
   });
 
+  it("refuses a write that sets another merchant through a merchant's client, by id or through the relation", async () => {
+    const data = { id: 'cus_forged_by_relation', email: 'x@example.com', createdAt: new Date(), updatedAt: new Date() };
+    await expect(dbA.customer.create({ data: { ...data, merchant: { connect: { id: B() } } } } as never)).rejects.toBeInstanceOf(TenancyViolation);
+    await expect(dbA.customer.create({ data: { ...data, merchantId: B() } } as never)).rejects.toBeInstanceOf(TenancyViolation);
+    await expect(dbA.customer.updateMany({ data: { merchantId: B() } })).rejects.toBeInstanceOf(TenancyViolation);
+    await expect(dbA.customer.updateMany({ data: { merchant: { connect: { id: B() } } } } as never)).rejects.toBeInstanceOf(TenancyViolation);
+    await expect(
+      dbA.customer.upsert({ where: { id: 'cus_forged_by_relation' }, create: { ...data, merchantId: A() }, update: { merchantId: B() } } as never),
+    ).rejects.toBeInstanceOf(TenancyViolation);
+    expect(await rawQueryOf(app.services.db.prisma)("SELECT id FROM customers WHERE id = 'cus_forged_by_relation'")).toEqual([]);
+  });
+
   it("refuses Prisma's raw methods on a merchant's client outside a transaction", async () => {
     await expect(dbA.$queryRawUnsafe('SELECT merchant_id FROM customers')).rejects.toBeInstanceOf(TenancyViolation);
     await expect(dbA.$executeRawUnsafe('UPDATE customers SET name = name')).rejects.toBeInstanceOf(TenancyViolation);

@@ -1,5 +1,6 @@
 // The billing clock's one statement: a test merchant's clock offset (merchants.clock_offset_ms).
-// The rule for "now" (and its SQL, billingNowSql) is src/platform/clock.ts.
+// The rule for "now" is src/platform/clock.ts; its SQL form, billingNowSql, is here (statements
+// that need billing time without a value from JavaScript compose it: the job claim, recordEvent).
 import type { PrismaClient } from '../generated/prisma/client.ts';
 import type { Db } from './db/tenant.ts';
 
@@ -10,3 +11,11 @@ export type OffsetReader = Pick<PrismaClient, 'merchant'> | Db;
 export function findClockOffset(db: OffsetReader, merchantId: string): Promise<{ clockOffsetMs: bigint } | null> {
   return (db as Pick<PrismaClient, 'merchant'>).merchant.findUnique({ where: { id: merchantId }, select: { clockOffsetMs: true } });
 }
+
+/**
+ * The rule in SQL: `m` is an alias of the merchants row; `at` (optional) an SQL expression of a
+ * known time — the job's, or one JavaScript already has — that wins when not null. Whole
+ * milliseconds, like JavaScript's Date and the timestamptz(3) columns.
+ */
+export const billingNowSql = (m: string, at?: string) =>
+  `date_trunc('milliseconds', ${at ? `coalesce(${at}, ` : ''}CASE WHEN ${m}.mode = 'test' THEN clock_timestamp() + ${m}.clock_offset_ms * interval '1 millisecond' ELSE clock_timestamp() END${at ? ')' : ''})`;

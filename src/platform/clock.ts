@@ -29,13 +29,8 @@ export function billingTime(mode: 'test' | 'live', offsetMs: bigint | number | n
   return new Date(realNow + Number(offsetMs ?? 0));
 }
 
-/**
- * The rule in SQL: `m` is an alias of the merchants row; `at` (optional) an SQL expression of a
- * known time — the job's, or one JavaScript already has — that wins when not null. Whole
- * milliseconds, like JavaScript's Date and the timestamptz(3) columns.
- */
-export const billingNowSql = (m: string, at?: string) =>
-  `date_trunc('milliseconds', ${at ? `coalesce(${at}, ` : ''}CASE WHEN ${m}.mode = 'test' THEN clock_timestamp() + ${m}.clock_offset_ms * interval '1 millisecond' ELSE clock_timestamp() END${at ? ')' : ''})`;
+// The rule in SQL (`billingNowSql`) is in clock.store.ts, with the clock's statement.
+export { billingNowSql } from './clock.store.ts';
 
 export class Clock {
   private offsetMs: number | undefined;

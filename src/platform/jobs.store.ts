@@ -2,7 +2,7 @@
 // claim and outcomes (src/jobs/runner.ts) and the purge of finished jobs (src/jobs/maintenance.ts).
 // The claim is tuned (docs/performance.md "Fair claims", docs/jobs.md): its text is kept as it is.
 import type { Prisma, PrismaClient } from '../generated/prisma/client.ts';
-import { billingNowSql } from './clock.ts';
+import { billingNowSql } from './clock.store.ts';
 import { merchantSql, rawQueryOf } from './db/raw.ts';
 import type { Db, TenantDb } from './db/tenant.ts';
 

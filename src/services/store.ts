@@ -3,8 +3,8 @@
 import type { Customer } from '../generated/prisma/client.ts';
 import { merchantSql, rawQuery } from '../platform/db/raw.ts';
 import type { Db } from '../platform/db/tenant.ts';
-import { subscriptionsOfCustomerSql } from '../domain/billing/subscriptions.ts';
-import { attachedMethodsSql } from '../domain/payment-methods/index.ts';
+import { subscriptionsOfCustomerSql } from '../domain/billing/store.ts';
+import { attachedMethodsSql } from '../domain/payment-methods/store.ts';
 
 /** A customer row with its attached payment methods and its subscriptions as JSON arrays (rows of payment_methods and subscriptions, not yet parsed). */
 export type CustomerRowWithEmbeds = Customer & { embeddedMethods: unknown; embeddedSubscriptions: unknown };

@@ -21,6 +21,11 @@ describe('statements outside stores', () => {
       "const prose = 'select a plan, then update the customer';",
       'const notModel = list.findMany();',
       'const c = other.widget.create();',
+      "await db['customer'].findMany({});",
+      "await tx['$executeRawUnsafe'](q);",
+      'await prisma.$transaction(async (tx) => tx);',
+      "const d = 'SELECT ' + columns + ' FROM wallets';",
+      "const e = 'UPDATE customers c SET name = $2';",
     ].join('\n');
     const found = scanText('src/domain/x/index.ts', text, models);
     expect(found.map((f) => [f.line, f.kind])).toEqual([
@@ -31,6 +36,11 @@ describe('statements outside stores', () => {
       [5, 'prisma'],
       [6, 'prisma'],
       [6, 'sql'],
+      [10, 'prisma'],
+      [11, 'prisma'],
+      [12, 'prisma'],
+      [13, 'sql'],
+      [14, 'sql'],
     ]);
   });
 
@@ -42,6 +52,10 @@ describe('statements outside stores', () => {
     expect(isExempt('src/domain/customers/index.ts')).toBe(false);
     expect(isExempt('src/graphql/billing.ts')).toBe(false);
     expect(isExempt('src/domain/customers/restore.ts')).toBe(false);
+    expect(isExempt('src/services/store.ts')).toBe(true);
+    expect(isExempt('src/jobs/store.ts')).toBe(false);
+    expect(isExempt('src/graphql/store.ts')).toBe(false);
+    expect(isExempt('src/domain/billing/plans.store.ts')).toBe(false);
   });
 
   it('src/ has no statement outside a store', () => {

@@ -166,10 +166,8 @@ export function findCustomer(db: Db, id: string): Promise<Customer | null> {
   return db.customer.findUnique({ where: { id } });
 }
 
-/** Reads payment_methods (the payment-methods area's table). */
-export function findPaymentMethod(tx: TenantTx, id: string): Promise<PaymentMethod | null> {
-  return tx.paymentMethod.findUnique({ where: { id } });
-}
+/** A payment method by id: payment-methods' statement (its store). */
+export { findPaymentMethod } from '../payment-methods/store.ts';
 
 /** Reads payments (the payments area's table). */
 export function findPayment(db: Db, id: string): Promise<Payment | null> {

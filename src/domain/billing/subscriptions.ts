@@ -107,7 +107,6 @@ export async function listSubscriptions(ctx: Ctx, q: SubscriptionListQuery): Pro
 }
 
 // The SQL of a customer's subscriptions is the store's; the customer embed (src/services/customers.ts) takes it from here.
-export { subscriptionsOfCustomerSql } from './store.ts';
 
 /** A customer's subscriptions, newest first (the customer embed and the portal). */
 export function subscriptionsOfCustomer(ctx: Ctx, customerId: string, db: Db = ctx.db): Promise<Subscription[]> {

@@ -2,7 +2,7 @@
 // recordEvent in index.ts), the outbox's own statement, and the reads of events. The rules are
 // in index.ts and outbox.ts.
 import type { Event, Prisma } from '../../generated/prisma/client.ts';
-import { billingNowSql } from '../../platform/clock.ts';
+import { billingNowSql } from '../../platform/clock.store.ts';
 import { merchantSql, type RawTx } from '../../platform/db/raw.ts';
 import type { PageSlice } from '../../platform/pagination.ts';
 import type { Db } from '../../platform/db/tenant.ts';

@@ -7,7 +7,7 @@ import {
   countMerchants,
   findMerchant,
   insertApiKey,
-  insertMerchant,
+  insertMerchantWithKey,
   listMerchantsWithKeys,
   revokeActiveApiKey,
 } from './store.ts';
@@ -28,11 +28,7 @@ export async function createMerchant(prisma: PrismaClient, input: { name: string
   const clientId = newId('client_id');
   const secret = `sk_${mode}_${randomToken(32)}`;
   const secretHash = await hashSecret(secret);
-  const merchant = await prisma.$transaction(async (tx) => {
-    const m = await insertMerchant(tx, { id: newId('merchant'), name, mode });
-    await insertApiKey(tx, { id: newId('api_key'), merchantId: m.id, clientId, secretHash, secretLast4: secret.slice(-4) });
-    return m;
-  });
+  const merchant = await insertMerchantWithKey(prisma, { id: newId('merchant'), name, mode }, { id: newId('api_key'), clientId, secretHash, secretLast4: secret.slice(-4) });
   return { merchant_id: merchant.id, client_id: clientId, client_secret: secret, mode };
 }
 
@@ -95,11 +91,11 @@ export async function bootstrapMerchant(
     const key = await findApiKeyWithMerchant(prisma, clientId);
     if (!key) {
       const secretHash = await hashSecret(explicit.clientSecret);
-      const merchantId = await prisma.$transaction(async (tx) => {
-        const m = await insertMerchant(tx, { id: newId('merchant'), name: 'Bootstrap merchant', mode: 'test' });
-        await insertApiKey(tx, { id: newId('api_key'), merchantId: m.id, clientId, secretHash, secretLast4: explicit.clientSecret.slice(-4) });
-        return m.id;
-      });
+      const { id: merchantId } = await insertMerchantWithKey(
+        prisma,
+        { id: newId('merchant'), name: 'Bootstrap merchant', mode: 'test' },
+        { id: newId('api_key'), clientId, secretHash, secretLast4: explicit.clientSecret.slice(-4) },
+      );
       log?.info({ client_id: clientId, merchant_id: merchantId }, 'bootstrap merchant created from BILLING_BOOTSTRAP_CLIENT_ID');
       return null;
     }

@@ -15,6 +15,19 @@ export function insertApiKey(db: MerchantsDb, data: { id: string; merchantId: st
   return db.apiKey.create({ data });
 }
 
+/** A merchant and its first key, in one transaction (both or neither). */
+export function insertMerchantWithKey(
+  prisma: PrismaClient,
+  merchant: { id: string; name: string; mode: string },
+  key: { id: string; clientId: string; secretHash: string; secretLast4: string },
+): Promise<Merchant> {
+  return prisma.$transaction(async (tx) => {
+    const m = await insertMerchant(tx, merchant);
+    await insertApiKey(tx, { ...key, merchantId: m.id });
+    return m;
+  });
+}
+
 export function findMerchant(db: MerchantsDb, id: string): Promise<Merchant | null> {
   return db.merchant.findUnique({ where: { id } });
 }

@@ -56,7 +56,6 @@ import {
 } from './store.ts';
 
 export * from './schema.ts';
-export { attachedMethodsSql } from './store.ts';
 
 export const SETUP_TTL_MS = 24 * 60 * 60 * 1000;
 /**

@@ -47,7 +47,5 @@ export function findLatestCustomerByEmail(tx: TenantTx, email: string): Promise<
   return tx.customer.findFirst({ where: { email, deletedAt: null }, orderBy: { createdAt: 'desc' } });
 }
 
-/** A saved payment method (reads the payment-methods area's table). */
-export function findPaymentMethod(db: Db, id: string): Promise<PaymentMethod | null> {
-  return db.paymentMethod.findUnique({ where: { id } });
-}
+/** A payment method by id: payment-methods' statement (its store). */
+export { findPaymentMethod } from '../payment-methods/store.ts';

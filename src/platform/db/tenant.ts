@@ -72,15 +72,25 @@ function inPrismaTransaction(params: object): boolean {
   return !!(params as { __internalParams?: { transaction?: unknown } }).__internalParams?.transaction;
 }
 
-/** The merchant's filter on a model call's `where`, and its check of the merchantId a create writes. */
+/**
+ * The merchant's filter on a model call's `where`, and its check of what a write sets: a create,
+ * upsert or update may name the request's merchant (`merchantId`) or leave it out, never another
+ * one, and never through the relation (`merchant: { connect … }`), which would skip the check.
+ */
 function scopeArgs(model: string, operation: string, a: any, merchantId: string): void {
   if (WHERE_OPS.has(operation)) a.where = { ...(a.where ?? {}), merchantId };
   const check = (data: any) => {
-    if (data && data.merchantId !== undefined && data.merchantId !== merchantId) {
-      throw new TenancyViolation(`${model}.${operation}: merchantId does not match the request's merchant`);
+    if (!data) return;
+    if ((data.merchantId !== undefined && data.merchantId !== merchantId) || data.merchant !== undefined) {
+      throw new TenancyViolation(`${model}.${operation}: a write may not set another merchant (merchantId must be the request's, the merchant relation is not writable)`);
     }
   };
-  if (operation === 'create' || operation === 'upsert') check(operation === 'create' ? a.data : a.create);
+  if (operation === 'create') check(a.data);
+  if (operation === 'upsert') {
+    check(a.create);
+    check(a.update);
+  }
+  if (operation === 'update' || operation === 'updateMany' || operation === 'updateManyAndReturn') check(a.data);
   if (operation === 'createMany' || operation === 'createManyAndReturn') {
     for (const d of Array.isArray(a.data) ? a.data : [a.data]) check(d);
   }

@@ -8,8 +8,6 @@ import { wake } from '../../platform/jobs.ts';
 import { asRawTx, type RawTx } from '../../platform/db/raw.ts';
 import { insertDeliveries } from './store.ts';
 
-export { DELIVER_JOB } from './types.ts';
-
 /**
  * Creates the pending attempt and its job for each endpoint, in one statement of the caller's
  * transaction; the worker is woken after the commit. Returns the attempt ids.

@@ -24,6 +24,7 @@ import { enqueueJob } from '../../platform/jobs.ts';
 import { requireTestMode } from '../clock/index.ts';
 import { clockNow } from '../../platform/clock.ts';
 import { customerToJSON, getCustomer } from '../customers/index.ts';
+import { findLiveCustomer, updateCustomerRow } from '../customers/store.ts';
 import { recordEvent } from '../events/index.ts';
 import { luhnValid, processorOf, type CardInput, type PaymentMethodType, type SavedDetails } from '../../platform/processor.ts';
 import { PAYMENT_METHODS } from '../../platform/processor.ts';
@@ -37,7 +38,6 @@ import {
 } from './schema.ts';
 import {
   countPaymentMethodsOfCustomer,
-  findLiveCustomer,
   findNewestPaymentMethodOfCustomer,
   findPaymentMethod,
   findPaymentMethodsByIds,
@@ -52,7 +52,6 @@ import {
   markPaymentMethodDetached,
   markSetupIntentExpired,
   markSetupIntentSucceeded,
-  setCustomerDefaultMethod,
 } from './store.ts';
 
 export * from './schema.ts';
@@ -288,13 +287,13 @@ export async function findSetup(prisma: Ctx['runtime']['prisma'], token: string)
 /** Locks a live customer row for the rest of the transaction; null when deleted or unknown. */
 async function lockCustomer(ctx: Ctx, tx: TenantTx, id: string): Promise<Customer | null> {
   await lockRow(tx, 'customers', ctx.merchant.id, id);
-  return findLiveCustomer(tx, id);
+  return (await findLiveCustomer(tx, ctx.merchant.id, id)) ?? null;
 }
 
 /** Sets a customer's default method (the caller holds the customer's lock) and records customer.updated. */
 async function setDefault(ctx: Ctx, tx: TenantTx, before: Customer, paymentMethodId: string | null): Promise<Customer> {
   if (before.defaultPaymentMethodId === paymentMethodId) return before;
-  const after = await setCustomerDefaultMethod(tx, before.id, paymentMethodId, await clockNow({ ...ctx, db: tx }));
+  const after = await updateCustomerRow(tx, before.id, { defaultPaymentMethodId: paymentMethodId, updatedAt: await clockNow({ ...ctx, db: tx }) });
   await recordEvent(tx, ctx, 'customer.updated', customerToJSON(after), { default_payment_method_id: before.defaultPaymentMethodId });
   return after;
 }
@@ -375,7 +374,7 @@ export async function detachAllOfCustomer(ctx: Ctx, tx: TenantTx, customerId: st
     const after = await markPaymentMethodDetached(tx, pm.id, now);
     await recordEvent(tx, ctx, 'payment_method.detached', paymentMethodToJSON(after), { customer_id: pm.customerId });
   }
-  if (methods.length > 0) await setCustomerDefaultMethod(tx, customerId, null, now);
+  if (methods.length > 0) await updateCustomerRow(tx, customerId, { defaultPaymentMethodId: null, updatedAt: now });
 }
 
 /** Makes an attached method the customer's default. `param` names the input in errors. */

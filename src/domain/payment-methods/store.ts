@@ -1,6 +1,6 @@
-// Statements about setup intents and payment methods (and the customer's default method, which
-// saving and detaching change). The rules are in index.ts.
-import type { Customer, PaymentMethod, PrismaClient, SetupIntent } from '../../generated/prisma/client.ts';
+// Statements about setup intents and payment methods. The customer rows saving and detaching read
+// and change (its default method) go through the customers store. The rules are in index.ts.
+import type { PaymentMethod, PrismaClient, SetupIntent } from '../../generated/prisma/client.ts';
 import { merchantSql, type RawQuery } from '../../platform/db/raw.ts';
 import type { Prisma, Db, TenantTx } from '../../platform/db/tenant.ts';
 import type { PageQuery } from '../../platform/pagination.ts';
@@ -79,16 +79,4 @@ export const attachedMethodsSql = (customer: string) =>
 /** Every attached method of a customer, newest first (at most 100). */
 export function listAttachedMethods(q: RawQuery, merchantId: string, customerId: string): Promise<PaymentMethod[]> {
   return merchantSql(q, merchantId)<PaymentMethod>(attachedMethodsSql('$2'), [customerId]);
-}
-
-// ---------------------------------------------------------------- customers (the customers area's table)
-
-/** A live customer (the caller has locked its row); null when deleted or unknown. Reads customers (customers area). */
-export function findLiveCustomer(tx: TenantTx, id: string): Promise<Customer | null> {
-  return tx.customer.findFirst({ where: { id, deletedAt: null } });
-}
-
-/** Writes customers (customers area): the customer's default method. */
-export function setCustomerDefaultMethod(tx: TenantTx, customerId: string, defaultPaymentMethodId: string | null, updatedAt: Date): Promise<Customer> {
-  return tx.customer.update({ where: { id: customerId }, data: { defaultPaymentMethodId, updatedAt } });
 }

@@ -46,7 +46,7 @@ import {
   type FullAttempt,
 } from './store.ts';
 
-export { DELIVER_JOB } from '../events/outbox.ts';
+export { DELIVER_JOB } from '../events/types.ts';
 
 /** Delays after failed attempts 1..7; attempt 8 is the last. */
 export const RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];

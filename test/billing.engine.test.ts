@@ -6,7 +6,7 @@ import { extractText, getDocumentProxy } from 'unpdf';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chargeInvoice } from '../src/domain/billing/invoices.ts';
 import { pdfSignature } from '../src/domain/billing/pdf.ts';
-import { cycleSubscription } from '../src/domain/billing/subscriptions.ts';
+import { cycleSubscription, resumeIfDue } from '../src/domain/billing/subscriptions.ts';
 import type { Ctx } from '../src/platform/context.ts';
 import { Clock } from '../src/platform/clock.ts';
 import { forMerchant } from '../src/platform/db/tenant.ts';
@@ -56,6 +56,29 @@ describe('jobs run twice or concurrently do the work once', () => {
     // The same attempt of a charge, twice at once: one payment.
     await Promise.all([chargeInvoice(ctx, invoices[0].id, 1), chargeInvoice(ctx, invoices[0].id, 1)]);
     expect((await api.get(`/v1/payments?customer_id=${customer.id}`)).body.data).toHaveLength(2);
+  });
+
+  it('a renewal and an automatic resume due at the same instant, at once or in either order: resumed once, the period billed', async () => {
+    for (const order of ['together', 'renewal first', 'resume first'] as const) {
+      const api = await app.merchant();
+      const { customer, plan } = await setup(api);
+      const sub = (await api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: plan.id })).body;
+      const end = new Date(sub.current_period_end).getTime();
+      expect((await api.post(`/v1/subscriptions/${sub.id}/pause`, { resumes_at: sub.current_period_end })).body.status).toBe('paused');
+      const ctx = ctxFor(app, api.creds.merchant_id, new Date(end));
+      const cycle = () => cycleSubscription(ctx, sub.id, end);
+      const resume = () => resumeIfDue(ctx, sub.id, end);
+      if (order === 'together') await Promise.all([cycle(), resume(), cycle(), resume()]);
+      else for (const run of order === 'renewal first' ? [cycle, resume] : [resume, cycle]) await run();
+      const invoices = (await api.get(`/v1/invoices?subscription_id=${sub.id}`)).body.data;
+      expect(invoices.map((i: any) => [i.period_start, i.status]), order).toEqual([
+        [sub.current_period_end, 'paid'],
+        [sub.current_period_start, 'paid'],
+      ]);
+      expect((await api.get(`/v1/subscriptions/${sub.id}`)).body, order).toMatchObject({ status: 'active', pause_collection: null, current_period_start: sub.current_period_end });
+      const resumed = (await api.get('/v1/events?type=subscription.resumed')).body.data;
+      expect(resumed.map((e: any) => e.created_at), order).toEqual([sub.current_period_end]);
+    }
   });
 
   it('a charge whose process died is finished by the recovery job under the same processor key, never twice', async () => {

@@ -22,7 +22,7 @@ import { newId } from '../../platform/ids.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { parse } from '../../platform/validation.ts';
 import { cancelJobs, DeferJob, enqueueJob, enqueueJobs, type NewJob } from '../../platform/jobs.ts';
-import { clockNow } from '../../platform/clock.ts';
+import { Clock, clockNow } from '../../platform/clock.ts';
 import { recordEvent, previousAttributes } from '../events/index.ts';
 import { invoiceHooks } from './hooks.ts';
 import { chargeInvoice, checkInvoiceTotal, issueInvoice, resumeInvoiceCharge, voidInvoice, type NewLine } from './invoices.ts';
@@ -297,7 +297,7 @@ invoiceHooks.failed = async (ctx, tx, inv, { exhausted }) => {
  */
 export async function cycleSubscription(ctx: Ctx, id: string, periodEnd: number): Promise<void> {
   const charge = await inTransaction(ctx.db, async (tx) => {
-    const sub = await lockSubscription(ctx, tx, id);
+    let sub = await lockSubscription(ctx, tx, id);
     if (sub.currentPeriodEnd.getTime() !== periodEnd) return null; // done already, or the period moved (trial_end changed)
     if (sub.status === 'cancelled' || sub.status === 'incomplete') return null;
     const now = await clockNow({ ...ctx, db: tx });
@@ -305,6 +305,15 @@ export async function cycleSubscription(ctx: Ctx, id: string, periodEnd: number)
     if (sub.cancelAtPeriodEnd) {
       await endSubscription(ctx, tx, sub, sub.currentPeriodEnd, true);
       return null;
+    }
+    // An automatic resume due by this period end counts first, so the period it starts is billed
+    // (docs/billing.md, "Pause"). Its own job is due at the same instant (resumes_at on the
+    // boundary) or earlier, but jobs due together run in creation order on one runner and in any
+    // order on two: a resume scheduled after this renewal was would run second and find the
+    // period already passed over. So the renewal applies it itself, as of resumes_at, under the
+    // same lock; the resume job then finds nothing to do.
+    if (sub.status === 'paused' && sub.resumesAt && sub.resumesAt.getTime() <= periodEnd) {
+      sub = await resume({ ...ctx, clock: Clock.frozen(ctx.merchant, sub.resumesAt) }, tx, sub);
     }
     const plan = (await store.findPlan(tx, sub.planId))!;
     const n = sub.periodIndex + 1;
@@ -348,10 +357,17 @@ export async function noticeTrialEnd(ctx: Ctx, id: string, trialEnd: number): Pr
 export async function resumeIfDue(ctx: Ctx, id: string, resumesAt: number): Promise<void> {
   await inTransaction(ctx.db, async (tx) => {
     const sub = await lockSubscription(ctx, tx, id);
+    // Resumed already: by hand, or by the renewal due at the same time (cycleSubscription).
     if (sub.status !== 'paused' || sub.resumesAt?.getTime() !== resumesAt) return;
-    const after = await store.updateSubscription(tx, id, { status: 'active', pausedAt: null, resumesAt: null });
-    await event(ctx, tx, 'subscription.resumed', sub, after);
+    await resume(ctx, tx, sub);
   });
+}
+
+/** paused → active (the locked subscription): subscription.resumed at `ctx`'s clock. */
+async function resume(ctx: Ctx, tx: TenantTx, sub: Subscription): Promise<Subscription> {
+  const after = await store.updateSubscription(tx, sub.id, { status: 'active', pausedAt: null, resumesAt: null });
+  await event(ctx, tx, 'subscription.resumed', sub, after);
+  return after;
 }
 
 /** How long an expiry waits for a charge of the first invoice that is in flight. */
@@ -465,9 +481,7 @@ export async function resumeSubscription(ctx: Ctx, id: string): Promise<Subscrip
     const sub = await lockSubscription(ctx, tx, id);
     notCancelled(sub);
     if (sub.status !== 'paused') throw new StateError('subscription_not_paused', `Subscription ${id} is ${sub.status}, not paused.`, null);
-    const after = await store.updateSubscription(tx, id, { status: 'active', pausedAt: null, resumesAt: null });
-    await event(ctx, tx, 'subscription.resumed', sub, after);
-    return after;
+    return resume(ctx, tx, sub);
   });
 }
 

@@ -392,6 +392,67 @@ describe('subscriptions on the test clock', () => {
     expect((await m.api.get(`/v1/subscriptions/${sub.id}`)).body.status).toBe('cancelled');
   });
 
+  it('a pinned card that is removed no longer pins the subscription: renewals charge the customer’s default (REST and GraphQL)', async () => {
+    const m = await merchant();
+    const { customer, pm: first } = await customerWithCard(m);
+    // A second card, pinned to the subscription; the first stays the customer's default.
+    const si = (await m.api.post('/v1/setup-intents', { customer_id: customer.id })).body;
+    const second = (await m.api.post(`/v1/test-helpers/setup-intents/${si.id}/complete`, { card_number: '5555555555554444' })).body.payment_method_id as string;
+    expect((await m.api.patch(`/v1/customers/${customer.id}`, { default_payment_method_id: first })).status).toBe(200);
+    const p = await plan(m);
+    const r = await m.api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: p.id, payment_method_id: second });
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    const sub = r.body;
+    expect(sub).toMatchObject({ status: 'active', payment_method_id: second });
+    await m.events();
+
+    // Removing the pinned card releases the pin in the same change.
+    expect((await m.api.del(`/v1/payment-methods/${second}`)).status).toBe(200);
+    const evs = await m.eventObjects();
+    expect(evs.map((e) => e.type).sort()).toEqual(['payment_method.detached', 'subscription.updated']);
+    const updated = evs.find((e) => e.type === 'subscription.updated')!;
+    expect(updated.data.object).toMatchObject({ id: sub.id, payment_method_id: null });
+    expect(updated.data.previous_attributes).toEqual({ payment_method_id: second });
+    expect((await m.api.get(`/v1/subscriptions/${sub.id}`)).body.payment_method_id).toBeNull();
+
+    // The renewal charges the customer's default and the subscription stays active.
+    await m.advance({ to: sub.current_period_end });
+    expect(await m.events()).toEqual(sorted('invoice.created', 'invoice.finalized', 'payment.created', 'payment.succeeded', 'invoice.paid', 'subscription.updated'));
+    const renewed = (await m.api.get(`/v1/subscriptions/${sub.id}`)).body;
+    expect(renewed.status).toBe('active');
+    const inv = (await m.api.get(`/v1/invoices/${renewed.latest_invoice_id}`)).body;
+    expect(inv.status).toBe('paid');
+    expect((await m.api.get(`/v1/payments/${inv.payment_id}`)).body.payment_method_id).toBe(first);
+
+    // Through GraphQL: pin the default, detach it → the pin is released there too.
+    expect((await m.api.patch(`/v1/subscriptions/${sub.id}`, { payment_method_id: first })).status).toBe(200);
+    const detached = await m.api.gql(
+      `mutation($input: DetachPaymentMethodInput!) { detachPaymentMethod(input: $input) { __typename ... on DetachPaymentMethodSuccess { paymentMethod { id } } } }`,
+      { input: { id: first } },
+    );
+    expect(detached.data.detachPaymentMethod).toEqual({ __typename: 'DetachPaymentMethodSuccess', paymentMethod: { id: first } });
+    expect((await m.api.get(`/v1/subscriptions/${sub.id}`)).body.payment_method_id).toBeNull();
+  });
+
+  it('a pin left on a detached card (made before pins were released) is passed over at the charge for the default', async () => {
+    const m = await merchant();
+    const { customer, pm: first } = await customerWithCard(m);
+    const si = (await m.api.post('/v1/setup-intents', { customer_id: customer.id })).body;
+    const second = (await m.api.post(`/v1/test-helpers/setup-intents/${si.id}/complete`, { card_number: '5555555555554444' })).body.payment_method_id as string;
+    expect((await m.api.patch(`/v1/customers/${customer.id}`, { default_payment_method_id: first })).status).toBe(200);
+    const sub = (await m.api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: (await plan(m)).id })).body;
+    expect((await m.api.del(`/v1/payment-methods/${second}`)).status).toBe(200);
+    // The state an older version left behind: the subscription still names the detached card.
+    await app.services.db.query('UPDATE subscriptions SET payment_method_id = $1 WHERE id = $2', [second, sub.id]);
+    await m.events();
+    await m.advance({ to: sub.current_period_end });
+    expect(await m.events()).toEqual(sorted('invoice.created', 'invoice.finalized', 'payment.created', 'payment.succeeded', 'invoice.paid', 'subscription.updated'));
+    const renewed = (await m.api.get(`/v1/subscriptions/${sub.id}`)).body;
+    expect(renewed.status).toBe('active');
+    const inv = (await m.api.get(`/v1/invoices/${renewed.latest_invoice_id}`)).body;
+    expect((await m.api.get(`/v1/payments/${inv.payment_id}`)).body.payment_method_id).toBe(first);
+  });
+
   it('draws from the customer’s wallet first with apply_wallet_balance', async () => {
     const m = await merchant();
     const { customer } = await customerWithCard(m);

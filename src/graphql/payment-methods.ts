@@ -2,6 +2,7 @@
 // functions as /v1/setup-intents, /v1/payment-methods and /v1/customer-portal/sessions.
 import * as methods from '../domain/payment-methods/index.ts';
 import * as portal from '../domain/portal/index.ts';
+import { detachPaymentMethod } from '../services/payment-methods.ts';
 import type { SavedDetails } from '../platform/processor.ts';
 import { NotFoundError, StateError } from '../platform/errors.ts';
 import { builder, connectionComplexity, nodeKind } from './builder.ts';
@@ -173,7 +174,7 @@ builder.mutationFields((t) => ({
     description: 'Detaches a saved method from its customer: it can no longer be charged.',
     errors: { types: [...COMMON_ERRORS, NotFoundError, StateError], dataField: { name: 'paymentMethod' }, result: { name: 'DetachPaymentMethodSuccess' }, union: { name: 'DetachPaymentMethodResult' } },
     args: { input: t.arg({ type: DetachPaymentMethodInput, required: true }) },
-    resolve: (_, { input }, gctx) => mutate(gctx, 'detachPaymentMethod', input, (ctx, { id }) => methods.detachPaymentMethod(ctx, id)),
+    resolve: (_, { input }, gctx) => mutate(gctx, 'detachPaymentMethod', input, (ctx, { id }) => detachPaymentMethod(ctx, id)),
   }),
   setDefaultPaymentMethod: t.field({
     type: Customer,

@@ -17,9 +17,9 @@ import type { Context, Hono } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 import type { PortalSession } from '../generated/prisma/client.ts';
 import { clockNow } from '../platform/clock.ts';
+import { detachPortalMethod } from '../services/payment-methods.ts';
 import {
   cancelPortalSubscription,
-  detachPortalMethod,
   findPortal,
   findPortalByBrowserKey,
   holdsPortalKey,

@@ -1,6 +1,7 @@
 // Setup intents, saved payment methods and customer portal sessions.
 import * as methods from '../domain/payment-methods/index.ts';
 import * as portal from '../domain/portal/index.ts';
+import { detachPaymentMethod } from '../services/payment-methods.ts';
 import { route, listEnvelope } from './route.ts';
 import { idParam, listOf, paymentMethodObject, portalSessionObject, setupIntentObject } from './schemas.ts';
 
@@ -35,7 +36,7 @@ export const paymentMethodRoutes = [
     description: 'A detached method cannot be charged. When it was the default, the newest remaining method becomes the default.',
     params: idParam, errors: [409],
     response: { status: 200, description: 'The detached method (customer_id null).', schema: paymentMethodObject },
-    handler: async (ctx, { params }) => methods.paymentMethodToJSON(await methods.detachPaymentMethod(ctx, params.id)),
+    handler: async (ctx, { params }) => methods.paymentMethodToJSON(await detachPaymentMethod(ctx, params.id)),
   }),
   route({
     method: 'post', path: '/v1/customer-portal/sessions', operationId: 'createPortalSession', tag: 'Customer portal', summary: 'Open a customer portal session',

@@ -378,8 +378,15 @@ export async function chargeInvoice(
     const sub = inv.subscriptionId ? await store.findSubscription(tx, inv.subscriptionId) : null;
     const customer = await store.findCustomer(tx, inv.customerId);
     if (!customer || customer.deletedAt) return null; // a deleted customer is charged no more
-    const methodId = sub?.paymentMethodId ?? customer?.defaultPaymentMethodId ?? null;
-    const method = methodId ? await store.findPaymentMethod(tx, methodId) : null;
+    // The subscription's own method while it is still the customer's (a detach releases the pin;
+    // a pin made before that rule may still name a detached method), else the customer's default.
+    const pinned = sub?.paymentMethodId ? await store.findPaymentMethod(tx, sub.paymentMethodId) : null;
+    const method =
+      pinned && pinned.customerId === inv.customerId
+        ? pinned
+        : customer.defaultPaymentMethodId
+          ? await store.findPaymentMethod(tx, customer.defaultPaymentMethodId)
+          : null;
     const now = await clockNow({ ...ctx, db: tx });
     if (!method || method.customerId !== inv.customerId) {
       // Nothing to charge: a failed attempt all the same (dunning goes on; a method may be added meanwhile).

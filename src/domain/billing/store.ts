@@ -70,6 +70,11 @@ export function listUncancelledSubscriptionIds(tx: TenantTx, customerId: string)
   return tx.subscription.findMany({ where: { customerId, status: { not: 'cancelled' } }, select: { id: true } });
 }
 
+/** The ids of the subscriptions, not cancelled, that charge this payment method (their pin). */
+export function listSubscriptionIdsPinnedTo(tx: TenantTx, paymentMethodId: string): Promise<{ id: string }[]> {
+  return tx.subscription.findMany({ where: { paymentMethodId, status: { not: 'cancelled' } }, select: { id: true }, orderBy: { id: 'asc' } });
+}
+
 export function insertSubscription(tx: TenantTx, data: Prisma.SubscriptionUncheckedCreateInput): Promise<Subscription> {
   return tx.subscription.create({ data });
 }

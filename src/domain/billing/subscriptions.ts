@@ -445,6 +445,20 @@ export async function cancelSubscriptionsOfCustomer(ctx: Ctx, tx: TenantTx, cust
   for (const { id } of subs) await endSubscription(ctx, tx, await lockSubscription(ctx, tx, id), now);
 }
 
+/**
+ * A payment method leaving its customer (detached, in the caller's transaction) is no longer any
+ * subscription's pin: each subscription that charged it falls back to the customer's default
+ * (payment_method_id becomes null, with subscription.updated), as Stripe unsets it.
+ */
+export async function releasePaymentMethodPins(ctx: Ctx, tx: TenantTx, paymentMethodId: string): Promise<void> {
+  for (const { id } of await store.listSubscriptionIdsPinnedTo(tx, paymentMethodId)) {
+    const sub = await lockSubscription(ctx, tx, id);
+    if (sub.paymentMethodId !== paymentMethodId) continue;
+    const after = await store.updateSubscription(tx, id, { paymentMethodId: null });
+    await event(ctx, tx, 'subscription.updated', sub, after);
+  }
+}
+
 /** Undoes cancel_at_period_end before the period ends (else 409 subscription_not_cancelling). */
 export async function reactivateSubscription(ctx: Ctx, id: string): Promise<Subscription> {
   return inTransaction(ctx.db, async (tx) => {

@@ -350,20 +350,19 @@ async function detachLocked(ctx: Ctx, tx: TenantTx, pm: PaymentMethod, customer:
 }
 
 /**
- * Detaches a method from its customer: it can no longer be charged. `customerId` restricts it to
- * one customer's methods (the portal): another customer's method is "not found".
+ * Detaches a method from its customer, in the caller's transaction: it can no longer be charged.
+ * `customerId` restricts it to one customer's methods (the portal): another customer's method is
+ * "not found". What it means for subscriptions is the caller's (src/services/payment-methods.ts).
  */
-export async function detachPaymentMethod(ctx: Ctx, id: string, opts: { customerId?: string } = {}): Promise<PaymentMethod> {
-  return inTransaction(ctx.db, async (tx) => {
-    const found = await getPaymentMethod(ctx, id, tx);
-    if (opts.customerId !== undefined && found.ownerId !== opts.customerId) throw new NotFoundError('payment method', id);
-    // Lock order: customer, then method (as saving does).
-    const customer = found.customerId ? await lockCustomer(ctx, tx, found.customerId) : null;
-    await lockRow(tx, 'payment_methods', ctx.merchant.id, id);
-    const pm = await getPaymentMethod(ctx, id, tx);
-    if (!pm.customerId) throw new StateError('payment_method_detached', `Payment method ${id} is not attached to a customer.`, null);
-    return detachLocked(ctx, tx, pm, customer);
-  });
+export async function detachPaymentMethodIn(ctx: Ctx, tx: TenantTx, id: string, opts: { customerId?: string } = {}): Promise<PaymentMethod> {
+  const found = await getPaymentMethod(ctx, id, tx);
+  if (opts.customerId !== undefined && found.ownerId !== opts.customerId) throw new NotFoundError('payment method', id);
+  // Lock order: customer, then method (as saving does).
+  const customer = found.customerId ? await lockCustomer(ctx, tx, found.customerId) : null;
+  await lockRow(tx, 'payment_methods', ctx.merchant.id, id);
+  const pm = await getPaymentMethod(ctx, id, tx);
+  if (!pm.customerId) throw new StateError('payment_method_detached', `Payment method ${id} is not attached to a customer.`, null);
+  return detachLocked(ctx, tx, pm, customer);
 }
 
 /** Detaches every method of a customer being deleted (in the deletion's transaction). */

@@ -22,7 +22,7 @@ import { signedPdfPath } from '../billing/pdf.ts';
 import { cancelSubscription, reactivateSubscription, subscriptionsOfCustomer } from '../billing/subscriptions.ts';
 import { clockNow } from '../../platform/clock.ts';
 import { getCustomer, updateCustomer } from '../customers/index.ts';
-import { attachedMethods, createSetupIntent, detachPaymentMethod, setDefaultPaymentMethod } from '../payment-methods/index.ts';
+import { attachedMethods, createSetupIntent, setDefaultPaymentMethod } from '../payment-methods/index.ts';
 import { findPaymentMethod, findSetupIntent } from '../payment-methods/store.ts';
 import { CHECKOUT_LOCALES } from '../payments/schema.ts';
 import {
@@ -158,9 +158,9 @@ export function updatePortalProfile(ctx: Ctx, input: { name: string | null; emai
   return updateCustomer(ctx, actorOf(ctx).customerId, input);
 }
 
-export function detachPortalMethod(ctx: Ctx, paymentMethodId: string) {
-  const { customerId } = actorOf(ctx);
-  return detachPaymentMethod(ctx, paymentMethodId, { customerId });
+/** The customer a portal session acts for. */
+export function portalCustomerId(ctx: Ctx): string {
+  return actorOf(ctx).customerId;
 }
 
 export async function setPortalDefault(ctx: Ctx, paymentMethodId: string) {

@@ -256,6 +256,37 @@ describe('subscriptions and invoices over GraphQL', () => {
     expect((await api.get(`/v1/invoices/${id}`)).body.status).toBe('void');
   });
 
+  it('voids the uncollectible invoice of an unpaid subscription, which is active again (issue 23), replayably', async () => {
+    // A merchant of its own: this moves its clock through a whole dunning.
+    const own = await app.merchant();
+    const p = await plan(own, { trialPeriodDays: 7 });
+    const { customer } = await customerWithCard(own, '4000000000009995');
+    const r = await subMutation(own, 'createSubscription', { customerId: customer.id, planId: p.id });
+    expect(r.subscription.status).toBe('trialing');
+    // The trial ends, the first charge and its retries 1, 3 and 5 days later are declined.
+    const trialEnd = Date.parse(r.subscription.trialEnd);
+    for (const at of [trialEnd, trialEnd + DAY_MS, trialEnd + 3 * DAY_MS, trialEnd + 5 * DAY_MS]) {
+      expect((await own.post('/v1/test-helpers/clock/advance', { to: new Date(at).toISOString() })).status).toBe(200);
+    }
+    const unpaid = await own.gql(`query($id: ID!) { subscription(id: $id) { status currentPeriodEnd latestInvoice { id status } } }`, { id: r.subscription.id });
+    expect(unpaid.data.subscription).toMatchObject({ status: 'unpaid', latestInvoice: { status: 'uncollectible' } });
+    const id = unpaid.data.subscription.latestInvoice.id;
+
+    const selection = `invoice { ${INVOICE} subscription { id status currentPeriodEnd } }`;
+    const voided = await replayed(own, 'voidInvoice', { id, idempotencyKey: key('void-uncollectible') }, selection);
+    expect(voided).toMatchObject({
+      __typename: 'VoidInvoiceSuccess',
+      invoice: { id, status: 'void', voidedAt: expect.any(String), subscription: { id: r.subscription.id, status: 'active', currentPeriodEnd: unpaid.data.subscription.currentPeriodEnd } },
+    });
+    expect(await mutation(own, 'voidInvoice', { id }, 'invoice { id }')).toMatchObject({ __typename: 'StateError', code: 'invoice_not_open' });
+    // The same events as through REST: the void and the subscription's change, with its previous status.
+    const updated = (await own.get('/v1/events?type=subscription.updated&limit=1')).body.data[0];
+    expect(updated.data).toMatchObject({ object: { id: r.subscription.id, status: 'active' }, previous_attributes: { status: 'unpaid' } });
+    expect((await own.get('/v1/events?type=invoice.voided')).body.data.map((e: any) => e.data.object.id)).toEqual([id]);
+    // The replay did the work once.
+    expect((await own.get('/v1/events?type=subscription.updated')).body.data.filter((e: any) => e.data.previous_attributes?.status === 'unpaid')).toHaveLength(1);
+  });
+
   it('takes a trial as trialEnd (DateTime) or trialPeriodDays, and changes trialEnd while trialing', async () => {
     const p = await plan(api, { trialPeriodDays: 14 });
     const { customer } = await customerWithCard(api);

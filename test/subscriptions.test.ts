@@ -476,6 +476,136 @@ async function customerWithCardFor(m: M, customerId: string, card: string) {
   return done.body.payment_method_id as string;
 }
 
+// Issue 23, defect 3: voiding forgives. A void applies to open and uncollectible invoices (as
+// Stripe's); when the voided invoice was what the subscription owed, a past_due or unpaid
+// subscription is active again in its current period, and the invoice's retries stop.
+describe('voiding the invoice a past_due or unpaid subscription owes', () => {
+  const DECLINE = '4000000000009995';
+
+  /** A subscription whose first invoice (after a 7-day trial) is declined: past_due, its invoice open. */
+  async function pastDue(m: M, planBody: Record<string, unknown> = {}) {
+    const { customer } = await customerWithCard(m);
+    const p = await plan(m, { trial_period_days: 7, ...planBody });
+    const sub = (await m.api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: p.id })).body;
+    const bad = await customerWithCardFor(m, customer.id, DECLINE);
+    expect((await m.api.patch(`/v1/subscriptions/${sub.id}`, { payment_method_id: bad })).status).toBe(200);
+    await m.advance({ to: sub.trial_end });
+    const s = (await m.api.get(`/v1/subscriptions/${sub.id}`)).body;
+    expect(s.status).toBe('past_due');
+    const inv = (await m.api.get(`/v1/invoices/${s.latest_invoice_id}`)).body;
+    expect(inv).toMatchObject({ status: 'open', attempt_count: 1, next_payment_attempt: expect.any(String) });
+    await m.events();
+    return { customer, sub: s, inv, firstFailure: new Date(sub.trial_end).getTime() };
+  }
+
+  const pendingCharges = (invoiceId: string) =>
+    app.services.db.prisma.job.count({ where: { kind: 'invoice.charge', status: { in: ['pending', 'running'] }, payload: { path: ['invoice_id'], equals: invoiceId } } });
+
+  it('past_due: voiding its open invoice makes it active in the same period, with the events, and no retry charges it afterwards', async () => {
+    const m = await merchant();
+    const { customer, sub, inv, firstFailure } = await pastDue(m);
+    expect(await pendingCharges(inv.id)).toBeGreaterThan(0); // the retry a day later
+    const payments = (await m.api.get(`/v1/payments?customer_id=${customer.id}&limit=100`)).body.data.length;
+
+    const v = await m.api.post(`/v1/invoices/${inv.id}/void`);
+    expect(v.status, JSON.stringify(v.body)).toBe(200);
+    expect(v.body).toMatchObject({ id: inv.id, status: 'void', voided_at: expect.any(String), next_payment_attempt: null });
+    const events = await m.eventObjects();
+    // The failed attempt's checkout closes with the void.
+    expect(events.map((e) => e.type).sort()).toEqual(sorted('invoice.voided', 'payment.cancelled', 'subscription.updated'));
+    const voided = events.find((e) => e.type === 'invoice.voided')!;
+    expect(voided.data.object).toMatchObject({ id: inv.id, status: 'void' });
+    expect(voided.data.previous_attributes).toMatchObject({ status: 'open', voided_at: null });
+    const updated = events.find((e) => e.type === 'subscription.updated')!;
+    expect(updated.data.object).toMatchObject({ id: sub.id, status: 'active' });
+    expect(updated.data.previous_attributes).toEqual({ status: 'past_due' });
+
+    // Active in its current period: nothing else about it changed, and the void made no invoice.
+    const after = (await m.api.get(`/v1/subscriptions/${sub.id}`)).body;
+    expect(after).toMatchObject({
+      status: 'active',
+      current_period_start: sub.current_period_start,
+      current_period_end: sub.current_period_end,
+      latest_invoice_id: inv.id,
+    });
+    expect((await m.api.get(`/v1/invoices?subscription_id=${sub.id}`)).body.data).toHaveLength(1);
+    expect(await pendingCharges(inv.id)).toBe(0);
+    await m.nothingMore();
+
+    // Past every retry time (1, 3 and 5 days after the failure): no attempt, no event.
+    await m.advance({ to: new Date(firstFailure + 6 * DAY * 1000).toISOString() });
+    expect(await m.events()).toEqual([]);
+    expect((await m.api.get(`/v1/invoices/${inv.id}`)).body).toMatchObject({ status: 'void', attempt_count: 1 });
+    expect((await m.api.get(`/v1/payments?customer_id=${customer.id}&limit=100`)).body.data).toHaveLength(payments);
+    expect((await m.api.get(`/v1/subscriptions/${sub.id}`)).body.status).toBe('active');
+
+    // The period goes on: its end bills the next one as any active subscription's (the card still declines).
+    await m.advance({ to: sub.current_period_end });
+    expect(await m.events()).toEqual(
+      sorted('invoice.created', 'invoice.finalized', 'payment.created', 'payment.failed', 'invoice.payment_failed', 'subscription.updated', 'subscription.updated'),
+    );
+    const renewed = (await m.api.get(`/v1/subscriptions/${sub.id}`)).body;
+    expect(renewed).toMatchObject({ status: 'past_due', current_period_start: sub.current_period_end });
+    expect((await m.api.get(`/v1/invoices/${renewed.latest_invoice_id}`)).body).toMatchObject({ status: 'open', period_start: sub.current_period_end });
+
+    // A void, paid or voided invoice still cannot be voided.
+    const again = await m.api.post(`/v1/invoices/${inv.id}/void`);
+    expect([again.status, again.body.error.code]).toEqual([409, 'invoice_not_open']);
+  });
+
+  it('unpaid: its uncollectible invoice can be voided → 200, the invoice void, the subscription active (forgiven)', async () => {
+    const m = await merchant();
+    const { sub, inv, firstFailure } = await pastDue(m);
+    await m.advance({ to: new Date(firstFailure + 5 * DAY * 1000).toISOString() });
+    expect((await m.api.get(`/v1/invoices/${inv.id}`)).body).toMatchObject({ status: 'uncollectible', attempt_count: 4, next_payment_attempt: null });
+    expect((await m.api.get(`/v1/subscriptions/${sub.id}`)).body.status).toBe('unpaid');
+    await m.events();
+
+    const v = await m.api.post(`/v1/invoices/${inv.id}/void`);
+    expect(v.status, JSON.stringify(v.body)).toBe(200);
+    expect(v.body).toMatchObject({ id: inv.id, status: 'void', voided_at: expect.any(String), amount_paid: 0 });
+    const events = await m.eventObjects();
+    // The last attempt's checkout (open for 24 h) closes.
+    expect(events.map((e) => e.type).sort()).toEqual(sorted('invoice.voided', 'payment.cancelled', 'subscription.updated'));
+    expect(events.find((e) => e.type === 'invoice.voided')!.data.previous_attributes).toMatchObject({ status: 'uncollectible', voided_at: null });
+    const updated = events.find((e) => e.type === 'subscription.updated')!;
+    expect(updated.data.object).toMatchObject({ id: sub.id, status: 'active' });
+    expect(updated.data.previous_attributes).toEqual({ status: 'unpaid' });
+    expect((await m.api.get(`/v1/subscriptions/${sub.id}`)).body).toMatchObject({
+      status: 'active',
+      current_period_start: sub.current_period_start,
+      current_period_end: sub.current_period_end,
+    });
+    expect((await m.api.get(`/v1/invoices?subscription_id=${sub.id}`)).body.data).toHaveLength(1);
+    await m.nothingMore();
+    const again = await m.api.post(`/v1/invoices/${inv.id}/void`);
+    expect([again.status, again.body.error.code]).toEqual([409, 'invoice_not_open']);
+  });
+
+  it('past_due with two unpaid invoices: voiding one leaves it past_due; voiding the other makes it active', async () => {
+    const m = await merchant();
+    // Two-day periods: the renewal comes while the first invoice is still in dunning.
+    const { sub, inv: first } = await pastDue(m, { interval: 'day', interval_count: 2 });
+    await m.advance({ to: new Date(new Date(sub.current_period_end).getTime() + 3600_000).toISOString() });
+    const s = (await m.api.get(`/v1/subscriptions/${sub.id}`)).body;
+    expect(s.status).toBe('past_due');
+    expect(s.latest_invoice_id).not.toBe(first.id);
+    const open = (await m.api.get(`/v1/invoices?subscription_id=${sub.id}&status=open`)).body.data.map((i: any) => i.id).sort();
+    expect(open).toEqual([first.id, s.latest_invoice_id].sort());
+    await m.events();
+
+    expect((await m.api.post(`/v1/invoices/${first.id}/void`)).status).toBe(200);
+    expect(await m.events()).not.toContain('subscription.updated');
+    expect((await m.api.get(`/v1/subscriptions/${sub.id}`)).body.status).toBe('past_due');
+
+    expect((await m.api.post(`/v1/invoices/${s.latest_invoice_id}/void`)).status).toBe(200);
+    expect(await m.events()).toEqual(sorted('invoice.voided', 'payment.cancelled', 'subscription.updated'));
+    expect((await m.api.get(`/v1/subscriptions/${sub.id}`)).body.status).toBe('active');
+    expect(await pendingCharges(first.id)).toBe(0);
+    expect(await pendingCharges(s.latest_invoice_id)).toBe(0);
+  });
+});
+
 describe('subscriptions: bad input and other merchants', () => {
   it('answers 4xx with the error body, never a 500', async () => {
     const m = await merchant();

@@ -376,7 +376,8 @@ builder.mutationFields((t) => ({
   }),
   voidInvoice: t.field({
     type: Invoice,
-    description: 'Voids an open invoice (else StateError invoice_not_open); its checkout closes.',
+    description:
+      'Voids an open or uncollectible invoice (else StateError invoice_not_open); its checkout closes and its automatic retries stop. A past_due or unpaid subscription that owes nothing else becomes active in its current period.',
     errors: { types: SUB_ERRORS, dataField: { name: 'invoice' }, result: { name: 'VoidInvoiceSuccess' }, union: { name: 'VoidInvoiceResult' } },
     args: { input: t.arg({ type: VoidInvoiceInput, required: true }) },
     resolve: (_, { input }, gctx) => mutate(gctx, 'voidInvoice', input, (ctx, { id }) => invoices.voidInvoice(ctx, id)),

@@ -12,10 +12,11 @@ export async function insertJobs(db: Db, data: Prisma.JobCreateManyInput[]): Pro
   return r.count;
 }
 
-/** Cancels the unfinished (pending or running) jobs that match; how many. */
-export async function cancelOpenJobs(db: Db, where: { kind?: string; ref?: string; key?: string }): Promise<number> {
+/** Cancels the unfinished (pending or running) jobs that match (`key`: one key, or any of several); how many. */
+export async function cancelOpenJobs(db: Db, where: { kind?: string; ref?: string; key?: string | string[] }): Promise<number> {
+  const key = Array.isArray(where.key) ? { in: where.key } : where.key;
   const r = await db.job.updateMany({
-    where: { status: { in: ['pending', 'running'] }, kind: where.kind, ref: where.ref, key: where.key },
+    where: { status: { in: ['pending', 'running'] }, kind: where.kind, ref: where.ref, key },
     data: { status: 'cancelled', lockedUntil: null },
   });
   return r.count;

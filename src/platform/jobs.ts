@@ -38,8 +38,8 @@ export async function enqueueJobs(db: Db, jobs: NewJob[]): Promise<number> {
 
 export const enqueueJob = (db: Db, job: NewJob) => enqueueJobs(db, [job]);
 
-/** Cancels pending jobs of a kind for a ref (e.g. all deliveries to a deleted endpoint). */
-export function cancelJobs(db: Db, where: { kind?: string; ref?: string; key?: string }): Promise<number> {
+/** Cancels pending jobs of a kind for a ref (e.g. all deliveries to a deleted endpoint), or by key (one, or any of several). */
+export function cancelJobs(db: Db, where: { kind?: string; ref?: string; key?: string | string[] }): Promise<number> {
   return cancelOpenJobs(db, where);
 }
 

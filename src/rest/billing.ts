@@ -104,7 +104,9 @@ export const billingRoutes = [
     handler: async (ctx, { query }) => listEnvelope(await invoices.listInvoices(ctx, query), invoiceJSON(ctx)),
   }),
   route({
-    method: 'post', path: '/v1/invoices/{id}/void', operationId: 'voidInvoice', tag: invTag, summary: 'Void an open invoice',
+    method: 'post', path: '/v1/invoices/{id}/void', operationId: 'voidInvoice', tag: invTag, summary: 'Void an open or uncollectible invoice',
+    description:
+      'Only an open or uncollectible invoice (else 409 invoice_not_open). Its checkout closes, what it drew from the wallet is credited back and its automatic retries stop. A past_due or unpaid subscription that owes nothing else becomes active in its current period (subscription.updated).',
     params: idParam,
     response: { status: 200, description: 'The voided invoice.', schema: invoiceObject },
     handler: async (ctx, { params }) => invoiceJSON(ctx)(await invoices.voidInvoice(ctx, params.id)),

@@ -194,7 +194,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Void an open invoice */
+        /**
+         * Void an open or uncollectible invoice
+         * @description Only an open or uncollectible invoice (else 409 invoice_not_open). Its checkout closes, what it drew from the wallet is credited back and its automatic retries stop. A past_due or unpaid subscription that owes nothing else becomes active in its current period (subscription.updated).
+         */
         post: operations["voidInvoice"];
         delete?: never;
         options?: never;

@@ -11,10 +11,11 @@ export type InvoiceWithLines = Invoice & { lines: InvoiceItem[] };
 export const invoiceHooks: {
   paid?: (ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines) => Promise<void>;
   failed?: (ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines, o: { exhausted: boolean }) => Promise<void>;
+  voided?: (ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines) => Promise<void>;
 } = {};
 
 export function requireInvoiceHooks(inv: Invoice): void {
-  if (inv.subscriptionId && (!invoiceHooks.paid || !invoiceHooks.failed)) {
+  if (inv.subscriptionId && (!invoiceHooks.paid || !invoiceHooks.failed || !invoiceHooks.voided)) {
     throw new Error('no invoice outcome hooks are registered: src/domain/billing/subscriptions.ts was not loaded in this process');
   }
 }

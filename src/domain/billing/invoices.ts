@@ -19,9 +19,9 @@ import { InsufficientBalanceError, NotFoundError, StateError, ValidationError } 
 import { newId } from '../../platform/ids.ts';
 import { formatMoney, MAX_AMOUNT } from '../../platform/money.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
-import { DeferJob, enqueueJob } from '../../platform/jobs.ts';
+import { cancelJobs, DeferJob, enqueueJob } from '../../platform/jobs.ts';
 import { clockNow } from '../../platform/clock.ts';
-import { recordEvent } from '../events/index.ts';
+import { previousAttributes, recordEvent } from '../events/index.ts';
 import { beforePaymentAttempt, onPaymentOutcome } from '../payments/hooks.ts';
 import { cancelAtCheckout, chargeIfReserved, chargeSavedMethod, insertPayment, lockPayment, resumePayment, type PaymentWithCustomer } from '../payments/index.ts';
 import { reserveRefund } from '../refunds/index.ts';
@@ -309,15 +309,32 @@ async function drawFromWallet(ctx: Ctx, tx: TenantTx, inv: Invoice, due: bigint)
   }
 }
 
-/** POST /v1/invoices/:id/void: only an open invoice (409 invoice_not_open). */
+/** What can be voided: an invoice that still waits for money (as Stripe: open or uncollectible). */
+const VOIDABLE = new Set(['open', 'uncollectible']);
+
+/**
+ * POST /v1/invoices/:id/void: an open or uncollectible invoice (else 409 invoice_not_open; a paid,
+ * void or draft one keeps its state). Its checkout closes, what it drew from the wallet goes back,
+ * its automatic collection stops (the retry and recovery jobs of its charges are cancelled), and a
+ * past_due or unpaid subscription left owing nothing is active again (the hook below), all in one
+ * transaction with `invoice.voided`.
+ */
 export async function voidInvoice(ctx: Ctx, id: string): Promise<InvoiceWithLines> {
   return inTransaction(ctx.db, async (tx) => {
     // A checkout attempt can never slip between the check below and the void.
     const { inv, payment } = await lockInvoiceAndPayment(ctx, tx, id);
-    if (inv.status !== 'open') throw new StateError('invoice_not_open', `Invoice ${id} is ${inv.status}; only an open invoice can be voided.`, null);
+    if (!VOIDABLE.has(inv.status)) {
+      throw new StateError('invoice_not_open', `Invoice ${id} is ${inv.status}; only an open or uncollectible invoice can be voided.`, null);
+    }
     if (payment?.status === 'processing') throw new StateError('invoice_payment_in_progress', `Invoice ${id} is being charged; try again in a moment.`, null);
     // Its checkout closes: a voided invoice can no longer be paid there.
     if (payment) await cancelAtCheckout({ ...ctx, db: tx }, payment.id);
+    // No more automatic attempts: every retry it may have waiting (attempt n + 1 at most, the first
+    // attempt's safety job included) and the recovery of its current charge. (Run anyway, each
+    // would find the invoice void and charge nothing; cancelled, they do not run at all.)
+    const keys = Array.from({ length: inv.attemptCount + 1 }, (_, i) => `retry:${inv.id}:${i + 1}`);
+    if (inv.paymentId) keys.push(`recover:${inv.paymentId}`);
+    await cancelJobs(tx, { kind: INVOICE_CHARGE_JOB, key: keys });
     // What it drew from the customer's wallet goes back.
     if (inv.amountFromWallet > 0n) {
       const debit = await store.findWalletDebit(tx, inv.id);
@@ -331,7 +348,10 @@ export async function voidInvoice(ctx: Ctx, id: string): Promise<InvoiceWithLine
     }
     const now = await clockNow({ ...ctx, db: tx });
     const after = await store.updateInvoice(tx, id, { status: 'void', voidedAt: now, nextPaymentAttempt: null });
-    await recordEvent(tx, ctx, 'invoice.voided', json(ctx, after), { status: 'open', voided_at: null });
+    const afterJSON = json(ctx, after);
+    await recordEvent(tx, ctx, 'invoice.voided', afterJSON, previousAttributes(json(ctx, inv), afterJSON));
+    requireInvoiceHooks(after);
+    await invoiceHooks.voided?.(ctx, tx, after);
     return after;
   });
 }

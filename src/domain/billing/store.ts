@@ -121,6 +121,14 @@ export function updateInvoice(tx: TenantTx, id: string, data: Prisma.InvoiceUnch
   return tx.invoice.update({ where: { id }, data, include: withLines });
 }
 
+/** A subscription's invoices that still wait for money (open or uncollectible), without their lines. */
+export function listUnsettledInvoicesOfSubscription(tx: TenantTx, subscriptionId: string): Promise<Pick<Invoice, 'id' | 'status' | 'amountDue' | 'amountPaid'>[]> {
+  return tx.invoice.findMany({
+    where: { subscriptionId, status: { in: ['open', 'uncollectible'] } },
+    select: { id: true, status: true, amountDue: true, amountPaid: true },
+  });
+}
+
 /** Records a charge attempt on the invoice (its count, and the attempt's payment when there is one); returns nothing. */
 export async function setInvoiceAttempt(tx: TenantTx, id: string, data: { paymentId?: string; attemptCount: number }): Promise<void> {
   await tx.invoice.update({ where: { id }, data });

@@ -5,6 +5,7 @@
 //   incomplete ──(paid within 23 h)──► active;  ──(23 h)──► cancelled (its invoice voided)
 //   active ──(renewal charge fails)──► past_due ──(retry paid)──► active
 //   past_due ──(retries 1, 3, 5 days after the first failure all fail)──► unpaid (invoice uncollectible)
+//   past_due | unpaid ──(its open/uncollectible invoice voided, nothing else owed)──► active (same period)
 //   active ──pause──► paused ──resume / resumes_at──► active
 //   any but cancelled ──cancel──► cancelled (final);  cancel_at_period_end ⇄ reactivate
 //
@@ -278,6 +279,23 @@ async function activate(ctx: Ctx, tx: TenantTx, locked: Subscription): Promise<v
 invoiceHooks.paid = async (ctx, tx, inv) => {
   if (!inv.subscriptionId) return;
   await activate(ctx, tx, await lockSubscription(ctx, tx, inv.subscriptionId));
+};
+
+/**
+ * An invoice of it voided (forgiven): a past_due or unpaid subscription that owes nothing else (no
+ * other open or uncollectible invoice) is active again, in its current period — the void bills
+ * nothing — as Stripe's. Any other status is left as it is (an incomplete subscription's first
+ * invoice is voided by its expiry, which then cancels it).
+ */
+invoiceHooks.voided = async (ctx, tx, inv) => {
+  if (!inv.subscriptionId) return;
+  const sub = await lockSubscription(ctx, tx, inv.subscriptionId);
+  if (sub.status !== 'past_due' && sub.status !== 'unpaid') return;
+  // Read under the subscription's lock: a renewal issuing an invoice meanwhile is seen (or waits).
+  const owing = (await store.listUnsettledInvoicesOfSubscription(tx, sub.id)).filter((i) => i.id !== inv.id && i.amountDue - i.amountPaid > 0n);
+  if (owing.length > 0) return;
+  const after = await store.updateSubscription(tx, sub.id, { status: 'active' });
+  await event(ctx, tx, 'subscription.updated', sub, after);
 };
 
 invoiceHooks.failed = async (ctx, tx, inv, { exhausted }) => {

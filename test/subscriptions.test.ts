@@ -62,6 +62,15 @@ async function customerWithCard(m: M, card = '4242424242424242') {
   return { customer: c, pm: done.body.payment_method_id as string };
 }
 
+/** A customer with two saved cards: `first` its default, `second` not. */
+async function customerWithTwoCards(m: M) {
+  const { customer, pm: first } = await customerWithCard(m);
+  const si = (await m.api.post('/v1/setup-intents', { customer_id: customer.id })).body;
+  const second = (await m.api.post(`/v1/test-helpers/setup-intents/${si.id}/complete`, { card_number: '5555555555554444' })).body.payment_method_id as string;
+  expect((await m.api.patch(`/v1/customers/${customer.id}`, { default_payment_method_id: first })).status).toBe(200);
+  return { customer, first, second };
+}
+
 async function plan(m: M, body: Record<string, unknown> = {}) {
   const r = await m.api.post('/v1/plans', { name: 'Pro', amount: 3000, currency: 'USD', interval: 'month', ...body });
   expect(r.status).toBe(201);
@@ -394,11 +403,8 @@ describe('subscriptions on the test clock', () => {
 
   it('a pinned card that is removed no longer pins the subscription: renewals charge the customer’s default (REST and GraphQL)', async () => {
     const m = await merchant();
-    const { customer, pm: first } = await customerWithCard(m);
-    // A second card, pinned to the subscription; the first stays the customer's default.
-    const si = (await m.api.post('/v1/setup-intents', { customer_id: customer.id })).body;
-    const second = (await m.api.post(`/v1/test-helpers/setup-intents/${si.id}/complete`, { card_number: '5555555555554444' })).body.payment_method_id as string;
-    expect((await m.api.patch(`/v1/customers/${customer.id}`, { default_payment_method_id: first })).status).toBe(200);
+    // A second card, to pin to the subscription; the first stays the customer's default.
+    const { customer, first, second } = await customerWithTwoCards(m);
     const p = await plan(m);
     const r = await m.api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: p.id, payment_method_id: second });
     expect(r.status, JSON.stringify(r.body)).toBe(201);
@@ -436,10 +442,7 @@ describe('subscriptions on the test clock', () => {
 
   it('a pin left on a detached card (made before pins were released) is passed over at the charge for the default', async () => {
     const m = await merchant();
-    const { customer, pm: first } = await customerWithCard(m);
-    const si = (await m.api.post('/v1/setup-intents', { customer_id: customer.id })).body;
-    const second = (await m.api.post(`/v1/test-helpers/setup-intents/${si.id}/complete`, { card_number: '5555555555554444' })).body.payment_method_id as string;
-    expect((await m.api.patch(`/v1/customers/${customer.id}`, { default_payment_method_id: first })).status).toBe(200);
+    const { customer, first, second } = await customerWithTwoCards(m);
     const sub = (await m.api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: (await plan(m)).id })).body;
     expect((await m.api.del(`/v1/payment-methods/${second}`)).status).toBe(200);
     // The state an older version left behind: the subscription still names the detached card.

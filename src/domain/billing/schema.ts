@@ -59,17 +59,17 @@ export type SubscriptionUpdateInput = z.input<typeof subscriptionUpdate>;
 
 export const subscriptionCancel = z
   .strictObject({
-  cancel_at_period_end: z
-    .boolean()
-    .optional()
-    .meta({ description: 'true: cancel at the end of the current period; false (the default): cancel now.' }),
-  invoice_now: z
-    .boolean()
-    .optional()
-    .meta({
-      description:
-        "With an immediate cancel: charge the subscription's open invoices once at once (then the normal retry schedule) and invoice the prorations waiting for the next invoice now. Default false: automatic collection of its open invoices stops.",
-    }),
+    cancel_at_period_end: z
+      .boolean()
+      .optional()
+      .meta({ description: 'true: cancel at the end of the current period; false (the default): cancel now.' }),
+    invoice_now: z
+      .boolean()
+      .optional()
+      .meta({
+        description:
+          "With an immediate cancel: charge the subscription's open invoices once at once (then the normal retry schedule) and invoice the prorations waiting for the next invoice now. Default false: automatic collection of its open invoices stops.",
+      }),
   })
   .superRefine((v, ctx) => {
     if (v.invoice_now === true && v.cancel_at_period_end === true) {

@@ -256,6 +256,38 @@ describe('subscriptions and invoices over GraphQL', () => {
     expect((await api.get(`/v1/invoices/${id}`)).body.status).toBe('void');
   });
 
+  it('cancelSubscription with invoiceNow charges the open invoice at once (then the retry schedule); without it collection stops', async () => {
+    // A merchant of its own: this moves its clock.
+    const own = await app.merchant();
+    const p = await plan(own, { trialPeriodDays: 7 });
+    const { customer } = await customerWithCard(own, '4000000000009995');
+    const mk = async () => (await subMutation(own, 'createSubscription', { customerId: customer.id, planId: p.id })).subscription;
+    const [now, stop] = [await mk(), await mk()];
+    const trialEnd = Date.parse(now.trialEnd);
+    expect((await own.post('/v1/test-helpers/clock/advance', { to: new Date(trialEnd + 3600_000).toISOString() })).status).toBe(200);
+    const invoiceOf = async (id: string) => (await own.get(`/v1/invoices/${(await own.get(`/v1/subscriptions/${id}`)).body.latest_invoice_id}`)).body;
+    expect(await invoiceOf(now.id)).toMatchObject({ status: 'open', attempt_count: 1 });
+
+    const cancelled = await replayed(own, 'cancelSubscription', { id: now.id, invoiceNow: true, idempotencyKey: key('cancel-invoice-now') }, `subscription { ${SUB} }`);
+    expect(cancelled.subscription).toMatchObject({ status: 'cancelled', latestInvoice: { status: 'open' } });
+    // One attempt at once (the replay made no other), the next on the schedule: 3 days after the first failure.
+    expect(await invoiceOf(now.id)).toMatchObject({ status: 'open', attempt_count: 2, next_payment_attempt: new Date(Date.parse(now.trialEnd) + 3 * DAY_MS).toISOString() });
+
+    const stopped = await subMutation(own, 'cancelSubscription', { id: stop.id, idempotencyKey: key('cancel-stop') });
+    expect(stopped.subscription).toMatchObject({ status: 'cancelled' });
+    expect(await invoiceOf(stop.id)).toMatchObject({ status: 'open', attempt_count: 1, next_payment_attempt: null });
+    expect((await own.post('/v1/test-helpers/clock/advance', { to: new Date(trialEnd + 10 * DAY_MS).toISOString() })).status).toBe(200);
+    expect(await invoiceOf(stop.id)).toMatchObject({ status: 'open', attempt_count: 1, next_payment_attempt: null });
+    expect(await invoiceOf(now.id)).toMatchObject({ status: 'uncollectible', attempt_count: 4 });
+    // invoiceNow applies to an immediate cancel only.
+    const other = await mk();
+    expect(await subMutation(own, 'cancelSubscription', { id: other.id, cancelAtPeriodEnd: true, invoiceNow: true })).toMatchObject({
+      __typename: 'ValidationError',
+      code: 'parameter_invalid',
+      param: 'invoiceNow',
+    });
+  });
+
   it('voids the uncollectible invoice of an unpaid subscription, which is active again (issue 23), replayably', async () => {
     // A merchant of its own: this moves its clock through a whole dunning.
     const own = await app.merchant();

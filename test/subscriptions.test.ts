@@ -479,31 +479,31 @@ async function customerWithCardFor(m: M, customerId: string, card: string) {
   return done.body.payment_method_id as string;
 }
 
+const DECLINE = '4000000000009995';
+
+/** A subscription whose first invoice (after a 7-day trial) is declined: past_due, its invoice open. */
+async function pastDue(m: M, planBody: Record<string, unknown> = {}) {
+  const { customer } = await customerWithCard(m);
+  const p = await plan(m, { trial_period_days: 7, ...planBody });
+  const sub = (await m.api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: p.id })).body;
+  const bad = await customerWithCardFor(m, customer.id, DECLINE);
+  expect((await m.api.patch(`/v1/subscriptions/${sub.id}`, { payment_method_id: bad })).status).toBe(200);
+  await m.advance({ to: sub.trial_end });
+  const s = (await m.api.get(`/v1/subscriptions/${sub.id}`)).body;
+  expect(s.status).toBe('past_due');
+  const inv = (await m.api.get(`/v1/invoices/${s.latest_invoice_id}`)).body;
+  expect(inv).toMatchObject({ status: 'open', attempt_count: 1, next_payment_attempt: expect.any(String) });
+  await m.events();
+  return { customer, sub: s, inv, firstFailure: new Date(sub.trial_end).getTime() };
+}
+
+const pendingCharges = (invoiceId: string) =>
+  app.services.db.prisma.job.count({ where: { kind: 'invoice.charge', status: { in: ['pending', 'running'] }, payload: { path: ['invoice_id'], equals: invoiceId } } });
+
 // Issue 23, defect 3: voiding forgives. A void applies to open and uncollectible invoices (as
 // Stripe's); when the voided invoice was what the subscription owed, a past_due or unpaid
 // subscription is active again in its current period, and the invoice's retries stop.
 describe('voiding the invoice a past_due or unpaid subscription owes', () => {
-  const DECLINE = '4000000000009995';
-
-  /** A subscription whose first invoice (after a 7-day trial) is declined: past_due, its invoice open. */
-  async function pastDue(m: M, planBody: Record<string, unknown> = {}) {
-    const { customer } = await customerWithCard(m);
-    const p = await plan(m, { trial_period_days: 7, ...planBody });
-    const sub = (await m.api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: p.id })).body;
-    const bad = await customerWithCardFor(m, customer.id, DECLINE);
-    expect((await m.api.patch(`/v1/subscriptions/${sub.id}`, { payment_method_id: bad })).status).toBe(200);
-    await m.advance({ to: sub.trial_end });
-    const s = (await m.api.get(`/v1/subscriptions/${sub.id}`)).body;
-    expect(s.status).toBe('past_due');
-    const inv = (await m.api.get(`/v1/invoices/${s.latest_invoice_id}`)).body;
-    expect(inv).toMatchObject({ status: 'open', attempt_count: 1, next_payment_attempt: expect.any(String) });
-    await m.events();
-    return { customer, sub: s, inv, firstFailure: new Date(sub.trial_end).getTime() };
-  }
-
-  const pendingCharges = (invoiceId: string) =>
-    app.services.db.prisma.job.count({ where: { kind: 'invoice.charge', status: { in: ['pending', 'running'] }, payload: { path: ['invoice_id'], equals: invoiceId } } });
-
   it('past_due: voiding its open invoice makes it active in the same period, with the events, and no retry charges it afterwards', async () => {
     const m = await merchant();
     const { customer, sub, inv, firstFailure } = await pastDue(m);
@@ -657,5 +657,126 @@ describe('subscriptions: bad input and other merchants', () => {
     expect((await m.api.get('/v1/subscriptions/sub_%00')).status).toBe(400);
     const pause = await m.api.post(`/v1/subscriptions/${sub.id}/pause`, { resumes_at: 'tomorrow' });
     expect([pause.status, pause.body.error.param]).toEqual([400, 'resumes_at']);
+  });
+});
+
+// Billing lifecycle rules (API-CONVENTIONS.md): cancelling stops automatic collection of the
+// subscription's open invoices (they stay open, payable by hand) unless `invoice_now` charges them
+// once at once (then the normal retry schedule); waiting prorations are collected on a final invoice.
+describe('cancelling: collection of open invoices and the waiting prorations', () => {
+  it('an immediate cancel of a past_due subscription stops its retries: 10 days on, no attempt, the invoice still open', async () => {
+    const m = await merchant();
+    const { customer, sub, inv, firstFailure } = await pastDue(m);
+    expect(await pendingCharges(inv.id)).toBeGreaterThan(0); // the retry a day after the failure
+    const payments = (await m.api.get(`/v1/payments?customer_id=${customer.id}&limit=100`)).body.data.length;
+    await m.advance({ to: new Date(firstFailure + DAY * 250).toISOString() }); // 6 h on
+    await m.events();
+
+    const c = await m.api.post(`/v1/subscriptions/${sub.id}/cancel`, {});
+    expect(c.status, JSON.stringify(c.body)).toBe(200);
+    expect(c.body).toMatchObject({ status: 'cancelled', latest_invoice_id: inv.id });
+    expect(await m.events()).toEqual(['subscription.cancelled']);
+    expect((await m.api.get(`/v1/invoices/${inv.id}`)).body).toMatchObject({ status: 'open', attempt_count: 1, next_payment_attempt: null, amount_remaining: inv.amount_due });
+    expect(await pendingCharges(inv.id)).toBe(0);
+    await m.nothingMore();
+
+    await m.advance({ seconds: 10 * DAY });
+    // Only the failed attempt's checkout lapsing (24 h after it was made): no new attempt.
+    expect(await m.events()).toEqual(['payment.expired']);
+    expect((await m.api.get(`/v1/invoices/${inv.id}`)).body).toMatchObject({ status: 'open', attempt_count: 1, next_payment_attempt: null });
+    expect((await m.api.get(`/v1/payments?customer_id=${customer.id}&limit=100`)).body.data).toHaveLength(payments);
+    await m.nothingMore();
+  });
+
+  it('with invoice_now: the open invoice is charged once at once, then retried on the schedule (3 and 5 days after the first failure)', async () => {
+    const m = await merchant();
+    const { sub, inv, firstFailure } = await pastDue(m);
+    await m.advance({ to: new Date(firstFailure + DAY * 250).toISOString() }); // 6 h on: the day-1 retry not yet due
+    await m.events();
+
+    const c = await m.api.post(`/v1/subscriptions/${sub.id}/cancel`, { invoice_now: true });
+    expect(c.status, JSON.stringify(c.body)).toBe(200);
+    expect(c.body).toMatchObject({ status: 'cancelled' });
+    // The attempt at once closes the previous attempt's checkout.
+    expect(await m.events()).toEqual(sorted('subscription.cancelled', 'payment.cancelled', 'payment.created', 'payment.failed', 'invoice.payment_failed'));
+    expect((await m.api.get(`/v1/invoices/${inv.id}`)).body).toMatchObject({
+      status: 'open',
+      attempt_count: 2,
+      next_payment_attempt: new Date(firstFailure + 3 * DAY * 1000).toISOString(),
+    });
+    await m.nothingMore();
+    // The day-1 retry was the attempt made at once: nothing at day 1.
+    await m.advance({ to: new Date(firstFailure + DAY * 1000).toISOString() });
+    expect(await m.events()).toEqual([]);
+
+    await m.advance({ to: new Date(firstFailure + 3 * DAY * 1000).toISOString() });
+    expect(await m.events()).toEqual(sorted('payment.expired', 'payment.created', 'payment.failed', 'invoice.payment_failed'));
+    expect((await m.api.get(`/v1/invoices/${inv.id}`)).body).toMatchObject({ status: 'open', attempt_count: 3, next_payment_attempt: new Date(firstFailure + 5 * DAY * 1000).toISOString() });
+    await m.advance({ to: new Date(firstFailure + 5 * DAY * 1000).toISOString() });
+    // The last attempt: uncollectible (the subscription, cancelled, stays cancelled).
+    expect(await m.events()).toEqual(sorted('payment.expired', 'payment.created', 'payment.failed', 'invoice.payment_failed'));
+    expect((await m.api.get(`/v1/invoices/${inv.id}`)).body).toMatchObject({ status: 'uncollectible', attempt_count: 4, next_payment_attempt: null });
+    expect((await m.api.get(`/v1/subscriptions/${sub.id}`)).body.status).toBe('cancelled');
+    await m.nothingMore();
+
+    const both = await m.api.post(`/v1/subscriptions/${sub.id}/cancel`, { cancel_at_period_end: true, invoice_now: true });
+    expect([both.status, both.body.error.code, both.body.error.param]).toEqual([400, 'parameter_invalid', 'invoice_now']);
+  });
+
+  it('an upgrade with create_prorations then cancel_at_period_end: a final invoice of the proration lines at the period end, charged', async () => {
+    const m = await merchant();
+    const { customer } = await customerWithCard(m);
+    const basic = await plan(m, { name: 'Basic', amount: 3000, interval: 'day', interval_count: 30 });
+    const pro = await plan(m, { name: 'Pro', amount: 9000, interval: 'day', interval_count: 30 });
+    const s = (await m.api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: basic.id })).body;
+    await m.advance({ seconds: 20 * DAY }); // 10 of 30 days left
+    expect((await m.api.patch(`/v1/subscriptions/${s.id}`, { plan_id: pro.id, proration_behavior: 'create_prorations' })).status).toBe(200);
+    expect((await m.api.post(`/v1/subscriptions/${s.id}/cancel`, { cancel_at_period_end: true })).body).toMatchObject({ cancel_at_period_end: true });
+    await m.events();
+    await m.nothingMore();
+
+    await m.advance({ to: s.current_period_end });
+    expect(await m.events()).toEqual(sorted('subscription.cancelled', 'invoice.created', 'invoice.finalized', 'payment.created', 'payment.succeeded', 'invoice.paid'));
+    const ended = (await m.api.get(`/v1/subscriptions/${s.id}`)).body;
+    expect(ended).toMatchObject({ status: 'cancelled', cancelled_at: s.current_period_end });
+    const final = (await m.api.get(`/v1/invoices/${ended.latest_invoice_id}`)).body;
+    expect(final).toMatchObject({ billing_reason: 'subscription_cycle', status: 'paid', total: 2000, amount_paid: 2000, period_end: s.current_period_end });
+    expect(final.lines.map((l: any) => [l.amount, l.proration])).toEqual([[-1000, true], [3000, true]]);
+    expect((await m.api.get(`/v1/invoices?subscription_id=${s.id}`)).body.data).toHaveLength(2);
+    await m.nothingMore();
+    await m.advance({ seconds: 40 * DAY });
+    expect(await m.events()).toEqual([]);
+    expect((await m.api.get(`/v1/invoices?subscription_id=${s.id}`)).body.data).toHaveLength(2);
+  });
+
+  it('immediate cancels: waiting charges are dropped (as Stripe), invoiced at once with invoice_now; a waiting credit is never dropped', async () => {
+    const m = await merchant();
+    const { customer } = await customerWithCard(m);
+    const basic = await plan(m, { name: 'Basic', amount: 3000, interval: 'day', interval_count: 30 });
+    const pro = await plan(m, { name: 'Pro', amount: 9000, interval: 'day', interval_count: 30 });
+    const mk = async () => (await m.api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: basic.id })).body;
+    const [up, upNow, down] = [await mk(), await mk(), await mk()];
+    await m.advance({ seconds: 20 * DAY });
+    for (const [s, to] of [[up, pro], [upNow, pro]] as const) {
+      expect((await m.api.patch(`/v1/subscriptions/${s.id}`, { plan_id: to.id })).status).toBe(200);
+    }
+    const small = await plan(m, { name: 'Small', amount: 300, interval: 'day', interval_count: 30 });
+    expect((await m.api.patch(`/v1/subscriptions/${down.id}`, { plan_id: small.id })).status).toBe(200); // −1000 + 100
+    await m.events();
+    const waiting = (id: string) => app.services.db.prisma.invoiceItem.findMany({ where: { subscriptionId: id, invoiceId: null }, select: { amount: true } });
+
+    expect((await m.api.post(`/v1/subscriptions/${up.id}/cancel`, {})).status).toBe(200);
+    expect(await m.events()).toEqual(['subscription.cancelled']);
+    expect(await waiting(up.id)).toEqual([]);
+
+    const now = await m.api.post(`/v1/subscriptions/${upNow.id}/cancel`, { invoice_now: true });
+    expect(await m.events()).toEqual(sorted('subscription.cancelled', 'invoice.created', 'invoice.finalized', 'payment.created', 'payment.succeeded', 'invoice.paid'));
+    const final = (await m.api.get(`/v1/invoices/${now.body.latest_invoice_id}`)).body;
+    expect(final).toMatchObject({ billing_reason: 'subscription_update', status: 'paid', total: 2000 });
+
+    expect((await m.api.post(`/v1/subscriptions/${down.id}/cancel`, {})).status).toBe(200);
+    expect(await m.events()).toEqual(['subscription.cancelled']);
+    expect((await waiting(down.id)).map((l) => Number(l.amount)).sort()).toEqual([-1000, 100]);
+    await m.nothingMore();
   });
 });

@@ -302,6 +302,10 @@ const CancelSubscriptionInput = builder.inputType('CancelSubscriptionInput', {
   fields: (t) => ({
     id: t.id({ required: true }),
     cancelAtPeriodEnd: t.boolean({ description: 'true: at the end of the current period; false (the default): now.' }),
+    invoiceNow: t.boolean({
+      description:
+        "With an immediate cancel: charge the subscription's open invoices once at once (then the normal retry schedule) and invoice the prorations waiting for the next invoice now. Default false: automatic collection of its open invoices stops.",
+    }),
     idempotencyKey: t.string(),
   }),
 });

@@ -74,7 +74,7 @@ export function createJobRegistry(): JobRegistry {
     async run(ctx, job) {
       const id = String(job.payload.invoice_id);
       if (job.payload.recover_payment_id) await recoverInvoiceCharge(ctx, id, String(job.payload.recover_payment_id));
-      else await chargeInvoice(ctx, id, Number(job.payload.attempt), { whileInFlight: 'defer' });
+      else await chargeInvoice(ctx, id, Number(job.payload.attempt), { whileInFlight: 'defer', automatic: true });
     },
   });
   registry.register(DELIVER_JOB, {

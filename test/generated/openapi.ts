@@ -4889,6 +4889,8 @@ export interface operations {
                 "application/json": {
                     /** @description true: cancel at the end of the current period; false (the default): cancel now. */
                     cancel_at_period_end?: boolean;
+                    /** @description With an immediate cancel: charge the subscription's open invoices once at once (then the normal retry schedule) and invoice the prorations waiting for the next invoice now. Default false: automatic collection of its open invoices stops. */
+                    invoice_now?: boolean;
                 };
             };
         };

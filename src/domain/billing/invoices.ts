@@ -332,9 +332,7 @@ export async function voidInvoice(ctx: Ctx, id: string): Promise<InvoiceWithLine
     // No more automatic attempts: every retry it may have waiting (attempt n + 1 at most, the first
     // attempt's safety job included) and the recovery of its current charge. (Run anyway, each
     // would find the invoice void and charge nothing; cancelled, they do not run at all.)
-    const keys = Array.from({ length: inv.attemptCount + 1 }, (_, i) => `retry:${inv.id}:${i + 1}`);
-    if (inv.paymentId) keys.push(`recover:${inv.paymentId}`);
-    await cancelJobs(tx, { kind: INVOICE_CHARGE_JOB, key: keys });
+    await cancelJobs(tx, { kind: INVOICE_CHARGE_JOB, key: chargeJobKeys(inv) });
     // What it drew from the customer's wallet goes back.
     if (inv.amountFromWallet > 0n) {
       const debit = await store.findWalletDebit(tx, inv.id);
@@ -354,6 +352,47 @@ export async function voidInvoice(ctx: Ctx, id: string): Promise<InvoiceWithLine
     await invoiceHooks.voided?.(ctx, tx, after);
     return after;
   });
+}
+
+/**
+ * Automatic collection of a subscription's open invoices stops (its cancellation without
+ * `invoice_now`, docs/billing.md "Cancel"): each stays `open` and payable by hand, but its waiting
+ * attempts (the first attempt's safety job, the next dunning retry) and the recovery of its current
+ * charge are cancelled, `next_payment_attempt` is null, and `auto_advance` false keeps a charge that
+ * fails later (one in flight now, or one made by hand) from scheduling retries. In the caller's
+ * transaction; each invoice is taken with its payment first, the order a payment's outcome locks
+ * them in.
+ */
+export async function stopCollection(ctx: Ctx, tx: TenantTx, subscriptionId: string): Promise<void> {
+  for (const { id } of await openInvoicesOf(tx, subscriptionId)) {
+    const { inv } = await lockInvoiceAndPayment(ctx, tx, id);
+    if (inv.status !== 'open') continue;
+    await cancelJobs(tx, { kind: INVOICE_CHARGE_JOB, key: chargeJobKeys(inv) });
+    await store.updateInvoice(tx, id, { autoAdvance: false, nextPaymentAttempt: null });
+  }
+}
+
+/** A subscription's open invoices with something left to pay, oldest first (ids and attempt counts). */
+export async function openInvoicesOf(tx: TenantTx, subscriptionId: string): Promise<{ id: string; attemptCount: number }[]> {
+  return (await store.listUnsettledInvoicesOfSubscription(tx, subscriptionId))
+    .filter((i) => i.status === 'open' && i.amountDue - i.amountPaid > 0n)
+    .map(({ id, attemptCount }) => ({ id, attemptCount }));
+}
+
+/** The keys of every charge job an invoice may have waiting: attempts 1 … n + 1 and its current charge's recovery. */
+function chargeJobKeys(inv: Invoice): string[] {
+  const keys = Array.from({ length: inv.attemptCount + 1 }, (_, i) => `retry:${inv.id}:${i + 1}`);
+  if (inv.paymentId) keys.push(`recover:${inv.paymentId}`);
+  return keys;
+}
+
+/**
+ * Takes the locks a subscription's cancellation will need on its open invoices (each invoice's
+ * payment, then the invoice) before the caller locks the subscription, so the cancel takes them in
+ * the order a payment's outcome does (payment → invoice → subscription).
+ */
+export async function lockOpenInvoicesOf(ctx: Ctx, tx: TenantTx, subscriptionId: string): Promise<void> {
+  for (const { id } of await openInvoicesOf(tx, subscriptionId)) await lockInvoiceAndPayment(ctx, tx, id);
 }
 
 // ---------------------------------------------------------------- charging
@@ -379,6 +418,8 @@ export async function chargeInvoice(
      * looks again, so a decline there does not use the retry up.
      */
     whileInFlight?: 'skip' | 'defer';
+    /** an automatic attempt (a job's): not made once the invoice's automatic collection stopped */
+    automatic?: boolean;
   } = {},
 ): Promise<InvoiceWithLines> {
   const reserved = await inTransaction(ctx.db, async (tx) => {
@@ -386,6 +427,7 @@ export async function chargeInvoice(
     // An uncollectible invoice is tried again only when asked (a new payment method), never by dunning.
     const chargeable = inv.status === 'open' || (inv.status === 'uncollectible' && opts.uncollectible === true);
     if (!chargeable || inv.amountDue - inv.amountPaid <= 0n || inv.attemptCount >= attempt) return null;
+    if (opts.automatic && !inv.autoAdvance) return null; // its subscription was cancelled: collection stopped
     // At most one charge in flight per invoice: while its payment is being charged (at the
     // checkout, or by an earlier attempt), no other starts; that one's outcome settles the invoice.
     if (current?.status === 'processing') {
@@ -522,7 +564,9 @@ async function settleFailure(ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines, now:
   const retryIndex = inv.attemptCount - 1; // attempts so far, the first one included
   const sub = inv.subscriptionId ? await store.findSubscription(tx, inv.subscriptionId) : null;
   // A first invoice that fails leaves the subscription incomplete: no dunning, it expires instead.
-  const dunning = sub !== null && sub.status !== 'incomplete';
+  // Nor for an invoice whose automatic collection stopped (its subscription cancelled without
+  // invoice_now): it stays open, with no retry, until paid by hand or voided.
+  const dunning = sub !== null && sub.status !== 'incomplete' && inv.autoAdvance;
   const next = dunning && retryIndex < RETRY_DAYS.length ? new Date(firstFailedAt.getTime() + RETRY_DAYS[retryIndex]! * DAY_MS) : null;
   const after = await store.updateInvoice(tx, inv.id, { firstFailedAt, nextPaymentAttempt: next });
   await recordEvent(tx, ctx, 'invoice.payment_failed', { ...json(ctx, after), last_payment_error: { code } });

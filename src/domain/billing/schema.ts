@@ -57,12 +57,25 @@ export const subscriptionUpdate = z.strictObject({
 });
 export type SubscriptionUpdateInput = z.input<typeof subscriptionUpdate>;
 
-export const subscriptionCancel = z.strictObject({
-  cancel_at_period_end: z
-    .boolean()
-    .optional()
-    .meta({ description: 'true: cancel at the end of the current period; false (the default): cancel now.' }),
-});
+export const subscriptionCancel = z
+  .strictObject({
+    cancel_at_period_end: z
+      .boolean()
+      .optional()
+      .meta({ description: 'true: cancel at the end of the current period; false (the default): cancel now.' }),
+    invoice_now: z
+      .boolean()
+      .optional()
+      .meta({
+        description:
+          "With an immediate cancel: charge the subscription's open invoices once at once (then the normal retry schedule) and invoice the prorations waiting for the next invoice now. Default false: automatic collection of its open invoices stops.",
+      }),
+  })
+  .superRefine((v, ctx) => {
+    if (v.invoice_now === true && v.cancel_at_period_end === true) {
+      ctx.addIssue({ code: 'custom', path: ['invoice_now'], message: 'applies to an immediate cancel only (at the period end, waiting prorations go on a final invoice anyway)' });
+    }
+  });
 export type SubscriptionCancelInput = z.input<typeof subscriptionCancel>;
 
 export const subscriptionPause = z.strictObject({

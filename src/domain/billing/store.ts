@@ -121,11 +121,15 @@ export function updateInvoice(tx: TenantTx, id: string, data: Prisma.InvoiceUnch
   return tx.invoice.update({ where: { id }, data, include: withLines });
 }
 
-/** A subscription's invoices that still wait for money (open or uncollectible), without their lines. */
-export function listUnsettledInvoicesOfSubscription(tx: TenantTx, subscriptionId: string): Promise<Pick<Invoice, 'id' | 'status' | 'amountDue' | 'amountPaid'>[]> {
+/** A subscription's invoices that still wait for money (open or uncollectible), without their lines, oldest first. */
+export function listUnsettledInvoicesOfSubscription(
+  tx: TenantTx,
+  subscriptionId: string,
+): Promise<Pick<Invoice, 'id' | 'status' | 'amountDue' | 'amountPaid' | 'attemptCount'>[]> {
   return tx.invoice.findMany({
     where: { subscriptionId, status: { in: ['open', 'uncollectible'] } },
-    select: { id: true, status: true, amountDue: true, amountPaid: true },
+    select: { id: true, status: true, amountDue: true, amountPaid: true, attemptCount: true },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
   });
 }
 

@@ -26,7 +26,17 @@ import { cancelJobs, DeferJob, enqueueJob, enqueueJobs, type NewJob } from '../.
 import { Clock, clockNow } from '../../platform/clock.ts';
 import { recordEvent, previousAttributes } from '../events/index.ts';
 import { invoiceHooks } from './hooks.ts';
-import { chargeInvoice, checkInvoiceTotal, issueInvoice, resumeInvoiceCharge, voidInvoice, type NewLine } from './invoices.ts';
+import {
+  chargeInvoice,
+  checkInvoiceTotal,
+  issueInvoice,
+  lockOpenInvoicesOf,
+  openInvoicesOf,
+  resumeInvoiceCharge,
+  stopCollection,
+  voidInvoice,
+  type NewLine,
+} from './invoices.ts';
 import { periodAt, prorate, type Interval } from './periods.ts';
 import { MAX_TRIAL_DAYS, subscribablePlan } from './plans.ts';
 import * as store from './store.ts';
@@ -321,8 +331,8 @@ export async function cycleSubscription(ctx: Ctx, id: string, periodEnd: number)
     const now = await clockNow({ ...ctx, db: tx });
     if (now.getTime() < periodEnd) return null;
     if (sub.cancelAtPeriodEnd) {
-      await endSubscription(ctx, tx, sub, sub.currentPeriodEnd, true);
-      return null;
+      // The prorations waiting for the next invoice go on a final invoice, charged like any.
+      return (await endSubscription(ctx, tx, sub, sub.currentPeriodEnd, { atPeriodEnd: true })).charges;
     }
     // An automatic resume due by this period end counts first, so the period it starts is billed
     // (docs/billing.md, "Pause"). Its own job is due at the same instant (resumes_at on the
@@ -359,9 +369,9 @@ export async function cycleSubscription(ctx: Ctx, id: string, periodEnd: number)
     }
     await event(ctx, tx, 'subscription.updated', sub, next);
     await enqueueJob(tx, cycleJob(next));
-    return invoice?.status === 'open' ? invoice.id : null;
+    return invoice?.status === 'open' ? [{ invoiceId: invoice.id, attempt: 1 }] : null;
   });
-  if (charge) await chargeInvoice(ctx, charge, 1);
+  for (const c of charge ?? []) await chargeInvoice(ctx, c.invoiceId, c.attempt);
 }
 
 export async function noticeTrialEnd(ctx: Ctx, id: string, trialEnd: number): Promise<void> {
@@ -422,38 +432,96 @@ export async function expireIncomplete(ctx: Ctx, id: string): Promise<void> {
   }
 }
 
-/** → cancelled (final): pending prorations dropped, its jobs cancelled, subscription.cancelled. */
-async function endSubscription(ctx: Ctx, tx: TenantTx, sub: Subscription, at: Date, atPeriodEnd = false): Promise<Subscription> {
+/** A charge to make once the transaction that decided it has committed. */
+interface Charge {
+  invoiceId: string;
+  attempt: number;
+}
+
+/**
+ * → cancelled (final), in the caller's transaction (the subscription locked): its jobs cancelled,
+ * subscription.cancelled, and (docs/billing.md, "Cancel"):
+ * - its open invoices: automatic collection stops (they stay open) — or, with `invoiceNow`, each
+ *   is to be charged once at once (returned in `charges`) and then follows the retry schedule;
+ * - the prorations waiting for the next invoice: at the period end (`atPeriodEnd`) or with
+ *   `invoiceNow` they go on a final invoice (charged like any: it is in `charges` when it is open;
+ *   a credit larger than the charges is carried as any invoice's, and kept); otherwise, as
+ *   Stripe's immediate cancel, they are dropped when they net to a charge and kept (waiting, never
+ *   billed by this subscription again) when they net to a credit owed to the customer.
+ */
+async function endSubscription(
+  ctx: Ctx,
+  tx: TenantTx,
+  sub: Subscription,
+  at: Date,
+  opts: { atPeriodEnd?: boolean; invoiceNow?: boolean } = {},
+): Promise<{ sub: Subscription; charges: Charge[] }> {
+  const charges: Charge[] = [];
+  // Before the final invoice exists: that one is collected as usual.
+  if (opts.invoiceNow) {
+    for (const inv of await openInvoicesOf(tx, sub.id)) charges.push({ invoiceId: inv.id, attempt: inv.attemptCount + 1 });
+  } else {
+    await stopCollection(ctx, tx, sub.id);
+  }
+  let latestInvoiceId = sub.latestInvoiceId;
+  const waiting = await store.sumPendingLines(tx, sub.id);
+  if (waiting !== null) {
+    if (opts.atPeriodEnd || opts.invoiceNow) {
+      const plan = (await store.findPlan(tx, sub.planId))!;
+      const { invoice } = await issueInvoice(ctx, tx, {
+        subscription: sub,
+        currency: plan.currency,
+        reason: opts.atPeriodEnd ? 'subscription_cycle' : 'subscription_update',
+        key: 'final',
+        periodStart: sub.currentPeriodStart,
+        periodEnd: opts.atPeriodEnd ? sub.currentPeriodEnd : at,
+        lines: [],
+        takePending: true,
+      });
+      latestInvoiceId = invoice.id;
+      if (invoice.status === 'open') charges.push({ invoiceId: invoice.id, attempt: 1 });
+    } else if (waiting > 0n) {
+      await store.deletePendingLines(tx, sub.id);
+    }
+  }
   const after = await store.updateSubscription(tx, sub.id, {
     status: 'cancelled',
     cancelledAt: at,
     cancelAt: at,
-    cancelAtPeriodEnd: atPeriodEnd,
+    cancelAtPeriodEnd: opts.atPeriodEnd ?? false,
     pausedAt: null,
     resumesAt: null,
+    latestInvoiceId,
   });
-  await store.deletePendingLines(tx, sub.id);
   await cancelJobs(tx, { ref: sub.id });
   await event(ctx, tx, 'subscription.cancelled', sub, after);
-  return after;
+  return { sub: after, charges };
 }
 
 // ---------------------------------------------------------------- lifecycle actions
 
-/** POST /v1/subscriptions/:id/cancel: now (default) or at the end of the period. */
+/**
+ * POST /v1/subscriptions/:id/cancel: now (default) or at the end of the period. Now: automatic
+ * collection of its open invoices stops, or with `invoice_now` they (and a final invoice of the
+ * waiting prorations) are charged once at once, after the cancel commits.
+ */
 export async function cancelSubscription(ctx: Ctx, id: string, input: SubscriptionCancelInput = {}): Promise<Subscription> {
   const data = parse(subscriptionCancel, input);
-  return inTransaction(ctx.db, async (tx) => {
+  const r = await inTransaction(ctx.db, async (tx) => {
+    if (!data.cancel_at_period_end) await lockOpenInvoicesOf(ctx, tx, id);
     const sub = await lockSubscription(ctx, tx, id);
     notCancelled(sub);
     if (data.cancel_at_period_end) {
-      if (sub.cancelAtPeriodEnd) return sub;
+      if (sub.cancelAtPeriodEnd) return { sub, charges: [] };
       const after = await store.updateSubscription(tx, id, { cancelAtPeriodEnd: true, cancelAt: sub.currentPeriodEnd });
       await event(ctx, tx, 'subscription.updated', sub, after);
-      return after;
+      return { sub: after, charges: [] };
     }
-    return endSubscription(ctx, tx, sub, await clockNow({ ...ctx, db: tx }));
+    return endSubscription(ctx, tx, sub, await clockNow({ ...ctx, db: tx }), { invoiceNow: data.invoice_now === true });
   });
+  if (r.charges.length === 0) return r.sub;
+  for (const c of r.charges) await chargeInvoice(ctx, c.invoiceId, c.attempt);
+  return getSubscription(ctx, id);
 }
 
 /** Cancels every subscription of a customer being deleted, in the deletion's transaction. */

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "invoices" ADD COLUMN     "auto_advance" BOOLEAN NOT NULL DEFAULT true;

@@ -26,6 +26,23 @@ describe('the clock rule', () => {
     expect(billingTime('live', 0, at, real).getTime()).toBe(at.getTime());
   });
 
+  it('billingTime: a parked test clock stands at its park end plus the offset until real time reaches it, then runs on from there', () => {
+    const real = Date.parse('2030-01-01T00:00:00.000Z');
+    const until = new Date(real + 10_000);
+    const standing = until.getTime() + 5 * DAY_MS;
+    expect(billingTime('test', 5 * DAY_MS, undefined, real, until).getTime()).toBe(standing);
+    expect(billingTime('test', 5 * DAY_MS, undefined, real + 9_999, until).getTime()).toBe(standing);
+    expect(billingTime('test', 5 * DAY_MS, undefined, real + 10_500, until).getTime()).toBe(standing + 500); // on from there, no jump
+    expect(billingTime('test', 5 * DAY_MS, undefined, real, null).getTime()).toBe(real + 5 * DAY_MS);
+    expect(billingTime('live', 0, undefined, real, until).getTime()).toBe(real);
+    // A clock that learnt a park reads the same.
+    const clock = new Clock(test);
+    clock.learn(5 * DAY_MS - 60_000, new Date(Date.now() + 60_000));
+    const a = clock.peek()!.getTime();
+    expect(Math.abs(a - (Date.now() + 5 * DAY_MS))).toBeLessThan(1000);
+    expect(clock.peek()!.getTime()).toBe(a); // standing still
+  });
+
   it('a live merchant: real time, never a read', async () => {
     const db = fakeDb(30 * DAY_MS);
     const clock = new Clock(live);
@@ -198,6 +215,21 @@ describe('records made by clock-driven work carry billing time', () => {
     const at = new Date('2031-06-01T12:00:00.123Z');
     const [j] = await q(api.creds.merchant_id, at);
     expect(j!.at.toISOString()).toBe(at.toISOString());
+    // A parked clock (an unfinished advance): it stands at clock_parked_until + offset, in SQL as in
+    // JavaScript, and the test clock's GET reads the same.
+    await app.services.db.prisma.$executeRawUnsafe(
+      `UPDATE merchants SET clock_parked_until = date_trunc('milliseconds', now()) + interval '1 minute', clock_offset_ms = 3 * 86400000 WHERE id = $1`,
+      api.creds.merchant_id,
+    );
+    const [row] = await app.services.db.prisma.$queryRawUnsafe<{ until: Date }[]>(`SELECT clock_parked_until AS until FROM merchants WHERE id = $1`, api.creds.merchant_id);
+    const until = row!.until;
+    const standing = new Date(until.getTime() + 3 * DAY_MS).toISOString();
+    const [p1] = await q(api.creds.merchant_id, null);
+    expect(p1!.at.toISOString()).toBe(standing);
+    expect(billingTime('test', 3 * DAY_MS, undefined, Date.now(), until).toISOString()).toBe(standing);
+    expect((await api.get('/v1/test-helpers/clock')).body.now).toBe(standing);
+    const [p2] = await q(api.creds.merchant_id, null);
+    expect(p2!.at.toISOString()).toBe(standing);
   });
 });
 

@@ -32,7 +32,7 @@ builder.mutationField('advanceTestClock', (t) =>
   t.field({
     type: TestClock,
     description:
-      'Test mode only: moves the clock forward and runs every piece of work that became due, in due order. More work than fits in two minutes: StateError clock_advance_incomplete, the clock moved part-way; repeat with `to`. Advances of one merchant run one at a time: another one running (after a wait) is StateError clock_advance_in_progress.',
+      'Test mode only: moves the clock forward and runs every piece of work that became due, in due order. More work than fits in two minutes: StateError clock_advance_incomplete, the clock moved part-way and stands still there (up to 30 s) until the advance is repeated with `to`. Advances of one merchant run one at a time: another one running (after a wait) is StateError clock_advance_in_progress.',
     errors: {
       types: [...new Set([...COMMON_ERRORS, ValidationError, NotFoundError, StateError])],
       dataField: { name: 'clock' },

@@ -8,6 +8,13 @@
 // just before the first job it did not run, and answers 409 clock_advance_incomplete saying so:
 // the same request with `to` carries on from there. The clock never passes work that has not run.
 //
+// While an advance is unfinished the merchant's clock is parked (merchants.clock_parked_until):
+// while it runs, at the time it started from; after a 409 clock_advance_incomplete, at its stop
+// point until the repeat takes it over (PARK_MS at most, then it runs on from there). The work the
+// advance is to run at its own due times is therefore never due to the background worker, which
+// would run it late (issue 23, defect 4: the clock used to tick on from the stop point, 1 ms
+// before the next renewal, and the worker ran that renewal 50–100 ms late, at the time of its claim).
+//
 // One advance per merchant at a time, across processes (issue 21: concurrent advances left
 // renewals unpaid, and 100 parallel advances slowed every merchant down). An advance first takes
 // its merchant's turn in this process (the others wait in line, at most MAX_WAITING of them, up to
@@ -30,13 +37,14 @@ import {
   type ClockAdvanceInput,
 } from '../domain/clock/index.ts';
 import type { Ctx, Runtime } from '../platform/context.ts';
-import { readClock } from '../platform/clock.ts';
 import { StateError } from '../platform/errors.ts';
 import type { Logger } from '../platform/logger.ts';
 import { earliestDue, runDueJobsFor } from './runner.ts';
 
 /** How long an advance's lease lasts unless renewed (it is renewed every third of this while the advance runs). */
 export const ADVANCE_LEASE_MS = 30_000;
+/** How long the clock stays parked at the stop point of an advance that stopped part-way, for its repeat (Runtime.clockParkMs). */
+export const PARK_MS = 30_000;
 /** Advances of one merchant that may wait in one process behind the running one; more are refused at once. */
 export const MAX_WAITING = 16;
 /** How often an advance waiting for another process's lease looks again. */
@@ -94,6 +102,8 @@ function passTurn(merchantId: string): void {
 class AdvanceLease {
   /** Set when a renewal found the lease taken over (it had run out): the advance must stop. */
   lost = false;
+  /** Set when the advance stopped part-way and parked the clock at its stop point: the release leaves it parked. */
+  keepParked = false;
   private readonly timer: NodeJS.Timeout;
 
   private constructor(
@@ -133,8 +143,8 @@ class AdvanceLease {
   async release(): Promise<void> {
     clearInterval(this.timer);
     if (this.lost) return;
-    await releaseAdvanceLease(this.runtime.prisma, this.merchantId, this.token).catch((err: unknown) =>
-      // It runs out by itself within ADVANCE_LEASE_MS.
+    await releaseAdvanceLease(this.runtime.prisma, this.merchantId, this.token, { keepParked: this.keepParked }).catch((err: unknown) =>
+      // It runs out by itself within ADVANCE_LEASE_MS, and the clock's park with it.
       this.log.warn({ merchant_id: this.merchantId, err: err instanceof Error ? err.message : String(err) }, 'clock advance lease release failed'),
     );
   }
@@ -173,17 +183,18 @@ async function advanceHoldingLease(ctx: Ctx, target: Date, lease: AdvanceLease, 
     stop: () => lease.lost,
   });
   if (lease.lost) throw inProgress(`This advance ran ${ran} due jobs, then lost its hold on the clock to another advance and stopped; the clock was not moved by it.`);
-  if (complete) {
-    if (await setClock(ctx, target)) return target;
-    // An advance that ran before this one went further: the clock is already past the target.
-    return readClock(runtime.prisma, merchant);
-  }
+  // The clock runs on from the target (or from where an advance that went further left it).
+  if (complete) return setClock(ctx, target);
   const next = await earliestDue(runtime, merchant.id, target);
   const reached = next ? new Date(next.getTime() - 1) : target;
-  if (reached.getTime() > (await readClock(runtime.prisma, merchant)).getTime()) await setClock(ctx, reached);
+  // Parked at the stop point (or where it stands, if that is later): the jobs due just after it
+  // are not due to the background worker, and the repeat runs each at its own time.
+  const parkMs = runtime.clockParkMs ?? PARK_MS;
+  const stopped = await setClock(ctx, reached, { parkMs });
+  lease.keepParked = true;
   throw new StateError(
     'clock_advance_incomplete',
-    `The advance ran ${ran} due jobs and stopped at ${reached.toISOString()} before reaching ${target.toISOString()} (too much work for one request). Repeat it with {"to": "${target.toISOString()}"} to carry on.`,
+    `The advance ran ${ran} due jobs and stopped at ${stopped.toISOString()} before reaching ${target.toISOString()} (too much work for one request). Repeat it with {"to": "${target.toISOString()}"} to carry on; the clock stands still at ${stopped.toISOString()} until then (for ${parkMs / 1000} s at most, then it runs on from there).`,
     null,
   );
 }

@@ -27,7 +27,7 @@ const DEFAULT_RETRIES = [5_000, 30_000, 300_000];
  * whatever the merchants' backlogs and clocks (one statement: claimJobRows, src/platform/jobs.store.ts),
  * in due order.
  */
-export async function claimDueJobs(prisma: PrismaClient, opts: ClaimOptions): Promise<(JobRow & { mode: 'test' | 'live'; clockOffsetMs?: bigint })[]> {
+export async function claimDueJobs(prisma: PrismaClient, opts: ClaimOptions): Promise<(JobRow & { mode: 'test' | 'live'; clockOffsetMs?: bigint; clockParkedUntil?: Date | null })[]> {
   if (opts.kinds.length === 0 || opts.limit <= 0) return [];
   const rows = await claimJobRows(prisma, opts);
   return rows
@@ -40,6 +40,7 @@ export async function claimDueJobs(prisma: PrismaClient, opts: ClaimOptions): Pr
       attempts: r.attempts,
       mode: (r.mode === 'live' ? 'live' : 'test') as 'test' | 'live',
       clockOffsetMs: r.clockOffsetMs,
+      clockParkedUntil: r.clockParkedUntil,
     }))
     .sort((a, b) => a.runAt.getTime() - b.runAt.getTime() || (a.id < b.id ? -1 : 1));
 }
@@ -55,7 +56,7 @@ function markDone(runtime: Runtime, job: JobRow) {
 export async function runJob(
   runtime: Runtime,
   log: Logger,
-  job: JobRow & { mode: 'test' | 'live'; clockOffsetMs?: bigint },
+  job: JobRow & { mode: 'test' | 'live'; clockOffsetMs?: bigint; clockParkedUntil?: Date | null },
   simulatedNow?: Date,
 ): Promise<'done' | 'retry' | 'failed' | 'deferred'> {
   const { prisma, jobs: registry } = runtime;
@@ -65,7 +66,7 @@ export async function runJob(
   // The claim read the merchant's clock offset with the job: no query for the time.
   // Inside a job the clock is frozen at the time it runs at: its due time when a clock advance runs
   // it, the clock's now at the claim otherwise.
-  const now = simulatedNow ?? (job.clockOffsetMs !== undefined ? billingTime(job.mode, job.clockOffsetMs) : await readClock(prisma, merchant));
+  const now = simulatedNow ?? (job.clockOffsetMs !== undefined ? billingTime(job.mode, job.clockOffsetMs, undefined, Date.now(), job.clockParkedUntil) : await readClock(prisma, merchant));
   try {
     if (!def) throw new Error(`no handler for job kind ${job.kind}`);
     const ctx = { merchant, db: forMerchant(prisma, job.merchantId), requestId: `job_${job.id}`, log: jlog, runtime, clock: Clock.frozen(merchant, now) };

@@ -2,8 +2,12 @@
 // "Which clock each column uses").
 //
 // - live merchant: real time;
-// - test merchant: real time plus its test clock's offset (merchants.clock_offset_ms, which only
-//   moves forward: POST /v1/test-helpers/clock/advance);
+// - test merchant: real time plus its test clock's offset (merchants.clock_offset_ms; the clock only
+//   moves forward: POST /v1/test-helpers/clock/advance) — except while the clock is parked
+//   (merchants.clock_parked_until, a real time): then it stands still at clock_parked_until + offset,
+//   and afterwards runs on from there. An advance parks it while it runs, and at its stop point when
+//   it stops part-way (409 clock_advance_incomplete) until it is repeated, so that nothing the
+//   advance still has to run at its own time becomes due meanwhile (docs/jobs.md);
 // - inside a job: the time the job runs at — its due time when a clock advance runs it, the clock's
 //   now when it was claimed otherwise — frozen for the whole job.
 //
@@ -15,7 +19,7 @@
 //
 // It lives in platform because Ctx carries it (and the job runner makes it); the test clock's own
 // rules (advancing, its lease) are domain/clock.
-import { findClockOffset, type OffsetReader } from './clock.store.ts';
+import { findClockOffset, type ClockState, type OffsetReader } from './clock.store.ts';
 
 export interface ClockMerchant {
   id: string;
@@ -23,10 +27,17 @@ export interface ClockMerchant {
 }
 
 /** The rule, given what it depends on (unit-tested; everything else goes through Clock). */
-export function billingTime(mode: 'test' | 'live', offsetMs: bigint | number | null | undefined, at?: Date, realNow = Date.now()): Date {
+export function billingTime(
+  mode: 'test' | 'live',
+  offsetMs: bigint | number | null | undefined,
+  at?: Date,
+  realNow = Date.now(),
+  /** a parked test clock stands at parkedUntil + offset until real time reaches parkedUntil */
+  parkedUntil?: Date | null,
+): Date {
   if (at) return new Date(at.getTime());
   if (mode !== 'test') return new Date(realNow);
-  return new Date(realNow + Number(offsetMs ?? 0));
+  return new Date(Math.max(realNow, parkedUntil?.getTime() ?? -Infinity) + Number(offsetMs ?? 0));
 }
 
 // The rule in SQL (`billingNowSql`) is in clock.store.ts, with the clock's statement.
@@ -34,6 +45,7 @@ export { billingNowSql } from './clock.store.ts';
 
 export class Clock {
   private offsetMs: number | undefined;
+  private parkedUntil: Date | null = null;
 
   constructor(
     readonly merchant: ClockMerchant,
@@ -54,7 +66,7 @@ export class Clock {
    */
   peek(): Date | null {
     if (this.at) return new Date(this.at.getTime());
-    return this.offsetMs === undefined ? null : billingTime(this.merchant.mode, this.offsetMs);
+    return this.offsetMs === undefined ? null : billingTime(this.merchant.mode, this.offsetMs, undefined, Date.now(), this.parkedUntil);
   }
 
   /**
@@ -65,13 +77,15 @@ export class Clock {
     const known = this.peek();
     if (known) return known;
     const m = await findClockOffset(db, this.merchant.id);
-    this.offsetMs = Number(m?.clockOffsetMs ?? 0);
-    return billingTime(this.merchant.mode, this.offsetMs);
+    this.learn(m?.clockOffsetMs ?? 0, m?.clockParkedUntil);
+    return this.peek()!;
   }
 
-  /** The offset a statement read anyway (e.g. with the wallet's lock), or the one an advance just set. */
-  learn(offsetMs: bigint | number): void {
-    if (this.merchant.mode === 'test') this.offsetMs = Number(offsetMs);
+  /** The offset (and park) a statement read anyway (e.g. with the wallet's lock), or the ones an advance just set. */
+  learn(offsetMs: bigint | number, parkedUntil?: ClockState['clockParkedUntil']): void {
+    if (this.merchant.mode !== 'test') return;
+    this.offsetMs = Number(offsetMs);
+    this.parkedUntil = parkedUntil ?? null;
   }
 }
 

@@ -31,6 +31,8 @@ export interface Runtime {
   processorTimeoutMs?: number;
   /** How long one clock advance may run due work before it stops part-way (default 2 minutes). */
   clockAdvanceBudgetMs?: number;
+  /** How long the clock stays parked at the stop point of an advance that stopped part-way, waiting for its repeat (default 30 s). */
+  clockParkMs?: number;
 }
 
 /**

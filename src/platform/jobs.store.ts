@@ -49,10 +49,11 @@ export interface JobRow {
   attempts: number;
 }
 
-/** A claimed job's row with its merchant's mode and clock offset (read with it). */
+/** A claimed job's row with its merchant's mode and clock (offset and park, read with it). */
 export interface ClaimedRow extends JobRow {
   mode: string;
   clockOffsetMs: bigint;
+  clockParkedUntil: Date | null;
 }
 
 export interface ClaimOptions {
@@ -105,7 +106,7 @@ export function claimStatement(opts: ClaimOptions): { text: string; params: unkn
     ), busy AS (
       SELECT b.merchant_id, b.n FROM unnest((SELECT ${$(inFlight.map(([id]) => id))}::text[]), (SELECT ${$(inFlight.map(([, n]) => n))}::int[])) AS b(merchant_id, n)
     ), ready AS (
-      SELECT p.kind, p.merchant_id, m.mode, m.clock_offset_ms, d.due_at
+      SELECT p.kind, p.merchant_id, m.mode, m.clock_offset_ms, m.clock_parked_until, d.due_at
       FROM pairs p JOIN merchants m ON m.id = p.merchant_id
         CROSS JOIN LATERAL (SELECT coalesce(${$(opts.asOf ?? null)}::timestamptz, ${billingNowSql('m')}) AS due_at) d
       WHERE p.run_at <= d.due_at
@@ -114,7 +115,7 @@ export function claimStatement(opts: ClaimOptions): { text: string; params: unkn
         ${concurrency}::int IS NOT NULL AS keep
       FROM (SELECT merchant_id FROM ready UNION SELECT merchant_id FROM busy) w
     ), cand AS (
-      SELECT c.id, c.run_at, r.merchant_id, r.mode, r.clock_offset_ms, coalesce(b.n, 0) AS n
+      SELECT c.id, c.run_at, r.merchant_id, r.mode, r.clock_offset_ms, r.clock_parked_until, coalesce(b.n, 0) AS n
       FROM ready r CROSS JOIN share LEFT JOIN busy b ON b.merchant_id = r.merchant_id
       CROSS JOIN LATERAL (
         SELECT j.id, j.run_at FROM jobs j
@@ -129,14 +130,14 @@ export function claimStatement(opts: ClaimOptions): { text: string; params: unkn
     ), ranked AS (
       SELECT leveled.*, row_number() OVER (ORDER BY leveled.lvl, leveled.id) AS k FROM leveled
     ), picked AS (
-      SELECT ranked.id, ranked.mode, ranked.clock_offset_ms FROM ranked CROSS JOIN share
+      SELECT ranked.id, ranked.mode, ranked.clock_offset_ms, ranked.clock_parked_until FROM ranked CROSS JOIN share
       WHERE ranked.lvl <= share.s
         AND ranked.k <= ${limit}::int - CASE WHEN share.keep AND ranked.lvl > 1 THEN share.s ELSE 0 END
     )
     UPDATE jobs SET status = 'running', locked_until = now() + make_interval(secs => ${$((opts.leaseMs ?? DEFAULT_LEASE_MS) / 1000)}::float8),
       attempts = jobs.attempts + 1, updated_at = now()
     FROM picked WHERE jobs.id = picked.id
-    RETURNING jobs.id, jobs.merchant_id, jobs.kind, jobs.payload, jobs.run_at, jobs.attempts, picked.mode, picked.clock_offset_ms`;
+    RETURNING jobs.id, jobs.merchant_id, jobs.kind, jobs.payload, jobs.run_at, jobs.attempts, picked.mode, picked.clock_offset_ms, picked.clock_parked_until`;
   return { text, params };
 }
 
@@ -148,7 +149,8 @@ export function claimStatement(opts: ClaimOptions): { text: string; params: unkn
  *  1. the (kind, merchant) pairs with unfinished jobs, by a skip scan of the partial index on
  *     (kind, merchant_id, run_at, id) of pending and running jobs: one probe per pair, each giving
  *     the pair's earliest job; a merchant has due work when that job is due on its own clock
- *     (`run_at <= now() + its clock offset`, or `asOf`);
+ *     (`run_at <= now() + its clock offset`, or `asOf`; a parked clock stands still, so what an
+ *     unfinished clock advance still has to run is not due: billingNowSql);
  *  2. the share: the merchants with due work or jobs in flight here are `n`, a merchant's share is
  *     min(perMerchant, max(1, floor(concurrency / (n + 1)))) — it shrinks as more merchants wait,
  *     and n shares leave one free for the next merchant;

@@ -8,7 +8,7 @@ import type { PrismaClient } from '../../platform/db/index.ts';
 import { NotFoundError, ValidationError } from '../../platform/errors.ts';
 import { parse, z, timestamp } from '../../platform/validation.ts';
 import { clockOf, readClock } from '../../platform/clock.ts';
-import { clearAdvanceLease, moveClockOffsetForward, renewAdvanceLeaseRow, takeAdvanceLeaseRow } from './store.ts';
+import { clearAdvanceLease, placeClockRow, renewAdvanceLeaseRow, takeAdvanceLeaseRow } from './store.ts';
 
 export interface ClockOwner {
   id: string;
@@ -72,16 +72,18 @@ export async function advanceTarget(prisma: PrismaClient, merchant: ClockOwner, 
 }
 
 /**
- * Sets the clock to `target` (never backwards: an earlier advance that went further wins), in its
- * own transaction on the request's client (so an idempotency key counts it as a committed step).
- * False when the clock was already at or past `target` (nothing changed).
+ * Sets the clock to `target` (never backwards: an earlier advance that went further wins, and the
+ * clock stays where it stands) and lets it run on from there — or, with `parkMs`, parks it there
+ * for that long (an advance that stopped part-way, until it is repeated). In its own transaction on
+ * the request's client (so an idempotency key counts it as a committed step). Returns the clock's
+ * time: `target`, or where it stood when that was later.
  */
-export async function setClock(ctx: Ctx, target: Date): Promise<boolean> {
-  const offset = BigInt(target.getTime() - Date.now());
-  const count = await inTransaction(ctx.db, (tx) => moveClockOffsetForward(tx, ctx.merchant.id, offset));
+export async function setClock(ctx: Ctx, target: Date, opts: { parkMs?: number } = {}): Promise<Date> {
+  const row = await inTransaction(ctx.db, (tx) => placeClockRow(tx, ctx.merchant.id, target, opts.parkMs ?? null));
+  if (!row) return readClock(ctx.runtime.prisma, ctx.merchant);
   // The request's own clock reads the new time from here on.
-  if (count > 0) clockOf(ctx).learn(offset);
-  return count > 0;
+  clockOf(ctx).learn(row.clockOffsetMs, row.clockParkedUntil);
+  return row.now;
 }
 
 export function clockToJSON(now: Date) {
@@ -89,21 +91,28 @@ export function clockToJSON(now: Date) {
 }
 
 // ---- the lease that makes clock advances of one merchant run one at a time across processes
-// (merchants.clock_advance_token / clock_advance_lease_until; src/jobs/clock-advance.ts holds it)
+// (merchants.clock_advance_token / clock_advance_lease_until; src/jobs/clock-advance.ts holds it).
+// The clock is parked while the lease is held (merchants.clock_parked_until, with the lease): the
+// advance runs the work due by its target, each job at its own due time, while the clock stands
+// at the time it started from, so none of that work becomes due to the background worker (which
+// would run it late, with the clock of its claim).
 
-/** Takes the merchant's advance lease for `leaseMs` when nobody holds it or its holder's has run out; false otherwise. */
+/** Takes the merchant's advance lease for `leaseMs` when nobody holds it or its holder's has run out, parking the clock where it stands; false otherwise. */
 export async function takeAdvanceLease(prisma: PrismaClient, merchantId: string, token: string, leaseMs: number): Promise<boolean> {
   const rows = await takeAdvanceLeaseRow(prisma, merchantId, token, leaseMs / 1000);
   return rows.length === 1;
 }
 
-/** Extends the lease `token` holds by `leaseMs`; false when it is not held by `token` any more (it ran out and was taken over). */
+/** Extends the lease `token` holds by `leaseMs` (and the clock's park); false when it is not held by `token` any more (it ran out and was taken over). */
 export async function renewAdvanceLease(prisma: PrismaClient, merchantId: string, token: string, leaseMs: number): Promise<boolean> {
   const rows = await renewAdvanceLeaseRow(prisma, merchantId, token, leaseMs / 1000);
   return rows.length === 1;
 }
 
-/** Gives the lease back, if `token` still holds it. */
-export async function releaseAdvanceLease(prisma: PrismaClient, merchantId: string, token: string): Promise<void> {
-  await clearAdvanceLease(prisma, merchantId, token);
+/**
+ * Gives the lease back, if `token` still holds it, and lets the clock run on from where it stands;
+ * with `keepParked` the clock stays parked as setClock left it (at an incomplete advance's stop point).
+ */
+export async function releaseAdvanceLease(prisma: PrismaClient, merchantId: string, token: string, opts: { keepParked?: boolean } = {}): Promise<void> {
+  await clearAdvanceLease(prisma, merchantId, token, opts.keepParked ?? false);
 }

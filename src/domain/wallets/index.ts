@@ -243,7 +243,7 @@ async function lockForMovement(ctx: Ctx, tx: RawTx, id: string, reference: strin
 /** The billing clock's now, from the offset read with the wallet's lock (one round trip fewer). */
 function movementNow(ctx: Ctx, locked: LockedForMovement): Date {
   const clock = clockOf(ctx);
-  clock.learn(locked.clockOffsetMs);
+  clock.learn(locked.clockOffsetMs, locked.clockParkedUntil);
   return clock.peek()!;
 }
 

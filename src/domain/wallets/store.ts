@@ -54,18 +54,19 @@ export interface LockedForMovement {
   status: string;
   currency: string;
   clockOffsetMs: bigint;
+  clockParkedUntil: Date | null;
   priorId: string | null;
   hasGrants: boolean;
 }
 
 /**
  * The hot path's one round trip: locks the wallet row and reads, with it, what a movement needs
- * (balance, status, the merchant's clock offset, a transaction already holding the reference, and
+ * (balance, status, the merchant's clock offset and park, a transaction already holding the reference, and
  * whether any grant is open — the grants themselves are read only then).
  */
 export async function lockWalletForDebit(tx: RawTx, merchantId: string, id: string, reference: string): Promise<LockedForMovement | undefined> {
   const [row] = await merchantSql(tx.raw, merchantId)<LockedForMovement>(
-    `SELECT w.id, w.balance, w.status, w.currency, m.clock_offset_ms, t.id AS prior_id,
+    `SELECT w.id, w.balance, w.status, w.currency, m.clock_offset_ms, m.clock_parked_until, t.id AS prior_id,
        EXISTS (SELECT 1 FROM wallet_grants g WHERE g.wallet_id = w.id AND g.expired_at IS NULL) AS has_grants
      FROM wallets w
      JOIN merchants m ON m.id = w.merchant_id

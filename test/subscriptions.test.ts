@@ -779,4 +779,25 @@ describe('cancelling: collection of open invoices and the waiting prorations', (
     expect((await waiting(down.id)).map((l) => Number(l.amount)).sort()).toEqual([-1000, 100]);
     await m.nothingMore();
   });
+
+  it('invoice_now with an Idempotency-Key charges the card for real after the cancel commits, and a replay charges nothing more', async () => {
+    const m = await merchant();
+    const { customer } = await customerWithCard(m);
+    const basic = await plan(m, { name: 'Basic', amount: 3000, interval: 'day', interval_count: 30 });
+    const pro = await plan(m, { name: 'Pro', amount: 9000, interval: 'day', interval_count: 30 });
+    const sub = (await m.api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: basic.id })).body;
+    await m.advance({ seconds: 20 * DAY });
+    expect((await m.api.patch(`/v1/subscriptions/${sub.id}`, { plan_id: pro.id })).status).toBe(200);
+    await m.events();
+    const key = { 'Idempotency-Key': `cancel-${sub.id}` };
+    const first = await m.api.post(`/v1/subscriptions/${sub.id}/cancel`, { invoice_now: true }, key);
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    expect(await m.events()).toEqual(sorted('subscription.cancelled', 'invoice.created', 'invoice.finalized', 'payment.created', 'payment.succeeded', 'invoice.paid'));
+    const final = (await m.api.get(`/v1/invoices/${first.body.latest_invoice_id}`)).body;
+    expect(final).toMatchObject({ status: 'paid', total: 2000 });
+    expect((await m.api.get(`/v1/payments/${final.payment_id}`)).body.status).toBe('succeeded');
+    const again = await m.api.post(`/v1/subscriptions/${sub.id}/cancel`, { invoice_now: true }, key);
+    expect([again.status, again.body]).toEqual([200, first.body]);
+    await m.nothingMore();
+  });
 });

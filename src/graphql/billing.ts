@@ -354,7 +354,7 @@ builder.mutationFields((t) => ({
     errors: { types: SUB_ERRORS, dataField: { name: 'subscription' }, result: { name: 'CancelSubscriptionSuccess' }, union: { name: 'CancelSubscriptionResult' } },
     args: { input: t.arg({ type: CancelSubscriptionInput, required: true }) },
     resolve: (_, { input }, gctx) =>
-      mutate(gctx, 'cancelSubscription', input, (ctx, { id, ...fields }) => subs.cancelSubscription(ctx, id, domainInput(schema.subscriptionCancel, fields))),
+      mutate(gctx, 'cancelSubscription', input, (ctx, { id, ...fields }) => subs.cancelSubscription(ctx, id, domainInput(schema.subscriptionCancel, fields)), PHASED),
   }),
   reactivateSubscription: t.field({
     type: Subscription,

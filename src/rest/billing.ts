@@ -70,6 +70,8 @@ export const billingRoutes = [
     method: 'post', path: '/v1/subscriptions/{id}/cancel', operationId: 'cancelSubscription', tag: subTag, summary: 'Cancel now, or at the end of the period',
     params: idParam, body: schema.subscriptionCancel,
     response: { status: 200, description: 'The subscription: cancelled, or set to cancel at period end.', schema: subscriptionObject },
+    // invoice_now charges after the cancel commits: a retry with the key finishes those charges.
+    phased: true,
     handler: async (ctx, { params, body }) => subs.subscriptionToJSON(await subs.cancelSubscription(ctx, params.id, body)),
   }),
   route({

@@ -507,17 +507,28 @@ async function endSubscription(
  */
 export async function cancelSubscription(ctx: Ctx, id: string, input: SubscriptionCancelInput = {}): Promise<Subscription> {
   const data = parse(subscriptionCancel, input);
+  // A retry of an interrupted request with the same idempotency key: the cancel committed; the
+  // invoice_now charges it decided on are made or finished (same attempts, same processor keys).
+  const resumed = ctx.idempotency?.resumed;
+  if (resumed?.subscription_id === id && typeof resumed.cancel_charges === 'string') {
+    for (const c of JSON.parse(resumed.cancel_charges) as Charge[]) await resumeInvoiceCharge(ctx, c.invoiceId, c.attempt);
+    return getSubscription(ctx, id);
+  }
   const r = await inTransaction(ctx.db, async (tx) => {
     if (!data.cancel_at_period_end) await lockOpenInvoicesOf(ctx, tx, id);
     const sub = await lockSubscription(ctx, tx, id);
     notCancelled(sub);
     if (data.cancel_at_period_end) {
+      ctx.idempotency?.checkpoint({ subscription_id: id, cancel_charges: '[]' });
       if (sub.cancelAtPeriodEnd) return { sub, charges: [] };
       const after = await store.updateSubscription(tx, id, { cancelAtPeriodEnd: true, cancelAt: sub.currentPeriodEnd });
       await event(ctx, tx, 'subscription.updated', sub, after);
       return { sub: after, charges: [] };
     }
-    return endSubscription(ctx, tx, sub, await clockNow({ ...ctx, db: tx }), { invoiceNow: data.invoice_now === true });
+    const ended = await endSubscription(ctx, tx, sub, await clockNow({ ...ctx, db: tx }), { invoiceNow: data.invoice_now === true });
+    // The charges are made after this commits (never inside a transaction): the recovery point names them.
+    ctx.idempotency?.checkpoint({ subscription_id: id, cancel_charges: JSON.stringify(ended.charges) });
+    return ended;
   });
   if (r.charges.length === 0) return r.sub;
   for (const c of r.charges) await chargeInvoice(ctx, c.invoiceId, c.attempt);

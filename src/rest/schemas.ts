@@ -26,7 +26,7 @@ export const errorObject = z
       param: z.string().nullable().meta({ example: 'email' }),
       request_id: z.string().meta({ example: 'req_0123456789abcdefGHIJKL' }),
       balance: z.number().int().optional().meta({ description: 'With insufficient_balance (402): the balance that was available.' }),
-      invoice_id: z.string().optional().meta({ description: 'With card_error (402, POST /v1/invoices/{id}/pay): the invoice whose charge failed.' }),
+      invoice_id: z.string().optional().meta({ example: 'in_0123456789abcdefGHIJKL', description: 'With card_error (402, POST /v1/invoices/{id}/pay): the invoice whose charge failed.' }),
       last_payment_error: paymentErrorObject.optional().meta({ description: "With card_error (402): the invoice's last_payment_error (the same code and message)." }),
     }),
   })

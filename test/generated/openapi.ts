@@ -984,7 +984,10 @@ export interface components {
                 balance?: number;
                 /** @example parameter_missing */
                 code: string;
-                /** @description With card_error (402, POST /v1/invoices/{id}/pay): the invoice whose charge failed. */
+                /**
+                 * @description With card_error (402, POST /v1/invoices/{id}/pay): the invoice whose charge failed.
+                 * @example in_0123456789abcdefGHIJKL
+                 */
                 invoice_id?: string;
                 /** @description With card_error (402): the invoice's last_payment_error (the same code and message). */
                 last_payment_error?: components["schemas"]["PaymentError"];

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './helpers/app.ts';
+import { injectProcessor } from './helpers/processor.ts';
 
 let app: TestApp;
 
@@ -209,6 +210,45 @@ describe('POST /v1/invoices/:id/pay', () => {
     expect(await payments()).toBe(before + 2);
     const succeeded = (await m.api.get(`/v1/payments?customer_id=${customer.id}&status=succeeded`)).body.data;
     expect(succeeded).toHaveLength(1);
+  });
+});
+
+describe('one charge in flight per invoice', () => {
+  it('while a pay is at the processor, another pay (and a void) is 409 invoice_payment_in_progress; the first pays, charged once', async () => {
+    const t = await startApp();
+    const fake = injectProcessor(t);
+    try {
+      const api = await t.merchant();
+      const c = (await api.post('/v1/customers', { email: `f${Math.random()}@example.com` })).body;
+      const card = async (number: string) => {
+        const si = (await api.post('/v1/setup-intents', { customer_id: c.id })).body;
+        return (await api.post(`/v1/test-helpers/setup-intents/${si.id}/complete`, { card_number: number })).body.payment_method_id as string;
+      };
+      await card(NSF);
+      const plan = (await api.post('/v1/plans', { name: 'Pro', amount: 2900, currency: 'USD', interval: 'month' })).body;
+      const sub = (await api.post('/v1/subscriptions', { customer_id: c.id, plan_id: plan.id })).body;
+      expect(sub.status).toBe('incomplete');
+      const good = await card(GOOD);
+      const before = fake.charges.length;
+      fake.hold();
+      const atProcessor = fake.called();
+      const paying = api.post(`/v1/invoices/${sub.latest_invoice_id}/pay`, { payment_method_id: good });
+      await atProcessor;
+      const second = await api.post(`/v1/invoices/${sub.latest_invoice_id}/pay`, { payment_method_id: good });
+      expect(second.status).toBe(409);
+      expect(second.body.error.code).toBe('invoice_payment_in_progress');
+      const voiding = await api.post(`/v1/invoices/${sub.latest_invoice_id}/void`);
+      expect(voiding.status).toBe(409);
+      fake.release();
+      const first = await paying;
+      expect(first.status, JSON.stringify(first.body)).toBe(200);
+      expect(first.body.status).toBe('paid');
+      expect(fake.charges.length - before).toBe(1);
+      expect((await api.get(`/v1/subscriptions/${sub.id}`)).body.status).toBe('active');
+    } finally {
+      fake.release();
+      await t.close();
+    }
   });
 });
 

@@ -160,6 +160,25 @@ describe('POST /v1/invoices/:id/pay', () => {
     expect((await m.api.get(`/v1/subscriptions/${sub.id}`)).body.status).toBe('active');
   });
 
+  it('a cancelled subscription’s open invoice (automatic collection stopped) is still paid by hand; a decline schedules no retry', async () => {
+    const m = await merchant();
+    const { customer, bad, sub, inv } = await m.pastDue();
+    expect((await m.api.post(`/v1/subscriptions/${sub.id}/cancel`, {})).status).toBe(200);
+    expect((await m.api.get(`/v1/invoices/${inv.id}`)).body).toMatchObject({ status: 'open', next_payment_attempt: null });
+    await m.events();
+    const d = await m.api.post(`/v1/invoices/${inv.id}/pay`, { payment_method_id: bad });
+    expect(d.status).toBe(402);
+    expect(await m.events()).toEqual(sorted('payment.cancelled', 'payment.created', 'payment.failed', 'invoice.payment_failed'));
+    expect((await m.api.get(`/v1/invoices/${inv.id}`)).body).toMatchObject({ status: 'open', attempt_count: 1, next_payment_attempt: null });
+    await m.advance({ seconds: 6 * DAY });
+    expect((await m.events()).filter((e) => e !== 'payment.expired')).toEqual([]);
+    const good = await m.card(customer.id, GOOD);
+    const r = await m.api.post(`/v1/invoices/${inv.id}/pay`, { payment_method_id: good });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ status: 'paid', last_payment_error: null });
+    expect((await m.api.get(`/v1/subscriptions/${sub.id}`)).body.status).toBe('cancelled');
+  });
+
   it('refuses another customer’s method (400), an unknown one (404), a void invoice (409), another merchant’s invoice (404)', async () => {
     const m = await merchant();
     const { inv } = await m.pastDue();

@@ -91,6 +91,15 @@ describe('an Idempotency-Key on every mutating REST route (a UUID per request, e
     const unpaid = (await api.post('/v1/subscriptions', { customer_id: other.id, plan_id: big.id })).body;
     expect(unpaid.status).toBe('incomplete');
     await twice('POST', '/v1/invoices/{id}/void', `/v1/invoices/${unpaid.latest_invoice_id}/void`);
+    // Paying an invoice now: a declined charge (402) and a paid one (200), each replayed, each charged once.
+    const owing = (await api.post('/v1/subscriptions', { customer_id: other.id, plan_id: big.id })).body;
+    expect(owing.status).toBe('incomplete');
+    const owed = owing.latest_invoice_id;
+    await twice('POST', '/v1/invoices/{id}/pay', `/v1/invoices/${owed}/pay`, {}, [402]);
+    const good = (await api.post('/v1/setup-intents', { customer_id: other.id })).body;
+    const goodPm = (await api.post(`/v1/test-helpers/setup-intents/${good.id}/complete`, {})).body.payment_method_id;
+    expect((await twice('POST', '/v1/invoices/{id}/pay', `/v1/invoices/${owed}/pay`, { payment_method_id: goodPm })).body.status).toBe('paid');
+    expect(await count('payment', { customerId: other.id, amount: 6000n })).toBe(1 + 1 + 1 + 1); // the void's, and this one's first, declined and paid attempts
 
     // Portal, webhooks, events.
     await twice('POST', '/v1/customer-portal/sessions', '/v1/customer-portal/sessions', { customer_id: customer.id, return_url: 'https://shop.example/account' });
@@ -142,5 +151,19 @@ describe('an idempotencyKey on GraphQL mutations that charge, refund and advance
     expect(refund.createRefund.refund).toMatchObject({ status: 'succeeded', amount: 100 });
     expect(await count('refund', { paymentId })).toBe(1);
     await gql('mutation($input: AdvanceTestClockInput!) { advanceTestClock(input: $input) { __typename ... on Error { code message } } }', { seconds: 60 });
+
+    // payInvoice: a declined charge (an error as data) and a paid one, each replayed and charged once.
+    const nsf = (await api.post('/v1/setup-intents', { customer_id: c.id })).body;
+    const bad = (await api.post(`/v1/test-helpers/setup-intents/${nsf.id}/complete`, { card_number: '4000000000009995' })).body.payment_method_id;
+    const plan = (await api.post('/v1/plans', { name: 'Gql pay', amount: 2200, currency: 'USD', interval: 'month' })).body;
+    const sub = (await api.post('/v1/subscriptions', { customer_id: c.id, plan_id: plan.id, payment_method_id: bad })).body;
+    expect(sub.status).toBe('incomplete');
+    const PAY =
+      'mutation($input: PayInvoiceInput!) { payInvoice(input: $input) { __typename ... on PayInvoiceSuccess { invoice { id status } } ... on PaymentFailedError { invoiceId lastPaymentError { code message } } ... on Error { code message } } }';
+    const declined = await gql(PAY, { id: sub.latest_invoice_id, paymentMethodId: bad });
+    expect(declined.payInvoice).toMatchObject({ __typename: 'PaymentFailedError', code: 'insufficient_funds', invoiceId: sub.latest_invoice_id });
+    const paid = await gql(PAY, { id: sub.latest_invoice_id, paymentMethodId: pm });
+    expect(paid.payInvoice).toMatchObject({ __typename: 'PayInvoiceSuccess', invoice: { status: 'paid' } });
+    expect(await count('payment', { customerId: c.id, amount: 2200n })).toBe(3); // the first attempt, the declined one, the paid one
   });
 });

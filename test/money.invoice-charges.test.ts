@@ -216,7 +216,7 @@ describe('an invoice payment that expired before its charge started', () => {
     expect(after).toMatchObject({ status: 'open', attempt_count: 1, next_payment_attempt: expect.any(String) });
     const failed = (await api.get('/v1/events?type=invoice.payment_failed')).body.data.filter((e: any) => e.data.object.id === invoice.id);
     expect(failed).toHaveLength(1);
-    expect(failed[0].data.object.last_payment_error).toEqual({ code: 'payment_expired' });
+    expect(failed[0].data.object.last_payment_error).toMatchObject({ code: 'payment_expired' });
     expect((await api.get(`/v1/subscriptions/${sub.id}`)).body.status).toBe('past_due');
     // Dunning goes on: the next attempt charges the card and the invoice is paid.
     await api.post('/v1/test-helpers/clock/advance', { to: new Date(new Date(after.next_payment_attempt).getTime() + 1000).toISOString() });

@@ -506,6 +506,66 @@ describe('subscriptions and invoices in the portal', () => {
     expect(await eventsOf(mine.sub.id, 'subscription.updated')).toHaveLength(updated);
   });
 
+  it('"Pay now" on an open invoice charges the default method: the decline reason in the page, then paid with a working default', async () => {
+    const c = await customer();
+    await savedCard(c.id, api, '4000000000009995'); // the default; every charge of it fails
+    const p = await plan();
+    const sub = (await api.post('/v1/subscriptions', { customer_id: c.id, plan_id: p.id })).body;
+    expect(sub.status).toBe('incomplete');
+    const inv = (await api.get(`/v1/invoices/${sub.latest_invoice_id}`)).body;
+    const s = await session(c.id);
+    const page = await open(s.url);
+    expect(page.html).toContain(`aria-label="Pay now – ${inv.number}"`);
+    const failedBefore = (await eventsOf(inv.id, 'invoice.payment_failed')).length;
+    const declined = await post(page, `/invoices/${inv.id}/pay`);
+    expect(declined.status).toBe(402);
+    const html = await declined.text();
+    expect(html).toContain('id="invoices-error"');
+    expect(html).toContain('The payment did not go through: the card has insufficient funds.');
+    expect(html).not.toContain('insufficient_funds');
+    expect(await eventsOf(inv.id, 'invoice.payment_failed')).toHaveLength(failedBefore + 1);
+    expect((await api.get(`/v1/invoices/${inv.id}`)).body).toMatchObject({ status: 'open', last_payment_error: { code: 'insufficient_funds' } });
+
+    // In French too.
+    const fr = await open((await session(c.id, api, { locale: 'fr' })).url);
+    expect(fr.html).toContain('Payer maintenant');
+    const refused = await post(fr, `/invoices/${inv.id}/pay`);
+    expect(refused.status).toBe(402);
+    expect(await refused.text()).toContain('Le paiement n’a pas abouti : le solde de la carte est insuffisant.');
+
+    const good = await savedCard(c.id);
+    expect((await api.patch(`/v1/customers/${c.id}`, { default_payment_method_id: good })).status).toBe(200);
+    const paid = await post(page, `/invoices/${inv.id}/pay`);
+    expect(paid.status).toBe(303);
+    expect(paid.headers.get('location')).toMatch(/\?done=paid$/);
+    expect((await api.get(`/v1/invoices/${inv.id}`)).body).toMatchObject({ status: 'paid', last_payment_error: null });
+    expect((await subOf(sub.id)).status).toBe('active');
+    const after = await view(page, '?done=paid');
+    expect(after.html).toContain('Thank you: the invoice is paid.');
+    expect(after.html).not.toContain('Pay now');
+    // Paid already (a second tab): a friendly conflict, nothing charged.
+    const again = await post(page, `/invoices/${inv.id}/pay`);
+    expect(again.status).toBe(409);
+    expect(await again.text()).toContain('This could not be done: it changed in the meantime.');
+  });
+
+  it('"Pay now" on another customer’s (or merchant’s) invoice is not found; a wrong CSRF token charges nothing', async () => {
+    const mine = await subscribed();
+    const c = await customer();
+    await savedCard(c.id, api, '4000000000009995');
+    const theirSub = (await api.post('/v1/subscriptions', { customer_id: c.id, plan_id: mine.plan.id })).body;
+    const otherMerchants = await subscribed(other);
+    const page = await open((await session(mine.c.id)).url);
+    for (const id of [theirSub.latest_invoice_id, otherMerchants.invoice.id, 'in_nope']) {
+      const r = await post(page, `/invoices/${id}/pay`);
+      expect(r.status, id).toBe(404);
+    }
+    const failed = (await eventsOf(theirSub.latest_invoice_id, 'invoice.payment_failed')).length;
+    const theirPage = await open((await session(c.id)).url);
+    expect((await post({ ...theirPage, csrf: 'y'.repeat(32) }, `/invoices/${theirSub.latest_invoice_id}/pay`)).status).toBe(403);
+    expect(await eventsOf(theirSub.latest_invoice_id, 'invoice.payment_failed')).toHaveLength(failed);
+  });
+
   it('speaks French', async () => {
     const { c, invoice } = await subscribed();
     const s = await session(c.id, api, { locale: 'fr' });

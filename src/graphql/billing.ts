@@ -8,9 +8,9 @@ import * as invoices from '../domain/billing/invoices.ts';
 import { INTERVALS } from '../domain/billing/periods.ts';
 import type { InvoiceItem, Payment as PaymentRow } from '../generated/prisma/client.ts';
 import { formatMoney } from '../platform/money.ts';
-import { NotFoundError, StateError } from '../platform/errors.ts';
+import { NotFoundError, PaymentFailedError, StateError } from '../platform/errors.ts';
 import { builder, connectionComplexity, nodeKind } from './builder.ts';
-import { COMMON_ERRORS } from './errors.ts';
+import { COMMON_ERRORS, ErrorInterface } from './errors.ts';
 import { connectionType, domainInput, listArgs, mutate, PHASED, nestedConnection, orNull, requestLoader, toConnection } from './helpers.ts';
 import { Payment } from './payments.ts';
 
@@ -115,6 +115,14 @@ const InvoiceLine = builder.objectRef<Line>('InvoiceLine').implement({
   }),
 });
 
+const PaymentError = builder.objectRef<invoices.PaymentError>('PaymentError').implement({
+  description: "Why a charge failed (an invoice's lastPaymentError).",
+  fields: (t) => ({
+    code: t.exposeString('code', { description: 'card_declined, insufficient_funds, no_payment_method, payment_expired …' }),
+    message: t.exposeString('message'),
+  }),
+});
+
 export const Invoice = builder.prismaNode('Invoice', {
   id: { field: 'id' },
   // Every invoice this schema loads carries its lines (the domain functions include them too).
@@ -137,6 +145,12 @@ export const Invoice = builder.prismaNode('Invoice', {
     amountRemaining: t.field({ type: 'Money', resolve: (i) => i.amountDue - i.amountPaid }),
     attemptCount: t.exposeInt('attemptCount'),
     nextPaymentAttempt: t.expose('nextPaymentAttempt', { type: 'DateTime', nullable: true }),
+    lastPaymentError: t.field({
+      type: PaymentError,
+      nullable: true,
+      description: 'Why the last attempt (automatic or manual) failed; null when none failed, and once paid.',
+      resolve: (i) => invoices.lastPaymentError(i),
+    }),
     payment: t.field({
       type: Payment,
       nullable: true,
@@ -328,6 +342,26 @@ const VoidInvoiceInput = builder.inputType('VoidInvoiceInput', {
   fields: (t) => ({ id: t.id({ required: true }), idempotencyKey: t.string() }),
 });
 
+const PayInvoiceInput = builder.inputType('PayInvoiceInput', {
+  fields: (t) => ({
+    id: t.id({ required: true }),
+    paymentMethodId: t.id({ description: "A saved method of the invoice's customer; default: the subscription's method, else the customer's default." }),
+    idempotencyKey: t.string(),
+  }),
+});
+
+builder.objectType(PaymentFailedError, {
+  name: 'PaymentFailedError',
+  description: "The charge asked for failed (REST: 402 card_error). code and message are the invoice's lastPaymentError.",
+  interfaces: [ErrorInterface],
+  isTypeOf: (e) => e instanceof PaymentFailedError,
+  fields: (t) => ({
+    invoiceId: t.id({ resolve: (e) => e.invoiceId }),
+    lastPaymentError: t.field({ type: PaymentError, resolve: (e) => e.lastPaymentError }),
+    invoice: t.field({ type: Invoice, description: 'The invoice as it stands after the failed attempt.', resolve: (e, _, { ctx }) => invoices.getInvoice(ctx, e.invoiceId) }),
+  }),
+});
+
 const SUB_ERRORS = [...COMMON_ERRORS, NotFoundError, StateError];
 
 builder.mutationFields((t) => ({
@@ -385,5 +419,19 @@ builder.mutationFields((t) => ({
     errors: { types: SUB_ERRORS, dataField: { name: 'invoice' }, result: { name: 'VoidInvoiceSuccess' }, union: { name: 'VoidInvoiceResult' } },
     args: { input: t.arg({ type: VoidInvoiceInput, required: true }) },
     resolve: (_, { input }, gctx) => mutate(gctx, 'voidInvoice', input, (ctx, { id }) => invoices.voidInvoice(ctx, id)),
+  }),
+  payInvoice: t.field({
+    type: Invoice,
+    description:
+      "Charges an open or uncollectible invoice once, now (else StateError invoice_not_open; invoice_payment_in_progress while a charge of it is at the processor), with paymentMethodId or the method dunning would use. Success: the paid invoice (a past_due or unpaid subscription becomes active). A failed charge: PaymentFailedError with the invoice's lastPaymentError.",
+    errors: {
+      types: [...SUB_ERRORS, PaymentFailedError],
+      dataField: { name: 'invoice' },
+      result: { name: 'PayInvoiceSuccess' },
+      union: { name: 'PayInvoiceResult' },
+    },
+    args: { input: t.arg({ type: PayInvoiceInput, required: true }) },
+    resolve: (_, { input }, gctx) =>
+      mutate(gctx, 'payInvoice', input, (ctx, { id, ...fields }) => invoices.payInvoice(ctx, id, domainInput(schema.invoicePay, fields)), PHASED),
   }),
 }));

@@ -7,6 +7,7 @@ import {
   IdempotencyError,
   InternalError,
   InsufficientBalanceError,
+  PaymentFailedError,
   NotFoundError,
   StateError,
   ValidationError,
@@ -191,14 +192,31 @@ export function domainInput<S extends z.ZodType, I extends KnownFields<I, z.inpu
 }
 
 interface StoredError {
-  error: { type: string; code: string; message: string; param: string | null; balance?: number };
+  error: {
+    type: string;
+    code: string;
+    message: string;
+    param: string | null;
+    balance?: number;
+    invoice_id?: string;
+    last_payment_error?: { code: string; message: string };
+  };
+}
+
+/** What an error carries besides code, message and param (stored with the key, restored on a replay). */
+function errorExtras(err: AppError) {
+  if (err instanceof InsufficientBalanceError) return { balance: Number(err.balance) };
+  if (err instanceof PaymentFailedError) return { invoice_id: err.invoiceId, last_payment_error: err.lastPaymentError };
+  return {};
 }
 
 function restoreError(status: number, body: StoredError): AppError {
   const { type, code, message, param } = body.error;
   let e: AppError;
   if (status === 404) e = new NotFoundError('record', null, param);
-  else if (status === 402) e = new InsufficientBalanceError(message, BigInt(body.error.balance ?? 0), param);
+  else if (status === 402 && type === 'card_error' && body.error.invoice_id && body.error.last_payment_error) {
+    e = new PaymentFailedError(body.error.invoice_id, body.error.last_payment_error);
+  } else if (status === 402) e = new InsufficientBalanceError(message, BigInt(body.error.balance ?? 0), param);
   else if (type === 'idempotency_error') e = new IdempotencyError(code, message, param);
   else if (type === 'state_error') e = new StateError(code, message, param);
   else if (status >= 500) e = new InternalError();
@@ -237,7 +255,7 @@ export async function mutate<In extends { idempotencyKey?: string | null }, T>(
       result = await work({ ...ctx, db, idempotency: run }, rest);
       return { status: 200, body: { result: superjson.serialize(result) } };
     },
-    (err) => ({ status: err.status, body: { error: { type: err.type, code: err.code, message: err.message, param: err.param, ...(err instanceof InsufficientBalanceError ? { balance: Number(err.balance) } : {}) } } }),
+    (err) => ({ status: err.status, body: { error: { type: err.type, code: err.code, message: err.message, param: err.param, ...errorExtras(err) } } }),
     { mode: opts.phased ? 'phased' : 'atomic', leaseMs: ctx.runtime.idempotencyLeaseMs, log: ctx.log },
   );
   if (!outcome.replayed) return result!;

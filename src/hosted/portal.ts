@@ -24,6 +24,7 @@ import {
   findPortalByBrowserKey,
   holdsPortalKey,
   openPortalLink,
+  payPortalInvoice,
   PORTAL_TTL_MS,
   portalCustomer,
   portalInvoices,
@@ -43,12 +44,15 @@ import { setupUrl } from '../domain/payment-methods/index.ts';
 import type { SavedDetails } from '../platform/processor.ts';
 import type { Subscription } from '../generated/prisma/client.ts';
 import type { Ctx } from '../platform/context.ts';
-import { AppError, NotFoundError, StateError, ValidationError } from '../platform/errors.ts';
+import { AppError, NotFoundError, PaymentFailedError, StateError, ValidationError } from '../platform/errors.ts';
 import { formatMoney } from '../platform/money.ts';
 import type { AppEnv, Services } from '../platform/env.ts';
 import { csrfToken, csrfValid, errorBox, hostedBodyLimit, localeOf, notFound, openByToken, readForm, storableFields, type HostedForm } from './kit.ts';
 import { html, page, type Html } from './layout.ts';
 import { strings, type Strings } from './strings.ts';
+
+/** Invoices the customer can pay from the portal ("Pay now"): those that still wait for money. */
+const PAYABLE = new Set(['open', 'uncollectible']);
 
 /** The portal's token-less home; its forms post under it. */
 const HOME = '/hosted/portal';
@@ -57,10 +61,10 @@ const PORTAL_COOKIE = 'billing_portal';
 
 type Session = { session: PortalSession; ctx: Ctx; merchantName: string; t: Strings; base: string };
 /** Notices after an action's redirect (?done=…); "added" is shown only for a setup intent that really succeeded. */
-const NOTICES = ['profile', 'removed', 'default', 'cancelling', 'kept'] as const;
+const NOTICES = ['profile', 'removed', 'default', 'cancelling', 'kept', 'paid'] as const;
 type Notice = (typeof NOTICES)[number] | 'added';
 /** The portal's forms: an error shows in the section of the form that was sent. */
-type Section = 'profile' | 'methods' | 'subscriptions';
+type Section = 'profile' | 'methods' | 'subscriptions' | 'invoices';
 
 /** What the profile form shows again after an error. */
 interface ProfileState {
@@ -118,6 +122,7 @@ async function portalPage(
     added: t.methodAdded,
     cancelling: t.subscriptionCancelling,
     kept: t.subscriptionKept,
+    paid: t.invoicePaid,
   };
   const p = opts.profile ?? {};
   const errors = opts.errors ?? {};
@@ -197,10 +202,11 @@ ${opts.notice ? html`<p class="notice" role="status">${notices[opts.notice]}</p>
 
 <section aria-labelledby="invoices-h">
   <h2 id="invoices-h">${t.invoices}</h2>
+  ${errorBox(errors.invoices, 'invoices-error')}
   ${invoices.length === 0
     ? html`<p class="hint">${t.noInvoices}</p>`
     : html`<table><thead><tr><th scope="col">${t.invoiceNumber}</th><th scope="col">${t.invoiceDate}</th><th scope="col" class="num">${t.invoiceTotal}</th><th scope="col">${t.invoiceStatusLabel}</th><th scope="col">${t.pdf}</th></tr></thead>
-        <tbody>${invoices.map(({ invoice: inv, pdfUrl }) => html`<tr data-invoice="${inv.id}"><td>${inv.number ?? '—'}</td><td>${day(inv.finalizedAt ?? inv.createdAt)}</td><td class="num">${formatMoney(inv.total, inv.currency, t.lang)}</td><td>${t.invoiceStatus[inv.status] ?? inv.status}</td><td><a href="${pdfUrl}" aria-label="${t.pdfOf(inv.number ?? inv.id)}">${t.pdf}</a></td></tr>`)}</tbody></table>
+        <tbody>${invoices.map(({ invoice: inv, pdfUrl }) => html`<tr data-invoice="${inv.id}"><td>${inv.number ?? '—'}</td><td>${day(inv.finalizedAt ?? inv.createdAt)}</td><td class="num">${formatMoney(inv.total, inv.currency, t.lang)}</td><td>${t.invoiceStatus[inv.status] ?? inv.status}${PAYABLE.has(inv.status) ? html` ${rowButton(`/invoices/${inv.id}/pay`, t.payNow, inv.number ?? inv.id)}` : ''}</td><td><a href="${pdfUrl}" aria-label="${t.pdfOf(inv.number ?? inv.id)}">${t.pdf}</a></td></tr>`)}</tbody></table>
       <p class="hint">${t.pdfHint}</p>`}
 </section>
 
@@ -278,6 +284,8 @@ export function mountPortal(app: Hono<AppEnv>, services: Services) {
         if (err instanceof NotFoundError) return notFound(c, s.t, 'missing', 'portal');
         if (err instanceof ValidationError && section === 'profile') return refuse(422, fieldError(s.t, err.param), keptProfile(form));
         if (err instanceof StateError && err.code === 'portal_setup_links_exceeded') return refuse(429, s.t.errSetupLinksSpent(s.merchantName));
+        // "Pay now" declined: the reason, in the page's language.
+        if (err instanceof PaymentFailedError) return refuse(402, s.t.payFailed(s.t.declineReason[err.code] ?? s.t.declineOther));
         // A state the action no longer applies to (409: cancelled meanwhile, clicked twice in two tabs…).
         if (err instanceof AppError && err.status < 500) return refuse(err.status, s.t.errConflict);
         throw err;
@@ -359,6 +367,16 @@ export function mountPortal(app: Hono<AppEnv>, services: Services) {
     action('subscriptions', async (c, s) => {
       await cancelPortalSubscription(s.ctx, c.req.param('sub') ?? '');
       return after(c, s, 'cancelling');
+    }),
+  );
+
+  app.post(
+    '/hosted/portal/invoices/:invoice/pay',
+    limit,
+    action('invoices', async (c, s) => {
+      const inv = await payPortalInvoice(s.ctx, c.req.param('invoice') ?? '');
+      // Paid, or still at the processor (its outcome shows at the next visit).
+      return inv.status === 'paid' ? after(c, s, 'paid') : c.redirect(s.base, 303);
     }),
   );
 

@@ -52,6 +52,13 @@ export interface Strings {
   keepSubscription: string;
   subscriptionCancelling: string;
   subscriptionKept: string;
+  // paying an invoice from the portal
+  payNow: string;
+  invoicePaid: string;
+  /** The decline reason of a "Pay now" that failed, from the failure's code. */
+  payFailed(reason: string): string;
+  declineReason: Record<string, string>;
+  declineOther: string;
   invoices: string;
   noInvoices: string;
   invoiceNumber: string;
@@ -167,6 +174,19 @@ const en: Strings = {
   keepSubscription: 'Keep my subscription',
   subscriptionCancelling: 'Your subscription will end at the end of the current period.',
   subscriptionKept: 'Your subscription will continue.',
+  payNow: 'Pay now',
+  invoicePaid: 'Thank you: the invoice is paid.',
+  payFailed: (reason) => `The payment did not go through: ${reason} Choose or add another payment method, then try again.`,
+  declineReason: {
+    card_declined: 'the card was declined.',
+    insufficient_funds: 'the card has insufficient funds.',
+    mobile_money_declined: 'the mobile money payment was declined.',
+    no_payment_method: 'there is no payment method to charge.',
+    payment_method_detached: 'the payment method was removed.',
+    processing_error: 'an error occurred while processing the payment.',
+    processor_unavailable: 'the payment service is unavailable for now.',
+  },
+  declineOther: 'the payment was refused.',
   invoices: 'Invoices',
   noInvoices: 'No invoice.',
   invoiceNumber: 'Number',
@@ -282,6 +302,19 @@ const fr: Strings = {
   keepSubscription: 'Conserver mon abonnement',
   subscriptionCancelling: 'Votre abonnement prendra fin à la fin de la période en cours.',
   subscriptionKept: 'Votre abonnement continue.',
+  payNow: 'Payer maintenant',
+  invoicePaid: 'Merci : la facture est payée.',
+  payFailed: (reason) => `Le paiement n’a pas abouti : ${reason} Choisissez ou ajoutez un autre moyen de paiement, puis réessayez.`,
+  declineReason: {
+    card_declined: 'la carte a été refusée.',
+    insufficient_funds: 'le solde de la carte est insuffisant.',
+    mobile_money_declined: 'le paiement mobile money a été refusé.',
+    no_payment_method: 'aucun moyen de paiement n’est enregistré.',
+    payment_method_detached: 'le moyen de paiement a été supprimé.',
+    processing_error: 'une erreur est survenue pendant le traitement du paiement.',
+    processor_unavailable: 'le service de paiement est indisponible pour le moment.',
+  },
+  declineOther: 'le paiement a été refusé.',
   invoices: 'Factures',
   noInvoices: 'Aucune facture.',
   invoiceNumber: 'Numéro',

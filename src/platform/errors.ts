@@ -6,6 +6,7 @@ export type ErrorType =
   | 'invalid_request_error'
   | 'authentication_error'
   | 'wallet_error'
+  | 'card_error'
   | 'state_error'
   | 'idempotency_error'
   | 'rate_limit_error'
@@ -64,6 +65,22 @@ export class InsufficientBalanceError extends AppError {
     param: string | null = 'amount',
   ) {
     super('insufficient_balance', message, param);
+  }
+}
+
+/**
+ * 402: a charge asked for now failed (POST /v1/invoices/:id/pay). `code` and the message are the
+ * failure's (card_declined, insufficient_funds, no_payment_method …); it names the invoice and
+ * carries the invoice's `last_payment_error`.
+ */
+export class PaymentFailedError extends AppError {
+  readonly status = 402;
+  readonly type = 'card_error' as const;
+  constructor(
+    readonly invoiceId: string,
+    readonly lastPaymentError: { code: string; message: string },
+  ) {
+    super(lastPaymentError.code, lastPaymentError.message, null);
   }
 }
 
@@ -186,7 +203,12 @@ export function toAppError(err: unknown, onDataException?: (err: unknown) => voi
 }
 
 export function errorBody(err: AppError, requestId: string) {
-  const extra = err instanceof InsufficientBalanceError ? { balance: Number(err.balance) } : {};
+  const extra =
+    err instanceof InsufficientBalanceError
+      ? { balance: Number(err.balance) }
+      : err instanceof PaymentFailedError
+        ? { invoice_id: err.invoiceId, last_payment_error: err.lastPaymentError }
+        : {};
   return {
     error: { type: err.type, code: err.code, message: err.message, param: err.param, ...extra, request_id: requestId },
   };

@@ -114,6 +114,16 @@ export const billingRoutes = [
     handler: async (ctx, { params }) => invoiceJSON(ctx)(await invoices.voidInvoice(ctx, params.id)),
   }),
   route({
+    method: 'post', path: '/v1/invoices/{id}/pay', operationId: 'payInvoice', tag: invTag, summary: 'Charge an open or uncollectible invoice now',
+    description:
+      "One attempt now, with payment_method_id (a saved method of the invoice's customer) or the method dunning would use (the subscription's, else the customer's default). 200 with the paid invoice (a past_due or unpaid subscription becomes active); 402 card_error with the invoice's last_payment_error when the charge fails; 409 invoice_not_open for a paid, void or draft invoice, invoice_payment_in_progress while a charge of it is at the processor. The first attempt counts in attempt_count; later manual attempts change neither attempt_count nor next_payment_attempt (as Stripe).",
+    params: idParam, body: schema.invoicePay,
+    response: { status: 200, description: 'The invoice: paid (or still open while the processor has not answered).', schema: invoiceObject },
+    errors: [402, 409],
+    phased: true,
+    handler: async (ctx, { params, body }) => invoiceJSON(ctx)(await invoices.payInvoice(ctx, params.id, body)),
+  }),
+  route({
     method: 'get', path: '/v1/invoices/{id}/pdf', operationId: 'getInvoicePdf', tag: invTag, summary: 'Download the invoice as PDF',
     description: 'Redirects (302) to a signed address of the PDF, valid 5 minutes, that needs no credentials (so a browser or a mail can open it).',
     params: idParam,

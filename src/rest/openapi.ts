@@ -11,7 +11,7 @@ type JsonSchema = Record<string, unknown>;
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large).',
   401: 'Missing or invalid credentials (unauthorized).',
-  402: 'Insufficient wallet balance.',
+  402: 'Insufficient wallet balance (wallet_error), or a charge asked for now failed (card_error, with last_payment_error).',
   404: 'No such record (resource_missing), also for another merchant’s ids.',
   409: 'The record’s state does not allow this, or an idempotency conflict.',
   413: 'Body larger than 1 MiB (body_too_large).',

@@ -9,15 +9,25 @@ import { INTERVALS } from '../domain/billing/periods.ts';
 import { TOPUP_STATUSES, TRANSACTION_TYPES, WALLET_STATUSES } from '../domain/wallets/schema.ts';
 import { ATTEMPT_STATUSES, ENDPOINT_STATUSES } from '../domain/webhooks/index.ts';
 
+/** Why a charge failed (an invoice's last_payment_error). */
+export const paymentErrorObject = z
+  .object({
+    code: z.string().meta({ example: 'card_declined' }),
+    message: z.string().meta({ example: 'The card was declined.' }),
+  })
+  .meta({ id: 'PaymentError' });
+
 export const errorObject = z
   .object({
     error: z.object({
-      type: z.enum(['invalid_request_error', 'authentication_error', 'wallet_error', 'state_error', 'idempotency_error', 'rate_limit_error', 'api_error']),
+      type: z.enum(['invalid_request_error', 'authentication_error', 'wallet_error', 'card_error', 'state_error', 'idempotency_error', 'rate_limit_error', 'api_error']),
       code: z.string().meta({ example: 'parameter_missing' }),
       message: z.string().meta({ example: 'Missing required parameter: email.' }),
       param: z.string().nullable().meta({ example: 'email' }),
       request_id: z.string().meta({ example: 'req_0123456789abcdefGHIJKL' }),
       balance: z.number().int().optional().meta({ description: 'With insufficient_balance (402): the balance that was available.' }),
+      invoice_id: z.string().optional().meta({ example: 'in_0123456789abcdefGHIJKL', description: 'With card_error (402, POST /v1/invoices/{id}/pay): the invoice whose charge failed.' }),
+      last_payment_error: paymentErrorObject.optional().meta({ description: "With card_error (402): the invoice's last_payment_error (the same code and message)." }),
     }),
   })
   .meta({ id: 'Error' });
@@ -334,6 +344,7 @@ export const invoiceObject = z
     attempt_count: z.number().int().meta({ example: 1 }),
     next_payment_attempt: ts.nullable().meta({ description: 'The next automatic retry after a failed charge (1, 3 and 5 days after the first failure).' }),
     payment_id: idOf('pay').nullable().meta({ description: 'The payment of the latest charge attempt.' }),
+    last_payment_error: paymentErrorObject.nullable().meta({ description: 'Why the last attempt (automatic or manual) failed; null when none failed, and once paid.' }),
     pdf_url: example('http://127.0.0.1:4000/v1/invoices/in_0123456789abcdefGHIJKL/pdf').meta({ description: 'Authenticated; redirects to a signed address of the PDF valid 5 minutes.' }),
     period_start: ts,
     period_end: ts,

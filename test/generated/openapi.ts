@@ -165,6 +165,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/invoices/{id}/pay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Charge an open or uncollectible invoice now
+         * @description One attempt now, with payment_method_id (a saved method of the invoice's customer) or the method dunning would use (the subscription's, else the customer's default). 200 with the paid invoice (a past_due or unpaid subscription becomes active); 402 card_error with the invoice's last_payment_error when the charge fails; 409 invoice_not_open for a paid, void or draft invoice, invoice_payment_in_progress while a charge of it is at the processor. The first attempt counts in attempt_count; later manual attempts change neither attempt_count nor next_payment_attempt (as Stripe).
+         */
+        post: operations["payInvoice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/invoices/{id}/pdf": {
         parameters: {
             query?: never;
@@ -964,6 +984,13 @@ export interface components {
                 balance?: number;
                 /** @example parameter_missing */
                 code: string;
+                /**
+                 * @description With card_error (402, POST /v1/invoices/{id}/pay): the invoice whose charge failed.
+                 * @example in_0123456789abcdefGHIJKL
+                 */
+                invoice_id?: string;
+                /** @description With card_error (402): the invoice's last_payment_error (the same code and message). */
+                last_payment_error?: components["schemas"]["PaymentError"];
                 /** @example Missing required parameter: email. */
                 message: string;
                 /** @example email */
@@ -971,7 +998,7 @@ export interface components {
                 /** @example req_0123456789abcdefGHIJKL */
                 request_id: string;
                 /** @enum {string} */
-                type: "invalid_request_error" | "authentication_error" | "wallet_error" | "state_error" | "idempotency_error" | "rate_limit_error" | "api_error";
+                type: "invalid_request_error" | "authentication_error" | "wallet_error" | "card_error" | "state_error" | "idempotency_error" | "rate_limit_error" | "api_error";
             };
         };
         Event: {
@@ -1031,6 +1058,8 @@ export interface components {
             finalized_at: string | null;
             /** @example in_0123456789abcdefGHIJKL */
             id: string;
+            /** @description Why the last attempt (automatic or manual) failed; null when none failed, and once paid. */
+            last_payment_error: components["schemas"]["PaymentError"] | null;
             lines: components["schemas"]["InvoiceLine"][];
             /** @description The next automatic retry after a failed charge (1, 3 and 5 days after the first failure). */
             next_payment_attempt: string | null;
@@ -1180,6 +1209,12 @@ export interface components {
             status: "created" | "processing" | "succeeded" | "failed" | "cancelled" | "expired";
             /** Format: date-time */
             updated_at: string;
+        };
+        PaymentError: {
+            /** @example card_declined */
+            code: string;
+            /** @example The card was declined. */
+            message: string;
         };
         PaymentList: {
             data: components["schemas"]["Payment"][];
@@ -2702,6 +2737,131 @@ export interface operations {
             };
             /** @description No such record (resource_missing), also for another merchant’s ids. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    payInvoice: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 characters. Retries with the same key and body within 24 h return the first response (Idempotent-Replayed: true). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description A saved method of the invoice's customer to charge; default: the subscription's method, else the customer's default.
+                     * @example pm_0123456789abcdefGHIJKL
+                     */
+                    payment_method_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The invoice: paid (or still open while the processor has not answered). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invoice"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient wallet balance (wallet_error), or a charge asked for now failed (card_error, with last_payment_error). */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The record’s state does not allow this, or an idempotency conflict. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body larger than 1 MiB (body_too_large). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type). */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6473,7 +6633,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Insufficient wallet balance. */
+            /** @description Insufficient wallet balance (wallet_error), or a charge asked for now failed (card_error, with last_payment_error). */
             402: {
                 headers: {
                     [name: string]: unknown;

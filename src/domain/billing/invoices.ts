@@ -10,15 +10,16 @@
 // transaction (the hook below). A crash between the steps is finished by the `invoice.charge`
 // job, which finds the reserved payment and re-drives it under the same key: never a second charge.
 import { randomBytes } from 'node:crypto';
-import type { Invoice, InvoiceItem, Payment, PrismaClient, Subscription } from '../../generated/prisma/client.ts';
+import type { Invoice, InvoiceItem, Payment, PaymentMethod, PrismaClient, Subscription } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
 import { inTransaction, type Db, type TenantTx } from '../../platform/db/tenant.ts';
 import { lockRow, rawQuery } from '../../platform/db/raw.ts';
 import { countsByParent, pagesByParent } from '../../platform/db/pages-by-parent.ts';
-import { InsufficientBalanceError, NotFoundError, StateError, ValidationError } from '../../platform/errors.ts';
+import { InsufficientBalanceError, NotFoundError, PaymentFailedError, StateError, ValidationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { formatMoney, MAX_AMOUNT } from '../../platform/money.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
+import { parse } from '../../platform/validation.ts';
 import { cancelJobs, DeferJob, enqueueJob } from '../../platform/jobs.ts';
 import { clockNow } from '../../platform/clock.ts';
 import { previousAttributes, recordEvent } from '../events/index.ts';
@@ -29,7 +30,7 @@ import { creditWallet, debitWallet } from '../wallets/index.ts';
 import { signedPdfPath, type InvoicePdfData } from './pdf.ts';
 import { invoiceHooks, requireInvoiceHooks, type InvoiceWithLines } from './hooks.ts';
 import * as store from './store.ts';
-import type { BillingReason, InvoiceListQuery, InvoiceStatus } from './schema.ts';
+import { invoicePay, type BillingReason, type InvoiceListQuery, type InvoicePayInput, type InvoiceStatus } from './schema.ts';
 
 export const INVOICE_CHARGE_JOB = 'invoice.charge';
 /** Dunning: retries this many days after the first failed charge; after the last, the invoice is uncollectible. */
@@ -77,6 +78,7 @@ export function invoiceToJSON(inv: InvoiceWithLines, baseUrl: string) {
     attempt_count: inv.attemptCount,
     next_payment_attempt: inv.nextPaymentAttempt?.toISOString() ?? null,
     payment_id: inv.paymentId,
+    last_payment_error: lastPaymentError(inv),
     pdf_url: `${baseUrl}/v1/invoices/${inv.id}/pdf`,
     period_start: inv.periodStart.toISOString(),
     period_end: inv.periodEnd.toISOString(),
@@ -88,6 +90,20 @@ export function invoiceToJSON(inv: InvoiceWithLines, baseUrl: string) {
   };
 }
 export type InvoiceJSON = ReturnType<typeof invoiceToJSON>;
+
+/** Why a charge of an invoice failed: the invoice's `last_payment_error`. */
+export interface PaymentError {
+  code: string;
+  message: string;
+}
+
+/** The reason its last attempt failed (automatic or manual); null when none failed, or once paid. */
+export function lastPaymentError(inv: Pick<Invoice, 'lastPaymentErrorCode' | 'lastPaymentErrorMessage'>): PaymentError | null {
+  return inv.lastPaymentErrorCode ? { code: inv.lastPaymentErrorCode, message: inv.lastPaymentErrorMessage ?? '' } : null;
+}
+
+const NO_PAYMENT_METHOD: PaymentError = { code: 'no_payment_method', message: 'The customer has no payment method to charge.' };
+const PAYMENT_EXPIRED: PaymentError = { code: 'payment_expired', message: 'The checkout of the attempt expired before it was paid.' };
 
 const json = (ctx: Ctx, inv: InvoiceWithLines) => invoiceToJSON(inv, ctx.runtime.config.publicBaseUrl);
 
@@ -437,48 +453,155 @@ export async function chargeInvoice(
     }
     // The previous attempt's checkout (a failed payment stays payable there) closes: one payable payment per invoice.
     if (current) await cancelAtCheckout({ ...ctx, db: tx }, current.id);
-    const sub = inv.subscriptionId ? await store.findSubscription(tx, inv.subscriptionId) : null;
     const customer = await store.findCustomer(tx, inv.customerId);
     if (!customer || customer.deletedAt) return null; // a deleted customer is charged no more
-    // The subscription's own method while it is still the customer's (a detach releases the pin;
-    // a pin made before that rule may still name a detached method), else the customer's default.
-    const pinned = sub?.paymentMethodId ? await store.findPaymentMethod(tx, sub.paymentMethodId) : null;
-    const method =
-      pinned && pinned.customerId === inv.customerId
-        ? pinned
-        : customer.defaultPaymentMethodId
-          ? await store.findPaymentMethod(tx, customer.defaultPaymentMethodId)
-          : null;
+    const method = await methodToCharge(tx, inv, customer.defaultPaymentMethodId);
     const now = await clockNow({ ...ctx, db: tx });
-    if (!method || method.customerId !== inv.customerId) {
+    if (!method) {
       // Nothing to charge: a failed attempt all the same (dunning goes on; a method may be added meanwhile).
       await store.setInvoiceAttempt(tx, id, { attemptCount: attempt });
-      await settleFailure(ctx, tx, await getInvoice(ctx, id, tx), now, 'no_payment_method');
+      await settleFailure(ctx, tx, await getInvoice(ctx, id, tx), now, NO_PAYMENT_METHOD);
       return null;
     }
-    const payment = await insertPayment(ctx, tx, {
-      customerId: inv.customerId,
-      amount: inv.amountDue - inv.amountPaid,
-      currency: inv.currency,
-      redirectUrl: null,
-      paymentMethodId: method.id,
-      purpose: 'invoice',
-      metadata: { invoice_id: inv.id },
-      checkout: { description: `Invoice ${inv.number}` },
-    });
-    await store.setInvoiceAttempt(tx, id, { paymentId: payment.id, attemptCount: attempt });
-    // Recovery if this process dies before the outcome is recorded (a no-op when it was).
-    await enqueueJob(tx, {
-      merchantId: ctx.merchant.id,
-      kind: INVOICE_CHARGE_JOB,
-      runAt: new Date(now.getTime() + CHARGE_RECOVERY_MS),
-      key: `recover:${payment.id}`,
-      payload: { invoice_id: inv.id, recover_payment_id: payment.id },
-    });
+    const payment = await reserveAttempt(ctx, tx, inv, method, now, { attemptCount: attempt, manual: false });
     return { payment, method };
   });
   if (reserved) await chargeSavedMethod(ctx, reserved.payment.id, reserved.method);
   return getInvoice(ctx, id);
+}
+
+/**
+ * The method a charge of the invoice uses: the subscription's own method while it is still the
+ * customer's (a detach releases the pin; a pin made before that rule may still name a detached
+ * method), else the customer's default; null when there is none.
+ */
+async function methodToCharge(tx: TenantTx, inv: Invoice, defaultMethodId: string | null): Promise<PaymentMethod | null> {
+  const sub = inv.subscriptionId ? await store.findSubscription(tx, inv.subscriptionId) : null;
+  const pinned = sub?.paymentMethodId ? await store.findPaymentMethod(tx, sub.paymentMethodId) : null;
+  const method = pinned && pinned.customerId === inv.customerId ? pinned : defaultMethodId ? await store.findPaymentMethod(tx, defaultMethodId) : null;
+  return method && method.customerId === inv.customerId ? method : null;
+}
+
+/**
+ * Reserves one attempt at charging the invoice (locked by the caller, its previous attempt's
+ * checkout closed): the payment (charged after the commit, its id the processor's key), the
+ * invoice's current payment and attempt count, and the recovery job should this process die
+ * before the outcome is recorded (a no-op when it was). A manual attempt (POST /invoices/:id/pay)
+ * is marked on the payment, so its failure leaves dunning as it was.
+ */
+async function reserveAttempt(
+  ctx: Ctx,
+  tx: TenantTx,
+  inv: InvoiceWithLines,
+  method: PaymentMethod,
+  now: Date,
+  a: { attemptCount: number; manual: boolean; paymentId?: string },
+): Promise<PaymentWithCustomer> {
+  const payment = await insertPayment(ctx, tx, {
+    ...(a.paymentId ? { id: a.paymentId } : {}),
+    customerId: inv.customerId,
+    amount: inv.amountDue - inv.amountPaid,
+    currency: inv.currency,
+    redirectUrl: null,
+    paymentMethodId: method.id,
+    purpose: 'invoice',
+    metadata: a.manual ? { invoice_id: inv.id, collection: 'manual' } : { invoice_id: inv.id },
+    checkout: { description: `Invoice ${inv.number}` },
+  });
+  await store.setInvoiceAttempt(tx, inv.id, { paymentId: payment.id, attemptCount: a.attemptCount });
+  await enqueueJob(tx, {
+    merchantId: ctx.merchant.id,
+    kind: INVOICE_CHARGE_JOB,
+    runAt: new Date(now.getTime() + CHARGE_RECOVERY_MS),
+    key: `recover:${payment.id}`,
+    payload: { invoice_id: inv.id, recover_payment_id: payment.id },
+  });
+  return payment;
+}
+
+/** What can be paid now: an invoice that still waits for money (as Stripe: open or uncollectible). */
+const PAYABLE = VOIDABLE;
+
+/**
+ * POST /v1/invoices/:id/pay: charges an open or uncollectible invoice once, now (else 409
+ * invoice_not_open; 409 invoice_payment_in_progress while a charge of it is at the processor),
+ * with `payment_method_id` (a saved method of the invoice's customer: 404 unknown, 400
+ * parameter_invalid another customer's or detached) or the method dunning would use. It goes
+ * through dunning's charging path: the previous attempt's checkout closes, one payment is reserved
+ * and charged outside any transaction, and its outcome settles the invoice in the payment's own
+ * transaction — paid (the subscription hooks run: past_due or unpaid → active), or failed
+ * (`last_payment_error`, `invoice.payment_failed`). Returns the paid invoice (or, when the
+ * processor has not answered yet, the invoice as it stands); a failed charge throws 402
+ * (PaymentFailedError) with the invoice's last_payment_error.
+ *
+ * As Stripe's attempt_count: the first attempt counts whoever makes it, later manual attempts do
+ * not — a manual attempt after dunning began changes neither attempt_count nor
+ * next_payment_attempt, and its failure does not move the invoice or the subscription on (only
+ * last_payment_error and the event). Retries with the same idempotency key carry on with the same
+ * payment (recovery point `{invoice_id, payment_id}`): never a second charge.
+ */
+export async function payInvoice(ctx: Ctx, id: string, input: InvoicePayInput = {}): Promise<InvoiceWithLines> {
+  const data = parse(invoicePay, input);
+  const resumed = ctx.idempotency?.resumed;
+  if (resumed?.invoice_id === id && typeof resumed.payment_id === 'string') {
+    const p = await store.findPayment(ctx.db, resumed.payment_id);
+    if (p) await resumePayment(ctx, p.id);
+    return payOutcome(ctx, id, resumed.payment_id);
+  }
+  const paymentId = newId('payment');
+  ctx.idempotency?.checkpoint({ invoice_id: id, payment_id: paymentId });
+  const reserved = await inTransaction(ctx.db, async (tx) => {
+    const { inv, payment: current } = await lockInvoiceAndPayment(ctx, tx, id);
+    if (!PAYABLE.has(inv.status) || inv.amountDue - inv.amountPaid <= 0n) {
+      throw new StateError('invoice_not_open', `Invoice ${id} is ${inv.status}; only an open or uncollectible invoice can be paid.`, null);
+    }
+    if (current?.status === 'processing') throw new StateError('invoice_payment_in_progress', `Invoice ${id} is being charged; try again in a moment.`, null);
+    const customer = await store.findCustomer(tx, inv.customerId);
+    if (!customer || customer.deletedAt) throw new StateError('customer_deleted', `The customer of invoice ${id} is deleted; it can no longer be charged.`, null);
+    let method: PaymentMethod | null;
+    if (data.payment_method_id) {
+      method = await store.findPaymentMethod(tx, data.payment_method_id);
+      if (!method) throw new NotFoundError('payment method', data.payment_method_id, 'payment_method_id');
+      if (method.customerId !== inv.customerId) {
+        throw new ValidationError(
+          'parameter_invalid',
+          `Invalid payment_method_id: payment method ${data.payment_method_id} is not attached to customer ${inv.customerId}.`,
+          'payment_method_id',
+        );
+      }
+    } else {
+      method = await methodToCharge(tx, inv, customer.defaultPaymentMethodId);
+    }
+    // The previous attempt's checkout closes: one payable payment per invoice.
+    if (current) await cancelAtCheckout({ ...ctx, db: tx }, current.id);
+    // The first attempt counts whoever makes it (dunning starts from it); later manual ones do not.
+    const first = inv.attemptCount === 0;
+    const now = await clockNow({ ...ctx, db: tx });
+    if (!method) {
+      if (first) {
+        await store.setInvoiceAttempt(tx, id, { attemptCount: 1 });
+        await settleFailure(ctx, tx, await getInvoice(ctx, id, tx), now, NO_PAYMENT_METHOD);
+      } else {
+        await recordFailure(ctx, tx, inv, NO_PAYMENT_METHOD);
+      }
+      return null;
+    }
+    const payment = await reserveAttempt(ctx, tx, inv, method, now, { attemptCount: first ? 1 : inv.attemptCount, manual: !first, paymentId });
+    return { payment, method };
+  });
+  if (reserved) await chargeSavedMethod(ctx, reserved.payment.id, reserved.method);
+  return payOutcome(ctx, id, reserved ? paymentId : null);
+}
+
+/** The answer of a manual attempt: the paid invoice, the invoice while its charge is still out, else 402 with its last_payment_error. */
+async function payOutcome(ctx: Ctx, id: string, paymentId: string | null): Promise<InvoiceWithLines> {
+  const inv = await getInvoice(ctx, id);
+  if (inv.status === 'paid') return inv;
+  const payment = paymentId ? await store.findPayment(ctx.db, paymentId) : null;
+  if (payment && (payment.status === 'processing' || payment.status === 'created')) return inv;
+  const error = lastPaymentError(inv);
+  if (error) throw new PaymentFailedError(inv.id, error);
+  return inv;
 }
 
 /**
@@ -543,7 +666,15 @@ async function settleFromPayment(ctx: Ctx, tx: TenantTx, payment: PaymentWithCus
       );
       return;
     }
-    const after = await store.updateInvoice(tx, inv.id, { status: 'paid', amountPaid: inv.amountDue, paidAt: now, nextPaymentAttempt: null, paymentId: payment.id });
+    const after = await store.updateInvoice(tx, inv.id, {
+      status: 'paid',
+      amountPaid: inv.amountDue,
+      paidAt: now,
+      nextPaymentAttempt: null,
+      paymentId: payment.id,
+      lastPaymentErrorCode: null,
+      lastPaymentErrorMessage: null,
+    });
     await recordEvent(tx, ctx, 'invoice.paid', json(ctx, after), { status: inv.status, paid_at: null });
     requireInvoiceHooks(after);
     await invoiceHooks.paid?.(ctx, tx, after);
@@ -553,13 +684,27 @@ async function settleFromPayment(ctx: Ctx, tx: TenantTx, payment: PaymentWithCus
   // first; one that failed and then expired was counted when it failed) — is a failed attempt at
   // the invoice: dunning goes on.
   const neverCharged = payment.status === 'expired' && payment.attempts === 0;
-  if ((payment.status === 'failed' || neverCharged) && inv.status === 'open' && inv.paymentId === payment.id) {
-    await settleFailure(ctx, tx, inv, now, payment.status === 'expired' ? 'payment_expired' : (payment.failureCode ?? 'payment_failed'));
-  }
+  if ((payment.status !== 'failed' && !neverCharged) || inv.paymentId !== payment.id) return;
+  const error: PaymentError =
+    payment.status === 'expired'
+      ? PAYMENT_EXPIRED
+      : { code: payment.failureCode ?? 'payment_failed', message: payment.failureMessage ?? 'The payment failed.' };
+  // A manual attempt (POST /invoices/:id/pay after dunning began), or an attempt at an
+  // uncollectible invoice, leaves dunning as it was: only the reason and the event.
+  const manual = (payment.metadata as Record<string, string>).collection === 'manual';
+  if (inv.status === 'open' && !manual) await settleFailure(ctx, tx, inv, now, error);
+  else if (inv.status === 'open' || inv.status === 'uncollectible') await recordFailure(ctx, tx, inv, error);
+}
+
+/** A failed attempt that does not move dunning on: the invoice's last_payment_error and `invoice.payment_failed`. */
+async function recordFailure(ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines, error: PaymentError): Promise<InvoiceWithLines> {
+  const after = await store.updateInvoice(tx, inv.id, { lastPaymentErrorCode: error.code, lastPaymentErrorMessage: error.message });
+  await recordEvent(tx, ctx, 'invoice.payment_failed', json(ctx, after));
+  return after;
 }
 
 /** A failed attempt: the event, the next retry (1, 3, 5 days after the first failure), or the end of dunning. */
-async function settleFailure(ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines, now: Date, code: string): Promise<InvoiceWithLines> {
+async function settleFailure(ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines, now: Date, error: PaymentError): Promise<InvoiceWithLines> {
   const firstFailedAt = inv.firstFailedAt ?? now;
   const retryIndex = inv.attemptCount - 1; // attempts so far, the first one included
   const sub = inv.subscriptionId ? await store.findSubscription(tx, inv.subscriptionId) : null;
@@ -568,8 +713,13 @@ async function settleFailure(ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines, now:
   // invoice_now): it stays open, with no retry, until paid by hand or voided.
   const dunning = sub !== null && sub.status !== 'incomplete' && inv.autoAdvance;
   const next = dunning && retryIndex < RETRY_DAYS.length ? new Date(firstFailedAt.getTime() + RETRY_DAYS[retryIndex]! * DAY_MS) : null;
-  const after = await store.updateInvoice(tx, inv.id, { firstFailedAt, nextPaymentAttempt: next });
-  await recordEvent(tx, ctx, 'invoice.payment_failed', { ...json(ctx, after), last_payment_error: { code } });
+  const after = await store.updateInvoice(tx, inv.id, {
+    firstFailedAt,
+    nextPaymentAttempt: next,
+    lastPaymentErrorCode: error.code,
+    lastPaymentErrorMessage: error.message,
+  });
+  await recordEvent(tx, ctx, 'invoice.payment_failed', json(ctx, after));
   if (next) {
     await enqueueJob(tx, {
       merchantId: ctx.merchant.id,

@@ -98,3 +98,10 @@ export const invoiceListQuery = z.strictObject({
   ...listQuery,
 });
 export type InvoiceListQuery = z.output<typeof invoiceListQuery>;
+
+export const invoicePay = z.strictObject({
+  payment_method_id: idOf('payment_method')
+    .optional()
+    .meta({ description: "A saved method of the invoice's customer to charge; default: the subscription's method, else the customer's default." }),
+});
+export type InvoicePayInput = z.input<typeof invoicePay>;

@@ -17,7 +17,7 @@ import { inTransaction } from '../../platform/db/tenant.ts';
 import { NotFoundError, StateError } from '../../platform/errors.ts';
 import { isIdOf, z, httpUrl, idOf, parse } from '../../platform/validation.ts';
 import { newId, randomToken } from '../../platform/ids.ts';
-import { listInvoices, signingKey } from '../billing/invoices.ts';
+import { getInvoice, listInvoices, payInvoice, signingKey } from '../billing/invoices.ts';
 import { signedPdfPath } from '../billing/pdf.ts';
 import { cancelSubscription, reactivateSubscription, subscriptionsOfCustomer } from '../billing/subscriptions.ts';
 import { clockNow } from '../../platform/clock.ts';
@@ -219,6 +219,19 @@ export async function portalInvoices(ctx: Ctx) {
   const key = await signingKey(ctx);
   const now = new Date();
   return page.data.map((invoice) => ({ invoice, pdfUrl: `${ctx.runtime.config.publicBaseUrl}${signedPdfPath(key, invoice.id, now)}` }));
+}
+
+/**
+ * "Pay now" on an open (or uncollectible) invoice: one charge of the customer's default method
+ * through payInvoice (the API's rules and events; without a default, the method dunning would
+ * use). Another customer's invoice is "not found"; a decline throws PaymentFailedError (402).
+ */
+export async function payPortalInvoice(ctx: Ctx, invoiceId: string) {
+  const customerId = actorOf(ctx).customerId;
+  const inv = isIdOf('invoice', invoiceId) ? await getInvoice(ctx, invoiceId).catch(() => null) : null;
+  if (!inv || inv.customerId !== customerId) throw new NotFoundError('invoice', invoiceId);
+  const customer = await getCustomer(ctx, customerId);
+  return payInvoice(ctx, invoiceId, customer.defaultPaymentMethodId ? { payment_method_id: customer.defaultPaymentMethodId } : {});
 }
 
 /** One of the customer's subscriptions; another customer's (or merchant's) is "not found". */

@@ -223,6 +223,23 @@ describe('subscriptions on the test clock', () => {
     expect((await m.api.get(`/v1/invoices?subscription_id=${sub.id}`)).body.data).toHaveLength(1);
   });
 
+  it('cancelling an incomplete subscription (invoice_now or not) voids its first invoice and charges nothing', async () => {
+    const m = await merchant();
+    const { customer } = await customerWithCard(m, '4000000000009995');
+    const p = await plan(m);
+    for (const body of [{ invoice_now: true }, {}]) {
+      const sub = (await m.api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: p.id })).body;
+      expect(sub.status).toBe('incomplete');
+      await m.events();
+      const r = await m.api.post(`/v1/subscriptions/${sub.id}/cancel`, body);
+      expect([r.status, r.body.status]).toEqual([200, 'cancelled']);
+      expect(await m.events()).toEqual(sorted('subscription.cancelled', 'invoice.voided', 'payment.cancelled'));
+      expect((await m.api.get(`/v1/invoices/${sub.latest_invoice_id}`)).body).toMatchObject({ status: 'void', attempt_count: 1 });
+    }
+    await m.advance({ seconds: 10 * DAY });
+    expect(await m.events()).toEqual([]);
+  });
+
   it('a first invoice that cannot be paid leaves it incomplete; 23 h later it is cancelled and the invoice voided', async () => {
     const m = await merchant();
     const { customer } = await customerWithCard(m, '4000000000009995');

@@ -343,6 +343,9 @@ export async function voidInvoice(ctx: Ctx, id: string): Promise<InvoiceWithLine
       throw new StateError('invoice_not_open', `Invoice ${id} is ${inv.status}; only an open or uncollectible invoice can be voided.`, null);
     }
     if (payment?.status === 'processing') throw new StateError('invoice_payment_in_progress', `Invoice ${id} is being charged; try again in a moment.`, null);
+    // Its subscription is locked now, before the wallet below: the order a renewal takes them in
+    // (subscription, then wallet), for the voided hook at the end.
+    if (inv.subscriptionId) await lockRow(tx, 'subscriptions', ctx.merchant.id, inv.subscriptionId);
     // Its checkout closes: a voided invoice can no longer be paid there.
     if (payment) await cancelAtCheckout({ ...ctx, db: tx }, payment.id);
     // No more automatic attempts: every retry it may have waiting (attempt n + 1 at most, the first

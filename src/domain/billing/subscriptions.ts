@@ -274,7 +274,7 @@ export async function createSubscription(ctx: Ctx, input: SubscriptionCreateInpu
     if (invoice.status === 'paid') await activate(ctx, tx, withInvoice);
     return { sub: withInvoice, charge: invoice.status === 'open' ? invoice.id : null };
   });
-  if (r.charge) await chargeInvoice(ctx, r.charge, 1);
+  if (r.charge) await chargeInvoice(ctx, r.charge, 1, { automatic: true });
   return getSubscription(ctx, r.sub.id);
 }
 
@@ -371,7 +371,7 @@ export async function cycleSubscription(ctx: Ctx, id: string, periodEnd: number)
     await enqueueJob(tx, cycleJob(next));
     return invoice?.status === 'open' ? [{ invoiceId: invoice.id, attempt: 1 }] : null;
   });
-  for (const c of charge ?? []) await chargeInvoice(ctx, c.invoiceId, c.attempt);
+  for (const c of charge ?? []) await chargeInvoice(ctx, c.invoiceId, c.attempt, { automatic: true });
 }
 
 export async function noticeTrialEnd(ctx: Ctx, id: string, trialEnd: number): Promise<void> {
@@ -414,14 +414,7 @@ export async function expireIncomplete(ctx: Ctx, id: string): Promise<void> {
     await inTransaction(ctx.db, async (tx) => {
       const seen = await getSubscription(ctx, id, tx);
       if (seen.status !== 'incomplete') return;
-      if (seen.latestInvoiceId) {
-        try {
-          await voidInvoice({ ...ctx, db: tx }, seen.latestInvoiceId);
-        } catch (err) {
-          // Paid (the subscription is active now) or voided already: nothing to void.
-          if (!(err instanceof StateError && err.code === 'invoice_not_open')) throw err;
-        }
-      }
+      if (seen.latestInvoiceId) await voidIfOpen({ ...ctx, db: tx }, seen.latestInvoiceId);
       const sub = await lockSubscription(ctx, tx, id);
       if (sub.status !== 'incomplete') return;
       await endSubscription(ctx, tx, sub, await clockNow({ ...ctx, db: tx }));
@@ -429,6 +422,15 @@ export async function expireIncomplete(ctx: Ctx, id: string): Promise<void> {
   } catch (err) {
     if (err instanceof StateError && err.code === 'invoice_payment_in_progress') throw new DeferJob(EXPIRY_WAIT_MS, 'the first invoice is being charged');
     throw err;
+  }
+}
+
+/** Voids an incomplete subscription's first invoice; one paid meanwhile (the subscription is active now) or voided already is left as it is. */
+async function voidIfOpen(ctx: Ctx, invoiceId: string): Promise<void> {
+  try {
+    await voidInvoice(ctx, invoiceId);
+  } catch (err) {
+    if (!(err instanceof StateError && err.code === 'invoice_not_open')) throw err;
   }
 }
 
@@ -515,7 +517,13 @@ export async function cancelSubscription(ctx: Ctx, id: string, input: Subscripti
     return getSubscription(ctx, id);
   }
   const r = await inTransaction(ctx.db, async (tx) => {
-    if (!data.cancel_at_period_end) await lockOpenInvoicesOf(ctx, tx, id);
+    if (!data.cancel_at_period_end) {
+      // A subscription that never started (incomplete) leaves nothing to collect: its first invoice
+      // is voided, as its expiry would (invoice_now charges nothing for it).
+      const seen = await getSubscription(ctx, id, tx);
+      if (seen.status === 'incomplete' && seen.latestInvoiceId) await voidIfOpen({ ...ctx, db: tx }, seen.latestInvoiceId);
+      await lockOpenInvoicesOf(ctx, tx, id);
+    }
     const sub = await lockSubscription(ctx, tx, id);
     notCancelled(sub);
     if (data.cancel_at_period_end) {
@@ -525,7 +533,7 @@ export async function cancelSubscription(ctx: Ctx, id: string, input: Subscripti
       await event(ctx, tx, 'subscription.updated', sub, after);
       return { sub: after, charges: [] };
     }
-    const ended = await endSubscription(ctx, tx, sub, await clockNow({ ...ctx, db: tx }), { invoiceNow: data.invoice_now === true });
+    const ended = await endSubscription(ctx, tx, sub, await clockNow({ ...ctx, db: tx }), { invoiceNow: data.invoice_now === true && sub.status !== 'incomplete' });
     // The charges are made after this commits (never inside a transaction): the recovery point names them.
     ctx.idempotency?.checkpoint({ subscription_id: id, cancel_charges: JSON.stringify(ended.charges) });
     return ended;
@@ -712,7 +720,7 @@ export async function updateSubscription(ctx: Ctx, id: string, input: Subscripti
     });
     return { sub: after, charge, retry };
   });
-  if (r.charge) await chargeInvoice(ctx, r.charge, 1);
+  if (r.charge) await chargeInvoice(ctx, r.charge, 1, { automatic: true });
   if (r.retry) await chargeInvoice(ctx, r.retry.invoiceId, r.retry.attempt, { uncollectible: r.retry.uncollectible });
   return getSubscription(ctx, r.sub.id);
 }

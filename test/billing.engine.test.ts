@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chargeInvoice } from '../src/domain/billing/invoices.ts';
 import { pdfSignature } from '../src/domain/billing/pdf.ts';
 import { cycleSubscription, resumeIfDue } from '../src/domain/billing/subscriptions.ts';
+import { LeaseLost, setClock } from '../src/domain/clock/index.ts';
 import type { Ctx } from '../src/platform/context.ts';
 import { Clock } from '../src/platform/clock.ts';
 import { forMerchant } from '../src/platform/db/tenant.ts';
@@ -303,5 +304,20 @@ describe('fixes from trying it cold', () => {
     } finally {
       await t.close();
     }
+  });
+});
+
+describe('an advance places the clock only while it holds the lease', () => {
+  it('setClock with a lease token another advance no longer holds moves nothing and says so', async () => {
+    const api = await app.merchant();
+    const ctx = ctxFor(app, api.creds.merchant_id);
+    const before = (await api.get('/v1/test-helpers/clock')).body.now as string;
+    const far = new Date(Date.parse(before) + 30 * 86_400_000);
+    // Nobody holds the lease (the advance that had it lost it): a token is refused.
+    await expect(setClock(ctx, far, { leaseToken: 'not-the-holder' })).rejects.toBeInstanceOf(LeaseLost);
+    const after = (await api.get('/v1/test-helpers/clock')).body.now as string;
+    expect(Date.parse(after) - Date.parse(before)).toBeLessThan(60_000);
+    // Without a token (an operator's set) it moves.
+    expect((await setClock(ctx, far)).getTime()).toBeGreaterThanOrEqual(far.getTime());
   });
 });

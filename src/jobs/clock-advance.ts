@@ -33,6 +33,7 @@ import {
   releaseAdvanceLease,
   renewAdvanceLease,
   setClock,
+  LeaseLost,
   takeAdvanceLease,
   type ClockAdvanceInput,
 } from '../domain/clock/index.ts';
@@ -110,7 +111,7 @@ class AdvanceLease {
     private readonly runtime: Runtime,
     private readonly log: Logger,
     private readonly merchantId: string,
-    private readonly token: string,
+    readonly token: string,
   ) {
     this.timer = setInterval(() => void this.renew(), ADVANCE_LEASE_MS / 3);
     this.timer.unref();
@@ -182,15 +183,29 @@ async function advanceHoldingLease(ctx: Ctx, target: Date, lease: AdvanceLease, 
     jobsPerSecond: runtime.config.CLOCK_ADVANCE_JOBS_PER_SECOND,
     stop: () => lease.lost,
   });
-  if (lease.lost) throw inProgress(`This advance ran ${ran} due jobs, then lost its hold on the clock to another advance and stopped; the clock was not moved by it.`);
+  const lostMessage = `This advance ran ${ran} due jobs, then lost its hold on the clock to another advance and stopped; the clock was not moved by it.`;
+  if (lease.lost) throw inProgress(lostMessage);
+  // The clock is placed only while this advance still holds the lease (a renewal may not have
+  // noticed yet that another advance took it over): the other advance's park stands.
+  const place = async (at: Date, parkMs?: number) => {
+    try {
+      return await setClock(ctx, at, { parkMs, leaseToken: lease.token });
+    } catch (err) {
+      if (err instanceof LeaseLost) {
+        lease.lost = true;
+        throw inProgress(lostMessage);
+      }
+      throw err;
+    }
+  };
   // The clock runs on from the target (or from where an advance that went further left it).
-  if (complete) return setClock(ctx, target);
+  if (complete) return place(target);
   const next = await earliestDue(runtime, merchant.id, target);
   const reached = next ? new Date(next.getTime() - 1) : target;
   // Parked at the stop point (or where it stands, if that is later): the jobs due just after it
   // are not due to the background worker, and the repeat runs each at its own time.
   const parkMs = runtime.clockParkMs ?? PARK_MS;
-  const stopped = await setClock(ctx, reached, { parkMs });
+  const stopped = await place(reached, parkMs);
   lease.keepParked = true;
   throw new StateError(
     'clock_advance_incomplete',

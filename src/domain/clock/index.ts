@@ -78,13 +78,17 @@ export async function advanceTarget(prisma: PrismaClient, merchant: ClockOwner, 
  * the request's client (so an idempotency key counts it as a committed step). Returns the clock's
  * time: `target`, or where it stood when that was later.
  */
-export async function setClock(ctx: Ctx, target: Date, opts: { parkMs?: number } = {}): Promise<Date> {
-  const row = await inTransaction(ctx.db, (tx) => placeClockRow(tx, ctx.merchant.id, target, opts.parkMs ?? null));
+export async function setClock(ctx: Ctx, target: Date, opts: { parkMs?: number; leaseToken?: string } = {}): Promise<Date> {
+  const row = await inTransaction(ctx.db, (tx) => placeClockRow(tx, ctx.merchant.id, target, opts.parkMs ?? null, opts.leaseToken ?? null));
+  if (!row && opts.leaseToken !== undefined && ctx.merchant.mode === 'test') throw new LeaseLost();
   if (!row) return readClock(ctx.runtime.prisma, ctx.merchant);
   // The request's own clock reads the new time from here on.
   clockOf(ctx).learn(row.clockOffsetMs, row.clockParkedUntil);
   return row.now;
 }
+
+/** setClock for an advance whose lease another advance took over (it ran out): the clock was not moved. */
+export class LeaseLost extends Error {}
 
 export function clockToJSON(now: Date) {
   return { object: 'test_clock' as const, now: now.toISOString() };

@@ -28,14 +28,15 @@ export interface ClockRow {
 /**
  * Sets a test merchant's clock to `target`, or leaves it where it stands when that is later (the
  * clock never moves back), running on from there — or, with `parkMs`, parked there for that long.
+ * With `leaseToken` only while that advance still holds the merchant's lease (nothing: lost).
  */
-export async function placeClockRow(tx: TenantTx, merchantId: string, target: Date, parkMs: number | null): Promise<ClockRow | undefined> {
+export async function placeClockRow(tx: TenantTx, merchantId: string, target: Date, parkMs: number | null, leaseToken: string | null = null): Promise<ClockRow | undefined> {
   const [row] = await merchantSql(asRawTx(tx).raw, merchantId)<ClockRow>(
     `UPDATE merchants SET ${placeClock(`greatest(${STANDING}, $2::timestamptz)`, `c.rt + $3::int * interval '1 millisecond'`)}
      FROM ${REAL_NOW}
-     WHERE id = $1 AND mode = 'test'
+     WHERE id = $1 AND mode = 'test' AND ($4::text IS NULL OR clock_advance_token = $4::text)
      RETURNING clock_offset_ms, clock_parked_until, ${STANDING} AS now`,
-    [target, parkMs],
+    [target, parkMs, leaseToken],
   );
   return row;
 }

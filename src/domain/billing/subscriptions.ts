@@ -325,6 +325,10 @@ invoiceHooks.failed = async (ctx, tx, inv, { exhausted }) => {
  */
 export async function cycleSubscription(ctx: Ctx, id: string, periodEnd: number): Promise<void> {
   const charge = await inTransaction(ctx.db, async (tx) => {
+    // A subscription that ends here stops collecting its open invoices (endSubscription): those
+    // are taken first, each payment then its invoice, the order a payment's outcome locks them in
+    // before the subscription.
+    if ((await getSubscription(ctx, id, tx)).cancelAtPeriodEnd) await lockOpenInvoicesOf(ctx, tx, id);
     let sub = await lockSubscription(ctx, tx, id);
     if (sub.currentPeriodEnd.getTime() !== periodEnd) return null; // done already, or the period moved (trial_end changed)
     if (sub.status === 'cancelled' || sub.status === 'incomplete') return null;
@@ -547,7 +551,11 @@ export async function cancelSubscription(ctx: Ctx, id: string, input: Subscripti
 export async function cancelSubscriptionsOfCustomer(ctx: Ctx, tx: TenantTx, customerId: string): Promise<void> {
   const subs = await store.listUncancelledSubscriptionIds(tx, customerId);
   const now = await clockNow({ ...ctx, db: tx });
-  for (const { id } of subs) await endSubscription(ctx, tx, await lockSubscription(ctx, tx, id), now);
+  for (const { id } of subs) {
+    // Its open invoices (and their payments) before the subscription: a payment's outcome's order.
+    await lockOpenInvoicesOf(ctx, tx, id);
+    await endSubscription(ctx, tx, await lockSubscription(ctx, tx, id), now);
+  }
 }
 
 /**

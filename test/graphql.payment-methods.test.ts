@@ -134,3 +134,31 @@ describe('payment methods over GraphQL', () => {
     expect(bad.data.createPortalSession).toMatchObject({ __typename: 'ValidationError', code: 'parameter_invalid', param: 'returnUrl' });
   });
 });
+
+// Billing lifecycle rules, "Recovery": a new default retries what past_due subscriptions owe.
+describe('setDefaultPaymentMethod retries what a past_due subscription owes', () => {
+  it('with an idempotencyKey: the open invoice is paid for real (payment succeeded), the subscription active; a replay charges nothing more', async () => {
+    const m = await app.merchant(); // its own clock
+    const c = (await m.post('/v1/customers', { email: `r${Math.random()}@example.com` })).body;
+    const bad = (await complete((await setupIntent(c.id, m)).setupIntent.id, '4000000000009995', m)).setupIntent.paymentMethod;
+    const p = (await m.post('/v1/plans', { name: 'Pro', amount: 3000, currency: 'USD', interval: 'month', trial_period_days: 7 })).body;
+    const sub = (await m.post('/v1/subscriptions', { customer_id: c.id, plan_id: p.id })).body;
+    expect((await m.post('/v1/test-helpers/clock/advance', { to: sub.trial_end })).status).toBe(200);
+    const due = (await m.get(`/v1/subscriptions/${sub.id}`)).body;
+    expect(due.status).toBe('past_due');
+    expect((await m.get(`/v1/customers/${c.id}`)).body.default_payment_method_id).toBe(bad.id);
+    const good = (await complete((await setupIntent(c.id, m)).setupIntent.id, '4242424242424242', m)).setupIntent.paymentMethod;
+
+    const SET = `mutation($input: SetDefaultPaymentMethodInput!) { setDefaultPaymentMethod(input: $input) { ${RESULT} ... on SetDefaultPaymentMethodSuccess { customer { defaultPaymentMethod { id } } } } }`;
+    const input = { customerId: c.id, paymentMethodId: good.id, idempotencyKey: `default-${c.id}` };
+    const first = await m.gql(SET, { input });
+    expect(first.data.setDefaultPaymentMethod, JSON.stringify(first)).toEqual({ __typename: 'SetDefaultPaymentMethodSuccess', customer: { defaultPaymentMethod: { id: good.id } } });
+    const inv = (await m.get(`/v1/invoices/${due.latest_invoice_id}`)).body;
+    expect(inv).toMatchObject({ status: 'paid', attempt_count: 2, last_payment_error: null });
+    expect((await m.get(`/v1/payments/${inv.payment_id}`)).body).toMatchObject({ status: 'succeeded', payment_method_id: good.id });
+    expect((await m.get(`/v1/subscriptions/${sub.id}`)).body.status).toBe('active');
+    const payments = (await m.get(`/v1/payments?customer_id=${c.id}&limit=100`)).body.data.length;
+    expect((await m.gql(SET, { input })).data).toEqual(first.data);
+    expect((await m.get(`/v1/payments?customer_id=${c.id}&limit=100`)).body.data.length).toBe(payments);
+  });
+});

@@ -506,6 +506,26 @@ describe('subscriptions and invoices in the portal', () => {
     expect(await eventsOf(mine.sub.id, 'subscription.updated')).toHaveLength(updated);
   });
 
+  it('"Make default" with a working card retries at once what a past_due subscription owes: the invoice paid, the subscription active', async () => {
+    const m = await app.merchant({ name: 'Recovery merchant' }); // its own clock
+    const c = await customer(m);
+    await savedCard(c.id, m, '4000000000009995'); // the default; every charge of it fails
+    const p = (await m.post('/v1/plans', { name: 'Pro', amount: 3000, currency: 'USD', interval: 'month', trial_period_days: 7 })).body;
+    const sub = (await m.post('/v1/subscriptions', { customer_id: c.id, plan_id: p.id })).body;
+    expect((await m.post('/v1/test-helpers/clock/advance', { to: sub.trial_end })).status).toBe(200);
+    const due = (await m.get(`/v1/subscriptions/${sub.id}`)).body;
+    expect(due.status).toBe('past_due');
+    expect((await m.get(`/v1/invoices/${due.latest_invoice_id}`)).body).toMatchObject({ status: 'open', attempt_count: 1 });
+    const good = await savedCard(c.id, m);
+    const page = await open((await session(c.id, m)).url);
+    expect((await post(page, `/methods/${good}/default`)).status).toBe(303);
+    expect((await m.get(`/v1/customers/${c.id}`)).body.default_payment_method_id).toBe(good);
+    const inv = (await m.get(`/v1/invoices/${due.latest_invoice_id}`)).body;
+    expect(inv).toMatchObject({ status: 'paid', attempt_count: 2, last_payment_error: null });
+    expect((await m.get(`/v1/payments/${inv.payment_id}`)).body).toMatchObject({ status: 'succeeded', payment_method_id: good });
+    expect((await m.get(`/v1/subscriptions/${sub.id}`)).body).toMatchObject({ status: 'active', current_period_end: due.current_period_end });
+  });
+
   it('"Pay now" on an open invoice charges the default method: the decline reason in the page, then paid with a working default', async () => {
     const c = await customer();
     await savedCard(c.id, api, '4000000000009995'); // the default; every charge of it fails

@@ -818,3 +818,69 @@ describe('cancelling: collection of open invoices and the waiting prorations', (
     await m.nothingMore();
   });
 });
+
+// Billing lifecycle rules, "Recovery": making a working method the default retries at once the
+// invoices the customer's past_due/unpaid subscriptions owe, after the change commits.
+describe('a new default payment method retries what past_due subscriptions owe', () => {
+  /** A subscription charging the customer's default (a declining card): past_due after its trial. */
+  async function pastDueOnDefault(m: M) {
+    const { customer, pm: bad } = await customerWithCard(m, DECLINE);
+    expect((await m.api.get(`/v1/customers/${customer.id}`)).body.default_payment_method_id).toBe(bad);
+    const p = await plan(m, { trial_period_days: 7 });
+    const sub = (await m.api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: p.id })).body;
+    expect(sub.payment_method_id).toBeNull();
+    await m.advance({ to: sub.trial_end });
+    const s = (await m.api.get(`/v1/subscriptions/${sub.id}`)).body;
+    expect(s.status).toBe('past_due');
+    const inv = (await m.api.get(`/v1/invoices/${s.latest_invoice_id}`)).body;
+    expect(inv).toMatchObject({ status: 'open', attempt_count: 1 });
+    const good = await customerWithCardFor(m, customer.id, '4242424242424242');
+    await m.events();
+    return { customer, sub: s, inv, good, bad };
+  }
+
+  it('PATCH /v1/customers/:id {default_payment_method_id}: the open invoice is paid at once and the subscription active in its period', async () => {
+    const m = await merchant();
+    const { customer, sub, inv, good } = await pastDueOnDefault(m);
+    const r = await m.api.patch(`/v1/customers/${customer.id}`, { default_payment_method_id: good });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.default_payment_method_id).toBe(good);
+    expect(await m.events()).toEqual(sorted('customer.updated', 'payment.cancelled', 'payment.created', 'payment.succeeded', 'invoice.paid', 'subscription.updated'));
+    const paid = (await m.api.get(`/v1/invoices/${inv.id}`)).body;
+    expect(paid).toMatchObject({ status: 'paid', attempt_count: 2, amount_paid: 3000, next_payment_attempt: null });
+    expect((await m.api.get(`/v1/payments/${paid.payment_id}`)).body).toMatchObject({ status: 'succeeded', payment_method_id: good });
+    const s = (await m.api.get(`/v1/subscriptions/${sub.id}`)).body;
+    expect(s).toMatchObject({ status: 'active', current_period_start: sub.current_period_start, current_period_end: sub.current_period_end });
+    // The dunning retry a day later charges nothing more.
+    await m.advance({ seconds: 2 * DAY });
+    expect((await m.api.get(`/v1/payments?customer_id=${customer.id}&limit=100`)).body.data.filter((p: any) => p.status === 'succeeded')).toHaveLength(1);
+  });
+
+  it('with an Idempotency-Key the charge is real (payment succeeded), and a replay charges nothing more', async () => {
+    const m = await merchant();
+    const { customer, sub, inv, good } = await pastDueOnDefault(m);
+    const key = { 'Idempotency-Key': `default-${customer.id}` };
+    const first = await m.api.patch(`/v1/customers/${customer.id}`, { default_payment_method_id: good }, key);
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    const paid = (await m.api.get(`/v1/invoices/${inv.id}`)).body;
+    expect(paid).toMatchObject({ status: 'paid', last_payment_error: null });
+    expect((await m.api.get(`/v1/payments/${paid.payment_id}`)).body.status).toBe('succeeded');
+    expect((await m.api.get(`/v1/subscriptions/${sub.id}`)).body.status).toBe('active');
+    await m.events();
+    const again = await m.api.patch(`/v1/customers/${customer.id}`, { default_payment_method_id: good }, key);
+    expect([again.status, again.body]).toEqual([200, first.body]);
+    await m.nothingMore();
+  });
+
+  it('a subscription pinned to its own (declining) method is not retried; nor is anything when the default does not change', async () => {
+    const m = await merchant();
+    const { customer, inv } = await pastDue(m); // pinned to a declining card
+    const good = await customerWithCardFor(m, customer.id, '4242424242424242');
+    await m.events();
+    expect((await m.api.patch(`/v1/customers/${customer.id}`, { default_payment_method_id: good })).status).toBe(200);
+    expect(await m.events()).toEqual(['customer.updated']);
+    expect((await m.api.get(`/v1/invoices/${inv.id}`)).body).toMatchObject({ status: 'open', attempt_count: 1 });
+    expect((await m.api.patch(`/v1/customers/${customer.id}`, { default_payment_method_id: good })).status).toBe(200);
+    expect(await m.events()).toEqual([]);
+  });
+});

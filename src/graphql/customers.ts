@@ -1,9 +1,9 @@
 import * as customers from '../domain/customers/index.ts';
-import { deleteCustomer, getCustomerWithEmbeds } from '../services/customers.ts';
+import { deleteCustomer, getCustomerWithEmbeds, updateCustomer } from '../services/customers.ts';
 import { NotFoundError } from '../platform/errors.ts';
 import { builder, connectionComplexity, loadNodeWith, nodeKind } from './builder.ts';
 import { COMMON_ERRORS } from './errors.ts';
-import { connectionType, domainInput, listArgs, mutate, orNull, toConnection } from './helpers.ts';
+import { connectionType, domainInput, listArgs, mutate, orNull, PHASED, toConnection } from './helpers.ts';
 
 export const Customer = builder.prismaNode('Customer', {
   id: { field: 'id' },
@@ -93,10 +93,11 @@ builder.mutationFields((t) => ({
   }),
   updateCustomer: t.field({
     type: Customer,
+    description: 'A new defaultPaymentMethodId retries at once the open or uncollectible invoices of the customer’s past_due and unpaid subscriptions that charge the default.',
     errors: { types: [...COMMON_ERRORS, NotFoundError], dataField: { name: 'customer' }, result: { name: 'UpdateCustomerSuccess' }, union: { name: 'UpdateCustomerResult' } },
     args: { input: t.arg({ type: UpdateCustomerInput, required: true }) },
     resolve: (_, { input }, gctx) =>
-      mutate(gctx, 'updateCustomer', input, (ctx, { id, ...fields }) => customers.updateCustomer(ctx, id, domainInput(customers.customerUpdate, fields))),
+      mutate(gctx, 'updateCustomer', input, (ctx, { id, ...fields }) => updateCustomer(ctx, id, domainInput(customers.customerUpdate, fields)), PHASED),
   }),
   deleteCustomer: t.field({
     type: DeletedCustomer,

@@ -2,6 +2,7 @@
 // functions as /v1/setup-intents, /v1/payment-methods and /v1/customer-portal/sessions.
 import * as methods from '../domain/payment-methods/index.ts';
 import * as portal from '../domain/portal/index.ts';
+import { setDefaultPaymentMethod } from '../services/customers.ts';
 import { detachPaymentMethod } from '../services/payment-methods.ts';
 import type { SavedDetails } from '../platform/processor.ts';
 import { NotFoundError, StateError } from '../platform/errors.ts';
@@ -178,11 +179,11 @@ builder.mutationFields((t) => ({
   }),
   setDefaultPaymentMethod: t.field({
     type: Customer,
-    description: 'Makes an attached method the customer’s default.',
+    description: 'Makes an attached method the customer’s default; the open or uncollectible invoices of its past_due and unpaid subscriptions that charge the default are retried at once.',
     errors: { types: [...COMMON_ERRORS, NotFoundError], dataField: { name: 'customer' }, result: { name: 'SetDefaultPaymentMethodSuccess' }, union: { name: 'SetDefaultPaymentMethodResult' } },
     args: { input: t.arg({ type: SetDefaultPaymentMethodInput, required: true }) },
     resolve: (_, { input }, gctx) =>
-      mutate(gctx, 'setDefaultPaymentMethod', input, (ctx, { customerId, paymentMethodId }) => methods.setDefaultPaymentMethod(ctx, customerId, paymentMethodId, 'payment_method_id')),
+      mutate(gctx, 'setDefaultPaymentMethod', input, (ctx, { customerId, paymentMethodId }) => setDefaultPaymentMethod(ctx, customerId, paymentMethodId, 'payment_method_id'), PHASED),
   }),
   createPortalSession: t.field({
     type: PortalSession,

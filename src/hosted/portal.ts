@@ -17,6 +17,7 @@ import type { Context, Hono } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 import type { PortalSession } from '../generated/prisma/client.ts';
 import { clockNow } from '../platform/clock.ts';
+import { setPortalDefault } from '../services/customers.ts';
 import { detachPortalMethod } from '../services/payment-methods.ts';
 import {
   cancelPortalSubscription,
@@ -35,7 +36,6 @@ import {
   portalWalletActivity,
   portalWallets,
   reactivatePortalSubscription,
-  setPortalDefault,
   updatePortalProfile,
 } from '../domain/portal/index.ts';
 import { nextBillingDate } from '../domain/billing/subscriptions.ts';

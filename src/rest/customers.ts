@@ -1,5 +1,5 @@
 import * as customers from '../domain/customers/index.ts';
-import { deleteCustomer, getCustomerWithEmbeds } from '../services/customers.ts';
+import { deleteCustomer, getCustomerWithEmbeds, updateCustomer } from '../services/customers.ts';
 import { customerToJSON } from '../domain/customers/index.ts';
 import { route, listEnvelope } from './route.ts';
 import { subscriptionToJSON } from '../domain/billing/subscriptions.ts';
@@ -26,9 +26,12 @@ export const customerRoutes = [
   }),
   route({
     method: 'patch', path: '/v1/customers/{id}', operationId: 'updateCustomer', tag, summary: 'Update a customer',
+    description: 'A new `default_payment_method_id` retries at once the open or uncollectible invoices of the customer’s `past_due` and `unpaid` subscriptions that charge the default.',
     params: idParam, body: customers.customerUpdate,
     response: { status: 200, description: 'The updated customer.', schema: customerObject },
-    handler: async (ctx, { params, body }) => customerToJSON(await customers.updateCustomer(ctx, params.id, body)),
+    // A new default method charges invoices after the change commits: phased under an Idempotency-Key.
+    phased: true,
+    handler: async (ctx, { params, body }) => customerToJSON(await updateCustomer(ctx, params.id, body)),
   }),
   route({
     method: 'delete', path: '/v1/customers/{id}', operationId: 'deleteCustomer', tag,

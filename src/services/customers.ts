@@ -1,17 +1,19 @@
 // Customer actions that span areas: the record with its embedded payment methods and
-// subscriptions (one statement), and deletion, which cancels the customer's subscriptions and
-// detaches its saved methods in the same transaction.
+// subscriptions (one statement); deletion, which cancels the customer's subscriptions and
+// detaches its saved methods in the same transaction; and a new default method, which retries at
+// once the invoices the customer's past_due/unpaid subscriptions owe (docs/billing.md, "Recovery").
 import type { Customer, PaymentMethod, Subscription } from '../generated/prisma/client.ts';
 import type { Ctx } from '../platform/context.ts';
 import { jsonRows, lockRow } from '../platform/db/raw.ts';
-import { inTransaction } from '../platform/db/tenant.ts';
+import { inTransaction, type TenantTx } from '../platform/db/tenant.ts';
 import { NotFoundError } from '../platform/errors.ts';
-import { cancelSubscriptionsOfCustomer } from '../domain/billing/subscriptions.ts';
+import { cancelSubscriptionsOfCustomer, makeRetries, resumeRetries, retriesForNewDefault, type Retry } from '../domain/billing/subscriptions.ts';
 import { clockNow } from '../platform/clock.ts';
-import { customerToJSON, getCustomer } from '../domain/customers/index.ts';
+import { customerToJSON, getCustomer, updateCustomerIn, type CustomerUpdateInput } from '../domain/customers/index.ts';
 import { updateCustomerRow } from '../domain/customers/store.ts';
 import { recordEvent } from '../domain/events/index.ts';
-import { detachAllOfCustomer } from '../domain/payment-methods/index.ts';
+import { detachAllOfCustomer, setDefaultPaymentMethodIn } from '../domain/payment-methods/index.ts';
+import { portalDefaultCustomer } from '../domain/portal/index.ts';
 import { findCustomerWithEmbeds } from './store.ts';
 
 export interface CustomerWithEmbeds {
@@ -45,4 +47,55 @@ export async function deleteCustomer(ctx: Ctx, id: string): Promise<Customer> {
     await recordEvent(tx, ctx, 'customer.deleted', { ...customerToJSON(c), deleted: true });
     return c;
   });
+}
+
+/**
+ * PATCH /v1/customers/:id (and GraphQL updateCustomer). A new default method
+ * (`default_payment_method_id`) retries the invoices waiting on a payment at once (below).
+ */
+export function updateCustomer(ctx: Ctx, id: string, input: CustomerUpdateInput): Promise<Customer> {
+  return withRecovery(ctx, id, (tx) => updateCustomerIn(ctx, tx, id, input));
+}
+
+/** GraphQL setDefaultPaymentMethod: makes an attached method the default, with the same retries. */
+export function setDefaultPaymentMethod(ctx: Ctx, customerId: string, paymentMethodId: string, param = 'payment_method_id'): Promise<Customer> {
+  return withRecovery(ctx, customerId, (tx) => setDefaultPaymentMethodIn(ctx, tx, customerId, paymentMethodId, param));
+}
+
+/** The portal's "Make default": the same, for the portal session's customer (another's method is "not found"). */
+export async function setPortalDefault(ctx: Ctx, paymentMethodId: string): Promise<Customer> {
+  return setDefaultPaymentMethod(ctx, await portalDefaultCustomer(ctx, paymentMethodId), paymentMethodId);
+}
+
+/**
+ * Recovery (docs/billing.md): a change that gives the customer a new default method retries at
+ * once, after it commits (charges never run inside a transaction), the open or uncollectible
+ * invoices of the customer's past_due/unpaid subscriptions that charge the default; a paid one
+ * makes its subscription active (invoiceHooks.paid). Under an idempotency key the route is phased:
+ * the recovery point names the retries, so a retry of an interrupted request makes or finishes
+ * the same charges (same attempts, same processor keys) and does not change the customer again.
+ */
+async function withRecovery(ctx: Ctx, customerId: string, change: (tx: TenantTx) => Promise<Customer>): Promise<Customer> {
+  const resumed = ctx.idempotency?.resumed;
+  if (resumed?.customer_id === customerId && typeof resumed.recovery_charges === 'string') {
+    await resumeRetries(ctx, JSON.parse(resumed.recovery_charges) as Retry[]);
+    return getCustomer(ctx, customerId);
+  }
+  const r = await inTransaction(ctx.db, async (tx) => {
+    const before = await lockCustomerRow(ctx, tx, customerId);
+    const after = await change(tx);
+    const newDefault = after.defaultPaymentMethodId !== null && after.defaultPaymentMethodId !== before;
+    const retries = newDefault ? await retriesForNewDefault(ctx, tx, customerId) : [];
+    ctx.idempotency?.checkpoint({ customer_id: customerId, recovery_charges: JSON.stringify(retries) });
+    return { after, retries };
+  });
+  if (r.retries.length === 0) return r.after;
+  await makeRetries(ctx, r.retries);
+  return getCustomer(ctx, customerId);
+}
+
+/** Locks the live customer (before the change: the change locks it again, a no-op) and returns its default method. */
+async function lockCustomerRow(ctx: Ctx, tx: TenantTx, id: string): Promise<string | null> {
+  await lockRow(tx, 'customers', ctx.merchant.id, id);
+  return (await getCustomer(ctx, id, tx)).defaultPaymentMethodId;
 }

@@ -56,7 +56,10 @@ export interface paths {
         delete: operations["deleteCustomer"];
         options?: never;
         head?: never;
-        /** Update a customer */
+        /**
+         * Update a customer
+         * @description A new `default_payment_method_id` retries at once the open or uncollectible invoices of the customer’s `past_due` and `unpaid` subscriptions that charge the default.
+         */
         patch: operations["updateCustomer"];
         trace?: never;
     };

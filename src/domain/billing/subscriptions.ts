@@ -649,16 +649,14 @@ export async function updateSubscription(ctx: Ctx, id: string, input: Subscripti
       const merged = { ...(sub.metadata as Record<string, string>), ...data.metadata };
       patch.metadata = Object.fromEntries(Object.entries(merged).filter(([, v]) => v !== ''));
     }
-    let retry: { invoiceId: string; attempt: number; uncollectible: boolean } | null = null;
+    let retry: Retry | null = null;
     if (data.payment_method_id !== undefined) {
       if (data.payment_method_id !== null) await checkMethod(tx, sub.customerId, data.payment_method_id);
       patch.paymentMethodId = data.payment_method_id;
       // A new method for a subscription waiting on a payment: its invoice is tried again at once.
       if (data.payment_method_id && ['incomplete', 'past_due', 'unpaid'].includes(sub.status) && sub.latestInvoiceId) {
         const inv = await store.findInvoiceHeader(tx, sub.latestInvoiceId);
-        if (inv && (inv.status === 'open' || inv.status === 'uncollectible')) {
-          retry = { invoiceId: inv.id, attempt: inv.attemptCount + 1, uncollectible: inv.status === 'uncollectible' };
-        }
+        retry = inv ? retryOf(inv) : null;
       }
     }
     if (data.apply_wallet_balance !== undefined) patch.applyWalletBalance = data.apply_wallet_balance;
@@ -729,8 +727,58 @@ export async function updateSubscription(ctx: Ctx, id: string, input: Subscripti
     return { sub: after, charge, retry };
   });
   if (r.charge) await chargeInvoice(ctx, r.charge, 1, { automatic: true });
-  if (r.retry) await chargeInvoice(ctx, r.retry.invoiceId, r.retry.attempt, { uncollectible: r.retry.uncollectible });
+  if (r.retry) await makeRetries(ctx, [r.retry]);
   return getSubscription(ctx, r.sub.id);
+}
+
+// ---------------------------------------------------------------- recovery: a new method, a retry at once
+
+/** A retry decided in a transaction, made once it commits: attempt `attempt` at the invoice (an uncollectible one too). */
+export interface Retry {
+  invoiceId: string;
+  attempt: number;
+  uncollectible: boolean;
+}
+
+/** The retry of an invoice still waiting for money (open or uncollectible, something left to pay), else null. */
+function retryOf(inv: { id: string; status: string; attemptCount: number; amountDue: bigint; amountPaid: bigint }): Retry | null {
+  if (inv.status !== 'open' && inv.status !== 'uncollectible') return null;
+  if (inv.amountDue - inv.amountPaid <= 0n) return null;
+  return { invoiceId: inv.id, attempt: inv.attemptCount + 1, uncollectible: inv.status === 'uncollectible' };
+}
+
+/**
+ * The customer made a method their default (in the caller's transaction, the customer locked):
+ * the retries it calls for (docs/billing.md, "Recovery") — every open or uncollectible invoice,
+ * with something left to pay, of the customer's `past_due` and `unpaid` subscriptions that charge
+ * the default (no method of their own still attached to the customer: one pinned to its own
+ * method would charge that one again). Made with makeRetries once the transaction commits.
+ */
+export async function retriesForNewDefault(ctx: Ctx, tx: TenantTx, customerId: string): Promise<Retry[]> {
+  const retries: Retry[] = [];
+  for (const sub of await subscriptionsOfCustomer(ctx, customerId, tx)) {
+    if (sub.status !== 'past_due' && sub.status !== 'unpaid') continue;
+    const pinned = sub.paymentMethodId ? await store.findPaymentMethod(tx, sub.paymentMethodId) : null;
+    if (pinned && pinned.customerId === customerId) continue;
+    for (const inv of await store.listUnsettledInvoicesOfSubscription(tx, sub.id)) {
+      const retry = retryOf(inv);
+      if (retry) retries.push(retry);
+    }
+  }
+  return retries;
+}
+
+/**
+ * Makes retries decided by a committed transaction, each once, now (never inside a transaction):
+ * one whose invoice was paid, or is being charged, meanwhile is left as it is (chargeInvoice).
+ */
+export async function makeRetries(ctx: Ctx, retries: readonly Retry[]): Promise<void> {
+  for (const r of retries) await chargeInvoice(ctx, r.invoiceId, r.attempt, { uncollectible: r.uncollectible });
+}
+
+/** The same for a retry of an interrupted request (same idempotency key): made, or finished under the same processor key. */
+export async function resumeRetries(ctx: Ctx, retries: readonly Retry[]): Promise<void> {
+  for (const r of retries) await resumeInvoiceCharge(ctx, r.invoiceId, r.attempt, { uncollectible: r.uncollectible });
 }
 
 /** When the subscription's next invoice is due (for the portal). */

@@ -4,7 +4,7 @@
 import type { Customer } from '../../generated/prisma/client.ts';
 import { inRawTransaction, lockRow } from '../../platform/db/raw.ts';
 import type { Ctx } from '../../platform/context.ts';
-import { inTransaction, type Db } from '../../platform/db/tenant.ts';
+import { inTransaction, type Db, type TenantTx } from '../../platform/db/tenant.ts';
 import { NotFoundError, ValidationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
@@ -100,37 +100,44 @@ export async function isLiveCustomer(ctx: Ctx, id: string): Promise<boolean> {
   return (await findLiveCustomerId(ctx.db, id)) !== null;
 }
 
+/**
+ * PATCH /v1/customers/:id without what a new default method sets off (a retry of the invoices
+ * waiting on a payment: src/services/customers.ts, updateCustomer, is the API's).
+ */
 export async function updateCustomer(ctx: Ctx, id: string, input: CustomerUpdateInput): Promise<Customer> {
+  return inTransaction(ctx.db, (tx) => updateCustomerIn(ctx, tx, id, input));
+}
+
+/** The same, in the caller's transaction. */
+export async function updateCustomerIn(ctx: Ctx, tx: TenantTx, id: string, input: CustomerUpdateInput): Promise<Customer> {
   const data = parse(customerUpdate, input);
-  return inTransaction(ctx.db, async (tx) => {
-    // Lock the row so concurrent updates (and their events) apply one after the other.
-    await lockRow(tx, 'customers', ctx.merchant.id, id);
-    const before = await getCustomer(ctx, id, tx);
-    const metadata = data.metadata
-      ? dropEmpty({ ...(before.metadata as Record<string, string>), ...data.metadata })
-      : undefined;
-    if (data.default_payment_method_id !== undefined) {
-      // Checked here (attached to this customer); its event is the customer.updated below.
-      await checkDefaultMethod(tx, before, data.default_payment_method_id);
-    }
-    const after = await updateCustomerRow(tx, id, {
-      // A customer row is on one clock: updated_at too is billing time (docs/database.md).
-      updatedAt: await clockNow({ ...ctx, db: tx }),
-      email: data.email,
-      name: data.name,
-      phone: data.phone,
-      currency: data.currency,
-      defaultPaymentMethodId: data.default_payment_method_id,
-      metadata,
-    });
-    const prevJson = customerToJSON(before);
-    const afterJson = customerToJSON(after);
-    const { updated_at: _u, ...prev } = previousAttributes(prevJson as any, afterJson as any);
-    if (Object.keys(prev).length > 0) {
-      await recordEvent(tx, ctx, 'customer.updated', afterJson, prev);
-    }
-    return after;
+  // Lock the row so concurrent updates (and their events) apply one after the other.
+  await lockRow(tx, 'customers', ctx.merchant.id, id);
+  const before = await getCustomer(ctx, id, tx);
+  const metadata = data.metadata
+    ? dropEmpty({ ...(before.metadata as Record<string, string>), ...data.metadata })
+    : undefined;
+  if (data.default_payment_method_id !== undefined) {
+    // Checked here (attached to this customer); its event is the customer.updated below.
+    await checkDefaultMethod(tx, before, data.default_payment_method_id);
+  }
+  const after = await updateCustomerRow(tx, id, {
+    // A customer row is on one clock: updated_at too is billing time (docs/database.md).
+    updatedAt: await clockNow({ ...ctx, db: tx }),
+    email: data.email,
+    name: data.name,
+    phone: data.phone,
+    currency: data.currency,
+    defaultPaymentMethodId: data.default_payment_method_id,
+    metadata,
   });
+  const prevJson = customerToJSON(before);
+  const afterJson = customerToJSON(after);
+  const { updated_at: _u, ...prev } = previousAttributes(prevJson as any, afterJson as any);
+  if (Object.keys(prev).length > 0) {
+    await recordEvent(tx, ctx, 'customer.updated', afterJson, prev);
+  }
+  return after;
 }
 
 async function checkDefaultMethod(db: Db, customer: Customer, id: string | null): Promise<void> {

@@ -378,11 +378,14 @@ export async function detachAllOfCustomer(ctx: Ctx, tx: TenantTx, customerId: st
 
 /** Makes an attached method the customer's default. `param` names the input in errors. */
 export async function setDefaultPaymentMethod(ctx: Ctx, customerId: string, paymentMethodId: string, param = 'payment_method_id'): Promise<Customer> {
-  return inTransaction(ctx.db, async (tx) => {
-    const customer = await lockCustomer(ctx, tx, customerId);
-    if (!customer) throw new NotFoundError('customer', customerId);
-    return setDefaultLocked(ctx, tx, customer, paymentMethodId, param);
-  });
+  return inTransaction(ctx.db, (tx) => setDefaultPaymentMethodIn(ctx, tx, customerId, paymentMethodId, param));
+}
+
+/** The same, in the caller's transaction (src/services/customers.ts adds the retries a new default sets off). */
+export async function setDefaultPaymentMethodIn(ctx: Ctx, tx: TenantTx, customerId: string, paymentMethodId: string, param = 'payment_method_id'): Promise<Customer> {
+  const customer = await lockCustomer(ctx, tx, customerId);
+  if (!customer) throw new NotFoundError('customer', customerId);
+  return setDefaultLocked(ctx, tx, customer, paymentMethodId, param);
 }
 
 /** The same, for a caller that holds the customer's lock (PATCH /v1/customers/:id). */

@@ -22,7 +22,7 @@ import { signedPdfPath } from '../billing/pdf.ts';
 import { cancelSubscription, reactivateSubscription, subscriptionsOfCustomer } from '../billing/subscriptions.ts';
 import { clockNow } from '../../platform/clock.ts';
 import { getCustomer, updateCustomer } from '../customers/index.ts';
-import { attachedMethods, createSetupIntent, setDefaultPaymentMethod } from '../payment-methods/index.ts';
+import { attachedMethods, createSetupIntent } from '../payment-methods/index.ts';
 import { findPaymentMethod, findSetupIntent } from '../payment-methods/store.ts';
 import { CHECKOUT_LOCALES } from '../payments/schema.ts';
 import {
@@ -163,12 +163,16 @@ export function portalCustomerId(ctx: Ctx): string {
   return actorOf(ctx).customerId;
 }
 
-export async function setPortalDefault(ctx: Ctx, paymentMethodId: string) {
+/**
+ * The portal's "Make default" checks the method is the session customer's own (another customer's
+ * is "not found" here, as it is to detach); the change itself, with the retries a new default sets
+ * off, is src/services/customers.ts's setPortalDefault. Returns the customer's id.
+ */
+export async function portalDefaultCustomer(ctx: Ctx, paymentMethodId: string): Promise<string> {
   const { customerId } = actorOf(ctx);
-  // Another customer's method is "not found" here, as it is to detach.
   const pm = await findPaymentMethod(ctx.db, paymentMethodId);
   if (!pm || pm.ownerId !== customerId) throw new NotFoundError('payment method', paymentMethodId);
-  return setDefaultPaymentMethod(ctx, customerId, paymentMethodId);
+  return customerId;
 }
 
 /**

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './helpers/app.ts';
+import { clockMerchant } from './helpers/clock-merchant.ts';
 import { injectProcessor } from './helpers/processor.ts';
 
 let app: TestApp;
@@ -20,37 +21,10 @@ const NSF = '4000000000009995';
 const sorted = (...t: string[]) => t.sort();
 
 async function merchant() {
-  const api = await app.merchant();
-  const seen = new Set<string>();
-  async function newEvents(): Promise<{ id: string; type: string; data: any }[]> {
-    const out: { id: string; type: string; data: any }[] = [];
-    let after: string | undefined;
-    for (;;) {
-      const r = await api.get(`/v1/events?limit=100${after ? `&after=${after}` : ''}`);
-      expect(r.status).toBe(200);
-      for (const e of r.body.data) if (!seen.has(e.id)) out.push(e);
-      if (!r.body.has_more) break;
-      after = r.body.next_cursor;
-    }
-    for (const e of out) seen.add(e.id);
-    return out.reverse();
-  }
-  await newEvents();
+  const base = await clockMerchant(app);
+  const { api } = base;
   const m = {
-    api,
-    async events(): Promise<string[]> {
-      return (await newEvents()).map((e) => e.type).sort();
-    },
-    eventObjects: newEvents,
-    async advance(body: { seconds?: number; to?: string }) {
-      const r = await api.post('/v1/test-helpers/clock/advance', body);
-      expect(r.status, JSON.stringify(r.body)).toBe(200);
-      return r.body.now as string;
-    },
-    async nothingMore() {
-      await m.advance({ seconds: 1 });
-      expect(await m.events()).toEqual([]);
-    },
+    ...base,
     async card(customerId: string, number: string) {
       const si = (await api.post('/v1/setup-intents', { customer_id: customerId })).body;
       const done = await api.post(`/v1/test-helpers/setup-intents/${si.id}/complete`, { card_number: number });

@@ -3,6 +3,7 @@
 // those arrived, and after every step run the engine again and check that nothing more happens.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type Client, type TestApp } from './helpers/app.ts';
+import { clockMerchant, type ClockMerchant } from './helpers/clock-merchant.ts';
 
 let app: TestApp;
 
@@ -13,46 +14,9 @@ afterAll(() => app?.close());
 
 const DAY = 86_400;
 
-/** A merchant with its event cursor: `step()` returns the event types that arrived since the last step. */
-async function merchant() {
-  const api = await app.merchant();
-  const seen = new Set<string>();
-  async function newEvents(): Promise<{ type: string; data: any }[]> {
-    const out: { id: string; type: string; data: any }[] = [];
-    let after: string | undefined;
-    for (;;) {
-      const r = await api.get(`/v1/events?limit=100${after ? `&after=${after}` : ''}`);
-      expect(r.status).toBe(200);
-      for (const e of r.body.data) if (!seen.has(e.id)) out.push(e);
-      if (!r.body.has_more) break;
-      after = r.body.next_cursor;
-    }
-    for (const e of out) seen.add(e.id);
-    return out.reverse(); // oldest first
-  }
-  await newEvents();
-  return {
-    api,
-    /** The events since the last call, oldest first, as sorted types (order within a step may vary). */
-    async events(): Promise<string[]> {
-      return (await newEvents()).map((e) => e.type).sort();
-    },
-    async eventObjects() {
-      return newEvents();
-    },
-    async advance(body: { seconds?: number; to?: string }) {
-      const r = await api.post('/v1/test-helpers/clock/advance', body);
-      expect(r.status, JSON.stringify(r.body)).toBe(200);
-      return r.body.now as string;
-    },
-    /** Runs the engine again (one more second): nothing may happen. */
-    async nothingMore() {
-      await this.advance({ seconds: 1 });
-      expect(await this.events()).toEqual([]);
-    },
-  };
-}
-type M = Awaited<ReturnType<typeof merchant>>;
+/** A merchant with its event cursor (test/helpers/clock-merchant.ts). */
+const merchant = () => clockMerchant(app);
+type M = ClockMerchant;
 
 async function customerWithCard(m: M, card = '4242424242424242') {
   const c = (await m.api.post('/v1/customers', { email: `c${Math.random()}@example.com`, name: 'Ada Lovelace' })).body;

@@ -7,7 +7,7 @@ import type { Ctx } from '../platform/context.ts';
 import { jsonRows, lockRow } from '../platform/db/raw.ts';
 import { inTransaction, type TenantTx } from '../platform/db/tenant.ts';
 import { NotFoundError } from '../platform/errors.ts';
-import { cancelSubscriptionsOfCustomer, makeRetries, resumeRetries, retriesForNewDefault, type Retry } from '../domain/billing/subscriptions.ts';
+import { cancelSubscriptionsOfCustomer, makeCharges, resumeCharges, retriesForNewDefault, type Charge } from '../domain/billing/subscriptions.ts';
 import { clockNow } from '../platform/clock.ts';
 import { customerToJSON, getCustomer, updateCustomerIn, type CustomerUpdateInput } from '../domain/customers/index.ts';
 import { updateCustomerRow } from '../domain/customers/store.ts';
@@ -78,7 +78,7 @@ export async function setPortalDefault(ctx: Ctx, paymentMethodId: string): Promi
 async function withRecovery(ctx: Ctx, customerId: string, change: (tx: TenantTx) => Promise<Customer>): Promise<Customer> {
   const resumed = ctx.idempotency?.resumed;
   if (resumed?.customer_id === customerId && typeof resumed.recovery_charges === 'string') {
-    await resumeRetries(ctx, JSON.parse(resumed.recovery_charges) as Retry[]);
+    await resumeCharges(ctx, JSON.parse(resumed.recovery_charges) as Charge[]);
     return getCustomer(ctx, customerId);
   }
   const r = await inTransaction(ctx.db, async (tx) => {
@@ -90,7 +90,7 @@ async function withRecovery(ctx: Ctx, customerId: string, change: (tx: TenantTx)
     return { after, retries };
   });
   if (r.retries.length === 0) return r.after;
-  await makeRetries(ctx, r.retries);
+  await makeCharges(ctx, r.retries);
   return getCustomer(ctx, customerId);
 }
 

@@ -375,7 +375,7 @@ export async function cycleSubscription(ctx: Ctx, id: string, periodEnd: number)
     await enqueueJob(tx, cycleJob(next));
     return invoice?.status === 'open' ? [{ invoiceId: invoice.id, attempt: 1 }] : null;
   });
-  for (const c of charge ?? []) await chargeInvoice(ctx, c.invoiceId, c.attempt, { automatic: true });
+  await makeCharges(ctx, charge ?? [], { automatic: true });
 }
 
 export async function noticeTrialEnd(ctx: Ctx, id: string, trialEnd: number): Promise<void> {
@@ -438,10 +438,28 @@ async function voidIfOpen(ctx: Ctx, invoiceId: string): Promise<void> {
   }
 }
 
-/** A charge to make once the transaction that decided it has committed. */
-interface Charge {
+/**
+ * A charge decided in a transaction, made once it commits (makeCharges): attempt `attempt` at the
+ * invoice, an uncollectible one when `uncollectible`.
+ */
+export interface Charge {
   invoiceId: string;
   attempt: number;
+  uncollectible?: boolean;
+}
+
+/**
+ * Makes charges decided by a committed transaction, each once, now (never inside a transaction):
+ * one whose invoice was paid, or is being charged, meanwhile is left as it is (chargeInvoice).
+ * `automatic`: the engine's own attempts, not made once the invoice's collection stopped.
+ */
+export async function makeCharges(ctx: Ctx, charges: readonly Charge[], opts: { automatic?: boolean } = {}): Promise<void> {
+  for (const c of charges) await chargeInvoice(ctx, c.invoiceId, c.attempt, { uncollectible: c.uncollectible, automatic: opts.automatic });
+}
+
+/** The same for a retry of an interrupted request (same idempotency key): made, or finished under the same processor key. */
+export async function resumeCharges(ctx: Ctx, charges: readonly Charge[]): Promise<void> {
+  for (const c of charges) await resumeInvoiceCharge(ctx, c.invoiceId, c.attempt, { uncollectible: c.uncollectible });
 }
 
 /**
@@ -517,7 +535,7 @@ export async function cancelSubscription(ctx: Ctx, id: string, input: Subscripti
   // invoice_now charges it decided on are made or finished (same attempts, same processor keys).
   const resumed = ctx.idempotency?.resumed;
   if (resumed?.subscription_id === id && typeof resumed.cancel_charges === 'string') {
-    for (const c of JSON.parse(resumed.cancel_charges) as Charge[]) await resumeInvoiceCharge(ctx, c.invoiceId, c.attempt);
+    await resumeCharges(ctx, JSON.parse(resumed.cancel_charges) as Charge[]);
     return getSubscription(ctx, id);
   }
   const r = await inTransaction(ctx.db, async (tx) => {
@@ -543,7 +561,7 @@ export async function cancelSubscription(ctx: Ctx, id: string, input: Subscripti
     return ended;
   });
   if (r.charges.length === 0) return r.sub;
-  for (const c of r.charges) await chargeInvoice(ctx, c.invoiceId, c.attempt);
+  await makeCharges(ctx, r.charges);
   return getSubscription(ctx, id);
 }
 
@@ -649,7 +667,7 @@ export async function updateSubscription(ctx: Ctx, id: string, input: Subscripti
       const merged = { ...(sub.metadata as Record<string, string>), ...data.metadata };
       patch.metadata = Object.fromEntries(Object.entries(merged).filter(([, v]) => v !== ''));
     }
-    let retry: Retry | null = null;
+    let retry: Charge | null = null;
     if (data.payment_method_id !== undefined) {
       if (data.payment_method_id !== null) await checkMethod(tx, sub.customerId, data.payment_method_id);
       patch.paymentMethodId = data.payment_method_id;
@@ -727,21 +745,14 @@ export async function updateSubscription(ctx: Ctx, id: string, input: Subscripti
     return { sub: after, charge, retry };
   });
   if (r.charge) await chargeInvoice(ctx, r.charge, 1, { automatic: true });
-  if (r.retry) await makeRetries(ctx, [r.retry]);
+  if (r.retry) await makeCharges(ctx, [r.retry]);
   return getSubscription(ctx, r.sub.id);
 }
 
 // ---------------------------------------------------------------- recovery: a new method, a retry at once
 
-/** A retry decided in a transaction, made once it commits: attempt `attempt` at the invoice (an uncollectible one too). */
-export interface Retry {
-  invoiceId: string;
-  attempt: number;
-  uncollectible: boolean;
-}
-
 /** The retry of an invoice still waiting for money (open or uncollectible, something left to pay), else null. */
-function retryOf(inv: { id: string; status: string; attemptCount: number; amountDue: bigint; amountPaid: bigint }): Retry | null {
+function retryOf(inv: { id: string; status: string; attemptCount: number; amountDue: bigint; amountPaid: bigint }): Charge | null {
   if (inv.status !== 'open' && inv.status !== 'uncollectible') return null;
   if (inv.amountDue - inv.amountPaid <= 0n) return null;
   return { invoiceId: inv.id, attempt: inv.attemptCount + 1, uncollectible: inv.status === 'uncollectible' };
@@ -752,10 +763,10 @@ function retryOf(inv: { id: string; status: string; attemptCount: number; amount
  * the retries it calls for (docs/billing.md, "Recovery") — every open or uncollectible invoice,
  * with something left to pay, of the customer's `past_due` and `unpaid` subscriptions that charge
  * the default (no method of their own still attached to the customer: one pinned to its own
- * method would charge that one again). Made with makeRetries once the transaction commits.
+ * method would charge that one again). Made with makeCharges once the transaction commits.
  */
-export async function retriesForNewDefault(ctx: Ctx, tx: TenantTx, customerId: string): Promise<Retry[]> {
-  const retries: Retry[] = [];
+export async function retriesForNewDefault(ctx: Ctx, tx: TenantTx, customerId: string): Promise<Charge[]> {
+  const retries: Charge[] = [];
   for (const sub of await subscriptionsOfCustomer(ctx, customerId, tx)) {
     if (sub.status !== 'past_due' && sub.status !== 'unpaid') continue;
     const pinned = sub.paymentMethodId ? await store.findPaymentMethod(tx, sub.paymentMethodId) : null;
@@ -766,19 +777,6 @@ export async function retriesForNewDefault(ctx: Ctx, tx: TenantTx, customerId: s
     }
   }
   return retries;
-}
-
-/**
- * Makes retries decided by a committed transaction, each once, now (never inside a transaction):
- * one whose invoice was paid, or is being charged, meanwhile is left as it is (chargeInvoice).
- */
-export async function makeRetries(ctx: Ctx, retries: readonly Retry[]): Promise<void> {
-  for (const r of retries) await chargeInvoice(ctx, r.invoiceId, r.attempt, { uncollectible: r.uncollectible });
-}
-
-/** The same for a retry of an interrupted request (same idempotency key): made, or finished under the same processor key. */
-export async function resumeRetries(ctx: Ctx, retries: readonly Retry[]): Promise<void> {
-  for (const r of retries) await resumeInvoiceCharge(ctx, r.invoiceId, r.attempt, { uncollectible: r.uncollectible });
 }
 
 /** When the subscription's next invoice is due (for the portal). */

@@ -561,20 +561,9 @@ export async function payInvoice(ctx: Ctx, id: string, input: InvoicePayInput = 
     if (current?.status === 'processing') throw new StateError('invoice_payment_in_progress', `Invoice ${id} is being charged; try again in a moment.`, null);
     const customer = await store.findCustomer(tx, inv.customerId);
     if (!customer || customer.deletedAt) throw new StateError('customer_deleted', `The customer of invoice ${id} is deleted; it can no longer be charged.`, null);
-    let method: PaymentMethod | null;
-    if (data.payment_method_id) {
-      method = await store.findPaymentMethod(tx, data.payment_method_id);
-      if (!method) throw new NotFoundError('payment method', data.payment_method_id, 'payment_method_id');
-      if (method.customerId !== inv.customerId) {
-        throw new ValidationError(
-          'parameter_invalid',
-          `Invalid payment_method_id: payment method ${data.payment_method_id} is not attached to customer ${inv.customerId}.`,
-          'payment_method_id',
-        );
-      }
-    } else {
-      method = await methodToCharge(tx, inv, customer.defaultPaymentMethodId);
-    }
+    const method = data.payment_method_id
+      ? await attachedMethod(tx, inv.customerId, data.payment_method_id)
+      : await methodToCharge(tx, inv, customer.defaultPaymentMethodId);
     // The previous attempt's checkout closes: one payable payment per invoice.
     if (current) await cancelAtCheckout({ ...ctx, db: tx }, current.id);
     // The first attempt counts whoever makes it (dunning starts from it); later manual ones do not.
@@ -594,6 +583,16 @@ export async function payInvoice(ctx: Ctx, id: string, input: InvoicePayInput = 
   });
   if (reserved) await chargeSavedMethod(ctx, reserved.payment.id, reserved.method);
   return payOutcome(ctx, id, reserved ? paymentId : null);
+}
+
+/** A `payment_method_id` given for a customer's invoice or subscription: one of its attached methods (404 unknown, 400 another's or detached). */
+export async function attachedMethod(tx: TenantTx, customerId: string, id: string): Promise<PaymentMethod> {
+  const pm = await store.findPaymentMethod(tx, id);
+  if (!pm) throw new NotFoundError('payment method', id, 'payment_method_id');
+  if (pm.customerId !== customerId) {
+    throw new ValidationError('parameter_invalid', `Invalid payment_method_id: payment method ${id} is not attached to customer ${customerId}.`, 'payment_method_id');
+  }
+  return pm;
 }
 
 /** The answer of a manual attempt: the paid invoice, the invoice while its charge is still out, else 402 with its last_payment_error. */

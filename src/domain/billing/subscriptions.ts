@@ -27,6 +27,7 @@ import { Clock, clockNow } from '../../platform/clock.ts';
 import { recordEvent, previousAttributes } from '../events/index.ts';
 import { invoiceHooks } from './hooks.ts';
 import {
+  attachedMethod,
   chargeInvoice,
   checkInvoiceTotal,
   issueInvoice,
@@ -173,13 +174,6 @@ function checkFuture(end: Date, now: Date, param: string): void {
   if (end.getTime() > now.getTime() + MAX_TRIAL_DAYS * DAY_MS) throw new ValidationError('parameter_invalid', `Invalid ${param}: at most ${MAX_TRIAL_DAYS} days ahead.`, param);
 }
 
-async function checkMethod(tx: TenantTx, customerId: string, id: string): Promise<void> {
-  const pm = await store.findPaymentMethod(tx, id);
-  if (!pm) throw new NotFoundError('payment method', id, 'payment_method_id');
-  if (pm.customerId !== customerId) {
-    throw new ValidationError('parameter_invalid', `Invalid payment_method_id: payment method ${id} is not attached to customer ${customerId}.`, 'payment_method_id');
-  }
-}
 
 function notCancelled(sub: Subscription): void {
   if (sub.status === 'cancelled') throw new StateError('subscription_cancelled', `Subscription ${sub.id} is cancelled; it can no longer change.`, null);
@@ -204,7 +198,7 @@ export async function createSubscription(ctx: Ctx, input: SubscriptionCreateInpu
     const customer = await store.findCustomer(tx, data.customer_id);
     if (!customer || customer.deletedAt) throw new NotFoundError('customer', data.customer_id, 'customer_id');
     const plan = await subscribablePlan(ctx, data.plan_id, tx);
-    if (data.payment_method_id) await checkMethod(tx, customer.id, data.payment_method_id);
+    if (data.payment_method_id) await attachedMethod(tx, customer.id, data.payment_method_id);
     // Periods run in whole seconds (proration is computed to the second); the record's created_at
     // is the clock's time itself.
     const at = await clockNow({ ...ctx, db: tx });
@@ -669,7 +663,7 @@ export async function updateSubscription(ctx: Ctx, id: string, input: Subscripti
     }
     let retry: Charge | null = null;
     if (data.payment_method_id !== undefined) {
-      if (data.payment_method_id !== null) await checkMethod(tx, sub.customerId, data.payment_method_id);
+      if (data.payment_method_id !== null) await attachedMethod(tx, sub.customerId, data.payment_method_id);
       patch.paymentMethodId = data.payment_method_id;
       // A new method for a subscription waiting on a payment: its invoice is tried again at once.
       if (data.payment_method_id && ['incomplete', 'past_due', 'unpaid'].includes(sub.status) && sub.latestInvoiceId) {

@@ -12,6 +12,9 @@
 //                     of that month run too. renewals/s = renewals / wall time of the advance
 //                     (repeats after 409 clock_advance_incomplete included; their count is printed).
 //   10 merchants    — MERCHANTS × PER_MERCHANT subscriptions, all merchants advancing at once.
+//   daily × 1 year  — one subscription on a daily plan advanced by a year (365 renewals): how many
+//                     requests the client needs (the goal: at most one repeat).
+// BENCH_ONLY=one|many|year runs one scenario.
 // The yardstick (plain `pg`, one transaction per renewal, one connection per merchant, as the
 // advance uses): take the merchant's next invoice number, update the subscription's period, insert
 // the invoice, its line, its payment and one event — the minimum a renewal writes — over the same
@@ -231,6 +234,24 @@ async function main() {
       await Promise.all(ms.map((m) => yardstick(m.id)));
       const yard = (performance.now() - ty) / 1000;
       line(`${MERCHANTS} merchants × ${PER_MERCHANT} at once`, MERCHANTS * PER_MERCHANT, seconds, yard, `${requests.reduce((a, b) => a + b, 0)} request(s); all renewed and paid; jobs: ${jobs}`);
+    }
+    if (ONLY.test('year')) {
+      // A daily plan advanced by a year: 365 renewals in one advance; the client may repeat it
+      // after 409 clock_advance_incomplete (two minutes of work per request) — at most once.
+      const m = await merchant(`Bench year ${round}`);
+      const plan = (await m.api('POST', '/v1/plans', { name: 'Daily', amount: 100, currency: 'USD', interval: 'day' })).body;
+      const c = (await m.api('POST', '/v1/customers', { email: 'year@bench.example' })).body;
+      const si = (await m.api('POST', '/v1/setup-intents', { customer_id: c.id })).body;
+      await m.api('POST', `/v1/test-helpers/setup-intents/${si.id}/complete`, {});
+      const sub = (await m.api('POST', '/v1/subscriptions', { customer_id: c.id, plan_id: plan.id })).body;
+      const to = new Date(new Date(sub.current_period_end).getTime() + 364 * DAY + 1000).toISOString();
+      const t = performance.now();
+      const requests = await advance(m.api, to);
+      const seconds = (performance.now() - t) / 1000;
+      const paid = (await bare.query(`SELECT count(*)::int AS n FROM invoices WHERE merchant_id = $1 AND billing_reason = 'subscription_cycle' AND status = 'paid'`, [m.id])).rows[0].n;
+      const s = `daily plan × 1 year        ${String(paid).padStart(6)} ${seconds.toFixed(2).padStart(8)} s ${(paid / seconds).toFixed(0).padStart(7)}/s   ${requests} request(s) (${requests - 1} repeat(s)); ${paid} renewals paid`;
+      rows.push(s);
+      console.log(s);
     }
   }
   console.log(`\nrenewals per second of a clock advance, PostgreSQL, service and database on the same 2-core machine\n`);

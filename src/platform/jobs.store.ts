@@ -23,6 +23,21 @@ export async function cancelOpenJobs(db: Db, where: { kind?: string; ref?: strin
 }
 
 /**
+ * Cancels the jobs named by (kind, key) that are still waiting (pending): safety work made
+ * unnecessary by the change the caller commits (a settled charge's recovery, a paid payment's
+ * expiry). One statement (the unique (kind, key) index, one probe per pair); a job running right
+ * now is left to finish (it finds nothing to do). How many it cancelled.
+ */
+export async function cancelPendingJobsByKey(db: Db, jobs: { kind: string; key: string }[]): Promise<number> {
+  if (jobs.length === 0) return 0;
+  const r = await db.job.updateMany({
+    where: { status: 'pending', OR: jobs.map(({ kind, key }) => ({ kind, key })) },
+    data: { status: 'cancelled' },
+  });
+  return r.count;
+}
+
+/**
  * Deletes up to `limit` finished jobs (done or cancelled) last changed before `before`, oldest
  * first (through the partial index jobs_finished_updated_at_idx); returns how many.
  */

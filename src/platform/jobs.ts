@@ -4,7 +4,7 @@ import { Prisma } from '../generated/prisma/client.ts';
 import type { Ctx } from './context.ts';
 import type { Clock } from './clock.ts';
 import { afterCommit, type Db } from './db/tenant.ts';
-import { cancelOpenJobs, insertJobs, type JobRow } from './jobs.store.ts';
+import { cancelOpenJobs, cancelPendingJobsByKey, insertJobs, type JobRow } from './jobs.store.ts';
 
 export interface NewJob {
   merchantId: string;
@@ -41,6 +41,15 @@ export const enqueueJob = (db: Db, job: NewJob) => enqueueJobs(db, [job]);
 /** Cancels pending jobs of a kind for a ref (e.g. all deliveries to a deleted endpoint), or by key (one, or any of several). */
 export function cancelJobs(db: Db, where: { kind?: string; ref?: string; key?: string | string[] }): Promise<number> {
   return cancelOpenJobs(db, where);
+}
+
+/**
+ * Cancels waiting (pending) jobs by (kind, key), in the caller's transaction: safety work that the
+ * change being committed makes unnecessary (a charge that settled needs no recovery, a paid payment
+ * no expiry). Without it each would still be claimed and run, to do nothing (issue 23, section 5).
+ */
+export function cancelWaitingJobs(db: Db, jobs: { kind: string; key: string }[]): Promise<number> {
+  return cancelPendingJobsByKey(db, jobs);
 }
 
 /** Thrown by a job handler that cannot run yet (e.g. a concurrency cap): it runs again after delayMs, without counting an attempt. */

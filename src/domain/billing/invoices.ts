@@ -20,7 +20,7 @@ import { newId } from '../../platform/ids.ts';
 import { formatMoney, MAX_AMOUNT } from '../../platform/money.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { parse } from '../../platform/validation.ts';
-import { cancelJobs, DeferJob, enqueueJob } from '../../platform/jobs.ts';
+import { cancelJobs, cancelWaitingJobs, DeferJob, enqueueJob } from '../../platform/jobs.ts';
 import { clockNow } from '../../platform/clock.ts';
 import { previousAttributes, recordEvent } from '../events/index.ts';
 import { beforePaymentAttempt, onPaymentOutcome } from '../payments/hooks.ts';
@@ -398,6 +398,11 @@ export async function openInvoicesOf(tx: TenantTx, subscriptionId: string): Prom
     .map(({ id, attemptCount }) => ({ id, attemptCount }));
 }
 
+/** The job that recovers a reserved charge of the invoice should its process die before charging it (reserveAttempt). */
+function recoveryOf(paymentId: string): { kind: string; key: string } {
+  return { kind: INVOICE_CHARGE_JOB, key: `recover:${paymentId}` };
+}
+
 /** The keys of every charge job an invoice may have waiting: attempts 1 … n + 1 and its current charge's recovery. */
 function chargeJobKeys(inv: Invoice): string[] {
   const keys = Array.from({ length: inv.attemptCount + 1 }, (_, i) => `retry:${inv.id}:${i + 1}`);
@@ -661,6 +666,7 @@ async function settleFromPayment(ctx: Ctx, tx: TenantTx, payment: PaymentWithCus
     // a recovered charge may settle late.)
     const takes = (inv.status === 'open' || inv.status === 'uncollectible') && inv.paymentId === payment.id && inv.amountDue - inv.amountPaid > 0n;
     if (!takes) {
+      await cancelWaitingJobs(tx, [recoveryOf(payment.id)]);
       const refund = await reserveRefund(ctx, tx, payment, { reason: 'duplicate', metadata: { invoice_id: inv.id }, settleAt: now });
       ctx.log.warn(
         { invoice_id: inv.id, invoice_status: inv.status, payment_id: payment.id, refund_id: refund.id, amount: String(payment.amount) },
@@ -678,6 +684,10 @@ async function settleFromPayment(ctx: Ctx, tx: TenantTx, payment: PaymentWithCus
       lastPaymentErrorMessage: null,
     });
     await recordEvent(tx, ctx, 'invoice.paid', json(ctx, after), { status: inv.status, paid_at: null });
+    // A paid invoice needs no more attempts: its waiting charge jobs (the first attempt's safety
+    // job, the next retry, the recovery of this charge) are cancelled with the payment, not run to
+    // do nothing.
+    await cancelWaitingJobs(tx, chargeJobKeys(inv).map((key) => ({ kind: INVOICE_CHARGE_JOB, key })));
     requireInvoiceHooks(after);
     await invoiceHooks.paid?.(ctx, tx, after);
     return;
@@ -685,6 +695,8 @@ async function settleFromPayment(ctx: Ctx, tx: TenantTx, payment: PaymentWithCus
   // A failed attempt — and a payment that expired before it was ever charged (its checkout lapsed
   // first; one that failed and then expired was counted when it failed) — is a failed attempt at
   // the invoice: dunning goes on.
+  // The recovery of this payment's reservation (a charge never started) has nothing left to do.
+  await cancelWaitingJobs(tx, [recoveryOf(payment.id)]);
   const neverCharged = payment.status === 'expired' && payment.attempts === 0;
   if ((payment.status !== 'failed' && !neverCharged) || inv.paymentId !== payment.id) return;
   const error: PaymentError =

@@ -75,6 +75,16 @@ export function listSubscriptionIdsPinnedTo(tx: TenantTx, paymentMethodId: strin
   return tx.subscription.findMany({ where: { paymentMethodId, status: { not: 'cancelled' } }, select: { id: true }, orderBy: { id: 'asc' } });
 }
 
+/**
+ * Locks a subscription and reads it, in one statement, unless it is set to cancel at the end of its
+ * period (its renewal then takes its open invoices' locks before the subscription's): null then, and
+ * for an unknown id, with no lock taken. The renewal's common case (cycleSubscription).
+ */
+export async function lockSubscriptionUnlessCancelling(q: RawQuery, merchantId: string, id: string): Promise<Subscription | null> {
+  const rows = await merchantSql(q, merchantId)<Subscription>('SELECT * FROM subscriptions WHERE merchant_id = $1 AND id = $2 AND NOT cancel_at_period_end FOR UPDATE', [id]);
+  return rows[0] ?? null;
+}
+
 export function insertSubscription(tx: TenantTx, data: Prisma.SubscriptionUncheckedCreateInput): Promise<Subscription> {
   return tx.subscription.create({ data });
 }

@@ -319,11 +319,15 @@ invoiceHooks.failed = async (ctx, tx, inv, { exhausted }) => {
  */
 export async function cycleSubscription(ctx: Ctx, id: string, periodEnd: number): Promise<void> {
   const charge = await inTransaction(ctx.db, async (tx) => {
-    // A subscription that ends here stops collecting its open invoices (endSubscription): those
-    // are taken first, each payment then its invoice, the order a payment's outcome locks them in
-    // before the subscription.
-    if ((await getSubscription(ctx, id, tx)).cancelAtPeriodEnd) await lockOpenInvoicesOf(ctx, tx, id);
-    let sub = await lockSubscription(ctx, tx, id);
+    // The common case in one statement: the subscription locked and read, unless it is set to
+    // cancel at period end. One that ends here stops collecting its open invoices
+    // (endSubscription): those are taken first, each payment then its invoice, the order a
+    // payment's outcome locks them in before the subscription.
+    let sub = await store.lockSubscriptionUnlessCancelling(rawQuery(tx), ctx.merchant.id, id);
+    if (!sub) {
+      if ((await getSubscription(ctx, id, tx)).cancelAtPeriodEnd) await lockOpenInvoicesOf(ctx, tx, id);
+      sub = await lockSubscription(ctx, tx, id);
+    }
     if (sub.currentPeriodEnd.getTime() !== periodEnd) return null; // done already, or the period moved (trial_end changed)
     if (sub.status === 'cancelled' || sub.status === 'incomplete') return null;
     const now = await clockNow({ ...ctx, db: tx });
@@ -345,16 +349,17 @@ export async function cycleSubscription(ctx: Ctx, id: string, periodEnd: number)
     const n = sub.periodIndex + 1;
     const period = periodAt(sub.billingAnchor, plan.interval as Interval, plan.intervalCount, n);
     const billing = sub.status !== 'paused' && sub.status !== 'unpaid';
-    let next = await store.updateSubscription(tx, id, {
+    // The subscription is written once, with its new period and (when it bills) the invoice.
+    const moved = {
       periodIndex: n,
       currentPeriodStart: period.start,
       currentPeriodEnd: period.end,
       status: sub.status === 'trialing' ? 'active' : sub.status,
-    });
+    };
     let invoice = null;
     if (billing) {
       ({ invoice } = await issueInvoice(ctx, tx, {
-        subscription: next,
+        subscription: { ...sub, ...moved },
         currency: plan.currency,
         reason: sub.status === 'trialing' ? 'subscription_create' : 'subscription_cycle',
         key: `period:${n}`,
@@ -363,8 +368,8 @@ export async function cycleSubscription(ctx: Ctx, id: string, periodEnd: number)
         lines: [planLine(plan, period.start, period.end)],
         takePending: true,
       }));
-      next = await store.updateSubscription(tx, id, { latestInvoiceId: invoice.id });
     }
+    const next = await store.updateSubscription(tx, id, { ...moved, ...(invoice ? { latestInvoiceId: invoice.id } : {}) });
     await event(ctx, tx, 'subscription.updated', sub, next);
     await enqueueJob(tx, cycleJob(next));
     return invoice?.status === 'open' ? [{ invoiceId: invoice.id, attempt: 1 }] : null;

@@ -23,7 +23,7 @@ import { newId, randomToken } from '../../platform/ids.ts';
 import { countsByParent, pagesByParent } from '../../platform/db/pages-by-parent.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { parse } from '../../platform/validation.ts';
-import { DeferJob, enqueueJob } from '../../platform/jobs.ts';
+import { cancelWaitingJobs, DeferJob, enqueueJob } from '../../platform/jobs.ts';
 import { requireTestMode } from '../clock/index.ts';
 import { clockNow } from '../../platform/clock.ts';
 import { getCustomer, createCustomer } from '../customers/index.ts';
@@ -140,6 +140,14 @@ async function transition(
     await recordEvent(tx, ctx, event, paymentToJSON(after, ctx.runtime.config.publicBaseUrl), { status: before.status });
   }
   if (FINAL.has(after.status) && after.status !== before.status) {
+    // Its safety work that this outcome makes unnecessary is cancelled with it (else each would be
+    // claimed and run to do nothing): the recovery of the attempt just recorded, and the expiry of
+    // a checkout that can no longer be paid (a failed payment stays payable there until it expires).
+    const done = [
+      ...(before.status === 'processing' ? [{ kind: RECOVER_JOB, key: `recover:${after.id}:${after.attempts}` }] : []),
+      ...(PAYABLE.has(after.status) ? [] : [{ kind: EXPIRE_JOB, key: `expire:${after.id}` }]),
+    ];
+    await cancelWaitingJobs(tx, done);
     requireHooks(after.purpose);
     await outcomeHooks.get(after.purpose)?.({ ...ctx, db: tx }, tx, after);
   }

@@ -105,9 +105,13 @@ async function main() {
     await pool(n, SETUP_CONCURRENCY, async (i) => {
       const c = (await api('POST', '/v1/customers', { email: `r${i}@bench.example` })).body;
       const si = (await api('POST', '/v1/setup-intents', { customer_id: c.id })).body;
-      await api('POST', `/v1/test-helpers/setup-intents/${si.id}/complete`, {});
+      const done = await api('POST', `/v1/test-helpers/setup-intents/${si.id}/complete`, {});
+      if (done.status !== 200 || !done.body.payment_method_id) throw new Error(`setup intent not completed: ${done.status} ${JSON.stringify(done.body)}`);
       const s = await api('POST', '/v1/subscriptions', { customer_id: c.id, plan_id: plan.id });
-      if (s.body.status !== 'active') throw new Error(`subscription not active: ${JSON.stringify(s.body)}`);
+      if (s.body.status !== 'active') {
+        const inv = (await api('GET', `/v1/invoices/${s.body.latest_invoice_id}`)).body;
+        throw new Error(`subscription not active: ${s.status} ${s.body.status}; its first invoice ${inv.status}, last_payment_error ${JSON.stringify(inv.last_payment_error)}, payment ${inv.payment_id}`);
+      }
     });
   }
 

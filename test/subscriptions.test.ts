@@ -836,6 +836,57 @@ describe('a new default payment method retries what past_due subscriptions owe',
     await m.nothingMore();
   });
 
+  // "A paid unpaid one (whose periods were not invoiced while unpaid) becomes active with a new
+  // period starting at that moment (billing_cycle_anchor = now, invoiced at once)": a customer
+  // recovering long after dunning ended pays what they owed, then the period from now — not the
+  // rest of a current period for free.
+  it('unpaid: the uncollectible invoice is paid, then a new period starts now, invoiced and charged at once; renewals go on from the new anchor', async () => {
+    const m = await merchant();
+    const { customer, sub, inv, good } = await pastDueOnDefault(m);
+    // Dunning ends (retries 1, 3, 5 days after the first failure) and a whole period passes unpaid, uninvoiced.
+    await m.advance({ seconds: 6 * DAY });
+    expect((await m.api.get(`/v1/invoices/${inv.id}`)).body.status).toBe('uncollectible');
+    await m.advance({ to: sub.current_period_end });
+    await m.advance({ seconds: 10 * DAY });
+    const unpaid = (await m.api.get(`/v1/subscriptions/${sub.id}`)).body;
+    expect(unpaid).toMatchObject({ status: 'unpaid', latest_invoice_id: inv.id });
+    expect(unpaid.current_period_start).toBe(sub.current_period_end);
+    await m.events();
+    const r = await m.api.patch(`/v1/customers/${customer.id}`, { default_payment_method_id: good });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const now = (await m.api.get('/v1/test-helpers/clock')).body.now as string;
+    expect((await m.api.get(`/v1/invoices/${inv.id}`)).body).toMatchObject({ status: 'paid', amount_paid: 3000 });
+    const s = (await m.api.get(`/v1/subscriptions/${sub.id}`)).body;
+    const start = new Date(Math.floor(Date.parse(now) / 1000) * 1000);
+    const end = new Date(start);
+    end.setUTCMonth(end.getUTCMonth() + 1);
+    expect(s).toMatchObject({ status: 'active', current_period_start: start.toISOString(), current_period_end: end.toISOString() });
+    expect(s.latest_invoice_id).not.toBe(inv.id);
+    const fresh = (await m.api.get(`/v1/invoices/${s.latest_invoice_id}`)).body;
+    expect(fresh).toMatchObject({ billing_reason: 'subscription_cycle', amount_due: 3000, period_start: start.toISOString(), period_end: end.toISOString() });
+    // Its first attempt is due now: the worker, or else the engine's next run, charges it (the new default, working).
+    await m.advance({ seconds: 1 });
+    expect((await m.api.get(`/v1/invoices/${fresh.id}`)).body).toMatchObject({ status: 'paid', amount_paid: 3000 });
+    // The uncollectible invoice's last checkout had lapsed: nothing to cancel.
+    expect(await m.events()).toEqual(
+      sorted(
+        'customer.updated',
+        ...['payment.created', 'payment.succeeded', 'invoice.paid'],
+        'subscription.updated',
+        ...['invoice.created', 'invoice.finalized', 'payment.created', 'payment.succeeded', 'invoice.paid'],
+      ),
+    );
+    await m.nothingMore();
+    // The next renewal is a month after the new anchor: a new invoice (not one of the first anchor's periods found again).
+    await m.advance({ to: end.toISOString() });
+    const renewed = (await m.api.get(`/v1/subscriptions/${sub.id}`)).body;
+    expect(renewed.current_period_start).toBe(end.toISOString());
+    expect(renewed.latest_invoice_id).not.toBe(fresh.id);
+    expect((await m.api.get(`/v1/invoices/${renewed.latest_invoice_id}`)).body).toMatchObject({ status: 'paid', period_start: end.toISOString(), amount_paid: 3000 });
+    const invoices = (await m.api.get(`/v1/invoices?subscription_id=${sub.id}&limit=100`)).body.data;
+    expect(invoices.map((i: any) => i.status)).toEqual(['paid', 'paid', 'paid']);
+  });
+
   it('a subscription pinned to its own (declining) method is not retried; nor is anything when the default does not change', async () => {
     const m = await merchant();
     const { customer, inv } = await pastDue(m); // pinned to a declining card

@@ -12,6 +12,7 @@ export const ID_PREFIXES = {
   wallet: 'wal',
   wallet_transaction: 'wtx',
   wallet_topup: 'wtu',
+  customer_balance_transaction: 'cbtxn',
   plan: 'plan',
   subscription: 'sub',
   invoice: 'in',

@@ -12,6 +12,7 @@ export const EVENT_TYPES = [
   'customer.created',
   'customer.updated',
   'customer.deleted',
+  'customer.balance_changed',
   'setup_intent.succeeded',
   'payment_method.attached',
   'payment_method.detached',

@@ -755,9 +755,13 @@ describe('cancelling: collection of open invoices and the waiting prorations', (
     const final = (await m.api.get(`/v1/invoices/${now.body.latest_invoice_id}`)).body;
     expect(final).toMatchObject({ billing_reason: 'subscription_update', status: 'paid', total: 2000 });
 
+    // The downgrade's net credit (−1000 + 100) is owed to the customer: it goes to their credit balance.
     expect((await m.api.post(`/v1/subscriptions/${down.id}/cancel`, {})).status).toBe(200);
-    expect(await m.events()).toEqual(['subscription.cancelled']);
-    expect((await waiting(down.id)).map((l) => Number(l.amount)).sort()).toEqual([-1000, 100]);
+    expect(await m.events()).toEqual(['customer.balance_changed', 'subscription.cancelled']);
+    expect(await waiting(down.id)).toEqual([]);
+    const [credit] = (await m.api.get(`/v1/customers/${customer.id}/balance-transactions`)).body.data;
+    expect(credit).toMatchObject({ type: 'subscription_credit', subscription_id: down.id, amount: 900, currency: 'USD' });
+    expect((await m.api.get(`/v1/customers/${customer.id}`)).body.credit_balance).toEqual({ USD: 900 });
     await m.nothingMore();
   });
 
@@ -852,12 +856,16 @@ describe('a new default payment method retries what past_due subscriptions owe',
     expect(unpaid).toMatchObject({ status: 'unpaid', latest_invoice_id: inv.id });
     expect(unpaid.current_period_start).toBe(sub.current_period_end);
     await m.events();
+    const before = Date.parse((await m.api.get('/v1/test-helpers/clock')).body.now);
     const r = await m.api.patch(`/v1/customers/${customer.id}`, { default_payment_method_id: good });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
-    const now = (await m.api.get('/v1/test-helpers/clock')).body.now as string;
+    const after = Date.parse((await m.api.get('/v1/test-helpers/clock')).body.now);
     expect((await m.api.get(`/v1/invoices/${inv.id}`)).body).toMatchObject({ status: 'paid', amount_paid: 3000 });
     const s = (await m.api.get(`/v1/subscriptions/${sub.id}`)).body;
-    const start = new Date(Math.floor(Date.parse(now) / 1000) * 1000);
+    // The new period starts when the payment settled (whole seconds; the test clock runs on in real time).
+    const start = new Date(s.current_period_start);
+    expect(start.getTime()).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000);
+    expect(start.getTime()).toBeLessThanOrEqual(after);
     const end = new Date(start);
     end.setUTCMonth(end.getUTCMonth() + 1);
     expect(s).toMatchObject({ status: 'active', current_period_start: start.toISOString(), current_period_end: end.toISOString() });

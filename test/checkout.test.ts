@@ -148,7 +148,8 @@ describe('hosted checkout', () => {
       // The input rule for every hosted form: a field the database could not store is refused before anything happens.
       [{ ...card('4242424242424242'), note: 'a\u0000b' }, 'cannot be saved'],
       [{ ...card('4242424242424242'), card_expiry: '01/20' }, 'expired'],
-      [{ ...card('4242424242424242'), card_expiry: '13/30' }, 'MM/YY'],
+      [{ ...card('4242424242424242'), card_expiry: '13/30' }, 'The expiry month must be between 01 and 12.'],
+      [{ ...card('4242424242424242'), card_expiry: '1230' }, 'MM/YY'],
       [{ ...card('4242424242424242'), card_cvc: '1' }, 'security code'],
       [{ method: 'mobile_money', phone: '0700' }, 'international format'],
       [{ method: 'bitcoin' }, 'Choose a payment method'],

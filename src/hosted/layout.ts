@@ -1,7 +1,9 @@
 // Shared shell of the hosted pages (checkout, top-up, setup, portal): escaped templates
 // (hono/html), one small stylesheet that holds from 320 px up, strict security headers. The pages
-// work without JavaScript; a nonce'd script adds card-brand detection, MM/YY formatting, a
-// visible pending state that also prevents a second submission, and moves the focus to a form's
+// work without JavaScript; a nonce'd script adds card-brand detection and grouping (the brands
+// table of src/platform/processor.ts; the caret stays after the digit it was after), MM/YY
+// formatting, the server's card checks before sending (every refused field at once, next to it),
+// a visible pending state that also prevents a second submission, and moves the focus to a form's
 // error after a refused submission.
 import type { Context } from 'hono';
 import { html, raw } from 'hono/html';

@@ -120,6 +120,19 @@ describe('the hosted card form without JavaScript', () => {
     expect(frRes.html).toContain('Vérifiez les points suivants :');
   });
 
+  it('the test helper that saves a card without the page applies the same number rule (400 parameter_invalid)', async () => {
+    const c = (await api.post('/v1/customers', { email: `h${Date.now()}@example.com` })).body;
+    const si = (await api.post('/v1/setup-intents', { customer_id: c.id })).body;
+    for (const number of ['4242424242424241', '3782822463100003']) {
+      const r = await api.post(`/v1/test-helpers/setup-intents/${si.id}/complete`, { card_number: number });
+      expect(r.status, number).toBe(400);
+      expect(r.body.error).toMatchObject({ type: 'invalid_request_error', code: 'parameter_invalid', param: 'card_number' });
+    }
+    const amex = await api.post(`/v1/test-helpers/setup-intents/${si.id}/complete`, { card_number: '378282246310005' });
+    expect(amex.status).toBe(200);
+    expect((await api.get(`/v1/payment-methods/${amex.body.payment_method_id}`)).body.card).toMatchObject({ brand: 'amex', last4: '0005' });
+  });
+
   it('says a decline in the page’s language and keeps its code', async () => {
     const p = await payment(api, { checkout: { locale: 'fr' } });
     const page = await open(p.checkout_url);

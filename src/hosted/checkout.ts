@@ -3,7 +3,9 @@
 // form to pay by test card or mobile money; redirects to the merchant's redirect_url with
 // payment_id and status. Forms carry a double-submit CSRF token (cookie + field, SameSite=Strict);
 // a second submission charges nothing (the payment row is locked and must still await payment). A declined
-// attempt shows the page again with the reason, to try another card or method until it expires.
+// attempt shows the page again with the reason (in the page's language, from the failure code), to
+// try another card or method until it expires. Opened again after a failed attempt (an invoice's
+// automatic charge, a reload), the page shows the reason as a neutral notice, not as an error.
 //
 // Card testing: a payment takes CHECKOUT_MAX_ATTEMPTS attempts (its `attempts` column, counted when
 // an attempt starts, whatever started it); then the page says so and takes no more (the customer

@@ -7,7 +7,10 @@
 // see and edit their name, email and phone; see, add (through the setup page, which returns here),
 // remove and choose the default of their payment methods; see their wallets with recent activity;
 // see their subscriptions (cancel at period end, or keep one that is cancelling) and their latest
-// invoices with a signed PDF link (fresh at every render, valid 5 minutes).
+// invoices with a signed PDF link (fresh at every render, valid 5 minutes). Two actions ask first,
+// on a page of their own that needs no JavaScript (the same POST again with confirm=1): Cancel
+// (saying when it ends) and removing the only method a subscription still needs (saying what
+// follows).
 //
 // Every request builds a context whose actor is the session's customer (src/domain/portal): the
 // customer id never comes from the request, so no form can reach another customer's records. Every

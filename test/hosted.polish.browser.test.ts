@@ -131,6 +131,7 @@ describe.runIf(available)('hosted pages polish in a browser', () => {
     }
     expect(posts).toEqual([]);
     expect((await api.get(`/v1/payments/${p.id}`)).body.status).toBe('created');
+    await page.screenshot({ path: '/tmp/hosted-field-errors.png', fullPage: true });
 
     // Corrected (a past month is refused too), then sent: a decline, with no field marked any more.
     await page.getByLabel('Card number').fill('4000 0000 0000 0002');

@@ -47,5 +47,11 @@ export function isEventType(t: string): t is EventType {
   return (EVENT_TYPES as readonly string[]).includes(t);
 }
 
+/** The job kind that sends the customer e-mail of one event (src/domain/emails; enqueued with the event, keyed by its id). */
+export const EMAIL_JOB = 'email.send';
+
+/** Event types that have a customer e-mail (docs/emails.md): recording one enqueues EMAIL_JOB in the event's statement. */
+export const EMAIL_EVENT_TYPES: ReadonlySet<string> = new Set<EventType>(['payment.succeeded', 'invoice.paid', 'invoice.payment_failed', 'subscription.trial_will_end']);
+
 /** The job kind that sends one webhook delivery attempt (the outbox enqueues it with the attempt). */
 export const DELIVER_JOB = 'webhook.deliver';

@@ -156,6 +156,11 @@ describe('receipts for payments', () => {
     await m.pay(to);
     await app.idle(m.api);
     expect(await mailbox(m.api, to)).toHaveLength(1);
+    // The same mailbox over GraphQL.
+    const g = await m.api.gql('query($to: String) { testEmails(first: 5, to: $to) { totalCount edges { node { kind to subject text html locale status eventId } } } }', { to });
+    expect(g.errors).toBeUndefined();
+    const [rest] = await mailbox(m.api, to);
+    expect(g.data.testEmails).toEqual({ totalCount: 1, edges: [{ node: { kind: 'receipt', to, subject: rest!.subject, text: rest!.text, html: rest!.html, locale: 'en', status: 'kept', eventId: rest!.event_id } }] });
   });
 
   it('bad filters are the documented 400', async () => {

@@ -405,8 +405,8 @@ export const emailObject = z
     kind: z.enum(['receipt', 'failed_payment', 'trial_ending', 'upcoming_renewal', 'invoice']),
     to: example('jane@example.com'),
     subject: example('Your receipt from Acme'),
-    text: z.string().meta({ description: 'The plain-text part.' }),
-    html: z.string().meta({ description: 'The HTML part.' }),
+    text: z.string().meta({ description: 'The plain-text part.', example: 'Acme\n\nPayment received: €25.99\n\nHello Jane Doe,\n…' }),
+    html: z.string().meta({ description: 'The HTML part.', example: '<!doctype html>\n<html lang="en">…' }),
     locale: z.enum(['en', 'fr']),
     status: z
       .enum(['sending', 'retrying', 'sent', 'kept', 'failed', 'not_sent'])

@@ -7,7 +7,9 @@ import type { AddressInfo } from 'node:net';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { send, startApp, type Client, type TestApp } from './helpers/app.ts';
+import { startWorker, workerOptions } from '../src/jobs/worker.ts';
+import { createLogger } from '../src/platform/logger.ts';
+import { send, startApp, usingPostgres, type Client, type TestApp } from './helpers/app.ts';
 import { clockMerchant } from './helpers/clock-merchant.ts';
 
 const DAY = 86_400;
@@ -329,6 +331,28 @@ describe('through a real SMTP server', () => {
     const [row] = await mailbox(m.api, to);
     expect(row).toMatchObject({ status: 'sent', event_id: event!.id });
     expect(received.filter((r) => (r.to as { text: string }).text === to)).toHaveLength(1);
+  });
+
+  it('once per event with two instances running the jobs: each message reaches the server once', async () => {
+    const m = await merchant(smtpApp);
+    // A second runner of this merchant's jobs: on PostgreSQL another app (its own pools and worker,
+    // as a second process would have) on the same database; on the embedded one, a second worker.
+    const other = usingPostgres ? await startApp({ SMTP_URL: smtpApp.services.config.SMTP_URL!, EMAIL_FROM: 'billing@acme.test' }, { worker: false }) : null;
+    const runtime = (other ?? smtpApp).services.runtime;
+    const second = startWorker(runtime, createLogger('silent'), { ...workerOptions(runtime.config), pollMs: 20, merchants: () => [m.api.creds.merchant_id] });
+    try {
+      const to = `twice${Date.now()}@example.com`;
+      const paid = await Promise.all(Array.from({ length: 8 }, () => m.pay(to)));
+      await smtpApp.idle(m.api);
+      const events = (await m.api.get('/v1/events?type=payment.succeeded&limit=100')).body.data.map((e: { id: string }) => e.id).sort();
+      expect(events).toHaveLength(paid.length);
+      const got = received.filter((r) => (r.to as { text: string }).text === to).map((r) => r.headers.get('x-billing-event-id')).sort();
+      expect(got).toEqual(events);
+      expect((await mailbox(m.api, to)).map((e) => e.status)).toEqual(Array(paid.length).fill('sent'));
+    } finally {
+      await second.stop();
+      await other?.close();
+    }
   });
 
   it('a send the server refuses (451) is retried with backoff and then delivered once', async () => {

@@ -101,6 +101,9 @@ describe('an Idempotency-Key on every mutating REST route (a UUID per request, e
     expect((await twice('POST', '/v1/invoices/{id}/pay', `/v1/invoices/${owed}/pay`, { payment_method_id: goodPm })).body.status).toBe('paid');
     expect(await count('payment', { customerId: other.id, amount: 6000n })).toBe(1 + 1 + 1 + 1); // the void's, and this one's first, declined and paid attempts
 
+    // Customer e-mail switches.
+    expect((await twice('PATCH', '/v1/email-settings', '/v1/email-settings', { upcoming_renewal: true })).body.upcoming_renewal).toBe(true);
+
     // Portal, webhooks, events.
     await twice('POST', '/v1/customer-portal/sessions', '/v1/customer-portal/sessions', { customer_id: customer.id, return_url: 'https://shop.example/account' });
     const ep = (await twice('POST', '/v1/webhook-endpoints', '/v1/webhook-endpoints', { url: 'http://127.0.0.1:9/hook', events: ['customer.updated'] })).body;

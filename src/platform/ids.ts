@@ -20,6 +20,7 @@ export const ID_PREFIXES = {
   webhook_endpoint: 'we',
   event: 'evt',
   delivery_attempt: 'wda',
+  email: 'em',
   request: 'req',
   merchant: 'mer',
   api_key: 'key',

@@ -386,3 +386,35 @@ export const customerWithEmbedsObject = customerObject
     subscriptions: z.array(subscriptionObject).meta({ description: 'The customer’s subscriptions, newest first (up to 100), cancelled ones included.' }),
   })
   .meta({ id: 'CustomerWithEmbeds' });
+
+export const emailSettingsObject = z
+  .object({
+    object: z.literal('email_settings'),
+    receipts: z.boolean().meta({ description: 'Receipts for paid payments and invoices (default on).' }),
+    failed_payments: z.boolean().meta({ description: 'A failed invoice payment, with a link to fix it in the portal (default on).' }),
+    trial_ending: z.boolean().meta({ description: 'A trial ends in three days (default on).' }),
+    upcoming_renewal: z.boolean().meta({ description: 'An upcoming renewal (default off; not sent yet).' }),
+    invoices: z.boolean().meta({ description: 'Invoices to pay (send_invoice; default on; not sent yet).' }),
+  })
+  .meta({ id: 'EmailSettings' });
+
+export const emailObject = z
+  .object({
+    id: z.string().meta({ example: 'em_0123456789abcdefGHIJKL' }),
+    object: z.literal('email'),
+    kind: z.enum(['receipt', 'failed_payment', 'trial_ending', 'upcoming_renewal', 'invoice']),
+    to: example('jane@example.com'),
+    subject: example('Your receipt from Acme'),
+    text: z.string().meta({ description: 'The plain-text part.', example: 'Acme\n\nPayment received: €25.99\n\nHello Jane Doe,\n…' }),
+    html: z.string().meta({ description: 'The HTML part.', example: '<!doctype html>\n<html lang="en">…' }),
+    locale: z.enum(['en', 'fr']),
+    status: z
+      .enum(['sending', 'retrying', 'sent', 'kept', 'failed', 'not_sent'])
+      .meta({ description: '`kept`: in the dev mailbox (no SMTP_URL); `sent`: the SMTP server accepted it; `retrying`/`failed`: it refused or could not be reached (see last_error).' }),
+    attempts: z.number().int().meta({ description: 'SMTP sends tried so far.' }),
+    last_error: z.string().nullable(),
+    event_id: idOf('evt').meta({ description: 'The event that caused the message.' }),
+    created_at: ts,
+    sent_at: ts.nullable(),
+  })
+  .meta({ id: 'Email' });

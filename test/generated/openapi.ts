@@ -84,6 +84,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/email-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Which customer e-mails are sent */
+        get: operations["getEmailSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Switch customer e-mails on or off
+         * @description Any of the booleans; the others keep their value. Applies to messages not made yet (an event whose message was already sent is not sent again).
+         */
+        patch: operations["updateEmailSettings"];
+        trace?: never;
+    };
     "/v1/events": {
         parameters: {
             query?: never;
@@ -593,6 +614,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/test-helpers/emails": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The dev mailbox: customer e-mails, newest first
+         * @description Test mode only. Every customer e-mail the service made for the merchant: without SMTP_URL they stay here (`status: kept`); with it, they were also sent.
+         */
+        get: operations["listTestEmails"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/test-helpers/payments/{id}/complete": {
         parameters: {
             query?: never;
@@ -1049,6 +1090,86 @@ export interface components {
             next_cursor: string | null;
             /** @constant */
             object: "list";
+        };
+        Email: {
+            /** @description SMTP sends tried so far. */
+            attempts: number;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * @description The event that caused the message.
+             * @example evt_0123456789abcdefGHIJKL
+             */
+            event_id: string;
+            /**
+             * @description The HTML part.
+             * @example <!doctype html>
+             *     <html lang="en">…
+             */
+            html: string;
+            /** @example em_0123456789abcdefGHIJKL */
+            id: string;
+            /** @enum {string} */
+            kind: "receipt" | "failed_payment" | "trial_ending" | "upcoming_renewal" | "invoice";
+            last_error: string | null;
+            /** @enum {string} */
+            locale: "en" | "fr";
+            /** @constant */
+            object: "email";
+            sent_at: string | null;
+            /**
+             * @description `kept`: in the dev mailbox (no SMTP_URL); `sent`: the SMTP server accepted it; `retrying`/`failed`: it refused or could not be reached (see last_error).
+             * @enum {string}
+             */
+            status: "sending" | "retrying" | "sent" | "kept" | "failed" | "not_sent";
+            /** @example Your receipt from Acme */
+            subject: string;
+            /**
+             * @description The plain-text part.
+             * @example Acme
+             *
+             *     Payment received: €25.99
+             *
+             *     Hello Jane Doe,
+             *     …
+             */
+            text: string;
+            /** @example jane@example.com */
+            to: string;
+        };
+        EmailList: {
+            data: components["schemas"]["Email"][];
+            has_more: boolean;
+            /** @example eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0 */
+            next_cursor: string | null;
+            /** @constant */
+            object: "list";
+        };
+        EmailSettings: {
+            /** @description A failed invoice payment, with a link to fix it in the portal (default on). */
+            failed_payments: boolean;
+            /** @description Invoices to pay (send_invoice; default on; not sent yet). */
+            invoices: boolean;
+            /** @constant */
+            object: "email_settings";
+            /** @description Receipts for paid payments and invoices (default on). */
+            receipts: boolean;
+            /** @description A trial ends in three days (default on). */
+            trial_ending: boolean;
+            /** @description An upcoming renewal (default off; not sent yet). */
+            upcoming_renewal: boolean;
+        };
+        EmailSettingsUpdate: {
+            /** @description A failed invoice payment, with a link to the portal to fix it. */
+            failed_payments?: boolean;
+            /** @description Invoices of collection method send_invoice (not sent yet: send_invoice does not exist yet). */
+            invoices?: boolean;
+            /** @description Receipts for paid payments and invoices. */
+            receipts?: boolean;
+            /** @description The end of a trial, three days before (subscription.trial_will_end). */
+            trial_ending?: boolean;
+            /** @description Upcoming renewals (off by default; not sent yet: needs the invoice.upcoming event). */
+            upcoming_renewal?: boolean;
         };
         Error: {
             error: {
@@ -2460,6 +2581,188 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CustomerBalanceTransaction"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The record’s state does not allow this, or an idempotency conflict. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body larger than 1 MiB (body_too_large). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getEmailSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The switches. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailSettings"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateEmailSettings: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 characters. Retries with the same key and body within 24 h return the first response (Idempotent-Replayed: true). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EmailSettingsUpdate"];
+            };
+        };
+        responses: {
+            /** @description The switches after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailSettings"];
                 };
             };
             /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
@@ -5920,6 +6223,87 @@ export interface operations {
             };
             /** @description Body is not JSON (unsupported_media_type). */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listTestEmails: {
+        parameters: {
+            query?: {
+                /** @description The next_cursor of the previous page. */
+                after?: string;
+                /** @description Page size, 1 to 100 (default 20). */
+                limit?: number;
+                /** @description Only messages to this address. */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of e-mails. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailList"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

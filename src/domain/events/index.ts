@@ -8,7 +8,7 @@ import { NotFoundError, ValidationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { createdBetween, paginate, type Page } from '../../platform/pagination.ts';
 import { z, listQuery, timestamp } from '../../platform/validation.ts';
-import { EVENT_TYPES, type EventType } from './types.ts';
+import { emailsAbout, EVENT_TYPES, type EventType } from './types.ts';
 import { scheduleDeliveries } from './outbox.ts';
 import { wake } from '../../platform/jobs.ts';
 import { asRawTx, type RawTx } from '../../platform/db/raw.ts';
@@ -62,10 +62,11 @@ export async function recordEvent(
   const ids = Array.from({ length: IDS_PER_EVENT }, () => newId('delivery_attempt'));
   // An endpoint is not told about its own disabling (it is failing anyway).
   const excluded = type === 'webhook_endpoint.disabled' ? [(object as { id?: string }).id ?? ''] : [];
-  const rows = await insertEventWithDeliveries(tx, { event, data, at, with: opts.with ?? [], stamp: opts.stamp ?? [], attemptIds: ids, excludedEndpoints: excluded });
+  const email = emailsAbout(type, object);
+  const rows = await insertEventWithDeliveries(tx, { event, data, at, with: opts.with ?? [], stamp: opts.stamp ?? [], attemptIds: ids, excludedEndpoints: excluded, email });
   event.createdAt = rows[0]!.at;
   for (const field of opts.stamp ?? []) data.object[field] = event.createdAt.toISOString();
-  if (rows.some((r) => r.id !== null)) tx.afterCommit(wake);
+  if (rows.some((r) => r.id !== null) || email) tx.afterCommit(wake);
   const rest = rows.filter((r) => r.n !== null && Number(r.n) > IDS_PER_EVENT);
   if (rest.length > 0) await scheduleDeliveries(tx, event, rest.map((r) => r.id!), event.createdAt);
   return event;

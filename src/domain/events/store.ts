@@ -6,7 +6,7 @@ import { billingNowSql } from '../../platform/clock.store.ts';
 import { merchantSql, type RawTx } from '../../platform/db/raw.ts';
 import type { PageSlice } from '../../platform/pagination.ts';
 import type { Db } from '../../platform/db/tenant.ts';
-import { DELIVER_JOB } from './types.ts';
+import { DELIVER_JOB, EMAIL_JOB } from './types.ts';
 
 /** A statement of a merchant for recordEvent to run first, in its own statement: $1 is the merchant, its own parameters $2, $3 … */
 export interface Statement {
@@ -55,6 +55,8 @@ export interface EventInsert {
   attemptIds: string[];
   /** endpoints not told about this event */
   excludedEndpoints: string[];
+  /** enqueue the event's customer e-mail job (emailsAbout) */
+  email?: boolean;
 }
 
 /** A row of recordEvent's statement: its time, and each subscribed endpoint with its rank (none: one row of nulls). */
@@ -89,6 +91,15 @@ export function insertEventWithDeliveries(tx: RawTx, e: EventInsert): Promise<Ev
     `src AS (SELECT (${idsParam}::text[])[ep.n] AS id, ep.id AS endpoint_id, clock.at FROM ep, clock WHERE ep.n <= ${IDS_PER_EVENT})`,
     ...outboxCtes('src', eventId, '1'),
   );
+  // The customer e-mail of the event, if its type has one: a job keyed by the event, so it is sent
+  // once per event whichever process runs it (src/domain/emails; never SMTP inside this transaction).
+  if (e.email) {
+    ctes.push(
+      `em AS (INSERT INTO jobs (merchant_id, kind, run_at, payload, key, created_at, updated_at)
+              SELECT $1, '${EMAIL_JOB}', clock.at, jsonb_build_object('event_id', ${eventId}::text), ${eventId}, now(), now() FROM clock
+              ON CONFLICT (kind, key) DO NOTHING)`,
+    );
+  }
   return merchantSql(tx.raw, e.event.merchantId)<EventInsertRow>(
     `WITH ${ctes.join(',\n')}\nSELECT clock.at, ep.id, ep.n FROM clock LEFT JOIN ep ON true`,
     params,

@@ -42,6 +42,8 @@ describe('an Idempotency-Key on every mutating REST route (a UUID per request, e
   it('replays every answer and does every piece of work once', async () => {
     const customer = (await twice('POST', '/v1/customers', '/v1/customers', { email: 'every@example.com', name: 'Every Route' })).body;
     await twice('PATCH', '/v1/customers/{id}', `/v1/customers/${customer.id}`, { name: 'Every Route Ltd' });
+    const credit = await twice('POST', '/v1/customers/{id}/balance-transactions', `/v1/customers/${customer.id}/balance-transactions`, { amount: 100, currency: 'USD' });
+    expect(credit.body).toMatchObject({ amount: 100, ending_balance: 100 }); // once, not twice
 
     // Saved method, off-session payment, refund.
     const si = (await twice('POST', '/v1/setup-intents', '/v1/setup-intents', { customer_id: customer.id, return_url: 'https://shop.example/back' })).body;

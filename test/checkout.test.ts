@@ -122,9 +122,9 @@ describe('hosted checkout', () => {
     const declined = await submit(page, card('4000000000000002'));
     expect(declined.status).toBe(402);
     expect(await status(p.id)).toMatchObject({ status: 'failed', failure_code: 'card_declined' });
-    // Reopening shows the form with the decline, not a final outcome.
+    // Reopening shows the form with the decline as a notice (nothing was just sent), not a final outcome.
     const again = await open(p.local);
-    expect(again.html).toContain('The card was declined.');
+    expect(again.html).toContain('role="status" id="form-notice">Your last payment attempt failed: the card was declined.');
     expect(again.html).toContain('name="card_number"');
     const ok = await submit(again, card('4242424242424242'));
     expect(ok.status).toBe(303);
@@ -148,7 +148,8 @@ describe('hosted checkout', () => {
       // The input rule for every hosted form: a field the database could not store is refused before anything happens.
       [{ ...card('4242424242424242'), note: 'a\u0000b' }, 'cannot be saved'],
       [{ ...card('4242424242424242'), card_expiry: '01/20' }, 'expired'],
-      [{ ...card('4242424242424242'), card_expiry: '13/30' }, 'MM/YY'],
+      [{ ...card('4242424242424242'), card_expiry: '13/30' }, 'The expiry month must be between 01 and 12.'],
+      [{ ...card('4242424242424242'), card_expiry: '1230' }, 'MM/YY'],
       [{ ...card('4242424242424242'), card_cvc: '1' }, 'security code'],
       [{ method: 'mobile_money', phone: '0700' }, 'international format'],
       [{ method: 'bitcoin' }, 'Choose a payment method'],

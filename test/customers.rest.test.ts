@@ -37,7 +37,7 @@ describe('customers over REST', () => {
 
     const got = await api.get(`/v1/customers/${c.id}`);
     expect(got.status).toBe(200);
-    expect(got.body).toEqual({ ...c, payment_methods: [], subscriptions: [] });
+    expect(got.body).toEqual({ ...c, credit_balance: {}, payment_methods: [], subscriptions: [] });
 
     const upd = await api.patch(`/v1/customers/${c.id}`, { name: null, metadata: { crm_id: '', tier: 'gold' } });
     expect(upd.status).toBe(200);

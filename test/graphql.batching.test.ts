@@ -170,11 +170,12 @@ describe('the query log', () => {
     expect((await m.get(`/v1/customers/${c.id}`)).status).toBe(200);
     expect(app.queries.sql.some((q) => /FROM customers c WHERE c\.merchant_id = \$1/.test(q))).toBe(true);
     app.queries.reset();
-    // a debit is a raw transaction: its statements and its BEGIN are seen
+    // a debit with an Idempotency-Key is a raw transaction (the debit and the key with its answer):
+    // its statements and its BEGIN are seen
     const w = (await m.post('/v1/wallets', { customer_id: c.id, currency: 'USD' })).body;
     expect((await m.post(`/v1/wallets/${w.id}/credit`, { amount: 500, description: 'grant', reference: 'c-1' })).status).toBe(201);
     app.queries.reset();
-    expect((await m.post(`/v1/wallets/${w.id}/debit`, { amount: 100, description: 'use', reference: 'd-1' })).status).toBe(200);
+    expect((await m.post(`/v1/wallets/${w.id}/debit`, { amount: 100, description: 'use', reference: 'd-1' }, { 'idempotency-key': 'query-log-debit' })).status).toBe(200);
     expect(app.queries.sql.some((q) => /^\s*BEGIN/i.test(q))).toBe(true);
     expect(app.queries.sql.some((q) => /INSERT INTO wallet_transactions/.test(q))).toBe(true);
   });

@@ -163,6 +163,10 @@ describe.runIf(available)('hosted setup and portal in a browser', () => {
     expect(await page.getByRole('link', { name: `PDF of invoice ${invoice.number}` }).getAttribute('href')).toMatch(/\/hosted\/invoices\/in_\w+\/pdf\?expires=\d+&signature=/);
 
     await row.getByRole('button', { name: 'Cancel at period end' }).click();
+    // A confirmation step says when it ends; nothing changes until it is confirmed.
+    await page.getByRole('heading', { name: 'Cancel your subscription?' }).waitFor();
+    expect((await api.get(`/v1/subscriptions/${sub.id}`)).body.cancel_at_period_end).toBe(false);
+    await page.getByRole('button', { name: 'Cancel my subscription' }).click();
     await page.getByRole('status').getByText('Your subscription will end at the end of the current period.').waitFor();
     await page.locator(`li[data-subscription="${sub.id}"]`).getByText(/^Cancels on /).waitFor();
     expect((await api.get(`/v1/subscriptions/${sub.id}`)).body).toMatchObject({ status: 'active', cancel_at_period_end: true });

@@ -42,6 +42,8 @@ describe('an Idempotency-Key on every mutating REST route (a UUID per request, e
   it('replays every answer and does every piece of work once', async () => {
     const customer = (await twice('POST', '/v1/customers', '/v1/customers', { email: 'every@example.com', name: 'Every Route' })).body;
     await twice('PATCH', '/v1/customers/{id}', `/v1/customers/${customer.id}`, { name: 'Every Route Ltd' });
+    const credit = await twice('POST', '/v1/customers/{id}/balance-transactions', `/v1/customers/${customer.id}/balance-transactions`, { amount: 100, currency: 'USD' });
+    expect(credit.body).toMatchObject({ amount: 100, ending_balance: 100 }); // once, not twice
 
     // Saved method, off-session payment, refund.
     const si = (await twice('POST', '/v1/setup-intents', '/v1/setup-intents', { customer_id: customer.id, return_url: 'https://shop.example/back' })).body;
@@ -100,6 +102,9 @@ describe('an Idempotency-Key on every mutating REST route (a UUID per request, e
     const goodPm = (await api.post(`/v1/test-helpers/setup-intents/${good.id}/complete`, {})).body.payment_method_id;
     expect((await twice('POST', '/v1/invoices/{id}/pay', `/v1/invoices/${owed}/pay`, { payment_method_id: goodPm })).body.status).toBe('paid');
     expect(await count('payment', { customerId: other.id, amount: 6000n })).toBe(1 + 1 + 1 + 1); // the void's, and this one's first, declined and paid attempts
+
+    // Customer e-mail switches.
+    expect((await twice('PATCH', '/v1/email-settings', '/v1/email-settings', { upcoming_renewal: true })).body.upcoming_renewal).toBe(true);
 
     // Portal, webhooks, events.
     await twice('POST', '/v1/customer-portal/sessions', '/v1/customer-portal/sessions', { customer_id: customer.id, return_url: 'https://shop.example/account' });

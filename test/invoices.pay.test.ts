@@ -117,7 +117,7 @@ describe('POST /v1/invoices/:id/pay', () => {
     await m.nothingMore();
   });
 
-  it('an uncollectible invoice (unpaid subscription) is paid: 200, the subscription active again', async () => {
+  it('an uncollectible invoice (unpaid subscription) is paid: 200, the subscription active again in a new period from now, invoiced at once', async () => {
     const m = await merchant();
     const { customer, sub, inv } = await m.pastDue();
     const first = new Date(inv.next_payment_attempt).getTime() - DAY * 1000;
@@ -126,12 +126,27 @@ describe('POST /v1/invoices/:id/pay', () => {
     expect((await m.api.get(`/v1/subscriptions/${sub.id}`)).body.status).toBe('unpaid');
     const good = await m.card(customer.id, GOOD);
     await m.events();
+    const before = Date.parse((await m.api.get('/v1/test-helpers/clock')).body.now);
     const r = await m.api.post(`/v1/invoices/${inv.id}/pay`, { payment_method_id: good });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const after = Date.parse((await m.api.get('/v1/test-helpers/clock')).body.now);
     expect(r.body).toMatchObject({ status: 'paid', attempt_count: 4, last_payment_error: null });
     const events = await m.events();
-    expect(events).toEqual(expect.arrayContaining(['payment.created', 'payment.succeeded', 'invoice.paid', 'subscription.updated']));
-    expect((await m.api.get(`/v1/subscriptions/${sub.id}`)).body.status).toBe('active');
+    expect(events).toEqual(expect.arrayContaining(['payment.created', 'payment.succeeded', 'invoice.paid', 'subscription.updated', 'invoice.created', 'invoice.finalized']));
+    const restarted = (await m.api.get(`/v1/subscriptions/${sub.id}`)).body;
+    expect(Date.parse(restarted.current_period_start)).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000);
+    expect(Date.parse(restarted.current_period_start)).toBeLessThanOrEqual(after);
+    expect(restarted.latest_invoice_id).not.toBe(inv.id);
+    // The new period's invoice is charged at once, to the customer's default — which still
+    // declines (paying one invoice with another card does not change what later ones charge).
+    await m.advance({ seconds: 1 });
+    expect((await m.api.get(`/v1/invoices/${restarted.latest_invoice_id}`)).body).toMatchObject({
+      status: 'open',
+      attempt_count: 1,
+      period_start: restarted.current_period_start,
+      last_payment_error: { code: 'insufficient_funds' },
+    });
+    expect((await m.api.get(`/v1/subscriptions/${sub.id}`)).body.status).toBe('past_due');
   });
 
   it('a cancelled subscription’s open invoice (automatic collection stopped) is still paid by hand; a decline schedules no retry', async () => {

@@ -38,7 +38,7 @@ describe('a typed client generated from /openapi.json', () => {
     expect(customer.currency).toBe('EUR');
 
     const read = await api.GET('/v1/customers/{id}', { params: { path: { id: customer.id } } });
-    expect(read.data).toEqual({ ...customer, payment_methods: [], subscriptions: [] });
+    expect(read.data).toEqual({ ...customer, credit_balance: {}, payment_methods: [], subscriptions: [] });
 
     const list = await api.GET('/v1/customers', { params: { query: { email: 'typed@example.com', limit: 5 } } });
     expect(list.data?.data.map((c) => c.id)).toEqual([customer.id]);

@@ -441,7 +441,17 @@ describe('subscriptions and invoices in the portal', () => {
     const s = await session(c.id);
     const page = await open(s.url);
     const updated = (await eventsOf(sub.id, 'subscription.updated')).length; // incomplete → active at creation
-    const cancel = await post(page, `/subscriptions/${sub.id}/cancel`);
+    // Cancel asks first, saying when it ends (the period's end), and changes nothing until confirmed.
+    const ask = await post(page, `/subscriptions/${sub.id}/cancel`);
+    expect(ask.status).toBe(200);
+    const askHtml = await ask.text();
+    const end = new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeZone: 'UTC' }).format(new Date(sub.current_period_end));
+    expect(askHtml).toContain(`Your subscription to Coffee club will end on ${end}, at the end of the current period.`);
+    expect(askHtml).toContain('name="confirm" value="1"');
+    expect(askHtml).toContain('Go back without changing anything');
+    expect(await subOf(sub.id)).toMatchObject({ status: 'active', cancel_at_period_end: false });
+    expect(await eventsOf(sub.id, 'subscription.updated')).toHaveLength(updated);
+    const cancel = await post(page, `/subscriptions/${sub.id}/cancel`, { confirm: '1' });
     expect(cancel.status).toBe(303);
     expect(cancel.headers.get('location')).toMatch(/\?done=cancelling$/);
     expect(await subOf(sub.id)).toMatchObject({ status: 'active', cancel_at_period_end: true });
@@ -457,6 +467,7 @@ describe('subscriptions and invoices in the portal', () => {
     // Clicking cancel twice (two tabs) changes nothing more.
     expect((await post(page, `/subscriptions/${sub.id}/cancel`)).status).toBe(303);
     expect(await eventsOf(sub.id, 'subscription.updated')).toHaveLength(updated + 1);
+    expect(await subOf(sub.id)).toMatchObject({ cancel_at_period_end: true, current_period_end: sub.current_period_end });
 
     const keep = await post(page, `/subscriptions/${sub.id}/reactivate`);
     expect(keep.status).toBe(303);
@@ -596,5 +607,61 @@ describe('subscriptions and invoices in the portal', () => {
     expect(page.html).toContain('Payée');
     expect(page.html).toContain(`PDF de la facture ${invoice.number}`);
     expect(page.html).toContain('Les liens PDF sont valables 5 minutes');
+  });
+
+  it('removing the only method an active subscription uses asks first, with the consequence; another method left: no question', async () => {
+    const { c, sub } = await subscribed();
+    const [only] = (await api.get(`/v1/payment-methods?customer_id=${c.id}`)).body.data;
+    const s = await session(c.id);
+    const page = await open(s.url);
+    const ask = await post(page, `/methods/${only.id}/remove`);
+    expect(ask.status).toBe(200);
+    const html = await ask.text();
+    expect(html).toContain('<h1>Remove your only payment method?</h1>');
+    expect(html).toContain('VISA ending in 4242');
+    expect(html).toContain('and Coffee club still needs one. Without it, the next payment cannot be taken');
+    expect(html).toContain(`action="/hosted/portal/methods/${only.id}/remove"`);
+    expect(html).toContain('name="confirm" value="1"');
+    expect(html).toContain('Keep this payment method');
+    // Nothing changed until confirmed.
+    expect((await api.get(`/v1/payment-methods/${only.id}`)).body.customer_id).toBe(c.id);
+    expect(await eventsOf(only.id, 'payment_method.detached')).toHaveLength(0);
+    const done = await post(page, `/methods/${only.id}/remove`, { confirm: '1' });
+    expect(done.status).toBe(303);
+    expect(done.headers.get('location')).toMatch(/\?done=removed$/);
+    expect((await api.get(`/v1/payment-methods/${only.id}`)).body.customer_id).toBeNull();
+    expect(await eventsOf(only.id, 'payment_method.detached')).toHaveLength(1);
+    expect((await subOf(sub.id)).status).toBe('active');
+
+    // Two methods: removing one leaves the subscription a method (the other becomes the default), so no question.
+    const two = await subscribed();
+    const second = await savedCard(two.c.id, api, '5555555555554444');
+    const page2 = await open((await session(two.c.id)).url);
+    const direct = await post(page2, `/methods/${second}/remove`);
+    expect(direct.status).toBe(303);
+    expect((await api.get(`/v1/payment-methods/${second}`)).body.customer_id).toBeNull();
+
+    // Set to end at the period's end: nothing more will be charged, so no question either.
+    const ending = await subscribed();
+    const [endingMethod] = (await api.get(`/v1/payment-methods?customer_id=${ending.c.id}`)).body.data;
+    expect((await api.post(`/v1/subscriptions/${ending.sub.id}/cancel`, { cancel_at_period_end: true })).status).toBe(200);
+    const page3 = await open((await session(ending.c.id)).url);
+    expect((await post(page3, `/methods/${endingMethod.id}/remove`)).status).toBe(303);
+  });
+
+  it('asks in French before removing the only method and before cancelling', async () => {
+    const { c, sub } = await subscribed();
+    const [only] = (await api.get(`/v1/payment-methods?customer_id=${c.id}`)).body.data;
+    const page = await open((await session(c.id, api, { locale: 'fr' })).url);
+    const remove = await (await post(page, `/methods/${only.id}/remove`)).text();
+    expect(remove).toContain('<html lang="fr">');
+    expect(remove).toContain('Supprimer votre seul moyen de paiement ?');
+    expect(remove).toContain('est le seul moyen de paiement de votre compte, et Coffee club en a encore besoin.');
+    expect(remove).toContain('Supprimer quand même');
+    const cancel = await (await post(page, `/subscriptions/${sub.id}/cancel`)).text();
+    const end = new Intl.DateTimeFormat('fr', { dateStyle: 'medium', timeZone: 'UTC' }).format(new Date(sub.current_period_end));
+    expect(cancel).toContain(`Votre abonnement Coffee club prendra fin le ${end}, à la fin de la période en cours.`);
+    expect(cancel).toContain('Résilier mon abonnement');
+    expect((await subOf(sub.id)).cancel_at_period_end).toBe(false);
   });
 });

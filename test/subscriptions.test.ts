@@ -755,9 +755,13 @@ describe('cancelling: collection of open invoices and the waiting prorations', (
     const final = (await m.api.get(`/v1/invoices/${now.body.latest_invoice_id}`)).body;
     expect(final).toMatchObject({ billing_reason: 'subscription_update', status: 'paid', total: 2000 });
 
+    // The downgrade's net credit (−1000 + 100) is owed to the customer: it goes to their credit balance.
     expect((await m.api.post(`/v1/subscriptions/${down.id}/cancel`, {})).status).toBe(200);
-    expect(await m.events()).toEqual(['subscription.cancelled']);
-    expect((await waiting(down.id)).map((l) => Number(l.amount)).sort()).toEqual([-1000, 100]);
+    expect(await m.events()).toEqual(['customer.balance_changed', 'subscription.cancelled']);
+    expect(await waiting(down.id)).toEqual([]);
+    const [credit] = (await m.api.get(`/v1/customers/${customer.id}/balance-transactions`)).body.data;
+    expect(credit).toMatchObject({ type: 'subscription_credit', subscription_id: down.id, amount: 900, currency: 'USD' });
+    expect((await m.api.get(`/v1/customers/${customer.id}`)).body.credit_balance).toEqual({ USD: 900 });
     await m.nothingMore();
   });
 
@@ -834,6 +838,61 @@ describe('a new default payment method retries what past_due subscriptions owe',
     const again = await m.api.patch(`/v1/customers/${customer.id}`, { default_payment_method_id: good }, key);
     expect([again.status, again.body]).toEqual([200, first.body]);
     await m.nothingMore();
+  });
+
+  // "A paid unpaid one (whose periods were not invoiced while unpaid) becomes active with a new
+  // period starting at that moment (billing_cycle_anchor = now, invoiced at once)": a customer
+  // recovering long after dunning ended pays what they owed, then the period from now — not the
+  // rest of a current period for free.
+  it('unpaid: the uncollectible invoice is paid, then a new period starts now, invoiced and charged at once; renewals go on from the new anchor', async () => {
+    const m = await merchant();
+    const { customer, sub, inv, good } = await pastDueOnDefault(m);
+    // Dunning ends (retries 1, 3, 5 days after the first failure) and a whole period passes unpaid, uninvoiced.
+    await m.advance({ seconds: 6 * DAY });
+    expect((await m.api.get(`/v1/invoices/${inv.id}`)).body.status).toBe('uncollectible');
+    await m.advance({ to: sub.current_period_end });
+    await m.advance({ seconds: 10 * DAY });
+    const unpaid = (await m.api.get(`/v1/subscriptions/${sub.id}`)).body;
+    expect(unpaid).toMatchObject({ status: 'unpaid', latest_invoice_id: inv.id });
+    expect(unpaid.current_period_start).toBe(sub.current_period_end);
+    await m.events();
+    const before = Date.parse((await m.api.get('/v1/test-helpers/clock')).body.now);
+    const r = await m.api.patch(`/v1/customers/${customer.id}`, { default_payment_method_id: good });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const after = Date.parse((await m.api.get('/v1/test-helpers/clock')).body.now);
+    expect((await m.api.get(`/v1/invoices/${inv.id}`)).body).toMatchObject({ status: 'paid', amount_paid: 3000 });
+    const s = (await m.api.get(`/v1/subscriptions/${sub.id}`)).body;
+    // The new period starts when the payment settled (whole seconds; the test clock runs on in real time).
+    const start = new Date(s.current_period_start);
+    expect(start.getTime()).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000);
+    expect(start.getTime()).toBeLessThanOrEqual(after);
+    const end = new Date(start);
+    end.setUTCMonth(end.getUTCMonth() + 1);
+    expect(s).toMatchObject({ status: 'active', current_period_start: start.toISOString(), current_period_end: end.toISOString() });
+    expect(s.latest_invoice_id).not.toBe(inv.id);
+    const fresh = (await m.api.get(`/v1/invoices/${s.latest_invoice_id}`)).body;
+    expect(fresh).toMatchObject({ billing_reason: 'subscription_cycle', amount_due: 3000, period_start: start.toISOString(), period_end: end.toISOString() });
+    // Its first attempt is due now: the worker, or else the engine's next run, charges it (the new default, working).
+    await m.advance({ seconds: 1 });
+    expect((await m.api.get(`/v1/invoices/${fresh.id}`)).body).toMatchObject({ status: 'paid', amount_paid: 3000 });
+    // The uncollectible invoice's last checkout had lapsed: nothing to cancel.
+    expect(await m.events()).toEqual(
+      sorted(
+        'customer.updated',
+        ...['payment.created', 'payment.succeeded', 'invoice.paid'],
+        'subscription.updated',
+        ...['invoice.created', 'invoice.finalized', 'payment.created', 'payment.succeeded', 'invoice.paid'],
+      ),
+    );
+    await m.nothingMore();
+    // The next renewal is a month after the new anchor: a new invoice (not one of the first anchor's periods found again).
+    await m.advance({ to: end.toISOString() });
+    const renewed = (await m.api.get(`/v1/subscriptions/${sub.id}`)).body;
+    expect(renewed.current_period_start).toBe(end.toISOString());
+    expect(renewed.latest_invoice_id).not.toBe(fresh.id);
+    expect((await m.api.get(`/v1/invoices/${renewed.latest_invoice_id}`)).body).toMatchObject({ status: 'paid', period_start: end.toISOString(), amount_paid: 3000 });
+    const invoices = (await m.api.get(`/v1/invoices?subscription_id=${sub.id}&limit=100`)).body.data;
+    expect(invoices.map((i: any) => i.status)).toEqual(['paid', 'paid', 'paid']);
   });
 
   it('a subscription pinned to its own (declining) method is not retried; nor is anything when the default does not change', async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type Client, type TestApp } from './helpers/app.ts';
+import { startApp, usingPostgres, type Client, type TestApp } from './helpers/app.ts';
 
 let app: TestApp;
 let api: Client;
@@ -322,6 +322,85 @@ describe('concurrency and integrity', () => {
       row(`INSERT INTO wallet_transactions (id, merchant_id, wallet_id, type, amount, balance_before, balance_after) VALUES ('wtx_bad000000000000000002', '${api.creds.merchant_id}', '${w.id}', 'debit', 500, 100, -400)`),
     ).rejects.toThrow();
     expect(await balance(api, w.id)).toBe(100);
+  });
+});
+
+describe('the plain debit and the plain create are one statement each (issue 22)', () => {
+  let quiet: TestApp;
+  let m: Client;
+  beforeAll(async () => {
+    quiet = await startApp({}, { worker: false }); // nothing else in its query log
+    m = await quiet.merchant();
+  });
+  afterAll(() => quiet?.close());
+
+  it('locks, checks, writes the ledger row, the event and its outbox in one statement, with no transaction around it', async () => {
+    const w = await wallet(m);
+    expect((await credit(m, w.id, 1000, 'seed')).status).toBe(201);
+    quiet.queries.reset();
+    const d = await debit(m, w.id, 300, 'd-one');
+    expect(d.status).toBe(200);
+    expect(d.body).toMatchObject({ type: 'debit', amount: 300, balance_before: 1000, balance_after: 700, reference: 'd-one', description: 'Usage' });
+    const ledgerWrites = quiet.queries.sql.filter((q) => /INSERT INTO wallet_transactions/.test(q));
+    expect(ledgerWrites).toHaveLength(1);
+    expect(ledgerWrites[0]).toMatch(/FOR UPDATE OF w/);
+    expect(ledgerWrites[0]).toMatch(/INSERT INTO events/);
+    // PGlite runs a merchant's statement in a transaction of its own (its one connection is shared)
+    if (usingPostgres) expect(quiet.queries.sql.filter((q) => /^\s*(BEGIN|COMMIT)/i.test(q))).toEqual([]);
+    // the event carries what the statement wrote (balances and time set in SQL)
+    const [evt] = (await m.get('/v1/events?type=wallet.debited')).body.data;
+    expect(evt.data.object).toEqual(d.body);
+    expect(evt.created_at).toBe(d.body.created_at);
+    expect((await m.get(`/v1/wallets/${w.id}/transactions?limit=1`)).body.data[0]).toEqual(d.body);
+    expect(await balance(m, w.id)).toBe(700);
+
+    quiet.queries.reset();
+    const c = await m.post('/v1/customers', { email: 'one-statement@example.com' });
+    expect(c.status).toBe(201);
+    const creates = quiet.queries.sql.filter((q) => /INSERT INTO customers/.test(q));
+    expect(creates).toHaveLength(1);
+    expect(creates[0]).toMatch(/INSERT INTO events/);
+    if (usingPostgres) expect(quiet.queries.sql.filter((q) => /^\s*(BEGIN|COMMIT)/i.test(q))).toEqual([]);
+    const [created] = (await m.get('/v1/events?type=customer.created')).body.data;
+    expect(created.data.object).toEqual(c.body);
+  });
+
+  it('what one statement cannot decide goes the transaction path, with the same answers', async () => {
+    const w = await wallet(m);
+    expect((await credit(m, w.id, 100, 'seed')).status).toBe(201);
+    // short: nothing written, 402 with the balance
+    const short = await debit(m, w.id, 101, 's-1');
+    expect(short.status).toBe(402);
+    expect(short.body.error.code).toBe('insufficient_balance');
+    // a repeat returns the first debit; another amount under the same reference is refused
+    const first = await debit(m, w.id, 40, 'r-1');
+    expect(first.status).toBe(200);
+    expect((await debit(m, w.id, 40, 'r-1')).body).toEqual(first.body);
+    expect((await debit(m, w.id, 41, 'r-1')).body.error.code).toBe('reference_reused');
+    // another merchant's wallet is not found, and keeps its balance
+    const stranger = await quiet.merchant({ name: 'Stranger' });
+    expect((await debit(stranger, w.id, 1, 'x-1')).status).toBe(404);
+    expect(await balance(m, w.id)).toBe(60);
+    // more endpoints than one statement schedules deliveries for: every one gets its attempt
+    for (let i = 0; i < 10; i++) expect((await m.post('/v1/webhook-endpoints', { url: `http://127.0.0.1:9/hook${i}`, events: ['wallet.debited'] })).status).toBe(201);
+    const many = await debit(m, w.id, 10, 'm-1');
+    expect(many.status).toBe(200);
+    expect(many.body).toMatchObject({ balance_before: 60, balance_after: 50 });
+    const [evt] = (await m.get('/v1/events?type=wallet.debited')).body.data;
+    expect(evt.data.object).toEqual(many.body);
+    const attempts = (await m.get(`/v1/events/${evt.id}/delivery-attempts?limit=100`)).body.data;
+    expect(new Set(attempts.map((a: any) => a.endpoint_id)).size).toBe(10);
+    expect(await ledgerSum(m, w.id)).toEqual({ sum: 50, rows: 3 });
+  });
+
+  it('concurrent debits with one reference move the balance once and all answer the same transaction', async () => {
+    const w = await wallet(m);
+    expect((await credit(m, w.id, 1000, 'seed')).status).toBe(201);
+    const answers = await Promise.all(Array.from({ length: 12 }, () => debit(m, w.id, 7, 'same-ref')));
+    expect(answers.map((a) => a.status)).toEqual(Array(12).fill(200));
+    expect(new Set(answers.map((a) => a.body.id)).size).toBe(1);
+    expect(await balance(m, w.id)).toBe(993);
+    expect(await ledgerSum(m, w.id)).toEqual({ sum: 993, rows: 2 });
   });
 });
 

@@ -139,6 +139,7 @@ export const Invoice = builder.prismaNode('Invoice', {
     subtotal: t.field({ type: 'Money', resolve: (i) => i.subtotal }),
     total: t.field({ type: 'Money', resolve: (i) => i.total }),
     totalFormatted: t.string({ resolve: (i) => formatMoney(i.total, i.currency) }),
+    creditApplied: t.field({ type: 'Money', description: "Drawn from the customer's credit balance (before the wallet); given back if voided.", resolve: (i) => i.creditApplied }),
     amountFromWallet: t.field({ type: 'Money', description: "Drawn from the customer's wallet (applyWalletBalance).", resolve: (i) => i.amountFromWallet }),
     amountDue: t.field({ type: 'Money', resolve: (i) => i.amountDue }),
     amountPaid: t.field({ type: 'Money', resolve: (i) => i.amountPaid }),

@@ -3,7 +3,39 @@ import { deleteCustomer, getCustomerWithEmbeds, updateCustomer } from '../servic
 import { NotFoundError } from '../platform/errors.ts';
 import { builder, connectionComplexity, loadNodeWith, nodeKind } from './builder.ts';
 import { COMMON_ERRORS } from './errors.ts';
-import { connectionType, domainInput, listArgs, mutate, orNull, PHASED, toConnection } from './helpers.ts';
+import { connectionType, domainInput, listArgs, mutate, nestedConnection, orNull, PHASED, toConnection } from './helpers.ts';
+import * as balance from '../domain/customers/balance.ts';
+
+const CreditBalance = builder.objectRef<{ currency: string; amount: bigint }>('CreditBalance').implement({
+  description: 'The credit balance in one currency.',
+  fields: (t) => ({
+    currency: t.exposeString('currency'),
+    amount: t.field({ type: 'Money', resolve: (b) => b.amount }),
+  }),
+});
+
+const BalanceTransactionType = builder.enumType('CustomerBalanceTransactionType', {
+  values: ['adjustment', 'subscription_credit', 'applied_to_invoice', 'unapplied_from_invoice'] as const,
+});
+
+export const CustomerBalanceTransaction = builder.prismaNode('CustomerBalanceTransaction', {
+  id: { field: 'id' },
+  description: 'An entry of a customer’s credit balance ledger: amount > 0 added credit, < 0 used it.',
+  fields: (t) => ({
+    customer: t.relation('customer'),
+    currency: t.exposeString('currency'),
+    amount: t.field({ type: 'Money', resolve: (x) => x.amount }),
+    endingBalance: t.field({ type: 'Money', description: 'The balance in this currency after this entry.', resolve: (x) => x.endingBalance }),
+    type: t.field({ type: BalanceTransactionType, resolve: (x) => x.type as balance.BalanceTransactionType }),
+    invoiceId: t.exposeString('invoiceId', { nullable: true }),
+    subscriptionId: t.exposeString('subscriptionId', { nullable: true }),
+    description: t.exposeString('description', { nullable: true }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+  }),
+});
+nodeKind('customer_balance_transaction', CustomerBalanceTransaction);
+
+const BalanceTransactionConnection = connectionType(CustomerBalanceTransaction, 'CustomerBalanceTransaction');
 
 export const Customer = builder.prismaNode('Customer', {
   id: { field: 'id' },
@@ -17,6 +49,27 @@ export const Customer = builder.prismaNode('Customer', {
     metadata: t.field({ type: 'JSON', resolve: (c) => c.metadata ?? {} }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    creditBalance: t.field({
+      type: [CreditBalance],
+      description: 'Credit owed to the customer, per currency (non-zero only), drawn by their invoices before charging.',
+      select: { balances: { where: { balance: { not: 0n } }, orderBy: { currency: 'asc' } } },
+      resolve: (c) => c.balances.map((b) => ({ currency: b.currency, amount: b.balance })),
+    }),
+    balanceTransactions: t.field({
+      type: BalanceTransactionConnection,
+      description: 'The credit balance’s ledger, newest first.',
+      complexity: connectionComplexity,
+      args: { first: t.arg.int({ description: '1 to 100, default 20.' }), after: t.arg.string() },
+      resolve: (c, a, gctx) =>
+        nestedConnection(
+          gctx,
+          'Customer.balanceTransactions',
+          c.id,
+          listArgs(customers.balanceTransactionListQuery, a),
+          balance.listBalanceTransactionsOfCustomers,
+          (ctx, ids) => balance.countBalanceTransactionsOfCustomers(ctx, ids),
+        ),
+    }),
   }),
 });
 nodeKind('customer', Customer);
@@ -71,6 +124,16 @@ const UpdateCustomerInput = builder.inputType('UpdateCustomerInput', {
   }),
 });
 
+const CreateCustomerBalanceTransactionInput = builder.inputType('CreateCustomerBalanceTransactionInput', {
+  fields: (t) => ({
+    id: t.id({ required: true, description: 'The customer.' }),
+    amount: t.field({ type: 'Money', required: true, description: '> 0 gives credit; < 0 takes unused credit back (never below 0).' }),
+    currency: t.string({ required: true, description: 'ISO 4217' }),
+    description: t.string(),
+    idempotencyKey: t.string(),
+  }),
+});
+
 const DeleteCustomerInput = builder.inputType('DeleteCustomerInput', {
   fields: (t) => ({ id: t.id({ required: true }), idempotencyKey: t.string() }),
 });
@@ -98,6 +161,21 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: UpdateCustomerInput, required: true }) },
     resolve: (_, { input }, gctx) =>
       mutate(gctx, 'updateCustomer', input, (ctx, { id, ...fields }) => updateCustomer(ctx, id, domainInput(customers.customerUpdate, fields)), PHASED),
+  }),
+  createCustomerBalanceTransaction: t.field({
+    type: CustomerBalanceTransaction,
+    description: 'Adjusts the customer’s credit balance (REST: POST /v1/customers/{id}/balance-transactions).',
+    errors: {
+      types: [...COMMON_ERRORS, NotFoundError],
+      dataField: { name: 'transaction' },
+      result: { name: 'CreateCustomerBalanceTransactionSuccess' },
+      union: { name: 'CreateCustomerBalanceTransactionResult' },
+    },
+    args: { input: t.arg({ type: CreateCustomerBalanceTransactionInput, required: true }) },
+    resolve: (_, { input }, gctx) =>
+      mutate(gctx, 'createCustomerBalanceTransaction', input, (ctx, { id, ...fields }) =>
+        balance.createBalanceTransaction(ctx, id, domainInput(customers.balanceTransactionCreate, fields)),
+      ),
   }),
   deleteCustomer: t.field({
     type: DeletedCustomer,

@@ -10,6 +10,7 @@ import './payment-methods.ts';
 import './wallets.ts';
 import './billing.ts';
 import './webhooks.ts';
+import './emails.ts';
 import './test-helpers.ts';
 
 // Sorted, so that the live schema (what introspection answers) prints exactly as schema.graphql.

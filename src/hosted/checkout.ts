@@ -3,7 +3,9 @@
 // form to pay by test card or mobile money; redirects to the merchant's redirect_url with
 // payment_id and status. Forms carry a double-submit CSRF token (cookie + field, SameSite=Strict);
 // a second submission charges nothing (the payment row is locked and must still await payment). A declined
-// attempt shows the page again with the reason, to try another card or method until it expires.
+// attempt shows the page again with the reason (in the page's language, from the failure code), to
+// try another card or method until it expires. Opened again after a failed attempt (an invoice's
+// automatic charge, a reload), the page shows the reason as a neutral notice, not as an error.
 //
 // Card testing: a payment takes CHECKOUT_MAX_ATTEMPTS attempts (its `attempts` column, counted when
 // an attempt starts, whatever started it); then the page says so and takes no more (the customer
@@ -26,11 +28,14 @@ import type { AppEnv, Services } from '../platform/env.ts';
 import {
   csrfToken,
   csrfValid,
+  declineAdvice,
+  declineMessage,
   errorBox,
   hostedBodyLimit,
   keptFields,
   openByToken,
   methodFields,
+  noticeBox,
   notFound,
   originOf,
   parseMethod,
@@ -66,23 +71,39 @@ function localeOf(p: Pick<PaymentWithCustomer, 'checkout'>): 'en' | 'fr' {
   return (p.checkout as CheckoutOptions).locale ?? 'en';
 }
 
-function checkoutForm(p: PaymentWithCustomer, merchantName: string, csrf: string, testMode: boolean, t: Strings, locale: string, state: MethodFormState = {}): Html {
+/** A decline just answered, in the page's language: the reason and what to do next. */
+function declined(t: Strings, code: string | null): string {
+  return `${declineMessage(t, code)} ${declineAdvice(t, code)}`;
+}
+
+function checkoutForm(
+  p: PaymentWithCustomer,
+  merchantName: string,
+  csrf: string,
+  testMode: boolean,
+  t: Strings,
+  locale: string,
+  state: MethodFormState & { declineCode?: string | null } = {},
+): Html {
   const opts = p.checkout as CheckoutOptions;
   const methods = offeredMethods(p);
   const amount = formatMoney(p.amount, p.currency, locale);
   const action = `/hosted/checkout/${p.checkoutToken}`;
-  // After a decline (failed, not yet expired) the customer may try another card or method here.
-  const error = state.error ?? (p.status === 'failed' ? `${p.failureMessage ?? t.failed} ${t.declinedRetry}` : undefined);
+  const error = state.error ?? (state.fieldErrors ? t.errSummary : undefined);
+  // Opened after an earlier attempt failed (an invoice's automatic charge, a decline before a
+  // reload): a neutral notice with the reason, not an error as if the customer had just submitted.
+  const notice = !error && p.status === 'failed' ? t.lastAttemptFailed(t.declineReason[p.failureCode ?? ''] ?? t.declineOther) : undefined;
   return html`
 <h1>${opts.title ?? merchantName}</h1>
 <p class="merchant">${t.payTo(merchantName)}</p>
 <p class="amount" aria-label="${t.amountLabel}">${amount}</p>
 ${opts.description ? html`<p>${opts.description}</p>` : ''}
 ${testMode ? html`<p class="test" role="note">${t.testMode}</p>` : ''}
-${errorBox(error)}
-<form method="post" action="${action}" data-once novalidate ${error ? html`aria-describedby="form-error"` : ''}>
+${noticeBox(notice)}
+${errorBox(error, 'form-error', state.fieldErrors, state.declineCode)}
+<form method="post" action="${action}" data-once novalidate ${error ? html`aria-describedby="form-error"` : notice ? html`aria-describedby="form-notice"` : ''}>
   <input type="hidden" name="csrf" value="${csrf}">
-  ${methodFields(methods, t, state, p.customer.phone)}
+  ${methodFields(methods, t, state, p.customer.phone, testMode)}
   <button type="submit" data-pending="${t.submitting}">${t.pay(amount)}</button>
 </form>
 <form method="post" action="${action}/cancel">
@@ -108,7 +129,7 @@ function outcome(p: PaymentWithCustomer, merchantName: string, t: Strings, local
   const messages: Record<string, Html> = {
     succeeded: html`<h1 class="ok">${t.paid}</h1><p>${t.paidText(amount, merchantName)}</p>`,
     processing: html`<h1>${t.processing}</h1><p>${t.processingText}</p>`,
-    failed: html`<h1 class="bad">${t.failed}</h1><p>${p.failureMessage ?? ''}</p>`,
+    failed: html`<h1 class="bad">${t.failed}</h1><p>${declineMessage(t, p.failureCode)}</p>`,
     cancelled: html`<h1>${t.cancelled}</h1><p>${t.cancelledText}</p>`,
   };
   return html`${messages[p.status] ?? html`<h1>${p.status}</h1>`}${back ? html`<p><a href="${back}">${t.backTo(merchantName)}</a></p>` : ''}`;
@@ -154,7 +175,7 @@ export function mountCheckout(app: Hono<AppEnv>, services: Services) {
     const { payment: p, ctx, merchantName, locale, t } = o;
     const form = await readForm(c, t);
     if (form instanceof Response) return form;
-    const rerender = (error: string, status: number, state: MethodFormState, payment = p) =>
+    const rerender = (error: string | undefined, status: number, state: MethodFormState & { declineCode?: string | null }, payment = p) =>
       page(c, status, {
         title: t.title(merchantName),
         lang: locale,
@@ -170,7 +191,7 @@ export function mountCheckout(app: Hono<AppEnv>, services: Services) {
 
     if (form.invalid !== null) return rerender(t.errText, 422, keptFields(form, true));
     const attempt = parseMethod(form.fields, offeredMethods(p), t);
-    if (typeof attempt === 'string') return rerender(attempt, 422, keptFields(form, true));
+    if ('errors' in attempt) return rerender(undefined, 422, { ...keptFields(form, true), fieldErrors: attempt.errors });
     const refuseSpent = (status: number, payment: PaymentWithCustomer, declined?: string) =>
       page(c, status, { title: t.tooManyAttempts, lang: locale, formTargets: origins(payment), body: spent(payment, merchantName, csrfToken(c, secure), t, declined) });
     if (attemptsSpent(p)) return refuseSpent(429, p);
@@ -196,9 +217,9 @@ export function mountCheckout(app: Hono<AppEnv>, services: Services) {
     if (after.status !== 'failed' || after.attempts === p.attempts) taken();
     if (after.status === 'expired') return notFound(c, t, 'expired');
     // The last attempt was declined: no form any more.
-    if (after.status === 'failed' && attemptsSpent(after)) return refuseSpent(402, after, after.failureMessage ?? t.failed);
-    // Declined: the same page again, with the reason, to try another card or method.
-    if (after.status === 'failed') return rerender(`${after.failureMessage ?? t.failed} ${t.declinedRetry}`, 402, keptFields(form, false), after);
+    if (after.status === 'failed' && attemptsSpent(after)) return refuseSpent(402, after, declineMessage(t, after.failureCode));
+    // Declined: the same page again, with the reason in the page's language, to try another card or method.
+    if (after.status === 'failed') return rerender(declined(t, after.failureCode), 402, { ...keptFields(form, false), declineCode: after.failureCode }, after);
     return finished(after);
   });
 

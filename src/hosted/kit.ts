@@ -8,7 +8,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Context } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 import { bodyLimit } from 'hono/body-limit';
-import { luhnValid, cardBrand, type CardInput, type PaymentMethodType } from '../platform/processor.ts';
+import { cardBrand, cardNumberValid, type CardInput, type PaymentMethodType } from '../platform/processor.ts';
 import type { Ctx, PortalActor } from '../platform/context.ts';
 import { forMerchant } from '../platform/db/tenant.ts';
 import { Clock } from '../platform/clock.ts';
@@ -168,47 +168,94 @@ export function notFound(c: Context<AppEnv>, t: Strings = strings.en, kind: 'mis
   return page(c, 404, { title, lang: t.lang, body: html`<h1>${title}</h1><p>${kind === 'expired' ? t.expiredText : t.notFoundText}</p>` });
 }
 
+/** The method form's fields that can be refused, each with its message next to it. */
+export type MethodField = 'method' | 'card_number' | 'card_expiry' | 'card_cvc' | 'phone';
+export type FieldErrors = Partial<Record<MethodField, string>>;
+
 export interface MethodFormState {
+  /** the form's error (a decline, the session…), in the alert box above the form */
   error?: string;
+  /** each refused field's message, shown next to it (and listed in the alert box) */
+  fieldErrors?: FieldErrors;
   method?: string;
   phone?: string;
   cardNumber?: string;
   cardExpiry?: string;
 }
 
-/** The card / mobile-money fields (the layout's script adds brand detection and MM/YY formatting). */
-export function methodFields(methods: PaymentMethodType[], t: Strings, state: MethodFormState, defaultPhone: string | null): Html {
+/** The order fields are checked, listed and focused in: the order they appear in. */
+const FIELD_ORDER: MethodField[] = ['method', 'card_number', 'card_expiry', 'card_cvc', 'phone'];
+
+/** A field's message slot (always there, empty when the field is fine: the script fills it). */
+function fieldError(id: MethodField, message: string | undefined): Html {
+  return html`<p class="field-error" id="${id}-error">${message ?? ''}</p>`;
+}
+
+/** A field's aria attributes: described by its hint and, when refused, its message; marked invalid. */
+function fieldAria(id: MethodField, message: string | undefined, hint?: string): Html {
+  const describedBy = [hint, message ? `${id}-error` : undefined].filter(Boolean).join(' ');
+  return html`${describedBy ? html`aria-describedby="${describedBy}"` : ''} ${message ? html`aria-invalid="true"` : ''}`;
+}
+
+/**
+ * The card / mobile-money fields. Each field has its message slot next to it; the layout's script
+ * adds brand detection, grouping that keeps the caret where it was, MM/YY formatting and the same
+ * checks as the server before a submission (with the messages it finds in the fieldset's data-msg-*).
+ * Live mode shows no test card as the card number's placeholder.
+ */
+export function methodFields(methods: PaymentMethodType[], t: Strings, state: MethodFormState, defaultPhone: string | null, testMode = true): Html {
   const selected = state.method && methods.includes(state.method as PaymentMethodType) ? state.method : methods[0];
   const brand = state.cardNumber ? cardBrand(state.cardNumber.replace(/\D/g, '')) : 'unknown';
+  const e = state.fieldErrors ?? {};
   return html`
   ${methods.length > 1
-    ? html`<fieldset><legend>${t.method}</legend><div class="choice">
+    ? html`<fieldset ${fieldAria('method', e.method)}><legend>${t.method}</legend><div class="choice">
         ${methods.map((m) => html`<label><input type="radio" name="method" value="${m}" ${m === selected ? 'checked' : ''}> ${m === 'card' ? t.card : t.mobileMoney}</label>`)}
-      </div></fieldset>`
+      </div>${fieldError('method', e.method)}</fieldset>`
     : html`<input type="hidden" name="method" value="${methods[0]}">`}
   ${methods.includes('card')
-    ? html`<fieldset id="card"><legend>${t.cardDetails}</legend>
+    ? html`<fieldset id="card" data-msg-summary="${t.errSummary}" data-msg-missing="${t.errCardMissing}" data-msg-number="${t.errCardNumber}" data-msg-expiry="${t.errExpiry}" data-msg-month="${t.errExpiryMonth}" data-msg-expired="${t.errExpired}" data-msg-cvc="${t.errCvc}"><legend>${t.cardDetails}</legend>
         <label for="card_number">${t.cardNumber}</label>
-        <div class="cardnum"><input type="text" id="card_number" name="card_number" inputmode="numeric" autocomplete="cc-number" placeholder="4242 4242 4242 4242" maxlength="23" value="${state.cardNumber ?? ''}" aria-describedby="card_brand">
+        <div class="cardnum"><input type="text" id="card_number" name="card_number" inputmode="numeric" autocomplete="cc-number" placeholder="${testMode ? '4242 4242 4242 4242' : '1234 1234 1234 1234'}" maxlength="23" value="${state.cardNumber ?? ''}" ${fieldAria('card_number', e.card_number, 'card_brand')}>
         <span id="card_brand" class="brand" data-brand="${brand}" aria-live="polite">${brand === 'unknown' ? '' : brand.toUpperCase()}</span></div>
+        ${fieldError('card_number', e.card_number)}
         <div class="row">
           <div><label for="card_expiry">${t.expiry}</label>
-          <input type="text" id="card_expiry" name="card_expiry" inputmode="numeric" autocomplete="cc-exp" placeholder="MM/YY" maxlength="7" value="${state.cardExpiry ?? ''}"></div>
+          <input type="text" id="card_expiry" name="card_expiry" inputmode="numeric" autocomplete="cc-exp" placeholder="${t.expiryPlaceholder}" maxlength="7" value="${state.cardExpiry ?? ''}" ${fieldAria('card_expiry', e.card_expiry)}>
+          ${fieldError('card_expiry', e.card_expiry)}</div>
           <div><label for="card_cvc">${t.cvc}</label>
-          <input type="text" id="card_cvc" name="card_cvc" inputmode="numeric" autocomplete="cc-csc" placeholder="123" maxlength="4"></div>
+          <input type="text" id="card_cvc" name="card_cvc" inputmode="numeric" autocomplete="cc-csc" placeholder="123" maxlength="4" ${fieldAria('card_cvc', e.card_cvc)}>
+          ${fieldError('card_cvc', e.card_cvc)}</div>
         </div></fieldset>`
     : ''}
   ${methods.includes('mobile_money')
     ? html`<fieldset id="mobile_money"><legend>${t.mobileMoney}</legend>
         <label for="phone">${t.phone}</label>
-        <input type="tel" id="phone" name="phone" autocomplete="tel" placeholder="+256700000001" value="${state.phone ?? defaultPhone ?? ''}" aria-describedby="phone-hint">
-        <p class="hint" id="phone-hint">${t.phoneHint}</p></fieldset>`
+        <input type="tel" id="phone" name="phone" autocomplete="tel" placeholder="+256700000001" value="${state.phone ?? defaultPhone ?? ''}" ${fieldAria('phone', e.phone, 'phone-hint')}>
+        <p class="hint" id="phone-hint">${t.phoneHint}</p>${fieldError('phone', e.phone)}</fieldset>`
     : ''}`;
 }
 
-/** The form's error: the layout's script moves the focus here when it holds one. */
-export function errorBox(error: string | undefined, id = 'form-error'): Html {
-  return html`<div role="alert" aria-live="assertive" tabindex="-1" ${error ? html`data-error` : ''}>${error ? html`<p class="error" id="${id}">${error}</p>` : ''}</div>`;
+/**
+ * The form's alert box: its error, or (refused fields) a summary with each field's message linking
+ * to the field. The layout's script moves the focus here when it holds one, and fills it the same
+ * way when its own checks refuse a submission.
+ */
+export function errorBox(error: string | undefined, id = 'form-error', fieldErrors?: FieldErrors, declineCode?: string | null): Html {
+  const listed = FIELD_ORDER.filter((f) => fieldErrors?.[f]);
+  const has = Boolean(error) || listed.length > 0;
+  return html`<div role="alert" aria-live="assertive" tabindex="-1"${has ? html` data-error` : ''}${declineCode ? html` data-decline-code="${declineCode}"` : ''}>${
+    listed.length > 0
+      ? html`<div class="error" id="${id}"><p>${error ?? ''}</p><ul>${listed.map((f) => html`<li><a href="#${f}">${fieldErrors![f]}</a></li>`)}</ul></div>`
+      : error
+        ? html`<p class="error" id="${id}">${error}</p>`
+        : ''
+  }</div>`;
+}
+
+/** A neutral notice above a form (not an error: nothing the customer just did was refused). */
+export function noticeBox(notice: string | undefined): Html {
+  return html`${notice ? html`<p class="info" role="status" id="form-notice">${notice}</p>` : ''}`;
 }
 
 export interface MethodAttempt {
@@ -217,38 +264,61 @@ export interface MethodAttempt {
   phone?: string;
 }
 
-function parseCard(form: Record<string, unknown>, t: Strings, now: Date): CardInput | string {
+/** The card's fields, each checked (every refused one is reported, not only the first). */
+function parseCard(form: Record<string, unknown>, t: Strings, now: Date): CardInput | FieldErrors {
+  const errors: FieldErrors = {};
   const number = String(form.card_number ?? '').replace(/[\s-]/g, '');
-  if (!number) return t.errCardMissing;
-  if (!luhnValid(number)) return t.errCardNumber;
+  if (!number) errors.card_number = t.errCardMissing;
+  else if (!/^[0-9]+$/.test(number) || !cardNumberValid(number)) errors.card_number = t.errCardNumber;
   const m = /^\s*(\d{1,2})\s*\/\s*(\d{2}|\d{4})\s*$/.exec(String(form.card_expiry ?? ''));
-  if (!m) return t.errExpiry;
-  const month = Number(m[1]);
-  const year = m[2]!.length === 2 ? 2000 + Number(m[2]) : Number(m[2]);
-  if (month < 1 || month > 12) return t.errExpiry;
-  if (year < now.getUTCFullYear() || (year === now.getUTCFullYear() && month < now.getUTCMonth() + 1)) return t.errExpired;
+  const month = m ? Number(m[1]) : 0;
+  const year = m ? (m[2]!.length === 2 ? 2000 + Number(m[2]) : Number(m[2])) : 0;
+  if (!m) errors.card_expiry = t.errExpiry;
+  else if (month < 1 || month > 12) errors.card_expiry = t.errExpiryMonth;
+  else if (year < now.getUTCFullYear() || (year === now.getUTCFullYear() && month < now.getUTCMonth() + 1)) errors.card_expiry = t.errExpired;
   const cvc = String(form.card_cvc ?? '').trim();
-  if (!/^[0-9]{3,4}$/.test(cvc)) return t.errCvc;
+  if (!/^[0-9]{3,4}$/.test(cvc)) errors.card_cvc = t.errCvc;
+  if (Object.keys(errors).length > 0) return errors;
   return { number, expMonth: month, expYear: year, cvc };
 }
 
+/** The refused fields of a method form (parseMethod's answer when it takes nothing). */
+export interface RefusedFields {
+  errors: FieldErrors;
+}
+
 /**
- * The method the form names, checked; or the message to show. Card expiry is checked against real
- * time, deliberately not the merchant's billing clock: card networks do not know test clocks
- * (docs/billing.md, docs/payment-methods.md).
+ * The method the form names, checked; or every refused field with its message. Card expiry is
+ * checked against real time, deliberately not the merchant's billing clock: card networks do not
+ * know test clocks (docs/billing.md, docs/payment-methods.md).
  */
-export function parseMethod(form: Record<string, unknown>, methods: PaymentMethodType[], t: Strings, now = new Date()): MethodAttempt | string {
+export function parseMethod(form: Record<string, unknown>, methods: PaymentMethodType[], t: Strings, now = new Date()): MethodAttempt | RefusedFields {
   const method = String(form.method ?? '');
   if (method === 'card' && methods.includes('card')) {
     const card = parseCard(form, t, now);
-    return typeof card === 'string' ? card : { method: 'card', card };
+    return 'number' in card ? { method: 'card', card } : { errors: card };
   }
   if (method === 'mobile_money' && methods.includes('mobile_money')) {
     const phone = String(form.phone ?? '').replace(/[\s().-]/g, '');
-    if (!/^\+[1-9][0-9]{6,14}$/.test(phone)) return t.errPhone;
+    if (!/^\+[1-9][0-9]{6,14}$/.test(phone)) return { errors: { phone: t.errPhone } };
     return { method: 'mobile_money', phone };
   }
-  return t.errMethod;
+  return { errors: { method: t.errMethod } };
+}
+
+/**
+ * A decline in the page's language, from its code (the processor's own message is for developers
+ * and in English; an unknown code gets the general sentence). The code itself stays on the payment
+ * and in the page (data-decline-code).
+ */
+export function declineMessage(t: Strings, code: string | null | undefined): string {
+  const reason = (code && t.declineReason[code]) || t.declineOther;
+  return reason.charAt(0).toUpperCase() + reason.slice(1);
+}
+
+/** What the customer can do after a decline: another card or method, or (service down) later. */
+export function declineAdvice(t: Strings, code: string | null | undefined): string {
+  return code === 'processor_unavailable' ? t.tryLater : t.declinedRetry;
 }
 
 /** What the form keeps after an error: never the CVC; after a decline, not the card either; nothing unstorable. */

@@ -7,7 +7,10 @@
 // see and edit their name, email and phone; see, add (through the setup page, which returns here),
 // remove and choose the default of their payment methods; see their wallets with recent activity;
 // see their subscriptions (cancel at period end, or keep one that is cancelling) and their latest
-// invoices with a signed PDF link (fresh at every render, valid 5 minutes).
+// invoices with a signed PDF link (fresh at every render, valid 5 minutes). Two actions ask first,
+// on a page of their own that needs no JavaScript (the same POST again with confirm=1): Cancel
+// (saying when it ends) and removing the only method a subscription still needs (saying what
+// follows).
 //
 // Every request builds a context whose actor is the session's customer (src/domain/portal): the
 // customer id never comes from the request, so no form can reach another customer's records. Every
@@ -86,6 +89,16 @@ function shortMethod(t: Strings, d: SavedDetails): string {
 /** The customer-facing message for a refused profile field (the API's text is for developers). */
 function fieldError(t: Strings, param: string | null): string {
   return param === 'name' ? t.errName : param === 'email' ? t.errEmail : param === 'phone' ? t.errPhone : t.errText;
+}
+
+/**
+ * A subscription that will still charge the customer's method: active or trialing and not set to
+ * end at its period's end, or past_due (its invoice is retried). Removing the customer's only
+ * method asks to confirm while one of these remains.
+ */
+function needsMethod(sub: Subscription): boolean {
+  if (sub.status === 'past_due') return true;
+  return (sub.status === 'active' || sub.status === 'trialing') && !sub.cancelAtPeriodEnd;
 }
 
 /** The dates that matter for a subscription in its state. */
@@ -352,11 +365,46 @@ export function mountPortal(app: Hono<AppEnv>, services: Services) {
     }),
   );
 
+  /**
+   * A confirmation step (no JavaScript needed): the consequence, a button that sends the same
+   * action again with confirm=1, and the way back that changes nothing.
+   */
+  const confirmStep = (c: Context<AppEnv>, s: Session, o: { title: string; text: string; path: string; confirm: string; back: string }) =>
+    page(c, 200, {
+      title: o.title,
+      lang: s.t.lang,
+      body: html`<h1>${o.title}</h1>
+<p id="consequence">${o.text}</p>
+<form method="post" action="${s.base}${o.path}" data-once aria-describedby="consequence">
+  <input type="hidden" name="csrf" value="${csrfToken(c, secure)}">
+  <input type="hidden" name="confirm" value="1">
+  <button type="submit" data-pending="${s.t.submitting}">${o.confirm}</button>
+</form>
+<p><a class="back" href="${s.base}">${o.back}</a></p>`,
+    });
+
   app.post(
     '/hosted/portal/methods/:pm/remove',
     limit,
-    action('methods', async (c, s) => {
-      await detachPortalMethod(s.ctx, c.req.param('pm') ?? '');
+    action('methods', async (c, s, form) => {
+      const id = c.req.param('pm') ?? '';
+      if (form.confirm !== '1') {
+        // The only method while a subscription still needs one: say what removing it means first.
+        const methods = await portalMethods(s.ctx);
+        const method = methods.find((m) => m.id === id);
+        const needing = method && methods.length === 1 ? (await portalSubscriptions(s.ctx)).filter(({ sub }) => needsMethod(sub)) : [];
+        if (method && needing.length > 0) {
+          const names = needing.map(({ plan }) => plan.name).join(', ');
+          return confirmStep(c, s, {
+            title: s.t.removeConfirmTitle,
+            text: s.t.removeConfirmText(describeMethod(s.t, method.details as SavedDetails), names),
+            path: `/methods/${id}/remove`,
+            confirm: s.t.removeAnyway,
+            back: s.t.keepMethod,
+          });
+        }
+      }
+      await detachPortalMethod(s.ctx, id);
       return after(c, s, 'removed');
     }),
   );
@@ -364,8 +412,24 @@ export function mountPortal(app: Hono<AppEnv>, services: Services) {
   app.post(
     '/hosted/portal/subscriptions/:sub/cancel',
     limit,
-    action('subscriptions', async (c, s) => {
-      await cancelPortalSubscription(s.ctx, c.req.param('sub') ?? '');
+    action('subscriptions', async (c, s, form) => {
+      const id = c.req.param('sub') ?? '';
+      if (form.confirm !== '1') {
+        // Say when it ends (the portal cancels at the period's end, as cancelPortalSubscription does).
+        const found = (await portalSubscriptions(s.ctx)).find(({ sub }) => sub.id === id);
+        if (found && found.sub.status !== 'cancelled' && !found.sub.cancelAtPeriodEnd) {
+          const { sub, plan } = found;
+          const day = new Intl.DateTimeFormat(s.t.lang, { dateStyle: 'medium', timeZone: 'UTC' }).format(sub.currentPeriodEnd);
+          return confirmStep(c, s, {
+            title: s.t.cancelConfirmTitle,
+            text: sub.status === 'trialing' ? s.t.cancelTrialConfirmText(plan.name, day) : s.t.cancelConfirmText(plan.name, day),
+            path: `/subscriptions/${id}/cancel`,
+            confirm: s.t.confirmCancel,
+            back: s.t.goBack,
+          });
+        }
+      }
+      await cancelPortalSubscription(s.ctx, id);
       return after(c, s, 'cancelling');
     }),
   );

@@ -16,6 +16,8 @@ import type { AppEnv, Services } from '../platform/env.ts';
 import {
   csrfToken,
   csrfValid,
+  declineAdvice,
+  declineMessage,
   errorBox,
   hostedBodyLimit,
   keptFields,
@@ -39,16 +41,17 @@ function backUrl(si: SetupIntent): string | null {
   return si.returnUrl ? withParams(si.returnUrl, { setup_intent_id: si.id, status: si.status }) : null;
 }
 
-function setupForm(l: Loaded, csrf: string, state: MethodFormState): Html {
+function setupForm(l: Loaded, csrf: string, state: MethodFormState & { declineCode?: string | null }): Html {
   const { intent: si, merchantName, t } = l;
+  const error = state.error ?? (state.fieldErrors ? t.errSummary : undefined);
   return html`
 <h1>${t.setupTitle(merchantName)}</h1>
 <p class="merchant">${t.setupIntro(merchantName)}</p>
 ${l.ctx.merchant.mode === 'test' ? html`<p class="test" role="note">${t.setupTestMode}</p>` : ''}
-${errorBox(state.error)}
-<form method="post" action="/hosted/setup/${si.token}" data-once novalidate ${state.error ? html`aria-describedby="form-error"` : ''}>
+${errorBox(error, 'form-error', state.fieldErrors, state.declineCode)}
+<form method="post" action="/hosted/setup/${si.token}" data-once novalidate ${error ? html`aria-describedby="form-error"` : ''}>
   <input type="hidden" name="csrf" value="${csrf}">
-  ${methodFields(offeredSetupMethods(si), t, state, l.customerPhone)}
+  ${methodFields(offeredSetupMethods(si), t, state, l.customerPhone, l.ctx.merchant.mode === 'test')}
   <button type="submit" data-pending="${l.t.submitting}">${t.saveMethod}</button>
 </form>
 ${si.returnUrl ? html`<p><a class="back" href="${si.returnUrl}">${t.backTo(merchantName)}</a></p>` : ''}`;
@@ -114,14 +117,14 @@ export function mountSetup(app: Hono<AppEnv>, services: Services) {
     if (l instanceof Response) return l;
     const form = await readForm(c, l.t);
     if (form instanceof Response) return form;
-    const rerender = (error: string, status: number, state: MethodFormState) =>
+    const rerender = (error: string | undefined, status: number, state: MethodFormState & { declineCode?: string | null }) =>
       page(c, status, { title: l.t.setupTitle(l.merchantName), lang: l.t.lang, formTargets: originOf(l.intent.returnUrl), body: setupForm(l, csrfToken(c, secure), { ...state, error }) });
     if (!csrfValid(c, form.fields.csrf)) return rerender(l.t.errSession, 403, keptFields(form, true));
     if (l.intent.status === 'succeeded') return savedPage(c, l, await describe(l));
     if (form.invalid !== null) return rerender(l.t.errText, 422, keptFields(form, true));
 
     const attempt = parseMethod(form.fields, offeredSetupMethods(l.intent), l.t);
-    if (typeof attempt === 'string') return rerender(attempt, 422, keptFields(form, true));
+    if ('errors' in attempt) return rerender(undefined, 422, { ...keptFields(form, true), fieldErrors: attempt.errors });
     if (setupAttemptsSpent(l.intent)) return spentPage(c, l, 429);
     const taken = await takePaymentAttempt(c, services, (message) => rerender(message, 429, keptFields(form, true)), l.t);
     if (taken instanceof Response) return taken;
@@ -138,8 +141,12 @@ export function mountSetup(app: Hono<AppEnv>, services: Services) {
     // Only a refused method counts against the address.
     if (!out.declined) taken();
     // The last attempt was refused: no form any more.
-    if (out.declined && setupAttemptsSpent(out.intent)) return spentPage(c, { ...l, intent: out.intent }, 402, out.declined.message);
-    if (out.declined) return rerender(`${out.declined.message} ${l.t.declinedRetry}`, 402, keptFields(form, false));
+    if (out.declined && setupAttemptsSpent(out.intent)) return spentPage(c, { ...l, intent: out.intent }, 402, declineMessage(l.t, out.declined.code));
+    // Refused: the reason in the page's language (the code stays in the page), to try another.
+    if (out.declined) {
+      const code = out.declined.code;
+      return rerender(`${declineMessage(l.t, code)} ${declineAdvice(l.t, code)}`, 402, { ...keptFields(form, false), declineCode: code });
+    }
     if (out.intent.status === 'expired') return notFound(c, l.t, 'expired', 'setup');
     const done = { ...l, intent: out.intent };
     const back = backUrl(done.intent);

@@ -105,7 +105,27 @@ export interface Strings {
   errCardNumber: string;
   errExpiry: string;
   errExpired: string;
+  /** the expiry's month is not 01–12 */
+  errExpiryMonth: string;
   errCvc: string;
+  /** above a form whose fields were refused: the list of messages follows */
+  errSummary: string;
+  expiryPlaceholder: string;
+  /** after a decline because the payment service is unavailable (never says why: that is the merchant's business) */
+  tryLater: string;
+  /** a checkout opened after an earlier attempt failed (an invoice's automatic charge, say): a notice, not an error */
+  lastAttemptFailed(reason: string): string;
+  // portal confirmations
+  removeConfirmTitle: string;
+  /** removing the only method while subscriptions still need one */
+  removeConfirmText(method: string, plans: string): string;
+  removeAnyway: string;
+  keepMethod: string;
+  cancelConfirmTitle: string;
+  cancelConfirmText(plan: string, date: string): string;
+  cancelTrialConfirmText(plan: string, date: string): string;
+  confirmCancel: string;
+  goBack: string;
   errPhone: string;
   errName: string;
   errEmail: string;
@@ -185,6 +205,7 @@ const en: Strings = {
     payment_method_detached: 'the payment method was removed.',
     processing_error: 'an error occurred while processing the payment.',
     processor_unavailable: 'the payment service is unavailable for now.',
+    payment_expired: 'the payment page expired before the payment was made.',
   },
   declineOther: 'the payment was refused.',
   invoices: 'Invoices',
@@ -233,7 +254,21 @@ const en: Strings = {
   errCardNumber: 'Your card number is incorrect.',
   errExpiry: 'Enter the expiry date as MM/YY.',
   errExpired: 'Your card has expired.',
+  errExpiryMonth: 'The expiry month must be between 01 and 12.',
   errCvc: 'Enter the 3 or 4 digit security code.',
+  errSummary: 'Check the following:',
+  expiryPlaceholder: 'MM/YY',
+  tryLater: 'Nothing was charged. Try again in a few minutes.',
+  lastAttemptFailed: (r) => `Your last payment attempt failed: ${r} Enter a card or another method below to pay.`,
+  removeConfirmTitle: 'Remove your only payment method?',
+  removeConfirmText: (m, p) => `${m} is the only payment method on your account, and ${p} still needs one. Without it, the next payment cannot be taken: it will fail and the subscription may end. Add another method first to avoid this.`,
+  removeAnyway: 'Remove it anyway',
+  keepMethod: 'Keep this payment method',
+  cancelConfirmTitle: 'Cancel your subscription?',
+  cancelConfirmText: (p, d) => `Your subscription to ${p} will end on ${d}, at the end of the current period. You keep it until then, and no further period will be billed.`,
+  cancelTrialConfirmText: (p, d) => `Your trial of ${p} will end on ${d} and the subscription will not start: you will not be charged.`,
+  confirmCancel: 'Cancel my subscription',
+  goBack: 'Go back without changing anything',
   errPhone: 'Enter the phone number in international format, e.g. +256700000001.',
   errName: 'Enter your name again: it is too long or contains characters that cannot be saved.',
   errEmail: 'Enter a valid email address, e.g. name@example.com.',
@@ -313,6 +348,7 @@ const fr: Strings = {
     payment_method_detached: 'le moyen de paiement a été supprimé.',
     processing_error: 'une erreur est survenue pendant le traitement du paiement.',
     processor_unavailable: 'le service de paiement est indisponible pour le moment.',
+    payment_expired: 'la page de paiement a expiré avant le paiement.',
   },
   declineOther: 'le paiement a été refusé.',
   invoices: 'Factures',
@@ -361,7 +397,21 @@ const fr: Strings = {
   errCardNumber: 'Le numéro de carte est incorrect.',
   errExpiry: 'Saisissez la date d’expiration au format MM/AA.',
   errExpired: 'Votre carte a expiré.',
+  errExpiryMonth: 'Le mois d’expiration doit être compris entre 01 et 12.',
   errCvc: 'Saisissez le code de sécurité à 3 ou 4 chiffres.',
+  errSummary: 'Vérifiez les points suivants :',
+  expiryPlaceholder: 'MM/AA',
+  tryLater: 'Rien n’a été débité. Réessayez dans quelques minutes.',
+  lastAttemptFailed: (r) => `Votre dernière tentative de paiement a échoué : ${r} Saisissez une carte ou un autre moyen ci-dessous pour payer.`,
+  removeConfirmTitle: 'Supprimer votre seul moyen de paiement ?',
+  removeConfirmText: (m, p) => `${m} est le seul moyen de paiement de votre compte, et ${p} en a encore besoin. Sans lui, le prochain paiement ne pourra pas être effectué : il échouera et l’abonnement pourra prendre fin. Ajoutez d’abord un autre moyen pour l’éviter.`,
+  removeAnyway: 'Supprimer quand même',
+  keepMethod: 'Conserver ce moyen de paiement',
+  cancelConfirmTitle: 'Résilier votre abonnement ?',
+  cancelConfirmText: (p, d) => `Votre abonnement ${p} prendra fin le ${d}, à la fin de la période en cours. Vous en profitez jusque-là, et aucune nouvelle période ne sera facturée.`,
+  cancelTrialConfirmText: (p, d) => `Votre essai de ${p} prendra fin le ${d} et l’abonnement ne commencera pas : rien ne sera débité.`,
+  confirmCancel: 'Résilier mon abonnement',
+  goBack: 'Revenir sans rien changer',
   errPhone: 'Saisissez le numéro au format international, par ex. +221770000001.',
   errName: 'Saisissez à nouveau votre nom : il est trop long ou contient des caractères non acceptés.',
   errEmail: 'Saisissez une adresse e-mail valide, par ex. nom@exemple.fr.',

@@ -18,6 +18,7 @@ import {
   SUB_RESUME_JOB,
   SUB_TRIAL_NOTICE_JOB,
 } from '../domain/billing/subscriptions.ts';
+import { EMAIL_JOB, EMAIL_RETRY_DELAYS_MS, sendEventEmail } from '../domain/emails/index.ts';
 import { JOB_COMPLETED, JobRegistry } from '../platform/jobs.ts';
 
 export function createJobRegistry(): JobRegistry {
@@ -86,6 +87,16 @@ export function createJobRegistry(): JobRegistry {
     async run(ctx, job) {
       // A success marks the job done in the statement that records it (one round trip fewer).
       return (await deliverAttempt(ctx, String(job.payload.attempt_id), job.id)) ? JOB_COMPLETED : undefined;
+    },
+  });
+  // A customer e-mail (one per event: the job is keyed by the event). SMTP is slow I/O, so it runs
+  // in the deliveries lane; a refused send is retried after these delays, then the message is failed.
+  registry.register(EMAIL_JOB, {
+    retryDelaysMs: EMAIL_RETRY_DELAYS_MS,
+    leaseMs: 120_000,
+    lane: 'deliveries',
+    async run(ctx, job) {
+      await sendEventEmail(ctx, String(job.payload.event_id), { last: job.attempts > EMAIL_RETRY_DELAYS_MS.length });
     },
   });
   return registry;

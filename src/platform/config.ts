@@ -100,6 +100,21 @@ const schema = z.object({
   PROCESSOR_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   /** Test mode only: the built-in test processor answers after this long (simulates a processor's latency; 0 = at once). */
   TEST_PROCESSOR_LATENCY_MS: z.coerce.number().int().min(0).max(60_000).default(0),
+  /**
+   * Customer e-mails go out through this SMTP server (smtp:// or smtps://, credentials in the URL).
+   * Unset: test-mode merchants' messages are kept in the dev mailbox (GET /v1/test-helpers/emails);
+   * live merchants' are not sent.
+   */
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\/[^\s]+$/, 'must be an smtp:// or smtps:// URL')
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
+  /** The From of customer e-mails: an address, or "Name <address>". */
+  EMAIL_FROM: z
+    .string()
+    .regex(/^([^<>\r\n]*<[^<>\s@]+@[^<>\s@]+>|[^<>\s@]+@[^<>\s@]+)$/, 'must be an address such as billing@example.com or "Acme Billing <billing@example.com>"')
+    .default('billing@localhost'),
   /** GraphQL limits: maximum query depth and estimated cost. */
   GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(2).max(50).default(12),
   GRAPHQL_MAX_COMPLEXITY: z.coerce.number().int().min(10).default(20000),

@@ -102,11 +102,31 @@ export function luhnValid(digits: string): boolean {
   return sum % 10 === 0;
 }
 
+/**
+ * The card brands the service recognises, by the number's leading digits (first match wins), with
+ * how the number is grouped for display (`gaps`: the digit positions a space goes before), its
+ * valid lengths and the length of its security code. One table for the server's checks and the
+ * hosted pages' script (src/hosted/layout.ts serialises it), so both agree on every number.
+ */
+export const CARD_BRANDS: readonly { brand: string; prefix: RegExp; gaps: number[]; lengths: number[]; cvc: number }[] = [
+  { brand: 'amex', prefix: /^3[47]/, gaps: [4, 10], lengths: [15], cvc: 4 },
+  { brand: 'diners', prefix: /^3(?:0[0-5]|[689])/, gaps: [4, 10], lengths: [14, 16, 19], cvc: 3 },
+  { brand: 'jcb', prefix: /^35(?:2[89]|[3-8])/, gaps: [4, 8, 12], lengths: [16, 17, 18, 19], cvc: 3 },
+  { brand: 'discover', prefix: /^(?:6011|64[4-9]|65)/, gaps: [4, 8, 12], lengths: [16, 17, 18, 19], cvc: 3 },
+  { brand: 'unionpay', prefix: /^62/, gaps: [4, 8, 12], lengths: [16, 17, 18, 19], cvc: 3 },
+  { brand: 'visa', prefix: /^4/, gaps: [4, 8, 12], lengths: [13, 16, 19], cvc: 3 },
+  { brand: 'mastercard', prefix: /^(?:5[1-5]|2[2-7])/, gaps: [4, 8, 12], lengths: [16], cvc: 3 },
+];
+
 export function cardBrand(digits: string): string {
-  if (/^4/.test(digits)) return 'visa';
-  if (/^(5[1-5]|2[2-7])/.test(digits)) return 'mastercard';
-  if (/^3[47]/.test(digits)) return 'amex';
-  return 'unknown';
+  return CARD_BRANDS.find((b) => b.prefix.test(digits))?.brand ?? 'unknown';
+}
+
+/** A digits-only number the service takes: Luhn-valid, and of a length its brand has (any 12–19 for an unknown brand). */
+export function cardNumberValid(digits: string): boolean {
+  if (!luhnValid(digits)) return false;
+  const brand = CARD_BRANDS.find((b) => b.prefix.test(digits));
+  return !brand || brand.lengths.includes(digits.length);
 }
 
 export function cardDetails(card: CardInput): MethodDetails {

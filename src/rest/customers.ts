@@ -4,7 +4,8 @@ import { customerToJSON } from '../domain/customers/index.ts';
 import { route, listEnvelope } from './route.ts';
 import { subscriptionToJSON } from '../domain/billing/subscriptions.ts';
 import { paymentMethodToJSON } from '../domain/payment-methods/index.ts';
-import { customerObject, customerWithEmbedsObject, deletedObject, idParam, listOf } from './schemas.ts';
+import { balanceTransactionObject, customerObject, customerWithEmbedsObject, deletedObject, idParam, listOf } from './schemas.ts';
+import * as balance from '../domain/customers/balance.ts';
 
 const tag = 'Customers';
 
@@ -16,12 +17,17 @@ export const customerRoutes = [
     handler: async (ctx, { body }) => customerToJSON(await customers.createCustomer(ctx, body)),
   }),
   route({
-    method: 'get', path: '/v1/customers/{id}', operationId: 'getCustomer', tag, summary: 'Retrieve a customer, with their payment methods and subscriptions',
+    method: 'get', path: '/v1/customers/{id}', operationId: 'getCustomer', tag, summary: 'Retrieve a customer, with their credit balance, payment methods and subscriptions',
     params: idParam,
     response: { status: 200, description: 'The customer, embedding its attached payment methods and its subscriptions.', schema: customerWithEmbedsObject },
     handler: async (ctx, { params }) => {
-      const { customer, paymentMethods, subscriptions } = await getCustomerWithEmbeds(ctx, params.id);
-      return { ...customerToJSON(customer), payment_methods: paymentMethods.map(paymentMethodToJSON), subscriptions: subscriptions.map(subscriptionToJSON) };
+      const { customer, paymentMethods, subscriptions, creditBalance } = await getCustomerWithEmbeds(ctx, params.id);
+      return {
+        ...customerToJSON(customer),
+        credit_balance: creditBalance,
+        payment_methods: paymentMethods.map(paymentMethodToJSON),
+        subscriptions: subscriptions.map(subscriptionToJSON),
+      };
     },
   }),
   route({
@@ -48,5 +54,21 @@ export const customerRoutes = [
     query: customers.customerListQuery,
     response: { status: 200, description: 'A page of customers.', schema: listOf(customerObject, 'CustomerList') },
     handler: async (ctx, { query }) => listEnvelope(await customers.listCustomers(ctx, query), customerToJSON),
+  }),
+  route({
+    method: 'post', path: '/v1/customers/{id}/balance-transactions', operationId: 'createCustomerBalanceTransaction', tag,
+    summary: 'Adjust the customer’s credit balance',
+    description:
+      'A positive `amount` gives the customer credit in `currency`, drawn by their invoices before charging; a negative one takes unused credit back (never below 0: 400 `balance_insufficient`). Records `customer.balance_changed`.',
+    params: idParam, body: customers.balanceTransactionCreate,
+    response: { status: 201, description: 'The new ledger entry, with the balance after it.', schema: balanceTransactionObject },
+    handler: async (ctx, { params, body }) => balance.balanceTransactionToJSON(await balance.createBalanceTransaction(ctx, params.id, body)),
+  }),
+  route({
+    method: 'get', path: '/v1/customers/{id}/balance-transactions', operationId: 'listCustomerBalanceTransactions', tag,
+    summary: 'The credit balance’s ledger, newest first',
+    params: idParam, query: customers.balanceTransactionListQuery,
+    response: { status: 200, description: 'A page of ledger entries.', schema: listOf(balanceTransactionObject, 'CustomerBalanceTransactionList') },
+    handler: async (ctx, { params, query }) => listEnvelope(await balance.listBalanceTransactions(ctx, params.id, query), balance.balanceTransactionToJSON),
   }),
 ];

@@ -7,6 +7,7 @@ import { billingRoutes } from './billing.ts';
 import { walletRoutes } from './wallets.ts';
 import { webhookRoutes } from './webhooks.ts';
 import { testHelperRoutes } from './test-helpers.ts';
+import { emailRoutes } from './emails.ts';
 import type { RouteDef } from './route.ts';
 
-export const routes: RouteDef[] = [...customerRoutes, ...paymentMethodRoutes, ...paymentRoutes, ...walletRoutes, ...billingRoutes, ...webhookRoutes, ...eventRoutes, ...testHelperRoutes];
+export const routes: RouteDef[] = [...customerRoutes, ...paymentMethodRoutes, ...paymentRoutes, ...walletRoutes, ...billingRoutes, ...webhookRoutes, ...eventRoutes, ...emailRoutes, ...testHelperRoutes];

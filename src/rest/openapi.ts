@@ -31,7 +31,8 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   Wallets: 'Prepaid credit: a balance per customer and currency that always equals the sum of its ledger.',
   'Webhook endpoints': 'Where events are delivered, signed the Standard Webhooks way.',
   Events: 'Every change, in order, with its delivery attempts and replay.',
-  'Test helpers': 'Test mode only: finish checkouts as a customer would and move the merchant’s clock.',
+  'Customer emails': 'Receipts, failed payments and trial ends told to customers by e-mail: which ones are sent (docs/emails.md).',
+  'Test helpers': 'Test mode only: finish checkouts as a customer would, move the merchant’s clock, read the dev mailbox.',
 };
 
 export function buildOpenApi(routes: RouteDef[], opts: { serverUrl: string; version: string }) {

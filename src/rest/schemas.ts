@@ -337,6 +337,7 @@ export const invoiceObject = z
     subtotal: z.number().int().meta({ example: 2900 }),
     total: z.number().int().meta({ example: 2900 }),
     total_formatted: example('$29.00'),
+    credit_applied: z.number().int().meta({ example: 0, description: "Drawn from the customer's credit balance in the invoice's currency (before the wallet); given back when the invoice is voided." }),
     amount_from_wallet: z.number().int().meta({ example: 0, description: "Drawn from the customer's wallet (apply_wallet_balance)." }),
     amount_due: z.number().int().meta({ example: 2900 }),
     amount_paid: z.number().int().meta({ example: 2900 }),
@@ -358,9 +359,62 @@ export const invoiceObject = z
 
 export const redirectObject = z.object({ location: z.string() });
 
+export const creditBalanceMap = z
+  .record(z.string(), z.number().int())
+  .meta({ id: 'CreditBalance', example: { USD: 1250 }, description: 'Credit owed to the customer per currency (smallest unit), drawn by their invoices before charging; currencies with no credit are left out.' });
+
+export const balanceTransactionObject = z
+  .object({
+    id: z.string().meta({ example: 'cbtxn_0123456789abcdefGHIJK' }),
+    object: z.literal('customer_balance_transaction'),
+    customer_id: idOf('cus'),
+    currency: currencyCode,
+    amount: z.number().int().meta({ example: 1250, description: 'Smallest currency unit: > 0 added credit, < 0 used it.' }),
+    ending_balance: z.number().int().meta({ example: 1250, description: 'The credit balance in this currency after this entry.' }),
+    type: z.enum(['adjustment', 'subscription_credit', 'applied_to_invoice', 'unapplied_from_invoice']),
+    invoice_id: idOf('in').nullable(),
+    subscription_id: idOf('sub').nullable(),
+    description: example('Goodwill credit').nullable(),
+    created_at: ts,
+  })
+  .meta({ id: 'CustomerBalanceTransaction' });
+
 export const customerWithEmbedsObject = customerObject
   .extend({
+    credit_balance: creditBalanceMap,
     payment_methods: z.array(paymentMethodObject).meta({ description: 'Attached saved methods, newest first (up to 100).' }),
     subscriptions: z.array(subscriptionObject).meta({ description: 'The customer’s subscriptions, newest first (up to 100), cancelled ones included.' }),
   })
   .meta({ id: 'CustomerWithEmbeds' });
+
+export const emailSettingsObject = z
+  .object({
+    object: z.literal('email_settings'),
+    receipts: z.boolean().meta({ description: 'Receipts for paid payments and invoices (default on).' }),
+    failed_payments: z.boolean().meta({ description: 'A failed invoice payment, with a link to fix it in the portal (default on).' }),
+    trial_ending: z.boolean().meta({ description: 'A trial ends in three days (default on).' }),
+    upcoming_renewal: z.boolean().meta({ description: 'An upcoming renewal (default off; not sent yet).' }),
+    invoices: z.boolean().meta({ description: 'Invoices to pay (send_invoice; default on; not sent yet).' }),
+  })
+  .meta({ id: 'EmailSettings' });
+
+export const emailObject = z
+  .object({
+    id: z.string().meta({ example: 'em_0123456789abcdefGHIJKL' }),
+    object: z.literal('email'),
+    kind: z.enum(['receipt', 'failed_payment', 'trial_ending', 'upcoming_renewal', 'invoice']),
+    to: example('jane@example.com'),
+    subject: example('Your receipt from Acme'),
+    text: z.string().meta({ description: 'The plain-text part.', example: 'Acme\n\nPayment received: €25.99\n\nHello Jane Doe,\n…' }),
+    html: z.string().meta({ description: 'The HTML part.', example: '<!doctype html>\n<html lang="en">…' }),
+    locale: z.enum(['en', 'fr']),
+    status: z
+      .enum(['sending', 'retrying', 'sent', 'kept', 'failed', 'not_sent'])
+      .meta({ description: '`kept`: in the dev mailbox (no SMTP_URL); `sent`: the SMTP server accepted it; `retrying`/`failed`: it refused or could not be reached (see last_error).' }),
+    attempts: z.number().int().meta({ description: 'SMTP sends tried so far.' }),
+    last_error: z.string().nullable(),
+    event_id: idOf('evt').meta({ description: 'The event that caused the message.' }),
+    created_at: ts,
+    sent_at: ts.nullable(),
+  })
+  .meta({ id: 'Email' });

@@ -10,6 +10,7 @@ import { mountCheckout } from '../hosted/checkout.ts';
 import { mountSetup } from '../hosted/setup.ts';
 import { mountPortal } from '../hosted/portal.ts';
 import { mountInvoicePdf } from '../hosted/invoice-pdf.ts';
+import { mountEmailLinks } from '../hosted/email-links.ts';
 import { loggedPath, notFound as hostedNotFound } from '../hosted/kit.ts';
 import type { Ctx } from '../platform/context.ts';
 import { forMerchant } from '../platform/db/tenant.ts';
@@ -191,6 +192,7 @@ export function createApp(services: Services, opts: { graphqlPlugins?: GraphQLPl
   mountSetup(app, services);
   mountPortal(app, services);
   mountInvoicePdf(app, services);
+  mountEmailLinks(app, services);
 
   // ---- CORS: only the configured origins (none by default), never with credentials: a browser
   // on an allowed origin sends the API key explicitly in the Authorization header.

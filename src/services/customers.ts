@@ -20,15 +20,18 @@ export interface CustomerWithEmbeds {
   customer: Customer;
   paymentMethods: PaymentMethod[];
   subscriptions: Subscription[];
+  /** `{ "USD": 1250 }`: the customer's non-zero credit balances */
+  creditBalance: Record<string, number>;
 }
 
-/** A live customer with its attached payment methods and its subscriptions, in one statement. */
+/** A live customer with its attached payment methods, its subscriptions and its credit balance, in one statement. */
 export async function getCustomerWithEmbeds(ctx: Ctx, id: string): Promise<CustomerWithEmbeds> {
   const row = await findCustomerWithEmbeds(ctx.db, ctx.merchant.id, id);
   if (!row) throw new NotFoundError('customer', id);
-  const { embeddedMethods, embeddedSubscriptions, ...customer } = row;
+  const { embeddedMethods, embeddedSubscriptions, creditBalance, ...customer } = row;
   return {
     customer,
+    creditBalance: Object.fromEntries(Object.entries(creditBalance ?? {}).map(([c, v]) => [c, Number(v)])),
     paymentMethods: jsonRows<PaymentMethod>('PaymentMethod', embeddedMethods),
     subscriptions: jsonRows<Subscription>('Subscription', embeddedSubscriptions),
   };

@@ -45,7 +45,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Retrieve a customer, with their payment methods and subscriptions */
+        /** Retrieve a customer, with their credit balance, payment methods and subscriptions */
         get: operations["getCustomer"];
         put?: never;
         post?: never;
@@ -61,6 +61,48 @@ export interface paths {
          * @description A new `default_payment_method_id` retries at once the open or uncollectible invoices of the customer’s `past_due` and `unpaid` subscriptions that charge the default.
          */
         patch: operations["updateCustomer"];
+        trace?: never;
+    };
+    "/v1/customers/{id}/balance-transactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The credit balance’s ledger, newest first */
+        get: operations["listCustomerBalanceTransactions"];
+        put?: never;
+        /**
+         * Adjust the customer’s credit balance
+         * @description A positive `amount` gives the customer credit in `currency`, drawn by their invoices before charging; a negative one takes unused credit back (never below 0: 400 `balance_insufficient`). Records `customer.balance_changed`.
+         */
+        post: operations["createCustomerBalanceTransaction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/email-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Which customer e-mails are sent */
+        get: operations["getEmailSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Switch customer e-mails on or off
+         * @description Any of the booleans; the others keep their value. Applies to messages not made yet (an event whose message was already sent is not sent again).
+         */
+        patch: operations["updateEmailSettings"];
         trace?: never;
     };
     "/v1/events": {
@@ -572,6 +614,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/test-helpers/emails": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The dev mailbox: customer e-mails, newest first
+         * @description Test mode only. Every customer e-mail the service made for the merchant: without SMTP_URL they stay here (`status: kept`); with it, they were also sent.
+         */
+        get: operations["listTestEmails"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/test-helpers/payments/{id}/complete": {
         parameters: {
             query?: never;
@@ -854,6 +916,15 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @description Credit owed to the customer per currency (smallest unit), drawn by their invoices before charging; currencies with no credit are left out.
+         * @example {
+         *       "USD": 1250
+         *     }
+         */
+        CreditBalance: {
+            [key: string]: number;
+        };
         Customer: {
             /** Format: date-time */
             created_at: string;
@@ -878,6 +949,44 @@ export interface components {
             phone: string | null;
             /** Format: date-time */
             updated_at: string;
+        };
+        CustomerBalanceTransaction: {
+            /**
+             * @description Smallest currency unit: > 0 added credit, < 0 used it.
+             * @example 1250
+             */
+            amount: number;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * @description ISO 4217, upper case.
+             * @example USD
+             */
+            currency: string;
+            /** @example cus_0123456789abcdefGHIJKL */
+            customer_id: string;
+            description: string | null;
+            /**
+             * @description The credit balance in this currency after this entry.
+             * @example 1250
+             */
+            ending_balance: number;
+            /** @example cbtxn_0123456789abcdefGHIJK */
+            id: string;
+            invoice_id: string | null;
+            /** @constant */
+            object: "customer_balance_transaction";
+            subscription_id: string | null;
+            /** @enum {string} */
+            type: "adjustment" | "subscription_credit" | "applied_to_invoice" | "unapplied_from_invoice";
+        };
+        CustomerBalanceTransactionList: {
+            data: components["schemas"]["CustomerBalanceTransaction"][];
+            has_more: boolean;
+            /** @example eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0 */
+            next_cursor: string | null;
+            /** @constant */
+            object: "list";
         };
         CustomerList: {
             data: components["schemas"]["Customer"][];
@@ -914,6 +1023,7 @@ export interface components {
         CustomerWithEmbeds: {
             /** Format: date-time */
             created_at: string;
+            credit_balance: components["schemas"]["CreditBalance"];
             currency: string | null;
             /** @description The saved method charged when none is named. */
             default_payment_method_id: string | null;
@@ -980,6 +1090,86 @@ export interface components {
             next_cursor: string | null;
             /** @constant */
             object: "list";
+        };
+        Email: {
+            /** @description SMTP sends tried so far. */
+            attempts: number;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * @description The event that caused the message.
+             * @example evt_0123456789abcdefGHIJKL
+             */
+            event_id: string;
+            /**
+             * @description The HTML part.
+             * @example <!doctype html>
+             *     <html lang="en">…
+             */
+            html: string;
+            /** @example em_0123456789abcdefGHIJKL */
+            id: string;
+            /** @enum {string} */
+            kind: "receipt" | "failed_payment" | "trial_ending" | "upcoming_renewal" | "invoice";
+            last_error: string | null;
+            /** @enum {string} */
+            locale: "en" | "fr";
+            /** @constant */
+            object: "email";
+            sent_at: string | null;
+            /**
+             * @description `kept`: in the dev mailbox (no SMTP_URL); `sent`: the SMTP server accepted it; `retrying`/`failed`: it refused or could not be reached (see last_error).
+             * @enum {string}
+             */
+            status: "sending" | "retrying" | "sent" | "kept" | "failed" | "not_sent";
+            /** @example Your receipt from Acme */
+            subject: string;
+            /**
+             * @description The plain-text part.
+             * @example Acme
+             *
+             *     Payment received: €25.99
+             *
+             *     Hello Jane Doe,
+             *     …
+             */
+            text: string;
+            /** @example jane@example.com */
+            to: string;
+        };
+        EmailList: {
+            data: components["schemas"]["Email"][];
+            has_more: boolean;
+            /** @example eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0 */
+            next_cursor: string | null;
+            /** @constant */
+            object: "list";
+        };
+        EmailSettings: {
+            /** @description A failed invoice payment, with a link to fix it in the portal (default on). */
+            failed_payments: boolean;
+            /** @description Invoices to pay (send_invoice; default on; not sent yet). */
+            invoices: boolean;
+            /** @constant */
+            object: "email_settings";
+            /** @description Receipts for paid payments and invoices (default on). */
+            receipts: boolean;
+            /** @description A trial ends in three days (default on). */
+            trial_ending: boolean;
+            /** @description An upcoming renewal (default off; not sent yet). */
+            upcoming_renewal: boolean;
+        };
+        EmailSettingsUpdate: {
+            /** @description A failed invoice payment, with a link to the portal to fix it. */
+            failed_payments?: boolean;
+            /** @description Invoices of collection method send_invoice (not sent yet: send_invoice does not exist yet). */
+            invoices?: boolean;
+            /** @description Receipts for paid payments and invoices. */
+            receipts?: boolean;
+            /** @description The end of a trial, three days before (subscription.trial_will_end). */
+            trial_ending?: boolean;
+            /** @description Upcoming renewals (off by default; not sent yet: needs the invoice.upcoming event). */
+            upcoming_renewal?: boolean;
         };
         Error: {
             error: {
@@ -1050,6 +1240,11 @@ export interface components {
             billing_reason: "subscription_create" | "subscription_cycle" | "subscription_update";
             /** Format: date-time */
             created_at: string;
+            /**
+             * @description Drawn from the customer's credit balance in the invoice's currency (before the wallet); given back when the invoice is voided.
+             * @example 0
+             */
+            credit_applied: number;
             /**
              * @description ISO 4217, upper case.
              * @example USD
@@ -2182,6 +2377,392 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Customer"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The record’s state does not allow this, or an idempotency conflict. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body larger than 1 MiB (body_too_large). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listCustomerBalanceTransactions: {
+        parameters: {
+            query?: {
+                /** @description The next_cursor of the previous page. */
+                after?: string;
+                /** @description Page size, 1 to 100 (default 20). */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of ledger entries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerBalanceTransactionList"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createCustomerBalanceTransaction: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 characters. Retries with the same key and body within 24 h return the first response (Idempotent-Replayed: true). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Added to the credit balance (smallest currency unit): > 0 gives the customer credit, < 0 takes unused credit back (never below 0).
+                     * @example 500
+                     */
+                    amount: number;
+                    /**
+                     * @description ISO 4217 currency code, any case; returned upper-case.
+                     * @example USD
+                     */
+                    currency: string;
+                    /** @example Goodwill credit for the outage of May 3 */
+                    description?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The new ledger entry, with the balance after it. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerBalanceTransaction"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The record’s state does not allow this, or an idempotency conflict. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body larger than 1 MiB (body_too_large). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getEmailSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The switches. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailSettings"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateEmailSettings: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 characters. Retries with the same key and body within 24 h return the first response (Idempotent-Replayed: true). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EmailSettingsUpdate"];
+            };
+        };
+        responses: {
+            /** @description The switches after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailSettings"];
                 };
             };
             /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
@@ -5678,6 +6259,87 @@ export interface operations {
             };
         };
     };
+    listTestEmails: {
+        parameters: {
+            query?: {
+                /** @description The next_cursor of the previous page. */
+                after?: string;
+                /** @description Page size, 1 to 100 (default 20). */
+                limit?: number;
+                /** @description Only messages to this address. */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of e-mails. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailList"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     completeTestPayment: {
         parameters: {
             query?: never;
@@ -7314,7 +7976,7 @@ export interface operations {
                     /** @example Order service */
                     description?: string;
                     /** @description Subscribed event types; omitted or empty = all. */
-                    events?: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.cancelled" | "payment.expired" | "refund.created" | "refund.succeeded" | "refund.failed" | "customer.created" | "customer.updated" | "customer.deleted" | "setup_intent.succeeded" | "payment_method.attached" | "payment_method.detached" | "plan.created" | "plan.archived" | "subscription.created" | "subscription.updated" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.reactivated" | "subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "wallet.created" | "wallet.frozen" | "wallet.unfrozen" | "wallet.closed" | "wallet.debited" | "wallet.credited" | "wallet.topup.succeeded" | "wallet.credit.expired" | "webhook_endpoint.disabled")[];
+                    events?: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.cancelled" | "payment.expired" | "refund.created" | "refund.succeeded" | "refund.failed" | "customer.created" | "customer.updated" | "customer.deleted" | "customer.balance_changed" | "setup_intent.succeeded" | "payment_method.attached" | "payment_method.detached" | "plan.created" | "plan.archived" | "subscription.created" | "subscription.updated" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.reactivated" | "subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "wallet.created" | "wallet.frozen" | "wallet.unfrozen" | "wallet.closed" | "wallet.debited" | "wallet.credited" | "wallet.topup.succeeded" | "wallet.credit.expired" | "webhook_endpoint.disabled")[];
                     /**
                      * Format: uri
                      * @description https:// (http:// to loopback only with BILLING_ALLOW_HTTP_WEBHOOKS=1).
@@ -7616,7 +8278,7 @@ export interface operations {
                 "application/json": {
                     description?: string | null;
                     /** @description Subscribed event types; omitted or empty = all. */
-                    events?: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.cancelled" | "payment.expired" | "refund.created" | "refund.succeeded" | "refund.failed" | "customer.created" | "customer.updated" | "customer.deleted" | "setup_intent.succeeded" | "payment_method.attached" | "payment_method.detached" | "plan.created" | "plan.archived" | "subscription.created" | "subscription.updated" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.reactivated" | "subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "wallet.created" | "wallet.frozen" | "wallet.unfrozen" | "wallet.closed" | "wallet.debited" | "wallet.credited" | "wallet.topup.succeeded" | "wallet.credit.expired" | "webhook_endpoint.disabled")[];
+                    events?: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.cancelled" | "payment.expired" | "refund.created" | "refund.succeeded" | "refund.failed" | "customer.created" | "customer.updated" | "customer.deleted" | "customer.balance_changed" | "setup_intent.succeeded" | "payment_method.attached" | "payment_method.detached" | "plan.created" | "plan.archived" | "subscription.created" | "subscription.updated" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.reactivated" | "subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "wallet.created" | "wallet.frozen" | "wallet.unfrozen" | "wallet.closed" | "wallet.debited" | "wallet.credited" | "wallet.topup.succeeded" | "wallet.credit.expired" | "webhook_endpoint.disabled")[];
                     /**
                      * @description disabled stops deliveries; active re-enables.
                      * @enum {string}

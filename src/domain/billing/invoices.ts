@@ -29,6 +29,7 @@ import { reserveRefund } from '../refunds/index.ts';
 import { creditWallet, debitWallet } from '../wallets/index.ts';
 import { signedPdfPath, type InvoicePdfData } from './pdf.ts';
 import { invoiceHooks, requireInvoiceHooks, type InvoiceWithLines } from './hooks.ts';
+import { addCredit, drawCredit } from '../customers/balance.ts';
 import * as store from './store.ts';
 import { invoicePay, type BillingReason, type InvoiceListQuery, type InvoicePayInput, type InvoiceStatus } from './schema.ts';
 
@@ -71,6 +72,7 @@ export function invoiceToJSON(inv: InvoiceWithLines, baseUrl: string) {
     subtotal: Number(inv.subtotal),
     total: Number(inv.total),
     total_formatted: formatMoney(inv.total, inv.currency),
+    credit_applied: Number(inv.creditApplied),
     amount_from_wallet: Number(inv.amountFromWallet),
     amount_due: Number(inv.amountDue),
     amount_paid: Number(inv.amountPaid),
@@ -193,6 +195,11 @@ export interface IssueArgs {
   lines: NewLine[];
   /** also bill the subscription's prorations waiting for the next invoice */
   takePending: boolean;
+  /**
+   * No caller charges it after the transaction: its first attempt's job is due now rather than
+   * CHARGE_RECOVERY_MS later (an invoice issued inside a payment's settlement).
+   */
+  chargeNow?: boolean;
 }
 
 /**
@@ -245,7 +252,7 @@ export async function issueInvoice(ctx: Ctx, tx: TenantTx, a: IssueArgs): Promis
     await enqueueJob(tx, {
       merchantId: ctx.merchant.id,
       kind: INVOICE_CHARGE_JOB,
-      runAt: new Date(now.getTime() + CHARGE_RECOVERY_MS),
+      runAt: new Date(now.getTime() + (a.chargeNow ? 0 : CHARGE_RECOVERY_MS)),
       key: `retry:${invoice.id}:1`,
       payload: { invoice_id: invoice.id, attempt: 1 },
     });
@@ -292,14 +299,17 @@ async function finalize(ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines, sub: Subs
     });
   }
   const due = subtotal > 0n ? subtotal : 0n;
-  const fromWallet = sub.applyWalletBalance && due > 0n ? await drawFromWallet(ctx, tx, inv, due) : 0n;
-  const amountDue = due - fromWallet;
+  // The customer's credit balance first (money owed to them), then the wallet (when the subscription draws on it).
+  const credit = await drawCredit(ctx, tx, { customerId: inv.customerId, currency: inv.currency, due, invoiceId: inv.id, description: `Invoice ${number}` });
+  const fromWallet = sub.applyWalletBalance && due - credit > 0n ? await drawFromWallet(ctx, tx, inv, due - credit) : 0n;
+  const amountDue = due - credit - fromWallet;
   const paid = amountDue === 0n;
   const after = await store.updateInvoice(tx, inv.id, {
     number,
     status: paid ? 'paid' : 'open',
     subtotal,
     total: subtotal,
+    creditApplied: credit,
     amountFromWallet: fromWallet,
     amountDue,
     finalizedAt: now,
@@ -352,7 +362,18 @@ export async function voidInvoice(ctx: Ctx, id: string): Promise<InvoiceWithLine
     // attempt's safety job included) and the recovery of its current charge. (Run anyway, each
     // would find the invoice void and charge nothing; cancelled, they do not run at all.)
     await cancelJobs(tx, { kind: INVOICE_CHARGE_JOB, key: chargeJobKeys(inv) });
-    // What it drew from the customer's wallet goes back.
+    // What it drew from the customer's credit balance goes back, then what it drew from the wallet
+    // (the order finalize takes them in).
+    if (inv.creditApplied > 0n) {
+      await addCredit(ctx, tx, {
+        customerId: inv.customerId,
+        currency: inv.currency,
+        amount: inv.creditApplied,
+        type: 'unapplied_from_invoice',
+        invoiceId: inv.id,
+        description: `Invoice ${inv.number ?? inv.id} voided`,
+      });
+    }
     if (inv.amountFromWallet > 0n) {
       const debit = await store.findWalletDebit(tx, inv.id);
       if (debit) {

@@ -40,6 +40,7 @@ import {
 } from './invoices.ts';
 import { periodAt, prorate, type Interval } from './periods.ts';
 import { MAX_TRIAL_DAYS, subscribablePlan } from './plans.ts';
+import { addCredit } from '../customers/balance.ts';
 import * as store from './store.ts';
 import {
   subscriptionCancel,
@@ -156,6 +157,11 @@ async function event(ctx: Ctx, tx: TenantTx, type: Parameters<typeof recordEvent
 /** Jobs of a subscription carry its id as ref, so cancelling it cancels them all. */
 function job(sub: { id: string; merchantId: string }, kind: string, runAt: Date, key: string, payload: Record<string, unknown>): NewJob {
   return { merchantId: sub.merchantId, kind, runAt, key, ref: sub.id, payload: { subscription_id: sub.id, ...payload } };
+}
+
+/** The billing key of period n from the subscription's current anchor (one invoice per key). */
+function periodKey(sub: Pick<Subscription, 'anchorGeneration'>, n: number): string {
+  return sub.anchorGeneration === 0 ? `period:${n}` : `period:${sub.anchorGeneration}:${n}`;
 }
 
 function cycleJob(sub: Subscription): NewJob {
@@ -282,8 +288,50 @@ async function activate(ctx: Ctx, tx: TenantTx, locked: Subscription): Promise<v
 
 invoiceHooks.paid = async (ctx, tx, inv) => {
   if (!inv.subscriptionId) return;
-  await activate(ctx, tx, await lockSubscription(ctx, tx, inv.subscriptionId));
+  const sub = await lockSubscription(ctx, tx, inv.subscriptionId);
+  if (sub.status === 'unpaid') await restartPeriod(ctx, tx, sub, inv.id);
+  else await activate(ctx, tx, sub);
 };
+
+/**
+ * A paid unpaid subscription (docs/billing.md, "Recovery"): its periods while unpaid were not
+ * invoiced, so rather than give the rest of the current one away it starts a new period now —
+ * billing_cycle_anchor = now, invoiced at once (charged by its first attempt's job, due now) —
+ * and is active. While anything else of it is still owed (another open or uncollectible invoice)
+ * it stays unpaid; the last one paid restarts it. In the paying payment's transaction, the
+ * subscription locked.
+ */
+async function restartPeriod(ctx: Ctx, tx: TenantTx, sub: Subscription, paidInvoiceId: string): Promise<void> {
+  const owing = (await store.listUnsettledInvoicesOfSubscription(tx, sub.id)).filter((i) => i.id !== paidInvoiceId && i.amountDue - i.amountPaid > 0n);
+  if (owing.length > 0) return;
+  const plan = (await store.findPlan(tx, sub.planId))!;
+  const now = wholeSecond(await clockNow({ ...ctx, db: tx }));
+  const period = periodAt(now, plan.interval as Interval, plan.intervalCount, 0);
+  await cancelJobs(tx, { kind: SUB_CYCLE_JOB, key: `cycle:${sub.id}:${sub.currentPeriodEnd.getTime()}` });
+  let next = await store.updateSubscription(tx, sub.id, {
+    status: 'active',
+    billingAnchor: now,
+    anchorGeneration: sub.anchorGeneration + 1,
+    periodIndex: 0,
+    currentPeriodStart: period.start,
+    currentPeriodEnd: period.end,
+    cancelAt: sub.cancelAtPeriodEnd ? period.end : sub.cancelAt,
+  });
+  const { invoice } = await issueInvoice(ctx, tx, {
+    subscription: next,
+    currency: plan.currency,
+    reason: 'subscription_cycle',
+    key: periodKey(next, 0),
+    periodStart: period.start,
+    periodEnd: period.end,
+    lines: [planLine(plan, period.start, period.end)],
+    takePending: true,
+    chargeNow: true,
+  });
+  next = await store.updateSubscription(tx, sub.id, { latestInvoiceId: invoice.id });
+  await event(ctx, tx, 'subscription.updated', sub, next);
+  await enqueueJob(tx, cycleJob(next));
+}
 
 /**
  * An invoice of it voided (forgiven): a past_due or unpaid subscription that owes nothing else (no
@@ -362,7 +410,7 @@ export async function cycleSubscription(ctx: Ctx, id: string, periodEnd: number)
         subscription: { ...sub, ...moved },
         currency: plan.currency,
         reason: sub.status === 'trialing' ? 'subscription_create' : 'subscription_cycle',
-        key: `period:${n}`,
+        key: periodKey(sub, n),
         periodStart: period.start,
         periodEnd: period.end,
         lines: [planLine(plan, period.start, period.end)],
@@ -468,9 +516,9 @@ export async function resumeCharges(ctx: Ctx, charges: readonly Charge[]): Promi
  *   is to be charged once at once (returned in `charges`) and then follows the retry schedule;
  * - the prorations waiting for the next invoice: at the period end (`atPeriodEnd`) or with
  *   `invoiceNow` they go on a final invoice (charged like any: it is in `charges` when it is open;
- *   a credit larger than the charges is carried as any invoice's, and kept); otherwise, as
- *   Stripe's immediate cancel, they are dropped when they net to a charge and kept (waiting, never
- *   billed by this subscription again) when they net to a credit owed to the customer.
+ *   a credit larger than the charges is carried as any invoice's); otherwise, as Stripe's
+ *   immediate cancel, they are dropped when they net to a charge;
+ * - a credit still waiting then (owed to the customer) goes to the customer's credit balance.
  */
 async function endSubscription(
   ctx: Ctx,
@@ -505,6 +553,23 @@ async function endSubscription(
       if (invoice.status === 'open') charges.push({ invoiceId: invoice.id, attempt: 1 });
     } else if (waiting > 0n) {
       await store.deletePendingLines(tx, sub.id);
+    }
+    // What is still waiting is a credit owed to the customer (prorations netting to a credit with
+    // no final invoice, or a final invoice's credits larger than its charges, carried over): it
+    // goes to the customer's credit balance, which pays their later invoices — never left on a
+    // subscription that bills no more.
+    const credit = await store.sumPendingLines(tx, sub.id);
+    if (credit !== null && credit < 0n) {
+      const plan = (await store.findPlan(tx, sub.planId))!;
+      await store.deletePendingLines(tx, sub.id);
+      await addCredit(ctx, tx, {
+        customerId: sub.customerId,
+        currency: plan.currency,
+        amount: -credit,
+        type: 'subscription_credit',
+        subscriptionId: sub.id,
+        description: `Unused time and credits of subscription ${sub.id}`,
+      });
     }
   }
   const after = await store.updateSubscription(tx, sub.id, {

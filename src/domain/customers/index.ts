@@ -10,7 +10,7 @@ import { newId } from '../../platform/ids.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { parse } from '../../platform/validation.ts';
 import { clockNow } from '../../platform/clock.ts';
-import { previousAttributes, recordEvent } from '../events/index.ts';
+import { previousAttributes, recordEvent, recordEventAlone } from '../events/index.ts';
 import {
   customerCreate,
   customerUpdate,
@@ -77,15 +77,17 @@ export async function createCustomer(ctx: Ctx, input: CustomerCreateInput): Prom
     deletedAt: null,
     defaultPaymentMethodId: null,
   };
-  // Raw SQL (the hot path of issue 14): BEGIN, one statement (the customer, the event and its
-  // deliveries), COMMIT. The times are the statement's billing clock (recordEvent's `clock`): a
-  // test merchant's offset is read in that statement, not in one of its own.
-  return inRawTransaction(ctx.db, async (tx) => {
-    const insert = insertCustomerStatement(c);
-    const event = await recordEvent(tx, ctx, 'customer.created', customerToJSON(c), undefined, { with: [insert], stamp: ['created_at', 'updated_at'] });
-    c.createdAt = c.updatedAt = event.createdAt;
-    return c;
-  });
+  // Raw SQL (the hot path of issue 14): one statement (the customer, the event and its
+  // deliveries), sent on its own outside a transaction — or, inside the caller's transaction (an
+  // idempotency key's) or when the merchant has more endpoints than one statement schedules,
+  // BEGIN, that statement, COMMIT. The times are the statement's billing clock (recordEvent's
+  // `clock`): a test merchant's offset is read in that statement, not in one of its own.
+  const json = customerToJSON(c);
+  const opts = { with: [insertCustomerStatement(c)], stamp: ['created_at', 'updated_at'] };
+  const alone = await recordEventAlone(ctx.db, ctx, 'customer.created', json, opts);
+  const event = alone?.event ?? (await inRawTransaction(ctx.db, (tx) => recordEvent(tx, ctx, 'customer.created', json, undefined, opts)));
+  c.createdAt = c.updatedAt = event.createdAt;
+  return c;
 }
 
 /** A live (not deleted) customer of this merchant, or 404. */

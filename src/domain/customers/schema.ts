@@ -1,6 +1,7 @@
 // Customer inputs. REST validates requests with these, the OpenAPI document is generated from
 // them, and the domain functions parse GraphQL input with the same schemas.
-import { z, email, phone, currency, metadata, listQuery, idOf } from '../../platform/validation.ts';
+import { z, email, phone, currency, metadata, listQuery, idOf, amount } from '../../platform/validation.ts';
+import { MAX_AMOUNT } from '../../platform/money.ts';
 
 const name = z.string().trim().min(1, { error: 'must not be empty' }).max(256, { error: 'must be at most 256 characters' }).meta({ example: 'Jane Doe' });
 
@@ -31,6 +32,24 @@ export const customerListQuery = z.strictObject({
   ...listQuery,
 });
 
+export const balanceTransactionCreate = z.strictObject({
+  amount: amount(-MAX_AMOUNT)
+    .refine((v) => v !== 0, { error: 'must not be 0' })
+    .meta({ description: 'Added to the credit balance (smallest currency unit): > 0 gives the customer credit, < 0 takes unused credit back (never below 0).', example: 500 }),
+  currency,
+  description: z
+    .string()
+    .trim()
+    .min(1, { error: 'must not be empty' })
+    .max(500, { error: 'must be at most 500 characters' })
+    .meta({ example: 'Goodwill credit for the outage of May 3' })
+    .optional(),
+});
+
+export const balanceTransactionListQuery = z.strictObject({ ...listQuery });
+
 export type CustomerCreateInput = z.input<typeof customerCreate>;
 export type CustomerUpdateInput = z.input<typeof customerUpdate>;
 export type CustomerListQuery = z.output<typeof customerListQuery>;
+export type BalanceTransactionCreateInput = z.input<typeof balanceTransactionCreate>;
+export type BalanceTransactionListQuery = z.output<typeof balanceTransactionListQuery>;

@@ -49,3 +49,74 @@ export function countCustomers(db: Db, where: Prisma.CustomerWhereInput): Promis
 export function findPaymentMethod(db: Db, id: string): Promise<PaymentMethod | null> {
   return db.paymentMethod.findUnique({ where: { id } });
 }
+
+// ---------------------------------------------------------------- the credit balance (customer_balances + its ledger)
+
+export interface BalanceTransactionRow {
+  id: string;
+  merchantId: string;
+  customerId: string;
+  currency: string;
+  amount: bigint;
+  endingBalance: bigint;
+  type: string;
+  invoiceId: string | null;
+  subscriptionId: string | null;
+  description: string | null;
+  createdAt: Date;
+}
+
+/** The customer's credit balance in one currency, its row locked (FOR UPDATE) when there is one; 0 when none. */
+export async function lockBalance(tx: TenantTx, merchantId: string, customerId: string, currency: string): Promise<bigint> {
+  const [row] = await merchantSql(rawQuery(tx), merchantId)<{ balance: bigint }>(
+    `SELECT balance FROM customer_balances WHERE merchant_id = $1 AND customer_id = $2 AND currency = $3 FOR UPDATE`,
+    [customerId, currency],
+  );
+  return row ? BigInt(row.balance) : 0n;
+}
+
+/**
+ * Moves the balance by `amount` and appends its ledger entry with the balance after it, in one
+ * statement (the row is created on the first credit). The caller checked that the balance stays ≥ 0
+ * (lockBalance) when the amount is negative.
+ */
+export async function moveBalance(
+  tx: TenantTx,
+  t: Omit<BalanceTransactionRow, 'endingBalance' | 'createdAt'> & { at: Date },
+): Promise<BalanceTransactionRow> {
+  const [row] = await merchantSql(rawQuery(tx), t.merchantId)<BalanceTransactionRow>(
+    `WITH b AS (
+       INSERT INTO customer_balances (merchant_id, customer_id, currency, balance, updated_at)
+       VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (customer_id, currency) DO UPDATE SET balance = customer_balances.balance + EXCLUDED.balance, updated_at = EXCLUDED.updated_at
+       RETURNING balance)
+     INSERT INTO customer_balance_transactions (id, merchant_id, customer_id, currency, amount, ending_balance, type, invoice_id, subscription_id, description, created_at)
+     SELECT $6, $1, $2, $3, $4, b.balance, $7, $8, $9, $10, $5 FROM b
+     RETURNING *`,
+    [t.customerId, t.currency, t.amount, t.at, t.id, t.type, t.invoiceId, t.subscriptionId, t.description],
+  );
+  return { ...row!, amount: BigInt(row!.amount), endingBalance: BigInt(row!.endingBalance) };
+}
+
+/** The customer's non-zero balances, by currency. */
+export async function findBalances(db: Db, merchantId: string, customerId: string): Promise<{ currency: string; balance: bigint }[]> {
+  return merchantSql(rawQuery(db), merchantId)<{ currency: string; balance: bigint }>(
+    `SELECT currency, balance FROM customer_balances WHERE merchant_id = $1 AND customer_id = $2 AND balance <> 0 ORDER BY currency`,
+    [customerId],
+  );
+}
+
+/** The customer's credit balance as a JSON object in a sub-select (`customerId`: the SQL of the customer's id). */
+export function creditBalanceSql(customerId: string): string {
+  return `SELECT coalesce(json_object_agg(b.currency, b.balance ORDER BY b.currency), '{}') FROM customer_balances b
+          WHERE b.merchant_id = $1 AND b.customer_id = ${customerId} AND b.balance <> 0`;
+}
+
+/** A page of the customer's ledger (`where`: filters and the cursor's fragment; `page`: order and take). */
+export function findBalanceTransactions(db: Db, where: Prisma.CustomerBalanceTransactionWhereInput, page: PageSlice) {
+  return db.customerBalanceTransaction.findMany({ where, ...page });
+}
+
+export function findBalanceTransactionsByIds(db: Db, ids: string[]) {
+  return db.customerBalanceTransaction.findMany({ where: { id: { in: ids } } });
+}

@@ -3,12 +3,12 @@
 // change without its event. Webhook delivery reads from here.
 import type { Event, Prisma } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
-import type { Db } from '../../platform/db/tenant.ts';
+import { isGuarded, isTransaction, type Db } from '../../platform/db/tenant.ts';
 import { NotFoundError, ValidationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { createdBetween, paginate, type Page } from '../../platform/pagination.ts';
 import { z, listQuery, timestamp } from '../../platform/validation.ts';
-import { EVENT_TYPES, type EventType } from './types.ts';
+import { emailsAbout, EVENT_TYPES, type EventType } from './types.ts';
 import { scheduleDeliveries } from './outbox.ts';
 import { wake } from '../../platform/jobs.ts';
 import { asRawTx, type RawTx } from '../../platform/db/raw.ts';
@@ -53,7 +53,39 @@ export async function recordEvent(
   previousAttributes?: Record<string, unknown>,
   opts: { with?: Statement[]; stamp?: string[] } = {},
 ): Promise<Event> {
-  const tx = asRawTx(db);
+  return (await writeEvent(asRawTx(db), on, type, object, previousAttributes, opts))!.event;
+}
+
+/**
+ * recordEvent's one statement sent on its own, as one autocommit statement (one round trip where
+ * BEGIN, the statement and COMMIT are three): the change (`with`, which must select FROM clock)
+ * and its event commit together because they are one statement. `lead` is a read that goes first
+ * (e.g. the row's lock with the change's conditions): nothing is written when it finds no row,
+ * and its columns come back in `lead` (they must not be named id, n or at). Returns null, having
+ * written nothing, when `db` is a transaction or carries an idempotency guard (the work belongs in
+ * that transaction), when `lead` found no row, or when more than IDS_PER_EVENT endpoints are
+ * subscribed: the caller then does the change in a transaction (recordEvent).
+ */
+export async function recordEventAlone<L extends object = object>(
+  db: Db,
+  on: EventScope,
+  type: EventType,
+  object: object,
+  /** `set`: fields of `object` that the statement sets in the event to SQL expressions over `clock` (the caller sets them in its copy from `lead`) */
+  opts: { with: Statement[]; stamp?: string[]; lead?: Statement; set?: Record<string, string> },
+): Promise<{ event: Event; lead: L } | null> {
+  if (isTransaction(db) || isGuarded(db)) return null;
+  return writeEvent<L>(asRawTx(db), on, type, object, undefined, { ...opts, alone: true });
+}
+
+async function writeEvent<L extends object>(
+  tx: RawTx,
+  on: EventScope,
+  type: EventType,
+  object: object,
+  previousAttributes: Record<string, unknown> | undefined,
+  opts: { with?: Statement[]; stamp?: string[]; lead?: Statement; set?: Record<string, string>; alone?: boolean },
+): Promise<{ event: Event; lead: L } | null> {
   const merchantId = on.merchant.id;
   const data: EventJSON['data'] = { object: object as Record<string, unknown> };
   if (previousAttributes && Object.keys(previousAttributes).length > 0) data.previous_attributes = previousAttributes;
@@ -62,13 +94,19 @@ export async function recordEvent(
   const ids = Array.from({ length: IDS_PER_EVENT }, () => newId('delivery_attempt'));
   // An endpoint is not told about its own disabling (it is failing anyway).
   const excluded = type === 'webhook_endpoint.disabled' ? [(object as { id?: string }).id ?? ''] : [];
-  const rows = await insertEventWithDeliveries(tx, { event, data, at, with: opts.with ?? [], stamp: opts.stamp ?? [], attemptIds: ids, excludedEndpoints: excluded });
-  event.createdAt = rows[0]!.at;
+  const email = emailsAbout(type, object);
+  const rows = await insertEventWithDeliveries(tx, {
+    event, data, at, with: opts.with ?? [], stamp: opts.stamp ?? [], attemptIds: ids, excludedEndpoints: excluded, email,
+    lead: opts.lead, alone: opts.alone, set: opts.set,
+  });
+  if (rows.length === 0) return null; // alone or with a lead: nothing was written
+  const { id: _id, n: _n, at: createdAt, ...lead } = rows[0]!;
+  event.createdAt = createdAt;
   for (const field of opts.stamp ?? []) data.object[field] = event.createdAt.toISOString();
-  if (rows.some((r) => r.id !== null)) tx.afterCommit(wake);
+  if (rows.some((r) => r.id !== null) || email) tx.afterCommit(wake);
   const rest = rows.filter((r) => r.n !== null && Number(r.n) > IDS_PER_EVENT);
   if (rest.length > 0) await scheduleDeliveries(tx, event, rest.map((r) => r.id!), event.createdAt);
-  return event;
+  return { event, lead: lead as L };
 }
 
 export function eventToJSON(e: Event): EventJSON {

@@ -6,7 +6,7 @@ import { billingNowSql } from '../../platform/clock.store.ts';
 import { merchantSql, type RawTx } from '../../platform/db/raw.ts';
 import type { PageSlice } from '../../platform/pagination.ts';
 import type { Db } from '../../platform/db/tenant.ts';
-import { DELIVER_JOB } from './types.ts';
+import { DELIVER_JOB, EMAIL_JOB } from './types.ts';
 
 /** A statement of a merchant for recordEvent to run first, in its own statement: $1 is the merchant, its own parameters $2, $3 … */
 export interface Statement {
@@ -55,13 +55,31 @@ export interface EventInsert {
   attemptIds: string[];
   /** endpoints not told about this event */
   excludedEndpoints: string[];
+  /** enqueue the event's customer e-mail job (emailsAbout) */
+  email?: boolean;
+  /**
+   * A read run before everything else (CTE `lead`, e.g. a locking read with the change's
+   * conditions): the statement writes only when it returns a row, and its columns are `clock`'s
+   * too (`clock.balance` …). $1 is the merchant, its own parameters are renumbered like `with`'s.
+   */
+  lead?: Statement;
+  /**
+   * The statement runs on its own (autocommit, no transaction around it): it then writes nothing,
+   * and returns no row, when more than IDS_PER_EVENT endpoints are subscribed (their deliveries
+   * would need a second statement); the caller runs the change again in a transaction. Every
+   * `with` statement must take its rows from `clock` (so that it writes nothing either).
+   */
+  alone?: boolean;
+  /** fields of `data.object` set to SQL expressions over `clock` (e.g. `clock.balance`) */
+  set?: Record<string, string>;
 }
 
-/** A row of recordEvent's statement: its time, and each subscribed endpoint with its rank (none: one row of nulls). */
+/** A row of recordEvent's statement: its time (and `lead`'s columns), and each subscribed endpoint with its rank (none: one row of nulls). */
 export interface EventInsertRow {
   at: Date;
   id: string | null;
   n: bigint | null;
+  [leadColumn: string]: unknown;
 }
 
 /**
@@ -72,25 +90,49 @@ export interface EventInsertRow {
  */
 export function insertEventWithDeliveries(tx: RawTx, e: EventInsert): Promise<EventInsertRow[]> {
   const params: unknown[] = [e.at];
-  const ctes: string[] = [`clock AS (SELECT ${billingNowSql('m', '$2::timestamptz')} AS at FROM merchants m WHERE m.id = $1)`];
-  for (const [i, st] of e.with.entries()) {
+  const ctes: string[] = [];
+  /** A statement's parameters renumbered after the ones before it ($1 stays the merchant). */
+  const renumber = (st: Statement) => {
     const offset = params.length;
-    ctes.push(`w${i} AS (${st.sql.replace(/\$(\d+)\b/g, (m, d: string) => (d === '1' ? m : `$${Number(d) + offset}`))})`);
     params.push(...st.params);
+    return st.sql.replace(/\$(\d+)\b/g, (m, d: string) => (d === '1' ? m : `$${Number(d) + offset}`));
+  };
+  if (e.lead) ctes.push(`lead AS MATERIALIZED (${renumber(e.lead)})`);
+  const clockAt = ctes.length;
+  for (const [i, st] of e.with.entries()) {
+    if (e.alone && !/\bFROM clock\b/.test(st.sql)) throw new Error('insertEventWithDeliveries: alone, every `with` statement must select FROM clock');
+    ctes.push(`w${i} AS (${renumber(st)})`);
   }
   const p = (v: unknown) => `$${params.push(v) + 1}`;
-  const [eventId, typeParam, idsParam] = [p(e.event.id), p(e.event.type), p(e.attemptIds)];
+  const [eventId, typeParam, idsParam, excludedParam] = [p(e.event.id), p(e.event.type), p(e.attemptIds), p(e.excludedEndpoints)];
+  const subscribed = `${subscribedEndpointsWhere(typeParam)} AND e.id <> ALL(${excludedParam}::text[])`;
+  // Alone, the deliveries must fit the statement: with more endpoints it writes nothing.
+  const gate = e.alone ? ` AND (SELECT count(*) FROM webhook_endpoints e WHERE ${subscribed}) <= ${IDS_PER_EVENT}` : '';
+  ctes.splice(
+    clockAt,
+    0,
+    `clock AS (SELECT ${billingNowSql('m', '$2::timestamptz')} AS at${e.lead ? ', lead.*' : ''} FROM merchants m${e.lead ? ', lead' : ''} WHERE m.id = $1${gate})`,
+  );
   let dataSql = `${p(JSON.stringify(e.data))}::jsonb`;
   for (const field of e.stamp) dataSql = `jsonb_set(${dataSql}, ${p(`{object,${field}}`)}::text[], ${ISO_AT})`;
+  for (const [field, expr] of Object.entries(e.set ?? {})) dataSql = `jsonb_set(${dataSql}, ${p(`{object,${field}}`)}::text[], to_jsonb(${expr}))`;
   ctes.push(
     `ev AS (INSERT INTO events (id, merchant_id, type, data, created_at) SELECT ${eventId}, $1, ${typeParam}, ${dataSql}, clock.at FROM clock)`,
-    `ep AS (SELECT e.id, row_number() OVER (ORDER BY e.created_at, e.id) AS n FROM webhook_endpoints e
-            WHERE ${subscribedEndpointsWhere(typeParam)} AND e.id <> ALL(${p(e.excludedEndpoints)}::text[]))`,
+    `ep AS (SELECT e.id, row_number() OVER (ORDER BY e.created_at, e.id) AS n FROM webhook_endpoints e WHERE ${subscribed})`,
     `src AS (SELECT (${idsParam}::text[])[ep.n] AS id, ep.id AS endpoint_id, clock.at FROM ep, clock WHERE ep.n <= ${IDS_PER_EVENT})`,
     ...outboxCtes('src', eventId, '1'),
   );
+  // The customer e-mail of the event, if its type has one: a job keyed by the event, so it is sent
+  // once per event whichever process runs it (src/domain/emails; never SMTP inside this transaction).
+  if (e.email) {
+    ctes.push(
+      `em AS (INSERT INTO jobs (merchant_id, kind, run_at, payload, key, created_at, updated_at)
+              SELECT $1, '${EMAIL_JOB}', clock.at, jsonb_build_object('event_id', ${eventId}::text), ${eventId}, now(), now() FROM clock
+              ON CONFLICT (kind, key) DO NOTHING)`,
+    );
+  }
   return merchantSql(tx.raw, e.event.merchantId)<EventInsertRow>(
-    `WITH ${ctes.join(',\n')}\nSELECT clock.at, ep.id, ep.n FROM clock LEFT JOIN ep ON true`,
+    `WITH ${ctes.join(',\n')}\nSELECT clock.*, ep.id, ep.n FROM clock LEFT JOIN ep ON true`,
     params,
   );
 }

@@ -12,6 +12,7 @@ export const EVENT_TYPES = [
   'customer.created',
   'customer.updated',
   'customer.deleted',
+  'customer.balance_changed',
   'setup_intent.succeeded',
   'payment_method.attached',
   'payment_method.detached',
@@ -44,6 +45,22 @@ export type EventType = (typeof EVENT_TYPES)[number];
 
 export function isEventType(t: string): t is EventType {
   return (EVENT_TYPES as readonly string[]).includes(t);
+}
+
+/** The job kind that sends the customer e-mail of one event (src/domain/emails; enqueued with the event, keyed by its id). */
+export const EMAIL_JOB = 'email.send';
+
+/** Event types that have a customer e-mail (docs/emails.md). */
+export const EMAIL_EVENT_TYPES: ReadonlySet<string> = new Set<EventType>(['payment.succeeded', 'invoice.paid', 'invoice.payment_failed', 'subscription.trial_will_end']);
+
+/**
+ * Whether recording this event enqueues EMAIL_JOB in the event's statement: its type has a
+ * message, and the record does not already say there is nothing to tell (a $0 invoice paid — a
+ * free plan's renewal, a trial's first invoice — has no receipt). The job decides the rest.
+ */
+export function emailsAbout(type: string, object: { amount_paid?: unknown }): boolean {
+  if (!EMAIL_EVENT_TYPES.has(type)) return false;
+  return type !== 'invoice.paid' || (typeof object.amount_paid === 'number' && object.amount_paid > 0);
 }
 
 /** The job kind that sends one webhook delivery attempt (the outbox enqueues it with the attempt). */

@@ -26,7 +26,7 @@ import { clockNow } from '../../platform/clock.ts';
 import { customerToJSON, getCustomer } from '../customers/index.ts';
 import { findLiveCustomer, updateCustomerRow } from '../customers/store.ts';
 import { recordEvent } from '../events/index.ts';
-import { luhnValid, processorOf, type CardInput, type PaymentMethodType, type SavedDetails } from '../../platform/processor.ts';
+import { cardNumberValid, processorOf, type CardInput, type PaymentMethodType, type SavedDetails } from '../../platform/processor.ts';
 import { PAYMENT_METHODS } from '../../platform/processor.ts';
 import {
   setupIntentCompleteBody,
@@ -260,7 +260,10 @@ export async function completeSetupForTest(ctx: Ctx, id: string, input: SetupInt
   if (si.status !== 'requires_payment_method') {
     throw new StateError('setup_intent_not_pending', `This setup intent is ${si.status}; only one awaiting a payment method can be completed.`, null);
   }
-  if (!luhnValid(number)) throw new ValidationError('parameter_invalid', 'Invalid card_number: fails the Luhn check.', 'card_number');
+  // The hosted pages' rule (one brands table): Luhn, and a length the number's brand has.
+  if (!cardNumberValid(number)) {
+    throw new ValidationError('parameter_invalid', 'Invalid card_number: fails the Luhn check, or is not a length its brand has (Amex 15 digits, Diners 14, 16 or 19…).', 'card_number');
+  }
   const now = await clockNow(ctx);
   const out = await completeSetup(ctx, id, {
     method: 'card',

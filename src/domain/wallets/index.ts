@@ -15,7 +15,7 @@ import type { Wallet, WalletTransaction } from '../../generated/prisma/client.ts
 import type { Ctx } from '../../platform/context.ts';
 import { inTransaction, type TenantTx } from '../../platform/db/tenant.ts';
 import { asRawTx, inRawTransaction, type RawTx, lockRow } from '../../platform/db/raw.ts';
-import { InsufficientBalanceError, isLockNotAvailable, isUniqueViolation, NotFoundError, StateError, ValidationError } from '../../platform/errors.ts';
+import { InsufficientBalanceError, isLockNotAvailable, isRetryableConflict, isUniqueViolation, NotFoundError, StateError, ValidationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { formatMoney } from '../../platform/money.ts';
 import { countsByParent, pagesByParent } from '../../platform/db/pages-by-parent.ts';
@@ -24,7 +24,7 @@ import { parse } from '../../platform/validation.ts';
 import { cancelJobs, enqueueJob } from '../../platform/jobs.ts';
 import { clockNow, clockOf } from '../../platform/clock.ts';
 import { getCustomer } from '../customers/index.ts';
-import { recordEvent, type EventType } from '../events/index.ts';
+import { recordEvent, recordEventAlone, type EventType } from '../events/index.ts';
 import * as store from './store.ts';
 import type { Grant, LockedForMovement, TransactionWithGrant } from './store.ts';
 import {
@@ -255,9 +255,41 @@ function movementNow(ctx: Ctx, locked: LockedForMovement): Date {
  */
 const SAME_REFERENCE_RACE = { retryOn: isUniqueViolation };
 
+/**
+ * A debit as ONE statement sent on its own (autocommit): the wallet's lock with the debit's
+ * conditions (store.debitLeadStatement), the ledger row (the trigger moves the balance), the
+ * event and its outbox — one round trip where the transaction path takes four (BEGIN, the lock,
+ * the write, COMMIT). Null when it wrote nothing (the conditions did not hold, the call is inside
+ * a transaction, too many endpoints, or a concurrent movement took the same reference first).
+ */
+async function debitAlone(ctx: Ctx, id: string, amount: bigint, data: { reference: string; description?: string | null | undefined; metadata?: Record<string, string> | undefined }): Promise<WalletTransaction | null> {
+  const t = ledgerRow(ctx, { id, balance: 0n }, { type: 'debit', amount, reference: data.reference, description: data.description, metadata: data.metadata, at: new Date(0) });
+  let done;
+  try {
+    done = await recordEventAlone<store.DebitLead>(ctx.db, ctx, 'wallet.debited', transactionToJSON(t), {
+      lead: store.debitLeadStatement(id, data.reference, amount),
+      with: [store.insertDebitFromLeadStatement(t)],
+      stamp: ['created_at'],
+      set: { balance_before: 'clock.balance_before', balance_after: 'clock.balance_after' },
+    });
+  } catch (err) {
+    // The same reference committed by a concurrent debit while this one waited for the lock (the
+    // unique index), or a deadlock: nothing was written; the transaction path sorts it out.
+    if (isUniqueViolation(err) || isRetryableConflict(err)) return null;
+    throw err;
+  }
+  if (!done) return null;
+  return { ...t, walletId: done.lead.walletId, balanceBefore: done.lead.balanceBefore, balanceAfter: done.lead.balanceAfter, createdAt: done.event.createdAt };
+}
+
 export async function debitWallet(ctx: Ctx, id: string, input: WalletDebitInput): Promise<WalletTransaction> {
   const data = parse(walletDebit, input);
   const amount = BigInt(data.amount);
+  // The common debit is one autocommit statement (debitAlone); anything else — grants, a
+  // reference already used, a closed, frozen, missing or short wallet, a transaction of the
+  // caller's — goes the transaction path below, which decides and answers.
+  const done = await debitAlone(ctx, id, amount, data);
+  if (done) return done;
   // Raw SQL on one connection (issue 14): BEGIN, the lock, the ledger row, the event, COMMIT —
   // plus the grants only when the wallet has open ones.
   return inRawTransaction(ctx.db, async (tx) => {

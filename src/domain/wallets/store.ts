@@ -78,6 +78,42 @@ export async function lockWalletForDebit(tx: RawTx, merchantId: string, id: stri
   return row;
 }
 
+/** What the debit's one statement read with the wallet's lock (debitLeadStatement). */
+export interface DebitLead {
+  walletId: string;
+  balanceBefore: bigint;
+  balanceAfter: bigint;
+}
+
+/**
+ * The debit in one statement (recordEventAlone's `lead`): locks the wallet row with the debit's
+ * conditions — the merchant's wallet, neither closed nor frozen, no open grants (their order of
+ * consumption is the transaction path's), no movement with this reference yet, and enough balance
+ * — and reads the balance it moves. No row: nothing is written, the transaction path decides.
+ * Under the lock PostgreSQL re-checks these conditions on the wallet row as a concurrent debit
+ * left it (READ COMMITTED), so the balance test and balance_before see the latest balance; a
+ * concurrent movement with the same reference is caught by the unique (wallet_id, reference) index.
+ */
+export function debitLeadStatement(id: string, reference: string, amount: bigint): Statement {
+  return {
+    sql: `SELECT w.id AS wallet_id, w.balance AS balance_before, w.balance - $4::bigint AS balance_after FROM wallets w
+          WHERE w.id = $2 AND w.merchant_id = $1 AND w.status NOT IN ('closed', 'frozen') AND w.balance >= $4::bigint
+            AND NOT EXISTS (SELECT 1 FROM wallet_transactions t WHERE t.wallet_id = w.id AND t.reference = $3)
+            AND NOT EXISTS (SELECT 1 FROM wallet_grants g WHERE g.wallet_id = w.id AND g.expired_at IS NULL)
+          FOR UPDATE OF w`,
+    params: [id, reference, amount],
+  };
+}
+
+/** The debit's ledger row from debitLeadStatement's lock (`clock`), at the statement's time. */
+export function insertDebitFromLeadStatement(t: Pick<WalletTransaction, 'id' | 'amount' | 'reference' | 'description' | 'metadata'>): Statement {
+  return {
+    sql: `INSERT INTO wallet_transactions (id, merchant_id, wallet_id, type, amount, balance_before, balance_after, reference, description, metadata, created_at)
+          SELECT $2, $1, clock.wallet_id, 'debit', $3, clock.balance_before, clock.balance_after, $4, $5, $6::jsonb, clock.at FROM clock`,
+    params: [t.id, t.amount, t.reference, t.description, JSON.stringify(t.metadata)],
+  };
+}
+
 // ---- the ledger
 
 /** The INSERT of one ledger row (for recordEvent to run with the event, or on its own). */

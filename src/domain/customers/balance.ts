@@ -1,0 +1,137 @@
+// The customer credit balance (API-CONVENTIONS "Billing lifecycle rules" and "Billing depth"):
+// money the merchant owes the customer, per currency — credits from cancelled subscriptions and
+// manual adjustments — that the customer's invoices draw on before charging (`credit_applied`).
+// Every movement appends a ledger entry carrying the balance after it, and records
+// `customer.balance_changed`, in the caller's transaction; the balance row is its lock, taken
+// last (only a wallet's may follow, when an invoice draws from both).
+import type { Ctx } from '../../platform/context.ts';
+import type { TenantTx, Db } from '../../platform/db/tenant.ts';
+import { inTransaction } from '../../platform/db/tenant.ts';
+import { lockRow } from '../../platform/db/raw.ts';
+import { NotFoundError, ValidationError } from '../../platform/errors.ts';
+import { newId } from '../../platform/ids.ts';
+import { paginate, type Page } from '../../platform/pagination.ts';
+import { countsByParent, pagesByParent } from '../../platform/db/pages-by-parent.ts';
+import { parse } from '../../platform/validation.ts';
+import { clockNow } from '../../platform/clock.ts';
+import { recordEvent } from '../events/index.ts';
+import { balanceTransactionCreate, type BalanceTransactionCreateInput, type BalanceTransactionListQuery } from './schema.ts';
+import { findBalances, findBalanceTransactions, findBalanceTransactionsByIds, findLiveCustomerId, lockBalance, moveBalance, type BalanceTransactionRow } from './store.ts';
+
+export type { BalanceTransactionRow };
+
+/** adjustment (by the merchant) | subscription_credit (a cancelled subscription's credit) | applied_to_invoice | unapplied_from_invoice (a voided invoice's) */
+export type BalanceTransactionType = 'adjustment' | 'subscription_credit' | 'applied_to_invoice' | 'unapplied_from_invoice';
+
+export function balanceTransactionToJSON(t: BalanceTransactionRow) {
+  return {
+    id: t.id,
+    object: 'customer_balance_transaction' as const,
+    customer_id: t.customerId,
+    currency: t.currency,
+    amount: Number(t.amount),
+    ending_balance: Number(t.endingBalance),
+    type: t.type as BalanceTransactionType,
+    invoice_id: t.invoiceId,
+    subscription_id: t.subscriptionId,
+    description: t.description,
+    created_at: t.createdAt.toISOString(),
+  };
+}
+
+/** The credit balance object of a customer: `{ "USD": 1250 }` (non-zero balances only). */
+export function creditBalanceJSON(rows: readonly { currency: string; balance: bigint | number }[]): Record<string, number> {
+  return Object.fromEntries(rows.map((r) => [r.currency, Number(r.balance)]));
+}
+
+export async function creditBalanceOf(ctx: Ctx, customerId: string, db: Db = ctx.db): Promise<Record<string, number>> {
+  return creditBalanceJSON(await findBalances(db, ctx.merchant.id, customerId));
+}
+
+interface Movement {
+  customerId: string;
+  currency: string;
+  amount: bigint;
+  type: BalanceTransactionType;
+  invoiceId?: string | null;
+  subscriptionId?: string | null;
+  description?: string | null;
+}
+
+async function move(ctx: Ctx, tx: TenantTx, m: Movement): Promise<BalanceTransactionRow> {
+  const row = await moveBalance(tx, {
+    id: newId('customer_balance_transaction'),
+    merchantId: ctx.merchant.id,
+    customerId: m.customerId,
+    currency: m.currency,
+    amount: m.amount,
+    type: m.type,
+    invoiceId: m.invoiceId ?? null,
+    subscriptionId: m.subscriptionId ?? null,
+    description: m.description ?? null,
+    at: await clockNow({ ...ctx, db: tx }),
+  });
+  await recordEvent(tx, ctx, 'customer.balance_changed', balanceTransactionToJSON(row));
+  return row;
+}
+
+/** Adds credit owed to the customer (amount > 0), in the caller's transaction. */
+export async function addCredit(ctx: Ctx, tx: TenantTx, m: Movement): Promise<BalanceTransactionRow> {
+  if (m.amount <= 0n) throw new Error(`addCredit: amount must be positive, got ${m.amount}`);
+  return move(ctx, tx, m);
+}
+
+/**
+ * Draws up to `due` from the customer's credit balance for an invoice (in the caller's
+ * transaction): what it drew (0 when there is no credit in that currency).
+ */
+export async function drawCredit(ctx: Ctx, tx: TenantTx, a: { customerId: string; currency: string; due: bigint; invoiceId: string; description: string }): Promise<bigint> {
+  if (a.due <= 0n) return 0n;
+  const balance = await lockBalance(tx, ctx.merchant.id, a.customerId, a.currency);
+  if (balance <= 0n) return 0n;
+  const amount = balance < a.due ? balance : a.due;
+  await move(ctx, tx, { customerId: a.customerId, currency: a.currency, amount: -amount, type: 'applied_to_invoice', invoiceId: a.invoiceId, description: a.description });
+  return amount;
+}
+
+/**
+ * POST /v1/customers/:id/balance-transactions: the merchant adjusts the balance (a credit, or
+ * taking unused credit back — never below 0: 400 `balance_insufficient`, param amount).
+ */
+export async function createBalanceTransaction(ctx: Ctx, customerId: string, input: BalanceTransactionCreateInput): Promise<BalanceTransactionRow> {
+  const data = parse(balanceTransactionCreate, input);
+  return inTransaction(ctx.db, async (tx) => {
+    // Under the customer's lock, as every change of a customer (a deletion waits or is seen).
+    await lockRow(tx, 'customers', ctx.merchant.id, customerId);
+    if (!(await findLiveCustomerId(tx, customerId))) throw new NotFoundError('customer', customerId);
+    const amount = BigInt(data.amount);
+    if (amount < 0n) {
+      const balance = await lockBalance(tx, ctx.merchant.id, customerId, data.currency);
+      if (balance + amount < 0n) {
+        throw new ValidationError(
+          'balance_insufficient',
+          `The customer's ${data.currency} credit balance is ${balance}: at most that much can be taken back.`,
+          'amount',
+        );
+      }
+    }
+    return move(ctx, tx, { customerId, currency: data.currency, amount, type: 'adjustment', description: data.description ?? null });
+  });
+}
+
+/** GET /v1/customers/:id/balance-transactions: the ledger, newest first. */
+export async function listBalanceTransactions(ctx: Ctx, customerId: string, q: BalanceTransactionListQuery): Promise<Page<BalanceTransactionRow>> {
+  if (!(await findLiveCustomerId(ctx.db, customerId))) throw new NotFoundError('customer', customerId);
+  return paginate(q, ({ where, ...page }) => findBalanceTransactions(ctx.db, { AND: [where, { customerId }] }, page) as Promise<BalanceTransactionRow[]>);
+}
+
+const TRANSACTIONS_OF_CUSTOMER = { table: 'customer_balance_transactions', parent: 'customer_id' };
+
+/** One ledger page per customer (a customer's balanceTransactions in GraphQL), in two queries for all of them. */
+export function listBalanceTransactionsOfCustomers(ctx: Ctx, customerIds: readonly string[], q: BalanceTransactionListQuery) {
+  return pagesByParent(ctx, TRANSACTIONS_OF_CUSTOMER, customerIds, { ...q, filters: {} }, (ids) => findBalanceTransactionsByIds(ctx.db, ids));
+}
+
+export function countBalanceTransactionsOfCustomers(ctx: Ctx, customerIds: readonly string[]) {
+  return countsByParent(ctx, TRANSACTIONS_OF_CUSTOMER, customerIds, {});
+}

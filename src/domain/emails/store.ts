@@ -1,0 +1,62 @@
+// The e-mails' statements: the merchant's switches (email_settings), the messages with their
+// outcome (emails: the dev mailbox in test mode), and the reads the messages need on other areas'
+// tables (each marked with whose table it is). The rules are in index.ts.
+import type { Email, EmailSettings, Prisma, PrismaClient } from '../../generated/prisma/client.ts';
+import type { Db } from '../../platform/db/tenant.ts';
+import type { PageSlice } from '../../platform/pagination.ts';
+
+// ---------------------------------------------------------------- settings
+
+export function findEmailSettings(db: Db, merchantId: string): Promise<EmailSettings | null> {
+  return db.emailSettings.findUnique({ where: { merchantId } });
+}
+
+export function upsertEmailSettings(db: Db, merchantId: string, data: Partial<Pick<EmailSettings, 'receipts' | 'failedPayments' | 'trialEnding' | 'upcomingRenewal' | 'invoices'>>): Promise<EmailSettings> {
+  return db.emailSettings.upsert({ where: { merchantId }, create: { merchantId, ...data }, update: data });
+}
+
+// ---------------------------------------------------------------- messages
+
+export function findEmailOfEvent(db: Db, merchantId: string, eventId: string): Promise<Email | null> {
+  return db.email.findUnique({ where: { merchantId_eventId: { merchantId, eventId } } });
+}
+
+/** The message of an event, made once: a second call (a job run twice) finds the first one's row and changes nothing. */
+export async function insertEmailOnce(db: Db, data: Prisma.EmailUncheckedCreateInput): Promise<Email> {
+  await db.email.createMany({ data: [data], skipDuplicates: true });
+  return (await findEmailOfEvent(db, data.merchantId, data.eventId))!;
+}
+
+export function updateEmail(db: Db, id: string, data: Prisma.EmailUncheckedUpdateInput): Promise<Email> {
+  return db.email.update({ where: { id }, data });
+}
+
+export function findEmails(db: Db, where: Prisma.EmailWhereInput, page: PageSlice): Promise<Email[]> {
+  return db.email.findMany({ where, ...page });
+}
+
+export function countEmails(db: Db, where: Prisma.EmailWhereInput): Promise<number> {
+  return db.email.count({ where });
+}
+
+// ---------------------------------------------------------------- other areas' tables
+
+/** The merchant a durable e-mail link names, with its link key, on the unscoped client. Reads merchants (the merchants area's table). */
+export function findLinkMerchant(prisma: PrismaClient, merchantId: string) {
+  return prisma.merchant.findUnique({ where: { id: merchantId }, select: { id: true, mode: true, name: true, signingKey: true } });
+}
+
+/** A payment's purpose and checkout options. Reads payments (the payments area's table). */
+export function findPaymentForEmail(db: Db, id: string) {
+  return db.payment.findUnique({ where: { id }, select: { purpose: true, checkout: true, methodDetails: true } });
+}
+
+/** A customer, deleted ones too (an e-mail about an event names who it was for). Reads customers (the customers area's table). */
+export function findCustomerForEmail(db: Db, id: string) {
+  return db.customer.findUnique({ where: { id }, select: { id: true, email: true, name: true, deletedAt: true } });
+}
+
+/** A plan's name and price. Reads plans (the billing area's table). */
+export function findPlanForEmail(db: Db, id: string) {
+  return db.plan.findUnique({ where: { id }, select: { name: true, amount: true, currency: true, interval: true, intervalCount: true } });
+}

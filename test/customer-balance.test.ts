@@ -103,6 +103,15 @@ describe('adjusting the credit balance', () => {
       expect(r.body.error.param, JSON.stringify(r.body)).toBe(param);
     }
     expect((await m.api.post('/v1/customers/cus_0000000000000000000000/balance-transactions', { amount: 1, currency: 'USD' })).status).toBe(404);
+    // The balance stays below 2^53 (as a wallet's): 10,000 credits of the largest amount would pass it.
+    await app.services.db.prisma.customerBalance.create({
+      data: { merchantId: c.merchant_id ?? (await app.services.db.prisma.customer.findUniqueOrThrow({ where: { id: c.id } })).merchantId, customerId: c.id, currency: 'JPY', balance: 999_999_999_999_000n, updatedAt: new Date() },
+    });
+    const over = await m.api.post(path, { amount: 1000, currency: 'JPY' });
+    expect([over.status, over.body.error?.code, over.body.error?.param]).toEqual([400, 'amount_too_large', 'amount']);
+    expect((await m.api.post(path, { amount: 999, currency: 'JPY' })).body.ending_balance).toBe(999_999_999_999_999);
+    await app.services.db.prisma.customerBalanceTransaction.deleteMany({ where: { customerId: c.id } });
+    await app.services.db.prisma.customerBalance.deleteMany({ where: { customerId: c.id } });
     const other = await clockMerchant(app);
     expect((await other.api.post(path, { amount: 1, currency: 'USD' })).status).toBe(404);
     expect((await other.api.get(path)).status).toBe(404);

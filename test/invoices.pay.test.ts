@@ -124,6 +124,9 @@ describe('POST /v1/invoices/:id/pay', () => {
     await m.advance({ to: new Date(first + 5 * DAY * 1000).toISOString() });
     expect((await m.api.get(`/v1/invoices/${inv.id}`)).body).toMatchObject({ status: 'uncollectible', attempt_count: 4 });
     expect((await m.api.get(`/v1/subscriptions/${sub.id}`)).body.status).toBe('unpaid');
+    // Into the next period, which is not invoiced while unpaid.
+    await m.advance({ to: sub.current_period_end });
+    await m.advance({ seconds: DAY });
     const good = await m.card(customer.id, GOOD);
     await m.events();
     const before = Date.parse((await m.api.get('/v1/test-helpers/clock')).body.now);

@@ -895,6 +895,57 @@ describe('a new default payment method retries what past_due subscriptions owe',
     expect(invoices.map((i: any) => i.status)).toEqual(['paid', 'paid', 'paid']);
   });
 
+  // Found by a cold try: dunning runs out 5 days after the first failure, inside the period the
+  // failed invoice bills. Paid then, the subscription is active in that (billed) period — a new
+  // period from now would bill the rest of it twice.
+  it('unpaid inside the period its failed invoice bills: paid → active in that period, nothing billed twice', async () => {
+    const m = await merchant();
+    const { customer, sub, inv, good } = await pastDueOnDefault(m);
+    await m.advance({ seconds: 6 * DAY });
+    const unpaid = (await m.api.get(`/v1/subscriptions/${sub.id}`)).body;
+    expect(unpaid).toMatchObject({ status: 'unpaid', current_period_start: sub.current_period_start, current_period_end: sub.current_period_end });
+    await m.events();
+    expect((await m.api.patch(`/v1/customers/${customer.id}`, { default_payment_method_id: good })).status).toBe(200);
+    expect((await m.api.get(`/v1/invoices/${inv.id}`)).body.status).toBe('paid');
+    expect((await m.api.get(`/v1/subscriptions/${sub.id}`)).body).toMatchObject({
+      status: 'active',
+      current_period_start: sub.current_period_start,
+      current_period_end: sub.current_period_end,
+      latest_invoice_id: inv.id,
+    });
+    expect(await m.events()).toEqual(sorted('customer.updated', 'payment.created', 'payment.succeeded', 'invoice.paid', 'subscription.updated'));
+    await m.nothingMore();
+    // The next period is billed at its start, once.
+    await m.advance({ to: sub.current_period_end });
+    const invoices = (await m.api.get(`/v1/invoices?subscription_id=${sub.id}&limit=100`)).body.data;
+    expect(invoices.map((i: any) => [i.period_start, i.status])).toEqual([
+      [sub.current_period_end, 'paid'],
+      [sub.current_period_start, 'paid'],
+    ]);
+  });
+
+  it('unpaid and set to cancel at its period end: paid → active until then, no new period billed', async () => {
+    const m = await merchant();
+    const { customer, sub, inv, good } = await pastDueOnDefault(m);
+    await m.advance({ seconds: 6 * DAY });
+    await m.advance({ to: sub.current_period_end });
+    const unpaid = (await m.api.get(`/v1/subscriptions/${sub.id}`)).body;
+    expect(unpaid).toMatchObject({ status: 'unpaid', current_period_start: sub.current_period_end });
+    const c = await m.api.post(`/v1/subscriptions/${sub.id}/cancel`, { cancel_at_period_end: true });
+    expect(c.body).toMatchObject({ cancel_at_period_end: true, cancel_at: unpaid.current_period_end });
+    expect((await m.api.patch(`/v1/customers/${customer.id}`, { default_payment_method_id: good })).status).toBe(200);
+    expect((await m.api.get(`/v1/invoices/${inv.id}`)).body.status).toBe('paid');
+    expect((await m.api.get(`/v1/subscriptions/${sub.id}`)).body).toMatchObject({
+      status: 'active',
+      current_period_start: unpaid.current_period_start,
+      cancel_at: unpaid.current_period_end,
+      latest_invoice_id: inv.id,
+    });
+    await m.advance({ to: unpaid.current_period_end });
+    expect((await m.api.get(`/v1/subscriptions/${sub.id}`)).body.status).toBe('cancelled');
+    expect((await m.api.get(`/v1/invoices?subscription_id=${sub.id}&limit=100`)).body.data.map((i: any) => i.id)).toEqual([inv.id]);
+  });
+
   it('a subscription pinned to its own (declining) method is not retried; nor is anything when the default does not change', async () => {
     const m = await merchant();
     const { customer, inv } = await pastDue(m); // pinned to a declining card

@@ -289,13 +289,25 @@ async function activate(ctx: Ctx, tx: TenantTx, locked: Subscription): Promise<v
 invoiceHooks.paid = async (ctx, tx, inv) => {
   if (!inv.subscriptionId) return;
   const sub = await lockSubscription(ctx, tx, inv.subscriptionId);
-  if (sub.status === 'unpaid') await restartPeriod(ctx, tx, sub, inv.id);
+  if (sub.status === 'unpaid' && !(await currentPeriodInvoiced(tx, sub)) && !sub.cancelAtPeriodEnd) await restartPeriod(ctx, tx, sub, inv.id);
   else await activate(ctx, tx, sub);
 };
 
 /**
- * A paid unpaid subscription (docs/billing.md, "Recovery"): its periods while unpaid were not
- * invoiced, so rather than give the rest of the current one away it starts a new period now —
+ * Whether the subscription's current period was invoiced: its latest invoice covers it to its
+ * end. Dunning runs out 5 days after the first failure, usually inside the period the failed
+ * invoice bills — an unpaid subscription paid then is active in that period (it was billed), as a
+ * past_due one; only one whose unbilled periods began starts a new one.
+ */
+async function currentPeriodInvoiced(tx: TenantTx, sub: Subscription): Promise<boolean> {
+  const latest = sub.latestInvoiceId ? await store.findInvoiceHeader(tx, sub.latestInvoiceId) : null;
+  return latest !== null && latest.periodEnd.getTime() >= sub.currentPeriodEnd.getTime();
+}
+
+/**
+ * A paid unpaid subscription whose current period was not invoiced (docs/billing.md, "Recovery";
+ * one set to cancel at its period end is only made active: it ends then, nothing more billed):
+ * rather than give the rest of the current period away it starts a new period now —
  * billing_cycle_anchor = now, invoiced at once (charged by its first attempt's job, due now) —
  * and is active. While anything else of it is still owed (another open or uncollectible invoice)
  * it stays unpaid; the last one paid restarts it. In the paying payment's transaction, the

@@ -48,6 +48,9 @@ export async function creditBalanceOf(ctx: Ctx, customerId: string, db: Db = ctx
   return creditBalanceJSON(await findBalances(db, ctx.merchant.id, customerId));
 }
 
+/** The most a credit balance may hold (as a wallet's, src/domain/wallets MAX_BALANCE): below 2^53. */
+export const MAX_CREDIT_BALANCE = 999_999_999_999_999n;
+
 interface Movement {
   customerId: string;
   currency: string;
@@ -105,8 +108,12 @@ export async function createBalanceTransaction(ctx: Ctx, customerId: string, inp
     await lockRow(tx, 'customers', ctx.merchant.id, customerId);
     if (!(await findLiveCustomerId(tx, customerId))) throw new NotFoundError('customer', customerId);
     const amount = BigInt(data.amount);
+    const balance = await lockBalance(tx, ctx.merchant.id, customerId, data.currency);
+    // As a wallet's: the balance stays an exact JSON number (and GraphQL Money).
+    if (balance + amount > MAX_CREDIT_BALANCE) {
+      throw new ValidationError('amount_too_large', `Invalid amount: the credit balance would exceed ${MAX_CREDIT_BALANCE}.`, 'amount');
+    }
     if (amount < 0n) {
-      const balance = await lockBalance(tx, ctx.merchant.id, customerId, data.currency);
       if (balance + amount < 0n) {
         throw new ValidationError(
           'balance_insufficient',

@@ -25,7 +25,7 @@ const Email = builder.prismaObject('Email', {
   fields: (t) => ({
     id: t.exposeID('id'),
     kind: t.field({ type: EmailKind, resolve: (e) => e.kind as emails.EmailKind }),
-    to: t.exposeString('to'),
+    to: t.string({ resolve: (e) => e.recipient }),
     subject: t.exposeString('subject'),
     text: t.exposeString('text'),
     html: t.exposeString('html'),

@@ -97,7 +97,7 @@ export function emailToJSON(e: Email) {
     id: e.id,
     object: 'email' as const,
     kind: e.kind as EmailKind,
-    to: e.to,
+    to: e.recipient,
     subject: e.subject,
     text: e.text,
     html: e.html,
@@ -119,7 +119,7 @@ export type EmailStatus = (typeof EMAIL_STATUSES)[number];
 /** GET /v1/test-helpers/emails: the merchant's customer e-mails, newest first (test mode only). */
 export async function listEmails(ctx: Ctx, q: EmailListQuery): Promise<Page<Email>> {
   requireTestMode(ctx.merchant);
-  const filter = q.to ? { to: q.to } : {};
+  const filter = q.to ? { recipient: q.to } : {};
   return paginate(
     q,
     ({ where, ...page }) => findEmails(ctx.db, { AND: [where, filter] }, page),
@@ -171,7 +171,7 @@ export async function sendEventEmail(ctx: Ctx, eventId: string, opts: { last: bo
       merchantId: ctx.merchant.id,
       eventId,
       kind: spec.kind,
-      to: composed.to,
+      recipient: composed.to,
       locale: composed.locale,
       ...composed.rendered,
       status: transport === 'smtp' ? 'sending' : transport === 'mailbox' ? 'kept' : 'not_sent',
@@ -190,7 +190,7 @@ export async function sendEventEmail(ctx: Ctx, eventId: string, opts: { last: bo
   try {
     const info = await mailer.send({
       from: ctx.runtime.config.EMAIL_FROM,
-      to: row.to,
+      to: row.recipient,
       subject: row.subject,
       text: row.text,
       html: row.html,

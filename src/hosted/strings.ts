@@ -1,4 +1,5 @@
 // Texts of the hosted pages (checkout, top-up, setup, portal), per locale.
+import { DECLINE_OTHER, DECLINE_REASONS } from '../domain/payments/decline-reasons.ts';
 export type Locale = 'en' | 'fr';
 type What = { checkout: string; setup: string; portal: string };
 
@@ -197,17 +198,8 @@ const en: Strings = {
   payNow: 'Pay now',
   invoicePaid: 'Thank you: the invoice is paid.',
   payFailed: (reason) => `The payment did not go through: ${reason} Choose or add another payment method, then try again.`,
-  declineReason: {
-    card_declined: 'the card was declined.',
-    insufficient_funds: 'the card has insufficient funds.',
-    mobile_money_declined: 'the mobile money payment was declined.',
-    no_payment_method: 'there is no payment method to charge.',
-    payment_method_detached: 'the payment method was removed.',
-    processing_error: 'an error occurred while processing the payment.',
-    processor_unavailable: 'the payment service is unavailable for now.',
-    payment_expired: 'the payment page expired before the payment was made.',
-  },
-  declineOther: 'the payment was refused.',
+  declineReason: DECLINE_REASONS.en,
+  declineOther: DECLINE_OTHER.en,
   invoices: 'Invoices',
   noInvoices: 'No invoice.',
   invoiceNumber: 'Number',
@@ -340,17 +332,8 @@ const fr: Strings = {
   payNow: 'Payer maintenant',
   invoicePaid: 'Merci : la facture est payée.',
   payFailed: (reason) => `Le paiement n’a pas abouti : ${reason} Choisissez ou ajoutez un autre moyen de paiement, puis réessayez.`,
-  declineReason: {
-    card_declined: 'la carte a été refusée.',
-    insufficient_funds: 'le solde de la carte est insuffisant.',
-    mobile_money_declined: 'le paiement mobile money a été refusé.',
-    no_payment_method: 'aucun moyen de paiement n’est enregistré.',
-    payment_method_detached: 'le moyen de paiement a été supprimé.',
-    processing_error: 'une erreur est survenue pendant le traitement du paiement.',
-    processor_unavailable: 'le service de paiement est indisponible pour le moment.',
-    payment_expired: 'la page de paiement a expiré avant le paiement.',
-  },
-  declineOther: 'le paiement a été refusé.',
+  declineReason: DECLINE_REASONS.fr,
+  declineOther: DECLINE_OTHER.fr,
   invoices: 'Factures',
   noInvoices: 'Aucune facture.',
   invoiceNumber: 'Numéro',

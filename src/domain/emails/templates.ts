@@ -3,6 +3,7 @@
 // values. The HTML layout escapes every value (names, plan names and amounts never become markup);
 // the text layout and the wordings are compiled with noEscape. Locales: those of the hosted pages.
 import Handlebars from 'handlebars';
+import { DECLINE_OTHER, DECLINE_REASONS as REASONS } from '../payments/decline-reasons.ts';
 
 export const EMAIL_LOCALES = ['en', 'fr'] as const;
 export type EmailLocale = (typeof EMAIL_LOCALES)[number];
@@ -113,26 +114,10 @@ const WORDING: Record<EmailLocale, Record<MessageType, Wording>> = {
   },
 };
 
-/** Why a charge failed, completing "… but {{reason}}", per locale (the invoice's last_payment_error code). */
+/** Why a charge failed, completing "… but {{reason}}", per locale (the invoice's last_payment_error code): the hosted pages' table. */
 export const DECLINE_REASONS: Record<EmailLocale, Record<string, string> & { other: string }> = {
-  en: {
-    card_declined: 'the card was declined.',
-    insufficient_funds: 'the card has insufficient funds.',
-    mobile_money_declined: 'the mobile money payment was declined.',
-    no_payment_method: 'there is no payment method to charge.',
-    payment_method_detached: 'the payment method was removed.',
-    processing_error: 'an error occurred while processing the payment.',
-    other: 'the payment was refused.',
-  },
-  fr: {
-    card_declined: 'la carte a été refusée.',
-    insufficient_funds: 'le solde de la carte est insuffisant.',
-    mobile_money_declined: 'le paiement mobile money a été refusé.',
-    no_payment_method: 'aucun moyen de paiement n’est enregistré.',
-    payment_method_detached: 'le moyen de paiement a été supprimé.',
-    processing_error: 'une erreur est survenue pendant le traitement du paiement.',
-    other: 'le paiement a été refusé.',
-  },
+  en: { ...REASONS.en, other: DECLINE_OTHER.en },
+  fr: { ...REASONS.fr, other: DECLINE_OTHER.fr },
 };
 
 /** "Visa ending in 4242" / "Mobile money ending in 1234", per locale. */

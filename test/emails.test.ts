@@ -248,6 +248,7 @@ describe('subscriptions: trial ending, invoice receipt with its PDF, failed paym
     expect(failed).toMatchObject({ kind: 'failed_payment', event_id: failedEvent!.id, subject: expect.stringContaining('did not go through') });
     expect(failed!.text).toContain('the card has insufficient funds.');
     expect(failed!.text).toContain('Update your payment method');
+    expect(failed!.text).toContain('to keep your subscription active'); // a retry is scheduled
 
     // The portal link opens a fresh portal session for that customer, without credentials.
     const portalLink = linkIn(failed!.text);
@@ -269,6 +270,13 @@ describe('subscriptions: trial ending, invoice receipt with its PDF, failed paym
     await m.advance({ seconds: DAY });
     expect(await mailbox(m.api, c.email)).toHaveLength(2);
     expect((await mailbox(m.api, c2.email)).filter((e) => e.kind === 'failed_payment').length).toBeGreaterThanOrEqual(1);
+    // Dunning runs out (retries 1, 3 and 5 days after the first failure): the last message says no
+    // more attempts will be made, not "to keep your subscription active".
+    await m.advance({ seconds: 5 * DAY });
+    expect((await m.api.get(`/v1/subscriptions/${sub2.id}`)).body.status).toBe('unpaid');
+    const [last] = (await mailbox(m.api, c2.email)).filter((e) => e.kind === 'failed_payment');
+    expect(last!.text).toContain('No further automatic attempt will be made');
+    expect(last!.text).not.toContain('to keep your subscription active');
     const perEvent = new Map<string, number>();
     for (const e of await mailbox(m.api)) perEvent.set(e.event_id, (perEvent.get(e.event_id) ?? 0) + 1);
     expect([...perEvent.values()].every((n) => n === 1)).toBe(true);

@@ -60,7 +60,7 @@ const WORDING: Record<EmailLocale, Record<MessageType, Wording>> = {
       paragraphs: [
         'Hello {{customer_name}},',
         'We tried to charge {{amount}} for invoice {{number}}, but {{reason}}',
-        'Please update your payment method to keep your subscription active.',
+        '{{#if next_attempt}}Please update your payment method to keep your subscription active.{{else}}No further automatic attempt will be made: pay this invoice with a working payment method from the link below.{{/if}}',
       ],
       details: [['Amount due', '{{amount}}'], ['Invoice', '{{number}}'], ['Next attempt', '{{next_attempt}}']],
       action: 'Update your payment method',
@@ -97,7 +97,7 @@ const WORDING: Record<EmailLocale, Record<MessageType, Wording>> = {
       paragraphs: [
         'Bonjour {{customer_name}},',
         'Nous avons tenté de prélever {{amount}} pour la facture {{number}}, mais {{reason}}',
-        'Mettez à jour votre moyen de paiement pour garder votre abonnement actif.',
+        '{{#if next_attempt}}Mettez à jour votre moyen de paiement pour garder votre abonnement actif.{{else}}Aucune autre tentative automatique ne sera faite : réglez cette facture avec un moyen de paiement valide depuis le lien ci-dessous.{{/if}}',
       ],
       details: [['Montant dû', '{{amount}}'], ['Facture', '{{number}}'], ['Prochaine tentative', '{{next_attempt}}']],
       action: 'Mettre à jour le moyen de paiement',

@@ -286,6 +286,16 @@ async function activate(ctx: Ctx, tx: TenantTx, locked: Subscription): Promise<v
   if (locked.status === 'incomplete') await cancelJobs(tx, { kind: SUB_INCOMPLETE_JOB, key: `incomplete:${locked.id}` });
 }
 
+/**
+ * Whether the subscription still owes on an invoice other than `invoiceId` (open or uncollectible,
+ * something left to pay). Read under the subscription's lock: a renewal issuing an invoice
+ * meanwhile is seen (or waits).
+ */
+async function owesBesides(tx: TenantTx, subscriptionId: string, invoiceId: string): Promise<boolean> {
+  const unsettled = await store.listUnsettledInvoicesOfSubscription(tx, subscriptionId);
+  return unsettled.some((i) => i.id !== invoiceId && i.amountDue - i.amountPaid > 0n);
+}
+
 invoiceHooks.paid = async (ctx, tx, inv) => {
   if (!inv.subscriptionId) return;
   const sub = await lockSubscription(ctx, tx, inv.subscriptionId);
@@ -314,8 +324,7 @@ async function currentPeriodInvoiced(tx: TenantTx, sub: Subscription): Promise<b
  * subscription locked.
  */
 async function restartPeriod(ctx: Ctx, tx: TenantTx, sub: Subscription, paidInvoiceId: string): Promise<void> {
-  const owing = (await store.listUnsettledInvoicesOfSubscription(tx, sub.id)).filter((i) => i.id !== paidInvoiceId && i.amountDue - i.amountPaid > 0n);
-  if (owing.length > 0) return;
+  if (await owesBesides(tx, sub.id, paidInvoiceId)) return;
   const plan = (await store.findPlan(tx, sub.planId))!;
   const now = wholeSecond(await clockNow({ ...ctx, db: tx }));
   const period = periodAt(now, plan.interval as Interval, plan.intervalCount, 0);
@@ -355,9 +364,7 @@ invoiceHooks.voided = async (ctx, tx, inv) => {
   if (!inv.subscriptionId) return;
   const sub = await lockSubscription(ctx, tx, inv.subscriptionId);
   if (sub.status !== 'past_due' && sub.status !== 'unpaid') return;
-  // Read under the subscription's lock: a renewal issuing an invoice meanwhile is seen (or waits).
-  const owing = (await store.listUnsettledInvoicesOfSubscription(tx, sub.id)).filter((i) => i.id !== inv.id && i.amountDue - i.amountPaid > 0n);
-  if (owing.length > 0) return;
+  if (await owesBesides(tx, sub.id, inv.id)) return;
   const after = await store.updateSubscription(tx, sub.id, { status: 'active' });
   await event(ctx, tx, 'subscription.updated', sub, after);
 };

@@ -18,10 +18,12 @@ import {
   SUB_RESUME_JOB,
   SUB_TRIAL_NOTICE_JOB,
 } from '../domain/billing/subscriptions.ts';
+import { BATCH_SIZE as RENEWAL_BATCH_SIZE, BATCH_SPAN_MS as RENEWAL_BATCH_SPAN_MS, renewBatch } from '../domain/billing/renewals.ts';
 import { EMAIL_JOB, EMAIL_RETRY_DELAYS_MS, sendEventEmail } from '../domain/emails/index.ts';
 import { JOB_COMPLETED, JobRegistry } from '../platform/jobs.ts';
 
-export function createJobRegistry(): JobRegistry {
+export function createJobRegistry(opts: { renewalBatchSize?: number } = {}): JobRegistry {
+  const renewalBatchSize = opts.renewalBatchSize ?? RENEWAL_BATCH_SIZE;
   const registry = new JobRegistry();
   registry.register(EXPIRE_JOB, {
     async run(ctx, job) {
@@ -54,6 +56,24 @@ export function createJobRegistry(): JobRegistry {
   registry.register(SUB_CYCLE_JOB, {
     async run(ctx, job) {
       await cycleSubscription(ctx, String(job.payload.subscription_id), Number(job.payload.period_end));
+    },
+    // A clock advance renews its due subscriptions in batches (src/domain/billing/renewals.ts).
+    // Within a day of the first: nothing a renewal schedules comes due sooner (the next period,
+    // a retry, a checkout's expiry), so the batch runs each where it would have run alone.
+    batch: renewalBatchSize <= 1 ? undefined : {
+      size: renewalBatchSize,
+      spanMs: RENEWAL_BATCH_SPAN_MS,
+      async run(ctx, jobs) {
+        const due = jobs.map((job) => ({
+          jobId: job.id,
+          runAt: job.runAt,
+          subscriptionId: String(job.payload.subscription_id),
+          periodEnd: Number(job.payload.period_end),
+          at: job.runAt, // a clock advance's batch: each at its own due time
+        }));
+        const rest = new Set((await renewBatch(ctx, due)).map((d) => d.jobId));
+        return jobs.filter((j) => rest.has(j.id));
+      },
     },
   });
   registry.register(SUB_TRIAL_NOTICE_JOB, {

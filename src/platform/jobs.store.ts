@@ -3,13 +3,35 @@
 // The claim is tuned (docs/performance.md "Fair claims", docs/jobs.md): its text is kept as it is.
 import type { Prisma, PrismaClient } from '../generated/prisma/client.ts';
 import { billingNowSql } from './clock.store.ts';
-import { merchantSql, rawQueryOf } from './db/raw.ts';
+import { insertRows, merchantSql, rawQuery, rawQueryOf, type RawQuery } from './db/raw.ts';
 import type { Db, TenantDb } from './db/tenant.ts';
 
-/** Inserts jobs, skipping any whose (kind, key) exists already; how many it inserted. */
-export async function insertJobs(db: Db, data: Prisma.JobCreateManyInput[]): Promise<number> {
-  const r = await db.job.createMany({ data, skipDuplicates: true });
-  return r.count;
+const JOB_COLUMNS = [
+  ['merchant_id', 'text'],
+  ['kind', 'text'],
+  ['key', 'text'],
+  ['ref', 'text'],
+  ['payload', 'jsonb'],
+  ['run_at', 'timestamptz'],
+  ['created_at', 'timestamptz'],
+  ['updated_at', 'timestamptz'],
+] as const;
+
+/**
+ * Inserts jobs, skipping any whose (kind, key) exists already, in one statement of db (its
+ * transaction when it is one) whatever their number; how many it inserted.
+ */
+export async function insertJobs(db: Db, data: { merchantId: string; kind: string; key: string | null; ref: string | null; payload: unknown; runAt: Date }[]): Promise<number> {
+  if (data.length === 0) return 0;
+  const now = new Date();
+  const rows = await insertRows(
+    rawQuery(db),
+    'jobs',
+    JOB_COLUMNS,
+    data.map((j) => [j.merchantId, j.kind, j.key, j.ref, j.payload ?? {}, j.runAt, now, now]),
+    'ON CONFLICT (kind, key) DO NOTHING RETURNING 1 AS one',
+  );
+  return rows.length;
 }
 
 /** Cancels the unfinished (pending or running) jobs that match (`key`: one key, or any of several); how many. */
@@ -189,6 +211,15 @@ export function claimJobRows(prisma: PrismaClient, opts: ClaimOptions): Promise<
 }
 
 // ---- a claimed job's outcome
+
+/** Finished jobs of one merchant that this runner holds (status running), in one statement of the caller's transaction (a batch marks its jobs done with its work). */
+export async function markJobsDone(q: RawQuery, merchantId: string, ids: bigint[]): Promise<void> {
+  if (ids.length === 0) return;
+  await merchantSql(q, merchantId)(
+    `UPDATE jobs SET status = 'done', locked_until = NULL, last_error = NULL, updated_at = now() WHERE merchant_id = $1 AND id = ANY($2::bigint[]) AND status = 'running'`,
+    [ids],
+  );
+}
 
 /** A finished job: one raw statement (the hot path of every webhook delivery), on `db`'s pool. */
 export function markJobDone(db: TenantDb, merchantId: string, id: bigint) {

@@ -4,7 +4,8 @@ import { Prisma } from '../generated/prisma/client.ts';
 import type { Ctx } from './context.ts';
 import type { Clock } from './clock.ts';
 import { afterCommit, type Db } from './db/tenant.ts';
-import { cancelOpenJobs, cancelPendingJobsByKey, insertJobs, type JobRow } from './jobs.store.ts';
+import { cancelOpenJobs, cancelPendingJobsByKey, insertJobs, markJobsDone, type JobRow } from './jobs.store.ts';
+import { rawQuery } from './db/raw.ts';
 
 export interface NewJob {
   merchantId: string;
@@ -26,7 +27,7 @@ export async function enqueueJobs(db: Db, jobs: NewJob[]): Promise<number> {
       merchantId: j.merchantId,
       kind: j.kind,
       runAt: j.runAt,
-      payload: (j.payload ?? {}) as Prisma.InputJsonValue,
+      payload: j.payload ?? {},
       key: j.key ?? null,
       ref: j.ref ?? null,
     })),
@@ -37,6 +38,11 @@ export async function enqueueJobs(db: Db, jobs: NewJob[]): Promise<number> {
 }
 
 export const enqueueJob = (db: Db, job: NewJob) => enqueueJobs(db, [job]);
+
+/** Marks claimed jobs of a merchant done in the caller's transaction, with the work they did (a batch handler's: JobKind.batch). */
+export function finishClaimedJobs(db: Db, merchantId: string, ids: bigint[]): Promise<void> {
+  return markJobsDone(rawQuery(db), merchantId, ids);
+}
 
 /** Cancels pending jobs of a kind for a ref (e.g. all deliveries to a deleted endpoint), or by key (one, or any of several). */
 export function cancelJobs(db: Db, where: { kind?: string; ref?: string; key?: string | string[] }): Promise<number> {
@@ -101,6 +107,17 @@ export interface JobKind {
    * `deliveries` (webhook sends: slow I/O that must never hold up internal work).
    */
   lane?: Lane;
+  /**
+   * Runs a run of claimed jobs of this kind of one merchant at once (a clock advance claims up to
+   * `size` due within `spanMs` of the first, before any other internal job): it marks the jobs
+   * it did done in its own transaction and returns the others in due order; the runner runs the
+   * first of those alone (`run`) and hands the rest back to it.
+   */
+  batch?: {
+    size: number;
+    spanMs: number;
+    run(ctx: JobCtx, jobs: JobRow[]): Promise<JobRow[]>;
+  };
 }
 
 export type Lane = 'internal' | 'deliveries';

@@ -24,7 +24,7 @@ import { cancelJobs, cancelWaitingJobs, DeferJob, enqueueJob } from '../../platf
 import { clockNow } from '../../platform/clock.ts';
 import { previousAttributes, recordEvent } from '../events/index.ts';
 import { beforePaymentAttempt, onPaymentOutcome } from '../payments/hooks.ts';
-import { cancelAtCheckout, chargeIfReserved, chargeSavedMethod, insertPayment, lockPayment, resumePayment, type PaymentWithCustomer } from '../payments/index.ts';
+import { cancelAtCheckout, chargeIfReserved, chargeSavedMethod, insertPayment, lockPayment, resumePayment, type NewPayment, type PaymentWithCustomer } from '../payments/index.ts';
 import { reserveRefund } from '../refunds/index.ts';
 import { creditWallet, debitWallet } from '../wallets/index.ts';
 import { signedPdfPath, type InvoicePdfData } from './pdf.ts';
@@ -526,17 +526,7 @@ async function reserveAttempt(
   now: Date,
   a: { attemptCount: number; manual: boolean; paymentId?: string },
 ): Promise<PaymentWithCustomer> {
-  const payment = await insertPayment(ctx, tx, {
-    ...(a.paymentId ? { id: a.paymentId } : {}),
-    customerId: inv.customerId,
-    amount: inv.amountDue - inv.amountPaid,
-    currency: inv.currency,
-    redirectUrl: null,
-    paymentMethodId: method.id,
-    purpose: 'invoice',
-    metadata: a.manual ? { invoice_id: inv.id, collection: 'manual' } : { invoice_id: inv.id },
-    checkout: { description: `Invoice ${inv.number}` },
-  });
+  const payment = await insertPayment(ctx, tx, { ...(a.paymentId ? { id: a.paymentId } : {}), ...attemptPaymentOf(inv, method, a.manual) });
   await store.setInvoiceAttempt(tx, inv.id, { paymentId: payment.id, attemptCount: a.attemptCount });
   await enqueueJob(tx, {
     merchantId: ctx.merchant.id,
@@ -546,6 +536,20 @@ async function reserveAttempt(
     payload: { invoice_id: inv.id, recover_payment_id: payment.id },
   });
   return payment;
+}
+
+/** The payment of one attempt at charging the invoice with `method` (reserveAttempt's, and a renewal batch's). */
+export function attemptPaymentOf(inv: Invoice, method: PaymentMethod, manual: boolean): NewPayment {
+  return {
+    customerId: inv.customerId,
+    amount: inv.amountDue - inv.amountPaid,
+    currency: inv.currency,
+    redirectUrl: null,
+    paymentMethodId: method.id,
+    purpose: 'invoice',
+    metadata: manual ? { invoice_id: inv.id, collection: 'manual' } : { invoice_id: inv.id },
+    checkout: { description: `Invoice ${inv.number}` },
+  };
 }
 
 /** What can be paid now: an invoice that still waits for money (as Stripe: open or uncollectible). */

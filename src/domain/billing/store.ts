@@ -3,7 +3,7 @@
 // events, validation, errors) stay with their callers; this file only runs statements. The few
 // statements billing makes on other areas' tables are here too, each marked with whose table it is.
 import type { Invoice, InvoiceItem, Payment, PaymentMethod, Customer, Plan, Prisma, PrismaClient, Subscription, Wallet, WalletTransaction } from '../../generated/prisma/client.ts';
-import { merchantSql, type RawQuery } from '../../platform/db/raw.ts';
+import { insertRows, merchantSql, type RawQuery } from '../../platform/db/raw.ts';
 import type { Db, TenantTx } from '../../platform/db/tenant.ts';
 import type { PageSlice } from '../../platform/pagination.ts';
 import type { InvoiceWithLines } from './hooks.ts';
@@ -229,4 +229,125 @@ export async function setMerchantSigningKeyIfNone(prisma: PrismaClient, merchant
 /** The merchant's name, on the unscoped client. Reads merchants (the merchants area's table). */
 export function findMerchantName(prisma: PrismaClient, merchantId: string): Promise<{ name: string } | null> {
   return prisma.merchant.findUnique({ where: { id: merchantId }, select: { name: true } });
+}
+
+// ---------------------------------------------------------------- renewals in batches (renewals.ts)
+
+/**
+ * Locks, in id order, the subscriptions of a renewal batch that may renew set-wise: active and not
+ * set to cancel at period end (others take the one-by-one path). One locked elsewhere is skipped
+ * (it takes the one-by-one path, which waits for it).
+ */
+export function lockRenewableSubscriptions(q: RawQuery, merchantId: string, ids: string[]): Promise<Subscription[]> {
+  return merchantSql(q, merchantId)<Subscription>(
+    `SELECT * FROM subscriptions WHERE merchant_id = $1 AND id = ANY($2::text[]) AND status = 'active' AND NOT cancel_at_period_end
+     ORDER BY id FOR UPDATE SKIP LOCKED`,
+    [ids],
+  );
+}
+
+export function listPlansById(q: RawQuery, merchantId: string, ids: string[]): Promise<Plan[]> {
+  return merchantSql(q, merchantId)<Plan>(`SELECT * FROM plans WHERE merchant_id = $1 AND id = ANY($2::text[])`, [ids]);
+}
+
+/** Customers by id (customers is the customers area's table). */
+export function listCustomersById(q: RawQuery, merchantId: string, ids: string[]): Promise<Customer[]> {
+  return merchantSql(q, merchantId)<Customer>(`SELECT * FROM customers WHERE merchant_id = $1 AND id = ANY($2::text[])`, [ids]);
+}
+
+/** Saved payment methods by id (payment_methods is the payment methods area's table). */
+export function listPaymentMethodsById(q: RawQuery, merchantId: string, ids: string[]): Promise<PaymentMethod[]> {
+  return merchantSql(q, merchantId)<PaymentMethod>(`SELECT * FROM payment_methods WHERE merchant_id = $1 AND id = ANY($2::text[])`, [ids]);
+}
+
+/** Which of these subscriptions have prorations waiting for their next invoice. */
+export async function subscriptionsWithPendingLines(q: RawQuery, merchantId: string, ids: string[]): Promise<Set<string>> {
+  const rows = await merchantSql(q, merchantId)<{ subscriptionId: string }>(
+    `SELECT DISTINCT subscription_id FROM invoice_items WHERE merchant_id = $1 AND subscription_id = ANY($2::text[]) AND invoice_id IS NULL`,
+    [ids],
+  );
+  return new Set(rows.map((r) => r.subscriptionId));
+}
+
+/** Takes `k` invoice numbers of the merchant at once; the last one taken (merchants is the merchants area's table). */
+export async function takeInvoiceSeqs(q: RawQuery, merchantId: string, k: number): Promise<number> {
+  const [row] = await q<{ seq: number }>('UPDATE merchants SET invoice_seq = invoice_seq + $2 WHERE id = $1 RETURNING invoice_seq AS seq', [merchantId, k]);
+  return Number(row!.seq);
+}
+
+const INVOICE_COLUMNS = [
+  ['id', 'text'], ['merchant_id', 'text'], ['customer_id', 'text'], ['subscription_id', 'text'], ['number', 'text'], ['status', 'text'],
+  ['billing_reason', 'text'], ['billing_key', 'text'], ['currency', 'text'], ['subtotal', 'int8'], ['total', 'int8'],
+  ['amount_from_wallet', 'int8'], ['credit_applied', 'int8'], ['amount_due', 'int8'], ['amount_paid', 'int8'], ['attempt_count', 'int4'],
+  ['payment_id', 'text'], ['auto_advance', 'bool'], ['period_start', 'timestamptz'], ['period_end', 'timestamptz'], ['due_date', 'timestamptz'],
+  ['finalized_at', 'timestamptz'], ['paid_at', 'timestamptz'], ['created_at', 'timestamptz'], ['updated_at', 'timestamptz'],
+] as const;
+
+/** Many new invoices (no dunning state yet) in one statement (a renewal batch's). */
+export async function insertInvoices(q: RawQuery, rows: Invoice[]): Promise<void> {
+  await insertRows(
+    q,
+    'invoices',
+    INVOICE_COLUMNS,
+    rows.map((i) => [
+      i.id, i.merchantId, i.customerId, i.subscriptionId, i.number, i.status, i.billingReason, i.billingKey, i.currency, i.subtotal, i.total,
+      i.amountFromWallet, i.creditApplied, i.amountDue, i.amountPaid, i.attemptCount, i.paymentId, i.autoAdvance, i.periodStart, i.periodEnd,
+      i.dueDate, i.finalizedAt, i.paidAt, i.createdAt, i.updatedAt,
+    ]),
+  );
+}
+
+const LINE_COLUMNS = [
+  ['id', 'text'], ['merchant_id', 'text'], ['subscription_id', 'text'], ['invoice_id', 'text'], ['description', 'text'],
+  ['period_start', 'timestamptz'], ['period_end', 'timestamptz'], ['amount', 'int8'], ['proration', 'bool'], ['created_at', 'timestamptz'],
+] as const;
+
+/** Many invoice lines in one statement (a renewal batch's). */
+export async function insertLines(q: RawQuery, rows: InvoiceItem[]): Promise<void> {
+  await insertRows(
+    q,
+    'invoice_items',
+    LINE_COLUMNS,
+    rows.map((l) => [l.id, l.merchantId, l.subscriptionId, l.invoiceId, l.description, l.periodStart, l.periodEnd, l.amount, l.proration, l.createdAt]),
+  );
+}
+
+/** Moves each renewed subscription to its new period, with its new latest invoice, in one statement. */
+export async function moveToNextPeriods(
+  q: RawQuery,
+  merchantId: string,
+  rows: { id: string; periodIndex: number; start: Date; end: Date; latestInvoiceId: string; updatedAt: Date }[],
+): Promise<void> {
+  await merchantSql(q, merchantId)(
+    `UPDATE subscriptions s SET period_index = v.n, current_period_start = v.start, current_period_end = v.end_, latest_invoice_id = v.inv, updated_at = v.upd
+     FROM unnest($2::text[], $3::int[], $4::timestamptz[], $5::timestamptz[], $6::text[], $7::timestamptz[]) AS v(id, n, start, end_, inv, upd)
+     WHERE s.merchant_id = $1 AND s.id = v.id`,
+    [rows.map((r) => r.id), rows.map((r) => r.periodIndex), rows.map((r) => r.start), rows.map((r) => r.end), rows.map((r) => r.latestInvoiceId), rows.map((r) => r.updatedAt)],
+  );
+}
+
+/**
+ * Marks invoices paid by their current payment, in one statement: each only while open with
+ * something left to pay and that payment still its own (the conditions of a single payment's
+ * outcome); the ids it changed.
+ */
+export async function markInvoicesPaid(q: RawQuery, merchantId: string, rows: { id: string; paymentId: string; at: Date }[]): Promise<string[]> {
+  if (rows.length === 0) return [];
+  const changed = await merchantSql(q, merchantId)<{ id: string }>(
+    `UPDATE invoices i SET status = 'paid', amount_paid = i.amount_due, paid_at = v.at, next_payment_attempt = NULL,
+            last_payment_error_code = NULL, last_payment_error_message = NULL, updated_at = now()
+     FROM unnest($2::text[], $3::text[], $4::timestamptz[]) AS v(id, payment_id, at)
+     WHERE i.merchant_id = $1 AND i.id = v.id AND i.status = 'open' AND i.payment_id = v.payment_id AND i.amount_due > i.amount_paid
+     RETURNING i.id`,
+    [rows.map((r) => r.id), rows.map((r) => r.paymentId), rows.map((r) => r.at)],
+  );
+  return changed.map((r) => r.id);
+}
+
+/** Locks the subscriptions, in id order, and reads their statuses. */
+export function lockSubscriptionStatuses(q: RawQuery, merchantId: string, ids: string[]): Promise<{ id: string; status: string }[]> {
+  return merchantSql(q, merchantId)<{ id: string; status: string }>(
+    `SELECT id, status FROM subscriptions WHERE merchant_id = $1 AND id = ANY($2::text[]) ORDER BY id FOR UPDATE`,
+    [ids],
+  );
 }

@@ -143,7 +143,7 @@ export function countSubscriptionsOfCustomers(ctx: Ctx, ids: readonly string[], 
 const wholeSecond = (d: Date) => new Date(Math.floor(d.getTime() / 1000) * 1000);
 const iso = (d: Date) => d.toISOString().slice(0, 10);
 
-function planLine(plan: Plan, start: Date, end: Date): NewLine {
+export function planLine(plan: Plan, start: Date, end: Date): NewLine {
   return { description: `${plan.name} (${iso(start)} – ${iso(end)})`, periodStart: start, periodEnd: end, amount: plan.amount };
 }
 
@@ -160,11 +160,11 @@ function job(sub: { id: string; merchantId: string }, kind: string, runAt: Date,
 }
 
 /** The billing key of period n from the subscription's current anchor (one invoice per key). */
-function periodKey(sub: Pick<Subscription, 'anchorGeneration'>, n: number): string {
+export function periodKey(sub: Pick<Subscription, 'anchorGeneration'>, n: number): string {
   return sub.anchorGeneration === 0 ? `period:${n}` : `period:${sub.anchorGeneration}:${n}`;
 }
 
-function cycleJob(sub: Subscription): NewJob {
+export function cycleJob(sub: Subscription): NewJob {
   return job(sub, SUB_CYCLE_JOB, sub.currentPeriodEnd, `cycle:${sub.id}:${sub.currentPeriodEnd.getTime()}`, { period_end: sub.currentPeriodEnd.getTime() });
 }
 

@@ -16,7 +16,7 @@ import { parse } from '../../platform/validation.ts';
 import { clockNow } from '../../platform/clock.ts';
 import { recordEvent } from '../events/index.ts';
 import { balanceTransactionCreate, type BalanceTransactionCreateInput, type BalanceTransactionListQuery } from './schema.ts';
-import { findBalances, findBalanceTransactions, findBalanceTransactionsByIds, findLiveCustomerId, lockBalance, moveBalance, type BalanceTransactionRow } from './store.ts';
+import { findBalances, findNonZeroBalancesOf, findBalanceTransactions, findBalanceTransactionsByIds, findLiveCustomerId, lockBalance, moveBalance, type BalanceTransactionRow } from './store.ts';
 
 export type { BalanceTransactionRow };
 
@@ -141,4 +141,11 @@ export function listBalanceTransactionsOfCustomers(ctx: Ctx, customerIds: readon
 
 export function countBalanceTransactionsOfCustomers(ctx: Ctx, customerIds: readonly string[]) {
   return countsByParent(ctx, TRANSACTIONS_OF_CUSTOMER, customerIds, {});
+}
+
+/** The `customer:currency` pairs of these customers that have a credit balance (or a debt) to settle on their next invoice. */
+export async function balancesToSettle(ctx: Ctx, db: Db, customerIds: string[]): Promise<Set<string>> {
+  if (customerIds.length === 0) return new Set();
+  const rows = await findNonZeroBalancesOf(db, ctx.merchant.id, customerIds);
+  return new Set(rows.map((r) => `${r.customerId}:${r.currency}`));
 }

@@ -106,6 +106,14 @@ export async function findBalances(db: Db, merchantId: string, customerId: strin
   );
 }
 
+/** Which of these customers have a non-zero balance, and in which currency (a renewal batch leaves them to the one-by-one path, which draws on it). */
+export function findNonZeroBalancesOf(db: Db, merchantId: string, customerIds: string[]): Promise<{ customerId: string; currency: string }[]> {
+  return merchantSql(rawQuery(db), merchantId)<{ customerId: string; currency: string }>(
+    `SELECT customer_id, currency FROM customer_balances WHERE merchant_id = $1 AND customer_id = ANY($2::text[]) AND balance <> 0`,
+    [customerIds],
+  );
+}
+
 /** The customer's credit balance as a JSON object in a sub-select (`customerId`: the SQL of the customer's id). */
 export function creditBalanceSql(customerId: string): string {
   return `SELECT coalesce(json_object_agg(b.currency, b.balance ORDER BY b.currency), '{}') FROM customer_balances b

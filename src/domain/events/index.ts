@@ -13,7 +13,7 @@ import { scheduleDeliveries } from './outbox.ts';
 import { wake } from '../../platform/jobs.ts';
 import { asRawTx, type RawTx } from '../../platform/db/raw.ts';
 import { clockOf, type ClockMerchant, type Clock } from '../../platform/clock.ts';
-import { countEvents, findEvent, findEvents, IDS_PER_EVENT, insertEventWithDeliveries, type Statement } from './store.ts';
+import { countEvents, findActiveEndpoints, findEvent, findEvents, IDS_PER_EVENT, insertEvents, insertEventWithDeliveries, type EventRow, type Statement } from './store.ts';
 
 export { EVENT_TYPES, type EventType, type Statement };
 
@@ -51,7 +51,8 @@ export async function recordEvent(
   type: EventType,
   object: object,
   previousAttributes?: Record<string, unknown>,
-  opts: { with?: Statement[]; stamp?: string[] } = {},
+  /** `email`: whether the event has a customer e-mail to send, when the caller knows better than its type and object (emailsAbout) */
+  opts: { with?: Statement[]; stamp?: string[]; email?: boolean } = {},
 ): Promise<Event> {
   return (await writeEvent(asRawTx(db), on, type, object, previousAttributes, opts))!.event;
 }
@@ -84,7 +85,7 @@ async function writeEvent<L extends object>(
   type: EventType,
   object: object,
   previousAttributes: Record<string, unknown> | undefined,
-  opts: { with?: Statement[]; stamp?: string[]; lead?: Statement; set?: Record<string, string>; alone?: boolean },
+  opts: { with?: Statement[]; stamp?: string[]; lead?: Statement; set?: Record<string, string>; alone?: boolean; email?: boolean },
 ): Promise<{ event: Event; lead: L } | null> {
   const merchantId = on.merchant.id;
   const data: EventJSON['data'] = { object: object as Record<string, unknown> };
@@ -94,7 +95,7 @@ async function writeEvent<L extends object>(
   const ids = Array.from({ length: IDS_PER_EVENT }, () => newId('delivery_attempt'));
   // An endpoint is not told about its own disabling (it is failing anyway).
   const excluded = type === 'webhook_endpoint.disabled' ? [(object as { id?: string }).id ?? ''] : [];
-  const email = emailsAbout(type, object);
+  const email = opts.email ?? emailsAbout(type, object);
   const rows = await insertEventWithDeliveries(tx, {
     event, data, at, with: opts.with ?? [], stamp: opts.stamp ?? [], attemptIds: ids, excludedEndpoints: excluded, email,
     lead: opts.lead, alone: opts.alone, set: opts.set,
@@ -107,6 +108,45 @@ async function writeEvent<L extends object>(
   const rest = rows.filter((r) => r.n !== null && Number(r.n) > IDS_PER_EVENT);
   if (rest.length > 0) await scheduleDeliveries(tx, event, rest.map((r) => r.id!), event.createdAt);
   return { event, lead: lead as L };
+}
+
+/** One event of recordEvents: as recordEvent's arguments, with its time (each event of a batch has its own). */
+export interface NewEvent {
+  type: EventType;
+  object: object;
+  previousAttributes?: Record<string, unknown>;
+  at: Date;
+  /** as recordEvent's `email` */
+  email?: boolean;
+}
+
+/**
+ * Records many events of one merchant in the caller's transaction, each as recordEvent would (its
+ * deliveries to the active endpoints subscribed to its type, its customer e-mail), in two
+ * statements whatever their number: the endpoints, then everything else (insertEvents).
+ */
+export async function recordEvents(db: Db | RawTx, on: EventScope, list: NewEvent[]): Promise<Event[]> {
+  if (list.length === 0) return [];
+  const tx = asRawTx(db);
+  const merchantId = on.merchant.id;
+  const endpoints = await findActiveEndpoints(tx, merchantId);
+  const rows: EventRow[] = list.map((n) => {
+    const data: EventJSON['data'] = { object: n.object as Record<string, unknown> };
+    if (n.previousAttributes && Object.keys(n.previousAttributes).length > 0) data.previous_attributes = n.previousAttributes;
+    const excluded = n.type === 'webhook_endpoint.disabled' ? (n.object as { id?: string }).id : undefined;
+    const to = endpoints.filter((e) => e.id !== excluded && (e.events.length === 0 || e.events.includes(n.type)));
+    return {
+      id: newId('event'),
+      type: n.type,
+      data,
+      at: n.at,
+      deliveries: to.map((e) => ({ id: newId('delivery_attempt'), endpointId: e.id })),
+      email: n.email ?? emailsAbout(n.type, n.object),
+    };
+  });
+  await insertEvents(tx, merchantId, rows);
+  if (rows.some((r) => r.deliveries.length > 0 || r.email)) tx.afterCommit(wake);
+  return rows.map((r) => ({ id: r.id, merchantId, type: r.type, data: r.data as Prisma.JsonObject, createdAt: r.at }));
 }
 
 export function eventToJSON(e: Event): EventJSON {

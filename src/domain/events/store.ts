@@ -137,6 +137,56 @@ export function insertEventWithDeliveries(tx: RawTx, e: EventInsert): Promise<Ev
   );
 }
 
+/** A merchant's active webhook endpoints with the event types each is subscribed to (none: all), in delivery order. */
+export function findActiveEndpoints(tx: RawTx, merchantId: string): Promise<{ id: string; events: string[] }[]> {
+  return merchantSql(tx.raw, merchantId)<{ id: string; events: string[] }>(
+    `SELECT e.id, e.events FROM webhook_endpoints e WHERE e.merchant_id = $1 AND e.status = 'active' AND e.deleted_at IS NULL ORDER BY e.created_at, e.id`,
+  );
+}
+
+/** One event of a set written by insertEvents: its data, its time, its deliveries (attempt id, endpoint id) and whether it has a customer e-mail. */
+export interface EventRow {
+  id: string;
+  type: string;
+  data: object;
+  at: Date;
+  deliveries: { id: string; endpointId: string }[];
+  email: boolean;
+}
+
+/**
+ * Many events of one merchant in one statement, each with its outbox (a pending attempt and its
+ * job per delivery) and its customer e-mail job: what recordEvent writes for one, for a batch
+ * (src/domain/billing/renewals.ts).
+ */
+export async function insertEvents(tx: RawTx, merchantId: string, events: EventRow[]): Promise<void> {
+  if (events.length === 0) return;
+  const deliveries = events.flatMap((e) => e.deliveries.map((d) => ({ ...d, eventId: e.id, at: e.at })));
+  const mails = events.filter((e) => e.email);
+  await merchantSql(tx.raw, merchantId)(
+    `WITH ev AS (INSERT INTO events (id, merchant_id, type, data, created_at)
+                 SELECT x.id, $1, x.type, x.data, x.at FROM unnest($2::text[], $3::text[], $4::jsonb[], $5::timestamptz[]) AS x(id, type, data, at)),
+     src AS (SELECT x.id, x.endpoint_id, x.event_id, x.at FROM unnest($6::text[], $7::text[], $8::text[], $9::timestamptz[]) AS x(id, endpoint_id, event_id, at)),
+     ${outboxCtes('src', 's.event_id', '1').join(',\n     ')},
+     em AS (INSERT INTO jobs (merchant_id, kind, run_at, payload, key, created_at, updated_at)
+            SELECT $1, '${EMAIL_JOB}', x.at, jsonb_build_object('event_id', x.id), x.id, now(), now() FROM unnest($10::text[], $11::timestamptz[]) AS x(id, at)
+            ON CONFLICT (kind, key) DO NOTHING)
+     SELECT 1`,
+    [
+      events.map((e) => e.id),
+      events.map((e) => e.type),
+      events.map((e) => JSON.stringify(e.data)),
+      events.map((e) => e.at),
+      deliveries.map((d) => d.id),
+      deliveries.map((d) => d.endpointId),
+      deliveries.map((d) => d.eventId),
+      deliveries.map((d) => d.at),
+      mails.map((e) => e.id),
+      mails.map((e) => e.at),
+    ],
+  );
+}
+
 /** The pending attempt (ids[i]) and its job for each endpoint (endpointIds[i]) of an event, scheduled at `at`: one statement. */
 export async function insertDeliveries(
   tx: RawTx,

@@ -23,7 +23,7 @@ import { newId, randomToken } from '../../platform/ids.ts';
 import { countsByParent, pagesByParent } from '../../platform/db/pages-by-parent.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { parse } from '../../platform/validation.ts';
-import { cancelWaitingJobs, DeferJob, enqueueJob } from '../../platform/jobs.ts';
+import { cancelWaitingJobs, DeferJob, enqueueJob, type NewJob } from '../../platform/jobs.ts';
 import { requireTestMode } from '../clock/index.ts';
 import { clockNow } from '../../platform/clock.ts';
 import { getCustomer, createCustomer } from '../customers/index.ts';
@@ -137,7 +137,9 @@ async function transition(
 ): Promise<PaymentWithCustomer> {
   const after = await store.updatePayment(tx, before.id, data);
   if (event) {
-    await recordEvent(tx, ctx, event, paymentToJSON(after, ctx.runtime.config.publicBaseUrl), { status: before.status });
+    // An invoice's payment has no receipt of its own: the invoice's is the one (docs/emails.md).
+    const email = after.purpose === 'invoice' ? false : undefined;
+    await recordEvent(tx, ctx, event, paymentToJSON(after, ctx.runtime.config.publicBaseUrl), { status: before.status }, { email });
   }
   if (FINAL.has(after.status) && after.status !== before.status) {
     // Its safety work that this outcome makes unnecessary is cancelled with it (else each would be
@@ -168,13 +170,14 @@ export interface NewPayment {
   purpose?: string;
 }
 
-/** Creates a payment, its event and its expiry job in the caller's transaction (used by other areas too). */
-export async function insertPayment(ctx: Ctx, tx: TenantTx, p: NewPayment): Promise<PaymentWithCustomer> {
-  const now = await clockNow({ ...ctx, db: tx });
-  const expiresAt = new Date(now.getTime() + CHECKOUT_TTL_MS);
-  const created = await store.insertPayment(tx, {
+/**
+ * The row of a new payment at `now` on the merchant's clock (insertPayment's, and a batch's that
+ * writes many at once: src/domain/billing/renewals.ts): its checkout lasts CHECKOUT_TTL_MS.
+ */
+export function newPaymentRow(merchantId: string, p: NewPayment, now: Date): Prisma.PaymentUncheckedCreateInput & { id: string; expiresAt: Date } {
+  return {
     id: p.id ?? newId('payment'),
-    merchantId: ctx.merchant.id,
+    merchantId,
     customerId: p.customerId,
     amount: p.amount,
     currency: p.currency,
@@ -185,11 +188,33 @@ export async function insertPayment(ctx: Ctx, tx: TenantTx, p: NewPayment): Prom
     checkout: (p.checkout ?? {}) as Prisma.InputJsonValue,
     metadata: p.metadata ?? {},
     checkoutToken: randomToken(40),
-    expiresAt,
+    expiresAt: new Date(now.getTime() + CHECKOUT_TTL_MS),
     createdAt: now,
-  });
+  };
+}
+
+/** The job that expires a payment's checkout when its time has come. */
+export function expiryJob(merchantId: string, paymentId: string, expiresAt: Date): NewJob {
+  return { merchantId, kind: EXPIRE_JOB, runAt: expiresAt, key: `expire:${paymentId}`, payload: { payment_id: paymentId } };
+}
+
+/** The job that finishes attempt number `attempts` of a payment should its process die before recording the outcome (due `at` + the recovery delay). */
+export function attemptRecoveryJob(ctx: Ctx, paymentId: string, attempts: number, at: Date): NewJob {
+  return {
+    merchantId: ctx.merchant.id,
+    kind: RECOVER_JOB,
+    runAt: new Date(at.getTime() + (ctx.runtime.chargeRecoveryMs ?? ATTEMPT_RECOVERY_MS)),
+    key: `recover:${paymentId}:${attempts}`,
+    payload: { payment_id: paymentId },
+  };
+}
+
+/** Creates a payment, its event and its expiry job in the caller's transaction (used by other areas too). */
+export async function insertPayment(ctx: Ctx, tx: TenantTx, p: NewPayment): Promise<PaymentWithCustomer> {
+  const now = await clockNow({ ...ctx, db: tx });
+  const created = await store.insertPayment(tx, newPaymentRow(ctx.merchant.id, p, now));
   await recordEvent(tx, ctx, 'payment.created', paymentToJSON(created, ctx.runtime.config.publicBaseUrl));
-  await enqueueJob(tx, { merchantId: ctx.merchant.id, kind: EXPIRE_JOB, runAt: expiresAt, key: `expire:${created.id}`, payload: { payment_id: created.id } });
+  await enqueueJob(tx, expiryJob(ctx.merchant.id, created.id, created.expiresAt));
   return created;
 }
 
@@ -249,10 +274,7 @@ export async function chargeIfReserved(ctx: Ctx, p: Payment): Promise<PaymentWit
  * `payment_method_detached`.
  */
 export async function chargeSavedMethod(ctx: Ctx, paymentId: string, method: PaymentMethod): Promise<PaymentWithCustomer> {
-  return attemptPayment(ctx, paymentId, {
-    method: method.type as PaymentMethodType,
-    saved: { id: method.id, token: method.processorToken, details: savedToPaymentDetails(method.details as SavedDetails) },
-  });
+  return attemptPayment(ctx, paymentId, savedAttempt(method));
 }
 
 /** What a payment made with a saved method shows of it. */
@@ -352,13 +374,7 @@ async function attemptPayment(ctx: Ctx, id: string, attempt: Attempt): Promise<P
     const data = { status: 'processing', method: attempt.method, paymentMethodId: attempt.saved?.id ?? null, attempts: { increment: 1 } } as const;
     const claimed = await transition(ctx, tx, p, data, null);
     // Should this process die before the outcome is recorded, the attempt is finished by this job.
-    await enqueueJob(tx, {
-      merchantId: ctx.merchant.id,
-      kind: RECOVER_JOB,
-      runAt: new Date(now.getTime() + (ctx.runtime.chargeRecoveryMs ?? ATTEMPT_RECOVERY_MS)),
-      key: `recover:${p.id}:${claimed.attempts}`,
-      payload: { payment_id: p.id },
-    });
+    await enqueueJob(tx, attemptRecoveryJob(ctx, p.id, claimed.attempts, now));
     return { payment: claimed, claimed: true };
   });
   if (!claimed.claimed) return claimed.payment;
@@ -372,9 +388,18 @@ function attemptReference(p: Payment): string {
 }
 
 async function recordAttempt(ctx: Ctx, p: PaymentWithCustomer, attempt: Attempt): Promise<PaymentWithCustomer> {
-  let result: ChargeResult;
+  const result = await callProcessor(ctx, p, attempt);
+  return result ? recordOutcome(ctx, p, result) : p;
+}
+
+/**
+ * The processor's answer for the attempt `p` was claimed with (outside any transaction), under the
+ * attempt's idempotency key; null when the outcome is unknown (a timeout: the attempt stays
+ * `processing` and its recovery job asks again). A processor error is a failed attempt.
+ */
+async function callProcessor(ctx: Ctx, p: Payment, attempt: Attempt): Promise<ChargeResult | null> {
   try {
-    result = await processorOf(ctx).charge({
+    return await processorOf(ctx).charge({
       reference: attemptReference(p),
       amount: p.amount,
       currency: p.currency,
@@ -386,19 +411,28 @@ async function recordAttempt(ctx: Ctx, p: PaymentWithCustomer, attempt: Attempt)
     });
   } catch (err) {
     if (err instanceof ProcessorTimeout) {
-      // The outcome is unknown (the charge may go through): the attempt stays `processing` and
-      // the recovery job asks the processor again once PAYMENT_RECOVERY_MS has passed.
       ctx.log.warn({ payment_id: p.id, reference: attemptReference(p) }, 'processor charge timed out; the recovery job will finish the attempt');
-      return p;
+      return null;
     }
     ctx.log.error({ err, payment_id: p.id }, 'processor charge failed');
-    result = { status: 'failed', code: 'processing_error', message: 'The payment could not be processed.', details: null };
+    return { status: 'failed', code: 'processing_error', message: 'The payment could not be processed.', details: null };
   }
-  return recordOutcome(ctx, p, result);
+}
+
+/** callProcessor for a saved method's attempt (a batch's: src/domain/billing/renewals.ts). */
+export function chargeSavedAttempt(ctx: Ctx, p: Payment, method: PaymentMethod): Promise<ChargeResult | null> {
+  return callProcessor(ctx, p, savedAttempt(method));
+}
+
+function savedAttempt(method: PaymentMethod): Attempt {
+  return {
+    method: method.type as PaymentMethodType,
+    saved: { id: method.id, token: method.processorToken, details: savedToPaymentDetails(method.details as SavedDetails) },
+  };
 }
 
 /** Records the processor's answer for the attempt `p` was claimed with (nothing when it was recorded already). */
-async function recordOutcome(ctx: Ctx, p: PaymentWithCustomer, result: ChargeResult): Promise<PaymentWithCustomer> {
+export async function recordOutcome(ctx: Ctx, p: PaymentWithCustomer, result: ChargeResult): Promise<PaymentWithCustomer> {
   return inTransaction(ctx.db, async (tx) => {
     const current = await lockPayment(ctx, tx, p.id);
     if (current.status !== 'processing' || current.attempts !== p.attempts) return current;
@@ -428,10 +462,7 @@ async function recordOutcome(ctx: Ctx, p: PaymentWithCustomer, result: ChargeRes
 async function finishAttempt(ctx: Ctx, p: PaymentWithCustomer): Promise<PaymentWithCustomer> {
   const saved = p.paymentMethodId ? await store.findPaymentMethod(ctx.db, p.paymentMethodId) : null;
   if (saved) {
-    return recordAttempt(ctx, p, {
-      method: saved.type as PaymentMethodType,
-      saved: { id: saved.id, token: saved.processorToken, details: savedToPaymentDetails(saved.details as SavedDetails) },
-    });
+    return recordAttempt(ctx, p, savedAttempt(saved));
   }
   let known: ChargeResult | null;
   try {

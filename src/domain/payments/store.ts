@@ -1,6 +1,7 @@
 // The payments area's statements: payments (and what a payment reads of its customer and saved method).
-import type { Customer, Merchant, PaymentMethod, Prisma, PrismaClient } from '../../generated/prisma/client.ts';
+import type { Customer, Merchant, Payment, PaymentMethod, Prisma, PrismaClient } from '../../generated/prisma/client.ts';
 import type { Db, TenantTx } from '../../platform/db/tenant.ts';
+import { insertRows, merchantSql, type RawQuery } from '../../platform/db/raw.ts';
 import type { PageSlice } from '../../platform/pagination.ts';
 import type { PaymentWithCustomer } from './schema.ts';
 
@@ -49,3 +50,44 @@ export function findLatestCustomerByEmail(tx: TenantTx, email: string): Promise<
 
 /** A payment method by id: payment-methods' statement (its store). */
 export { findPaymentMethod } from '../payment-methods/store.ts';
+
+const PAYMENT_COLUMNS = [
+  ['id', 'text'], ['merchant_id', 'text'], ['customer_id', 'text'], ['amount', 'int8'], ['currency', 'text'], ['status', 'text'], ['purpose', 'text'],
+  ['redirect_url', 'text'], ['cancel_url', 'text'], ['checkout', 'jsonb'], ['metadata', 'jsonb'], ['method', 'text'], ['checkout_token', 'text'],
+  ['expires_at', 'timestamptz'], ['created_at', 'timestamptz'], ['updated_at', 'timestamptz'], ['payment_method_id', 'text'], ['attempts', 'int4'],
+] as const;
+
+/** Many new payments (not charged yet: no outcome) in one statement (a renewal batch's). */
+export async function insertPayments(q: RawQuery, rows: Payment[]): Promise<void> {
+  await insertRows(
+    q,
+    'payments',
+    PAYMENT_COLUMNS,
+    rows.map((p) => [
+      p.id, p.merchantId, p.customerId, p.amount, p.currency, p.status, p.purpose, p.redirectUrl, p.cancelUrl, p.checkout, p.metadata, p.method,
+      p.checkoutToken, p.expiresAt, p.createdAt, p.updatedAt, p.paymentMethodId, p.attempts,
+    ]),
+  );
+}
+
+/**
+ * Records the successful charge of many payments in one statement: each only while still
+ * `processing` its first attempt (the row's lock, and the condition its single-row outcome checks);
+ * the ids it changed.
+ */
+export async function markFirstAttemptsSucceeded(
+  q: RawQuery,
+  merchantId: string,
+  rows: { id: string; details: unknown; processorRef: string; at: Date }[],
+): Promise<string[]> {
+  if (rows.length === 0) return [];
+  const changed = await merchantSql(q, merchantId)<{ id: string }>(
+    `UPDATE payments p SET status = 'succeeded', method_details = v.details, processor_ref = v.ref, failure_code = NULL, failure_message = NULL,
+            completed_at = v.at, updated_at = now()
+     FROM unnest($2::text[], $3::jsonb[], $4::text[], $5::timestamptz[]) AS v(id, details, ref, at)
+     WHERE p.merchant_id = $1 AND p.id = v.id AND p.status = 'processing' AND p.attempts = 1
+     RETURNING p.id`,
+    [rows.map((r) => r.id), rows.map((r) => (r.details == null ? null : JSON.stringify(r.details))), rows.map((r) => r.processorRef), rows.map((r) => r.at)],
+  );
+  return changed.map((r) => r.id);
+}

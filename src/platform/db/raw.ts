@@ -242,3 +242,29 @@ export type LockableTable = 'customers' | 'payments' | 'wallets' | 'setup_intent
 export async function lockRow(tx: TenantTx, table: LockableTable, merchantId: string, id: string): Promise<void> {
   await rawQuery(tx)(`SELECT id FROM "${table}" WHERE id = $1 AND merchant_id = $2 FOR UPDATE`, [id, merchantId]);
 }
+
+/**
+ * Many rows in one INSERT, whatever their number (one array parameter per column, read with
+ * unnest: a statement of fixed text, unlike a VALUES list): `columns` are [column, PostgreSQL
+ * type] pairs, `rows` the values in that order (objects are sent as JSON for json/jsonb
+ * columns). `tail` follows (ON CONFLICT …, RETURNING …). The statement counts as the caller's:
+ * run it with a RawQuery of the caller's transaction.
+ */
+export function insertRows(
+  q: RawQuery,
+  table: string,
+  columns: readonly (readonly [string, string])[],
+  rows: readonly (readonly unknown[])[],
+  tail = '',
+): Promise<Row[]> {
+  if (rows.length === 0) return Promise.resolve([]);
+  const names = columns.map(([c]) => c).join(', ');
+  const arrays = columns.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ');
+  const params = columns.map(([, type], i) =>
+    rows.map((r) => {
+      const v = r[i];
+      return (type === 'jsonb' || type === 'json') && v !== null && v !== undefined ? JSON.stringify(v) : (v ?? null);
+    }),
+  );
+  return q(`INSERT INTO ${table} (${names}) SELECT * FROM unnest(${arrays}) ${tail}`, params);
+}

@@ -1,0 +1,379 @@
+// Renewals in batches (issue 23, section 5; docs/jobs.md "Renewals in batches").
+//
+// A run of due `subscription.cycle` jobs of one merchant is renewed set-wise: what
+// cycleSubscription and the first attempt at its invoice do for one renewal — the period moved,
+// the invoice issued and finalised, its payment reserved and claimed, the charge, its outcome —
+// done for up to BATCH_SIZE renewals at once, in two transactions whatever their number:
+//
+//   1. renew: the subscriptions locked; for each plain renewal the invoice (open, numbered in due
+//      order), its line, its payment (`processing`, its first attempt claimed), the subscription
+//      moved, the events (invoice.created, invoice.finalized, subscription.updated,
+//      payment.created), the next cycle job, the payment's expiry and the attempt's recovery; and
+//      the cycle jobs marked done. A kill -9 after this commit is finished by the recovery jobs,
+//      as after one renewal's claim (payment.recover asks the processor again under the same key).
+//   2. the charges, outside any transaction (a few at a time);
+//   3. settle the successes: payments succeeded, invoices paid, payment.succeeded and invoice.paid,
+//      the safety jobs cancelled. Anything else (a decline, a subscription whose state moved
+//      meanwhile) is recorded one by one by the payments' own outcome path (dunning and all).
+//
+// Each renewal's business times are its own job's (the billing clock when it came due), as
+// when it runs alone. A renewal that is not plain — trialing, paused, past due or unpaid, set to
+// cancel at period end, with prorations waiting, a credit balance or a wallet to draw on, a free
+// plan, no method to charge, a deleted customer, locked elsewhere, or whose period moved — is left
+// to the caller, which runs its job one by one (cycleSubscription). The rows and events are the
+// ones the one-by-one path writes (test/billing.renewals-batch.test.ts compares them).
+import type { Customer, InvoiceItem, Payment, PaymentMethod, Plan, Subscription } from '../../generated/prisma/client.ts';
+import type { Ctx } from '../../platform/context.ts';
+import { rawQuery } from '../../platform/db/raw.ts';
+import { inTransaction } from '../../platform/db/tenant.ts';
+import { newId } from '../../platform/ids.ts';
+import { Clock } from '../../platform/clock.ts';
+import { cancelWaitingJobs, enqueueJobs, finishClaimedJobs, type NewJob } from '../../platform/jobs.ts';
+import type { ChargeResult } from '../../platform/processor.ts';
+import { previousAttributes, recordEvents, type NewEvent } from '../events/index.ts';
+import {
+  attemptRecoveryJob,
+  chargeSavedAttempt,
+  EXPIRE_JOB,
+  expiryJob,
+  newPaymentRow,
+  paymentToJSON,
+  recordOutcome,
+  RECOVER_JOB,
+  type PaymentWithCustomer,
+} from '../payments/index.ts';
+import { insertPayments, markFirstAttemptsSucceeded } from '../payments/store.ts';
+import { balancesToSettle } from '../customers/balance.ts';
+import type { InvoiceWithLines } from './hooks.ts';
+import { attemptPaymentOf, invoiceNumber, invoiceToJSON } from './invoices.ts';
+import { periodAt, type Interval } from './periods.ts';
+import { cycleJob, periodKey, planLine, subscriptionToJSON } from './subscriptions.ts';
+import * as store from './store.ts';
+
+/** Renewals per batch: one transaction writes this many invoices, payments and their events. */
+export const BATCH_SIZE = 100;
+/**
+ * How far after the first renewal of a batch its last may be due: less than anything a renewal
+ * schedules (the next period of a daily plan, a retry a day after a decline, a checkout's 24 h
+ * expiry), so no job of the batch's making comes due before a renewal it has still to make.
+ */
+export const BATCH_SPAN_MS = 86_400_000 - 1;
+/** Charges of a batch in flight at once (processor calls, outside any transaction). */
+const CHARGE_CONCURRENCY = 8;
+
+/** A due renewal: its cycle job (claimed by the caller) and the time it runs at on the merchant's clock. */
+export interface DueRenewal {
+  jobId: bigint;
+  /** the job's due time (renewals are made, and numbered, in (runAt, jobId) order) */
+  runAt: Date;
+  subscriptionId: string;
+  /** the period end the job was enqueued for (the job's payload) */
+  periodEnd: number;
+  /** the billing time it happens at (the job's due time in a clock advance) */
+  at: Date;
+}
+
+/** One renewal issued by the batch's first transaction, to be charged. */
+interface Issued {
+  due: DueRenewal;
+  invoice: InvoiceWithLines;
+  payment: PaymentWithCustomer;
+  method: PaymentMethod;
+}
+
+/**
+ * Renews set-wise (above) the plain renewals that lead `due` in due order ((runAt, jobId)) and
+ * returns the others, from the first one that is not plain on, in due order: the caller runs that
+ * one by one, then may batch the rest again — so every renewal is made in due order, and invoice
+ * numbers are given out in that order, as one by one. The jobs of the renewals it made are marked
+ * done with them.
+ */
+export async function renewBatch(ctx: Ctx, due: DueRenewal[]): Promise<DueRenewal[]> {
+  if (due.length === 0) return [];
+  const ordered = [...due].sort((a, b) => a.runAt.getTime() - b.runAt.getTime() || (a.jobId < b.jobId ? -1 : a.jobId > b.jobId ? 1 : 0));
+  const P = ((globalThis as any).__prof ??= {}); const add = (k: string, t: number) => { (P[k] ??= [0, 0]); P[k][0]++; P[k][1] += performance.now() - t; };
+  let t = performance.now();
+  const { issued, rest } = await issue(ctx, ordered);
+  add('issue', t);
+  if (issued.length === 0) return rest;
+  t = performance.now();
+  const results = await chargeAll(ctx, issued);
+  add('charge', t); t = performance.now();
+  await settle(ctx, issued, results);
+  add('settle', t);
+  return rest;
+}
+
+// ---------------------------------------------------------------- 1. renew
+
+async function issue(ctx: Ctx, due: DueRenewal[]): Promise<{ issued: Issued[]; rest: DueRenewal[] }> {
+  const merchantId = ctx.merchant.id;
+  return inTransaction(ctx.db, async (tx) => {
+    const q = rawQuery(tx);
+    const subs = new Map((await store.lockRenewableSubscriptions(q, merchantId, due.map((d) => d.subscriptionId))).map((s) => [s.id, s]));
+    const candidates = due.filter((d) => {
+      const s = subs.get(d.subscriptionId);
+      return s !== undefined && s.currentPeriodEnd.getTime() === d.periodEnd && d.at.getTime() >= d.periodEnd;
+    });
+    if (candidates[0] !== due[0]) return { issued: [], rest: due };
+    const taken = candidates.map((d) => subs.get(d.subscriptionId)!);
+    const ids = (f: (s: Subscription) => string | null) => [...new Set(taken.map(f).filter((x): x is string => x !== null))];
+    const plans = new Map((await store.listPlansById(q, merchantId, ids((s) => s.planId))).map((p) => [p.id, p]));
+    const customers = new Map((await store.listCustomersById(q, merchantId, ids((s) => s.customerId))).map((c) => [c.id, c]));
+    const methodIds = [...new Set([...ids((s) => s.paymentMethodId), ...[...customers.values()].map((c) => c.defaultPaymentMethodId).filter((x): x is string => x !== null)])];
+    const methods = new Map((await store.listPaymentMethodsById(q, merchantId, methodIds)).map((m) => [m.id, m]));
+    const pending = await store.subscriptionsWithPendingLines(q, merchantId, taken.map((s) => s.id));
+    const balances = await balancesToSettle(ctx, tx, ids((s) => s.customerId));
+
+    // The plain renewals that lead, in due order (`due` is sorted): the first one that is not
+    // plain, and everything after it, are the caller's.
+    const plain: { d: DueRenewal; sub: Subscription; plan: Plan; customer: Customer; method: PaymentMethod }[] = [];
+    for (const d of due) {
+      const sub = candidates.includes(d) ? subs.get(d.subscriptionId)! : undefined;
+      const plan = sub && plans.get(sub.planId);
+      const customer = sub && customers.get(sub.customerId);
+      if (!sub || !plan || plan.amount <= 0n || !customer || customer.deletedAt) break;
+      if (pending.has(sub.id) || sub.applyWalletBalance || balances.has(`${customer.id}:${plan.currency}`)) break;
+      const method = methodToCharge(sub, customer, methods);
+      if (!method) break;
+      plain.push({ d, sub, plan, customer, method });
+    }
+    const rest = due.slice(plain.length);
+    if (plain.length === 0) return { issued: [], rest };
+    // Invoice numbers in due order, gap-free, as the renewals would take them one by one.
+    const last = await store.takeInvoiceSeqs(q, merchantId, plain.length);
+    const written = new Date(); // updated_at: real time, as Prisma's @updatedAt
+    const lastAt = plain[plain.length - 1]!.d.at;
+
+    const issued: Issued[] = [];
+    const events: NewEvent[] = [];
+    const jobs: NewJob[] = [];
+    const moves: Parameters<typeof store.moveToNextPeriods>[2] = [];
+    for (const [i, { d, sub, plan, customer, method }] of plain.entries()) {
+      const now = d.at;
+      const n = sub.periodIndex + 1;
+      const period = periodAt(sub.billingAnchor, plan.interval as Interval, plan.intervalCount, n);
+      const l = planLine(plan, period.start, period.end);
+      const invoiceId = newId('invoice');
+      const line: InvoiceItem = {
+        id: newId('invoice_line'),
+        merchantId,
+        subscriptionId: sub.id,
+        invoiceId,
+        description: l.description,
+        periodStart: l.periodStart,
+        periodEnd: l.periodEnd,
+        amount: l.amount,
+        proration: false,
+        createdAt: now,
+      };
+      const draft: InvoiceWithLines = {
+        id: invoiceId,
+        merchantId,
+        customerId: sub.customerId,
+        subscriptionId: sub.id,
+        number: null,
+        status: 'draft',
+        billingReason: 'subscription_cycle',
+        billingKey: periodKey(sub, n),
+        currency: plan.currency,
+        subtotal: 0n,
+        total: 0n,
+        amountFromWallet: 0n,
+        creditApplied: 0n,
+        amountDue: 0n,
+        amountPaid: 0n,
+        attemptCount: 0,
+        nextPaymentAttempt: null,
+        firstFailedAt: null,
+        paymentId: null,
+        autoAdvance: true,
+        lastPaymentErrorCode: null,
+        lastPaymentErrorMessage: null,
+        periodStart: period.start,
+        periodEnd: period.end,
+        dueDate: now,
+        finalizedAt: null,
+        paidAt: null,
+        voidedAt: null,
+        createdAt: now,
+        updatedAt: written,
+        lines: [line],
+      };
+      const finalized: InvoiceWithLines = {
+        ...draft,
+        number: invoiceNumber(last - plain.length + 1 + i),
+        status: 'open',
+        subtotal: l.amount,
+        total: l.amount,
+        amountDue: l.amount,
+        finalizedAt: now,
+      };
+      const row = newPaymentRow(merchantId, { id: newId('payment'), ...attemptPaymentOf(finalized, method, false) }, now);
+      const created: PaymentWithCustomer = {
+        id: row.id,
+        merchantId,
+        customerId: row.customerId,
+        amount: BigInt(row.amount),
+        currency: row.currency,
+        checkoutToken: row.checkoutToken,
+        expiresAt: row.expiresAt,
+        checkout: row.checkout as Payment['checkout'],
+        metadata: row.metadata as Payment['metadata'],
+        status: 'created',
+        method: null,
+        methodDetails: null,
+        failureCode: null,
+        failureMessage: null,
+        processorRef: null,
+        completedAt: null,
+        amountRefunded: 0n,
+        attempts: 0,
+        paymentMethodId: method.id,
+        redirectUrl: null,
+        cancelUrl: null,
+        purpose: 'invoice',
+        createdAt: now,
+        updatedAt: written,
+        customer,
+      };
+      const processing: PaymentWithCustomer = { ...created, status: 'processing', method: method.type, attempts: 1 };
+      const invoice: InvoiceWithLines = { ...finalized, paymentId: row.id, attemptCount: 1 };
+      const moved: Subscription = {
+        ...sub,
+        periodIndex: n,
+        currentPeriodStart: period.start,
+        currentPeriodEnd: period.end,
+        latestInvoiceId: invoiceId,
+        updatedAt: written,
+      };
+      const base = ctx.runtime.config.publicBaseUrl;
+      const { updated_at: _u, ...subPrev } = previousAttributes(subscriptionToJSON(sub) as never, subscriptionToJSON(moved) as never);
+      events.push(
+        { type: 'invoice.created', object: invoiceToJSON(draft, base), at: now },
+        { type: 'invoice.finalized', object: invoiceToJSON({ ...finalized, paidAt: null }, base), previousAttributes: { status: 'draft', number: null }, at: now },
+        { type: 'subscription.updated', object: subscriptionToJSON(moved), previousAttributes: subPrev, at: now },
+        { type: 'payment.created', object: paymentToJSON(created, base), at: now },
+      );
+      jobs.push(
+        cycleJob(moved),
+        expiryJob(merchantId, row.id, row.expiresAt),
+        // Due after the last renewal of the batch: no job of the batch's own making comes due
+        // before a renewal it has still to make.
+        attemptRecoveryJob(ctx, row.id, 1, lastAt),
+      );
+      moves.push({ id: sub.id, periodIndex: n, start: period.start, end: period.end, latestInvoiceId: invoiceId, updatedAt: written });
+      issued.push({ due: d, invoice, payment: processing, method });
+    }
+    await store.insertInvoices(q, issued.map(({ invoice: { lines: _l, ...inv } }) => inv));
+    await store.insertLines(q, issued.map((r) => r.invoice.lines[0]!));
+    await insertPayments(q, issued.map(({ payment: { customer: _c, ...p } }) => p));
+    await store.moveToNextPeriods(q, merchantId, moves);
+    await recordEvents(tx, ctx, events);
+    await enqueueJobs(tx, jobs);
+    await finishClaimedJobs(tx, merchantId, issued.map((r) => r.due.jobId));
+    return { issued, rest };
+  });
+}
+
+/** The method a renewal charges: the subscription's own while it is still the customer's, else the customer's default (methodToCharge in invoices.ts). */
+function methodToCharge(sub: Subscription, customer: Customer, methods: Map<string, PaymentMethod>): PaymentMethod | null {
+  const pinned = sub.paymentMethodId ? methods.get(sub.paymentMethodId) : undefined;
+  const method = pinned && pinned.customerId === customer.id ? pinned : customer.defaultPaymentMethodId ? methods.get(customer.defaultPaymentMethodId) : undefined;
+  return method && method.customerId === customer.id ? method : null;
+}
+
+// ---------------------------------------------------------------- 2. charge
+
+/** Each renewal's charge (null: the outcome is unknown, the attempt's recovery finishes it), CHARGE_CONCURRENCY at a time. */
+async function chargeAll(ctx: Ctx, issued: Issued[]): Promise<(ChargeResult | null)[]> {
+  const results: (ChargeResult | null)[] = new Array(issued.length).fill(null);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(CHARGE_CONCURRENCY, issued.length) }, async () => {
+      for (let i = next++; i < issued.length; i = next++) {
+        const r = issued[i]!;
+        results[i] = await chargeSavedAttempt(ctx, r.payment, r.method);
+      }
+    }),
+  );
+  return results;
+}
+
+// ---------------------------------------------------------------- 3. settle
+
+/** Thrown inside the settling transaction when a row is not as the batch left it: the batch's outcomes are then recorded one by one. */
+class MovedMeanwhile extends Error {}
+
+async function settle(ctx: Ctx, issued: Issued[], results: (ChargeResult | null)[]): Promise<void> {
+  const merchantId = ctx.merchant.id;
+  const paid = issued.flatMap((r, i) => {
+    const res = results[i];
+    return res?.status === 'succeeded' ? [{ ...r, result: res }] : [];
+  });
+  const oneByOne: (Issued & { result: ChargeResult })[] = issued.flatMap((r, i) => {
+    const res = results[i];
+    return res && res.status !== 'succeeded' ? [{ ...r, result: res }] : [];
+  });
+  if (paid.length > 0) {
+    try {
+      await inTransaction(ctx.db, async (tx) => {
+        const q = rawQuery(tx);
+        // The order a single outcome locks in: payments, then invoices, then subscriptions.
+        const payments = await markFirstAttemptsSucceeded(
+          q,
+          merchantId,
+          paid.map((p) => ({ id: p.payment.id, details: p.result.details ?? null, processorRef: p.result.processorRef, at: p.due.at })),
+        );
+        if (payments.length !== paid.length) throw new MovedMeanwhile('a payment of the batch is no longer processing its first attempt');
+        const invoices = await store.markInvoicesPaid(q, merchantId, paid.map((p) => ({ id: p.invoice.id, paymentId: p.payment.id, at: p.due.at })));
+        if (invoices.length !== paid.length) throw new MovedMeanwhile('an invoice of the batch is no longer open for its payment');
+        const subs = await store.lockSubscriptionStatuses(q, merchantId, paid.map((p) => p.invoice.subscriptionId!));
+        // An active subscription paid stays as it is (invoiceHooks.paid); any other takes the one-by-one path.
+        if (subs.some((s) => s.status !== 'active')) throw new MovedMeanwhile('a subscription of the batch changed status meanwhile');
+        const base = ctx.runtime.config.publicBaseUrl;
+        const written = new Date();
+        await recordEvents(
+          tx,
+          ctx,
+          paid.flatMap((p) => {
+            const payment: PaymentWithCustomer = {
+              ...p.payment,
+              status: 'succeeded',
+              methodDetails: (p.result.details ?? null) as Payment['methodDetails'],
+              processorRef: p.result.processorRef,
+              completedAt: p.due.at,
+              updatedAt: written,
+            };
+            const invoice: InvoiceWithLines = { ...p.invoice, status: 'paid', amountPaid: p.invoice.amountDue, paidAt: p.due.at, updatedAt: written };
+            return [
+              // No receipt of its own (transition in payments/index.ts): the invoice's is the one.
+              { type: 'payment.succeeded' as const, object: paymentToJSON(payment, base), previousAttributes: { status: 'processing' }, at: p.due.at, email: false },
+              { type: 'invoice.paid' as const, object: invoiceToJSON(invoice, base), previousAttributes: { status: 'open', paid_at: null }, at: p.due.at },
+            ];
+          }),
+        );
+        // Its safety work, unnecessary now: the attempt's recovery and the checkout's expiry.
+        await cancelWaitingJobs(
+          tx,
+          paid.flatMap((p) => [
+            { kind: RECOVER_JOB, key: `recover:${p.payment.id}:1` },
+            { kind: EXPIRE_JOB, key: `expire:${p.payment.id}` },
+          ]),
+        );
+      });
+    } catch (err) {
+      ctx.log.warn({ err: err instanceof Error ? err.message : String(err), renewals: paid.length }, 'renewal batch: recording the charges one by one');
+      oneByOne.push(...paid);
+    }
+  }
+  // Declines (dunning), and a batch whose rows moved: each through the payment's own outcome path.
+  for (const r of oneByOne) {
+    try {
+      await recordOutcome({ ...ctx, clock: Clock.frozen(ctx.merchant, r.due.at) }, r.payment, r.result);
+    } catch (err) {
+      // The attempt stays processing: its recovery job (payment.recover) records it.
+      ctx.log.error({ err, payment_id: r.payment.id }, 'renewal batch: outcome not recorded; the recovery job will finish it');
+    }
+  }
+}

@@ -1,0 +1,132 @@
+// Renewals in batches (issue 23, section 5; src/domain/billing/renewals.ts, docs/jobs.md): a clock
+// advance renews its due subscriptions set-wise, and what it writes — invoices and their numbers,
+// payments, subscriptions, events, webhook deliveries, e-mail jobs — is what the same renewals
+// made one by one write (RENEWAL_BATCH_SIZE=1), for plain renewals and for the ones the batch
+// leaves to the one-by-one path (a proration waiting, a credit balance, a declining card, a
+// cancel at period end) mixed among them.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApp, type TestApp } from './helpers/app.ts';
+import { receivers } from './helpers/receivers.ts';
+
+const DAY = 86_400_000;
+let batched: TestApp;
+let single: TestApp;
+const hooks = receivers();
+let hookUrl: string;
+
+beforeAll(async () => {
+  [batched, single] = await Promise.all([startApp(), startApp({ RENEWAL_BATCH_SIZE: '1' })]);
+  hookUrl = await hooks.listen((_req, res) => res.writeHead(200).end('ok'));
+});
+afterAll(async () => {
+  hooks.close();
+  await Promise.all([batched?.close(), single?.close()]);
+});
+
+/** Ids, tokens and instants out (they differ between runs); everything else kept. */
+function normalised(v: unknown): unknown {
+  return JSON.parse(JSON.stringify(v), (_k, x) =>
+    typeof x === 'string'
+      ? x
+          .replace(/^http:\/\/127\.0\.0\.1:\d+/, 'BASE')
+          .replace(/\b([a-z]{2,5})_[0-9A-Za-z]{16,40}\b/g, '$1_*')
+          .replace(/\/[0-9A-Za-z_-]{32,}/g, '/*')
+          .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, 'T')
+      : x,
+  );
+}
+
+async function all(api: TestApp['merchant'] extends () => Promise<infer A> ? A : never, path: string): Promise<any[]> {
+  const out: any[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const r = await api.get(`${path}${path.includes('?') ? '&' : '?'}limit=100${after ? `&after=${after}` : ''}`);
+    expect(r.status).toBe(200);
+    out.push(...r.body.data);
+    if (!r.body.has_more) return out;
+    after = r.body.next_cursor;
+  }
+}
+
+/** The same merchant on both apps: seven subscriptions, a year of monthly renewals in three advances; what each app wrote. */
+async function scenario(app: TestApp) {
+  const api = await app.merchant();
+  expect((await api.post('/v1/webhook-endpoints', { url: hookUrl })).status).toBe(201);
+  const start = Date.parse((await api.get('/v1/test-helpers/clock')).body.now);
+  const subs: string[] = [];
+  const customerWith = async (i: number, card?: string) => {
+    const c = (await api.post('/v1/customers', { email: `c${i}@example.com`, name: `Customer ${i}` })).body;
+    const si = (await api.post('/v1/setup-intents', { customer_id: c.id })).body;
+    const done = await api.post(`/v1/test-helpers/setup-intents/${si.id}/complete`, card ? { card_number: card } : {});
+    expect(done.status).toBe(200);
+    return { customer: c.id as string, method: done.body.payment_method_id as string };
+  };
+  for (let i = 0; i < 7; i++) {
+    const { customer } = await customerWith(i);
+    const plan = (await api.post('/v1/plans', { name: `Plan ${i}`, amount: 1000 + 100 * i, currency: 'USD', interval: 'month' })).body;
+    const sub = (await api.post('/v1/subscriptions', { customer_id: customer, plan_id: plan.id })).body;
+    expect(sub.status).toBe('active');
+    subs.push(sub.id);
+    if (i === 2) {
+      // A proration waiting for the next invoice: an upgrade mid-period.
+      const bigger = (await api.post('/v1/plans', { name: 'Bigger', amount: 5000, currency: 'USD', interval: 'month' })).body;
+      await api.post('/v1/test-helpers/clock/advance', { seconds: 3 * 86_400 });
+      expect((await api.patch(`/v1/subscriptions/${sub.id}`, { plan_id: bigger.id })).status).toBe(200);
+    }
+    if (i === 3) {
+      // A credit balance to draw on.
+      expect((await api.post(`/v1/customers/${customer}/balance-transactions`, { amount: 250, currency: 'usd', description: 'Goodwill' })).status).toBe(201);
+    }
+    if (i === 4) {
+      // A card that declines from the first renewal on (pinned to the subscription).
+      const si = (await api.post('/v1/setup-intents', { customer_id: customer })).body;
+      const declining = (await api.post(`/v1/test-helpers/setup-intents/${si.id}/complete`, { card_number: '4000000000009995' })).body.payment_method_id;
+      expect((await api.patch(`/v1/subscriptions/${sub.id}`, { payment_method_id: declining })).status).toBe(200);
+    }
+    if (i === 5) expect((await api.post(`/v1/subscriptions/${sub.id}/cancel`, { cancel_at_period_end: true })).status).toBe(200);
+  }
+  for (const days of [40, 100, 370]) {
+    const r = await api.post('/v1/test-helpers/clock/advance', { to: new Date(start + days * DAY).toISOString() });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+  }
+  const invoices = (await all(api, '/v1/invoices')).sort((a, b) => (a.number < b.number ? -1 : 1));
+  const payments = await all(api, '/v1/payments');
+  const events = await all(api, '/v1/events');
+  const subscriptions = await Promise.all(subs.map(async (id) => (await api.get(`/v1/subscriptions/${id}`)).body));
+  const merchantId = api.creds.merchant_id;
+  const jobs = await app.services.db.prisma.job.groupBy({ by: ['kind', 'status'], where: { merchantId }, _count: { _all: true } });
+  const deliveries = await app.services.db.prisma.deliveryAttempt.count({ where: { merchantId } });
+  return {
+    // Which subscription each invoice number went to, in number order (gap-free, due order).
+    numbering: invoices.map((i) => [i.number, subs.indexOf(i.subscription_id)]),
+    invoices: normalised(invoices),
+    // (sorted: payments made at the same instant list in either order)
+    payments: (normalised(payments) as unknown[]).map((p) => JSON.stringify(p)).sort(),
+    subscriptions: normalised(subscriptions),
+    events: (normalised(events) as any[]).map((e) => JSON.stringify([e.type, e.data])).sort(),
+    emailJobs: jobs.filter((j) => j.kind === 'email.send').reduce((n, j) => n + j._count._all, 0),
+    deliveries,
+    renewalChargeJobs: await app.services.db.prisma.job.count({ where: { merchantId, kind: 'invoice.charge', key: { in: invoices.filter((i) => i.billing_reason === 'subscription_cycle').map((i) => `retry:${i.id}:1`) } } }),
+  };
+}
+
+describe('renewals in batches', () => {
+  it('write what the same renewals write one by one: invoices and numbers, payments, subscriptions, events, deliveries, e-mails', async () => {
+    const [b, s] = await Promise.all([scenario(batched), scenario(single)]);
+    // The one-by-one app's renewals each left their first attempt's safety job (cancelled when
+    // the charge settled); the batch reserves and claims the attempt with the renewal, so its
+    // plain renewals have none: they did go through the batch.
+    expect(s.renewalChargeJobs).toBeGreaterThan(40);
+    expect(b.renewalChargeJobs).toBeLessThan(s.renewalChargeJobs / 2);
+    expect(b.numbering.length).toBeGreaterThan(60);
+    expect(b.numbering).toEqual(s.numbering);
+    expect(b.invoices).toEqual(s.invoices);
+    expect(b.subscriptions).toEqual(s.subscriptions);
+    expect((b.payments as unknown[]).length).toBe((s.payments as unknown[]).length);
+    expect(b.payments).toEqual(s.payments);
+    expect(b.events.length).toBe(s.events.length);
+    expect(b.events).toEqual(s.events);
+    expect(b.deliveries).toBe(s.deliveries);
+    expect(b.emailJobs).toBe(s.emailJobs);
+  });
+});

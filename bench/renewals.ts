@@ -218,10 +218,8 @@ async function main() {
       await advance(m.api, new Date(Date.now() + 27 * DAY).toISOString());
       const to = new Date(Date.now() + 32 * DAY).toISOString();
       const t = performance.now();
-      (globalThis as any).__prof = {};
       const requests = await advance(m.api, to);
       const seconds = (performance.now() - t) / 1000;
-      console.log(JSON.stringify((globalThis as any).__prof));
       const checked = await check(m.id, SUBS);
       const jobs = await jobsOf([m.id]);
       const yard = await yardstick(m.id);

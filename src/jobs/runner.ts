@@ -119,16 +119,12 @@ export async function runDueJobsFor(
     const batch = await claimDueJobs(runtime.prisma, { limit: 1, kinds: runtime.jobs.names(), merchantId, asOf });
     const job = batch[0];
     if (job && runtime.jobs.get(job.kind)?.batch) {
-      const t0 = performance.now();
       ran += await runBatchFrom(runtime, log, job, merchantId, asOf);
-      { const P = ((globalThis as any).__prof ??= {}); (P.batch ??= [0, 0]); P.batch[0]++; P.batch[1] += performance.now() - t0; }
       await pace();
       continue;
     }
     if (job) {
-      const t0 = performance.now();
       const outcome = await runJob(runtime, log, job, job.runAt.getTime() <= asOf.getTime() ? job.runAt : asOf);
-      { const P = ((globalThis as any).__prof ??= {}); (P[job.kind] ??= [0, 0]); P[job.kind][0]++; P[job.kind][1] += performance.now() - t0; }
       if (outcome === 'deferred') await new Promise((r) => setTimeout(r, 50));
       else ran++;
       await pace();

@@ -91,16 +91,10 @@ interface Issued {
 export async function renewBatch(ctx: Ctx, due: DueRenewal[]): Promise<DueRenewal[]> {
   if (due.length === 0) return [];
   const ordered = [...due].sort((a, b) => a.runAt.getTime() - b.runAt.getTime() || (a.jobId < b.jobId ? -1 : a.jobId > b.jobId ? 1 : 0));
-  const P = ((globalThis as any).__prof ??= {}); const add = (k: string, t: number) => { (P[k] ??= [0, 0]); P[k][0]++; P[k][1] += performance.now() - t; };
-  let t = performance.now();
   const { issued, rest } = await issue(ctx, ordered);
-  add('issue', t);
   if (issued.length === 0) return rest;
-  t = performance.now();
   const results = await chargeAll(ctx, issued);
-  add('charge', t); t = performance.now();
   await settle(ctx, issued, results);
-  add('settle', t);
   return rest;
 }
 

@@ -194,12 +194,14 @@ export function portalSetupIntent(ctx: Ctx) {
 
 /**
  * Whether the setup page returned here after really saving a method: the intent exists (this
- * merchant), succeeded, and is this customer's. The query string alone proves nothing.
+ * merchant), succeeded, and is this customer's — then the method it saved and when (the merchant's
+ * clock). The query string alone proves nothing.
  */
-export async function portalMethodAdded(ctx: Ctx, setupIntentId: string): Promise<boolean> {
-  if (!isIdOf('setup_intent', setupIntentId)) return false;
+export async function portalMethodAdded(ctx: Ctx, setupIntentId: string): Promise<{ paymentMethodId: string; savedAt: Date } | null> {
+  if (!isIdOf('setup_intent', setupIntentId)) return null;
   const si = await findSetupIntent(ctx.db, setupIntentId);
-  return si !== null && si.customerId === actorOf(ctx).customerId && si.status === 'succeeded';
+  if (si === null || si.customerId !== actorOf(ctx).customerId || si.status !== 'succeeded' || !si.paymentMethodId) return null;
+  return { paymentMethodId: si.paymentMethodId, savedAt: si.completedAt ?? si.updatedAt };
 }
 
 /** The customer's subscriptions (newest first), each with its plan. */

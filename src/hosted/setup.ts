@@ -10,6 +10,7 @@ import type { Context, Hono } from 'hono';
 import type { SetupIntent } from '../generated/prisma/client.ts';
 import { expireSetupIntentIfDue, findSetup, offeredSetupMethods, savedMethodOf, setupAttemptsSpent } from '../domain/payment-methods/index.ts';
 import { portalSessionLocale } from '../domain/portal/index.ts';
+import { customerLocale } from '../domain/customers/index.ts';
 import { completeHostedSetup } from '../services/customers.ts';
 import type { Ctx } from '../platform/context.ts';
 import { StateError } from '../platform/errors.ts';
@@ -85,9 +86,8 @@ export function mountSetup(app: Hono<AppEnv>, services: Services) {
     const o = await openByToken(c, services, {
       what: 'setup',
       find: findSetup,
-      // Started from the portal: the portal's language.
-      locale: async (si, ctx) =>
-        localeOf(si.portalSessionId ? await portalSessionLocale(ctx, si.portalSessionId) : undefined),
+      // Started from the portal: the portal's language; otherwise the customer's (else en).
+      locale: async (si, ctx) => (si.portalSessionId ? localeOf(await portalSessionLocale(ctx, si.portalSessionId)) : customerLocale(si.customer)),
       refresh: async (ctx, { merchant: _m, customer, ...si }) => {
         const intent = si.status === 'requires_payment_method' ? await expireSetupIntentIfDue(ctx, si.id) : si;
         return { record: { intent, customerPhone: customer.phone }, gone: intent.status === 'expired', missing: customer.deletedAt !== null };

@@ -117,14 +117,14 @@ describe.runIf(available)('hosted setup and portal in a browser', () => {
     await page.waitForURL('**/hosted/setup/**');
     await fillCard(page, '5555555555554444', '0934');
     await page.getByRole('button', { name: 'Save payment method' }).click();
-    await page.getByRole('status').getByText('Your new payment method was saved.').waitFor();
+    // Added in the portal: it becomes the default at once (as Stripe's portal does).
+    await page.getByRole('status').getByText('Your new payment method was saved and is now your default').waitFor();
     const methods = (await api.get(`/v1/payment-methods?customer_id=${c.id}`)).body.data;
     expect(methods.map((m: any) => m.card.last4)).toEqual(['4444', '4242']);
     const second = methods[0].id;
 
     const row = page.locator(`li[data-payment-method="${second}"]`);
-    await row.getByRole('button', { name: 'Make default' }).click();
-    await page.getByRole('status').getByText('Your default payment method was changed.').waitFor();
+    expect(await row.getByRole('button', { name: 'Make default' }).count()).toBe(0);
     expect((await api.get(`/v1/customers/${c.id}`)).body.default_payment_method_id).toBe(second);
     expect(await page.locator(`li[data-payment-method="${second}"] .badge`).textContent()).toBe('Default');
 
@@ -264,7 +264,7 @@ describe.runIf(available)('hosted setup and portal in a browser', () => {
       await page.waitForURL('**/hosted/setup/**');
       await fillCard(page, '5555555555554444', '0934');
       await page.getByRole('button', { name: 'Save payment method' }).click();
-      await page.getByRole('status').getByText('Your new payment method was saved.').waitFor();
+      await page.getByRole('status').getByText('Your new payment method was saved and is now your default').waitFor();
       expect(new URL(page.url()).pathname).toBe('/hosted/portal');
       expect(page.url()).not.toContain(token);
       expect((await api.get(`/v1/payment-methods?customer_id=${c.id}`)).body.data).toHaveLength(1);

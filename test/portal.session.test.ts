@@ -187,7 +187,7 @@ describe('the portal token goes nowhere else', () => {
     expect(back.toString()).not.toContain(token);
     // Back in the portal (same browser): the method was saved.
     const home = await fetch(`${app.url}/hosted/portal${back.search}`, { headers: { cookie } });
-    expect(await home.text()).toContain('Your new payment method was saved.');
+    expect(await home.text()).toContain('Your new payment method was saved and is now your default');
 
     const setupIntentId = back.searchParams.get('setup_intent_id')!;
     const intent = (await m.get(`/v1/setup-intents/${setupIntentId}`)).body;

@@ -187,7 +187,7 @@ describe('the hosted portal', () => {
     expect((await api.get(`/v1/customers/${c.id}`)).body).toMatchObject({ name: 'Amina N.', email: 'amina.new@example.com' });
   });
 
-  it('adds a method through the setup page, which returns to the portal; makes it default; removes the first', async () => {
+  it('adds a method through the setup page, which returns to the portal as the default; removes the first', async () => {
     const c = await customer();
     const first = await savedCard(c.id);
     const s = await session(c.id);
@@ -212,13 +212,18 @@ describe('the hosted portal', () => {
     expect(back.pathname).toBe('/hosted/portal');
     expect(back.searchParams.get('done')).toBeNull();
     expect(back.searchParams.get('status')).toBe('succeeded');
-    expect((await view(page, back.search)).html).toContain('Your new payment method was saved.');
+    const returned = (await view(page, back.search)).html;
+    expect(returned).toContain('Your new payment method was saved and is now your default');
     const methods = (await api.get(`/v1/payment-methods?customer_id=${c.id}`)).body.data;
     expect(methods).toHaveLength(2);
     const second = methods[0].id;
 
-    expect((await post(page, `/methods/${second}/default`)).status).toBe(303);
+    // Added in the portal: the default at once, as Stripe's portal does (no "Make default" on it).
     expect((await api.get(`/v1/customers/${c.id}`)).body.default_payment_method_id).toBe(second);
+    expect(returned).not.toContain('aria-label="Make default – MASTERCARD •••• 4444"');
+    expect(returned).toContain('aria-label="Make default – VISA •••• 4242"');
+    const changed = (await api.get('/v1/events?type=customer.updated&limit=100')).body.data.find((e: any) => e.data.object.id === c.id);
+    expect(changed.data.previous_attributes).toEqual({ default_payment_method_id: first });
     expect((await post(page, `/methods/${first}/remove`)).status).toBe(303);
     expect((await api.get(`/v1/payment-methods/${first}`)).body.customer_id).toBeNull();
     const events = (await api.get('/v1/events?limit=100')).body.data.filter((e: any) => [first, second, c.id].includes(e.data.object.id)).map((e: any) => e.type);
@@ -344,16 +349,16 @@ describe('the hosted portal refuses what it cannot read', () => {
     const c = await customer();
     const s = await session(c.id);
     const page = await open(s.url);
-    expect((await view(page, '?done=added')).html).not.toContain('Your new payment method was saved.');
+    expect((await view(page, '?done=added')).html).not.toContain('Your new payment method was saved');
     const pending = (await api.post('/v1/setup-intents', { customer_id: c.id })).body;
-    expect((await view(page, `?setup_intent_id=${pending.id}&status=succeeded`)).html).not.toContain('Your new payment method was saved.');
+    expect((await view(page, `?setup_intent_id=${pending.id}&status=succeeded`)).html).not.toContain('Your new payment method was saved');
     const b = await customer();
     const theirs = (await api.post('/v1/setup-intents', { customer_id: b.id })).body;
     await api.post(`/v1/test-helpers/setup-intents/${theirs.id}/complete`, {});
-    expect((await view(page, `?setup_intent_id=${theirs.id}&status=succeeded`)).html).not.toContain('Your new payment method was saved.');
+    expect((await view(page, `?setup_intent_id=${theirs.id}&status=succeeded`)).html).not.toContain('Your new payment method was saved');
     expect((await view(page, '?setup_intent_id=seti_%00&status=succeeded')).res.status).toBe(200);
     await api.post(`/v1/test-helpers/setup-intents/${pending.id}/complete`, {});
-    expect((await view(page, `?setup_intent_id=${pending.id}&status=succeeded`)).html).toContain('Your new payment method was saved.');
+    expect((await view(page, `?setup_intent_id=${pending.id}&status=succeeded`)).html).toContain('Your new payment method was saved');
   });
 
   it('speaks the portal’s language in its validation messages', async () => {
@@ -535,6 +540,75 @@ describe('subscriptions and invoices in the portal', () => {
     expect(inv).toMatchObject({ status: 'paid', attempt_count: 2, last_payment_error: null });
     expect((await m.get(`/v1/payments/${inv.payment_id}`)).body).toMatchObject({ status: 'succeeded', payment_method_id: good });
     expect((await m.get(`/v1/subscriptions/${sub.id}`)).body).toMatchObject({ status: 'active', current_period_end: due.current_period_end });
+  });
+
+  /** Adds a card through the portal as a browser does: "Add a payment method", the setup page's form, back to the portal. */
+  async function addThroughPortal(page: PortalPage, cardNumber: string) {
+    const add = await post(page, '/methods/add');
+    expect(add.status).toBe(303);
+    const setup = await openPage(add.headers.get('location')!);
+    const saved = await fetch(setup.url, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: setup.cookie },
+      body: new URLSearchParams({ csrf: setup.csrf, method: 'card', card_number: cardNumber, card_expiry: '10/33', card_cvc: '123' }).toString(),
+    });
+    expect(saved.status).toBe(303);
+    const back = new URL(saved.headers.get('location')!);
+    expect(back.pathname).toBe('/hosted/portal');
+    return view(page, back.search);
+  }
+
+  /** A subscription of its own merchant (its own clock) whose first invoice after the trial was declined: past_due. */
+  async function pastDue(name: string) {
+    const m = await app.merchant({ name });
+    const c = await customer(m);
+    const failing = await savedCard(c.id, m, '4000000000009995'); // the default; every charge of it fails
+    const p = (await m.post('/v1/plans', { name: 'Pro', amount: 3000, currency: 'USD', interval: 'month', trial_period_days: 7 })).body;
+    const sub = (await m.post('/v1/subscriptions', { customer_id: c.id, plan_id: p.id })).body;
+    expect((await m.post('/v1/test-helpers/clock/advance', { to: sub.trial_end })).status).toBe(200);
+    const due = (await m.get(`/v1/subscriptions/${sub.id}`)).body;
+    expect(due.status).toBe('past_due');
+    expect((await m.get(`/v1/invoices/${due.latest_invoice_id}`)).body).toMatchObject({ status: 'open', attempt_count: 1 });
+    return { m, c, failing, due };
+  }
+
+  it('adding a working card in the portal makes it the default and retries at once what a past_due subscription owes: paid, active, and the page says so', async () => {
+    const { m, c, failing, due } = await pastDue('Added-card recovery');
+    const page = await open((await session(c.id, m)).url);
+    const back = await addThroughPortal(page, '5555 5555 5555 4444');
+    const customerNow = (await m.get(`/v1/customers/${c.id}`)).body;
+    const good = customerNow.default_payment_method_id;
+    expect(good).not.toBe(failing);
+    expect((await m.get(`/v1/payment-methods/${good}`)).body.card.last4).toBe('4444');
+    const inv = (await m.get(`/v1/invoices/${due.latest_invoice_id}`)).body;
+    expect(inv).toMatchObject({ status: 'paid', attempt_count: 2, last_payment_error: null });
+    expect((await m.get(`/v1/payments/${inv.payment_id}`)).body).toMatchObject({ status: 'succeeded', payment_method_id: good });
+    expect((await m.get(`/v1/subscriptions/${due.id}`)).body).toMatchObject({ status: 'active', current_period_end: due.current_period_end });
+    // The same events as "Make default": the default changed, then the retry paid the invoice.
+    const types = (await m.get('/v1/events?limit=100')).body.data.map((e: any) => e.type);
+    expect(types.indexOf('invoice.paid')).toBeLessThan(types.indexOf('customer.updated'));
+    expect(types.indexOf('customer.updated')).toBeLessThan(types.indexOf('payment_method.attached'));
+    expect(back.html).toContain('Your new payment method was saved and is now your default: it is the one charged from now on. The payment that was due was charged to it: your invoice is paid.');
+    expect(back.html).not.toContain('An invoice is still unpaid');
+  });
+
+  it('adding a card after removing the only one (it becomes the default by being the first) retries too; a declined retry says so, in French', async () => {
+    const { m, c, failing, due } = await pastDue('Added-card recovery FR');
+    const page = await open((await session(c.id, m, { locale: 'fr' })).url);
+    expect((await post(page, `/methods/${failing}/remove`, { confirm: '1' })).status).toBe(303);
+    expect((await m.get(`/v1/customers/${c.id}`)).body.default_payment_method_id).toBeNull();
+    // A card that saves, but whose every charge fails: the retry is made, and declined.
+    const back = await addThroughPortal(page, '4000 0000 0000 9995');
+    const added = (await m.get(`/v1/customers/${c.id}`)).body.default_payment_method_id;
+    expect(added).toMatch(/^pm_/);
+    const inv = (await m.get(`/v1/invoices/${due.latest_invoice_id}`)).body;
+    expect(inv).toMatchObject({ status: 'open', attempt_count: 2, last_payment_error: { code: 'insufficient_funds' } });
+    expect((await m.get(`/v1/payments/${inv.payment_id}`)).body).toMatchObject({ status: 'failed', payment_method_id: added });
+    expect((await m.get(`/v1/subscriptions/${due.id}`)).body.status).toBe('past_due');
+    expect(back.html).toContain('Votre nouveau moyen de paiement a été enregistré et devient votre moyen par défaut');
+    expect(back.html).toContain('Une facture reste impayée : son dernier paiement n’a pas abouti (voir Factures ci-dessous).');
+    expect(back.html).not.toContain('votre facture est payée');
   });
 
   it('"Pay now" on an open invoice charges the default method: the decline reason in the page, then paid with a working default', async () => {

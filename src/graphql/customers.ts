@@ -1,10 +1,14 @@
 import * as customers from '../domain/customers/index.ts';
 import { deleteCustomer, getCustomerWithEmbeds, updateCustomer } from '../services/customers.ts';
 import { NotFoundError } from '../platform/errors.ts';
+import { LOCALES } from '../platform/validation.ts';
 import { builder, connectionComplexity, loadNodeWith, nodeKind } from './builder.ts';
 import { COMMON_ERRORS } from './errors.ts';
 import { connectionType, domainInput, listArgs, mutate, nestedConnection, orNull, PHASED, toConnection } from './helpers.ts';
 import * as balance from '../domain/customers/balance.ts';
+
+/** The languages of the hosted pages and e-mails: a checkout's, a portal session's, a customer's. */
+export const CheckoutLocale = builder.enumType('CheckoutLocale', { values: LOCALES });
 
 const CreditBalance = builder.objectRef<{ currency: string; amount: bigint }>('CreditBalance').implement({
   description: 'The credit balance in one currency.',
@@ -46,6 +50,7 @@ export const Customer = builder.prismaNode('Customer', {
     name: t.exposeString('name', { nullable: true }),
     phone: t.exposeString('phone', { nullable: true, description: 'E.164' }),
     currency: t.exposeString('currency', { nullable: true, description: 'Default currency (ISO 4217).' }),
+    locale: t.field({ type: CheckoutLocale, nullable: true, description: customers.LOCALE_DESCRIPTION, resolve: (c) => customers.customerToJSON(c).locale }),
     metadata: t.field({ type: 'JSON', resolve: (c) => c.metadata ?? {} }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
@@ -106,6 +111,7 @@ const CreateCustomerInput = builder.inputType('CreateCustomerInput', {
     name: t.string(),
     phone: t.string({ description: 'E.164, e.g. +256700000001' }),
     currency: t.string({ description: 'ISO 4217' }),
+    locale: t.field({ type: CheckoutLocale, description: 'Language of the customer’s e-mails and hosted pages (null: en).' }),
     metadata: t.field({ type: 'JSON', description: metadataDescription }),
     idempotencyKey: t.string({ description: 'Retries with the same key and input within 24 h return the first result.' }),
   }),
@@ -118,6 +124,7 @@ const UpdateCustomerInput = builder.inputType('UpdateCustomerInput', {
     name: t.string({ description: 'null clears it' }),
     phone: t.string({ description: 'null clears it' }),
     currency: t.string({ description: 'null clears it' }),
+    locale: t.field({ type: CheckoutLocale, description: 'Language of the customer’s e-mails and hosted pages; null clears it (en).' }),
     defaultPaymentMethodId: t.id({ description: 'An attached saved method of this customer; null clears it.' }),
     metadata: t.field({ type: 'JSON', description: `${metadataDescription} Merged; an empty string removes a key.` }),
     idempotencyKey: t.string(),

@@ -3,7 +3,7 @@ import { PAYMENT_METHODS } from '../platform/processor.ts';
 import * as refunds from '../domain/refunds/index.ts';
 import { NotFoundError, StateError } from '../platform/errors.ts';
 import { builder, connectionComplexity, nodeKind } from './builder.ts';
-import './customers.ts';
+import { CheckoutLocale } from './customers.ts';
 import { COMMON_ERRORS } from './errors.ts';
 import { connectionType, domainInput, listArgs, mutate, PHASED, nestedConnection, orNull, toConnection } from './helpers.ts';
 
@@ -11,7 +11,8 @@ const PaymentStatus = builder.enumType('PaymentStatus', { values: payments.PAYME
 const RefundStatus = builder.enumType('RefundStatus', { values: refunds.REFUND_STATUSES });
 const RefundReason = builder.enumType('RefundReason', { values: refunds.REFUND_REASONS });
 export const PaymentMethodType = builder.enumType('PaymentMethodType', { values: PAYMENT_METHODS });
-export const CheckoutLocale = builder.enumType('CheckoutLocale', { values: payments.CHECKOUT_LOCALES });
+// The languages (en, fr): defined with the customer's locale (customers.ts, below payments).
+export { CheckoutLocale };
 export const TestOutcome = builder.enumType('TestOutcome', {
   description: 'How a test-mode checkout ends: paid, declined, or cancelled by the customer.',
   values: ['succeeded', 'failed', 'cancelled'] as const,

@@ -22,6 +22,7 @@ import {
   type CheckoutOptions,
   type PaymentWithCustomer,
 } from '../domain/payments/index.ts';
+import { customerLocale } from '../domain/customers/index.ts';
 import { StateError } from '../platform/errors.ts';
 import { formatMoney } from '../platform/money.ts';
 import type { AppEnv, Services } from '../platform/env.ts';
@@ -67,8 +68,13 @@ function backUrl(p: PaymentWithCustomer): string | null {
   return p.redirectUrl ? withParams(p.redirectUrl, { payment_id: p.id, status: p.status }) : null;
 }
 
-function localeOf(p: Pick<PaymentWithCustomer, 'checkout'>): 'en' | 'fr' {
-  return (p.checkout as CheckoutOptions).locale ?? 'en';
+/**
+ * The page's language: the checkout's `locale` when the payment was created with one, else its
+ * customer's `locale` (an invoice's payment, a payment of a known customer), else English — the
+ * rule of the customer e-mails (docs/emails.md, "Language").
+ */
+function localeOf(p: Pick<PaymentWithCustomer, 'checkout' | 'customer'>): 'en' | 'fr' {
+  return (p.checkout as CheckoutOptions).locale ?? customerLocale(p.customer);
 }
 
 /** A decline just answered, in the page's language: the reason and what to do next. */

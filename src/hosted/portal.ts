@@ -4,7 +4,8 @@
 // opening the url again gives nothing ("this link was already used"), except in the browser that
 // holds its cookie. The bearer token therefore never sits in the address bar, a return_url, a setup
 // intent's events or webhooks. For one hour, the session lets one customer
-// see and edit their name, email and phone; see, add (through the setup page, which returns here),
+// see and edit their name, email and phone; see, add (through the setup page, which returns here;
+// the added method becomes the default, retrying at once what a past_due/unpaid subscription owes),
 // remove and choose the default of their payment methods; see their wallets with recent activity;
 // see their subscriptions (cancel at period end, or keep one that is cancelling) and their latest
 // invoices with a signed PDF link (fresh at every render, valid 5 minutes). Two actions ask first,
@@ -115,7 +116,14 @@ async function portalPage(
   c: Context<AppEnv>,
   s: Session,
   csrf: string,
-  opts: { notice?: Notice; errors?: Partial<Record<Section, string>>; profile?: ProfileState; status?: number },
+  opts: {
+    notice?: Notice;
+    /** back from the setup page with a method really saved: which, and when */
+    added?: { paymentMethodId: string; savedAt: Date };
+    errors?: Partial<Record<Section, string>>;
+    profile?: ProfileState;
+    status?: number;
+  },
 ) {
   const { ctx, t, merchantName, session } = s;
   const customer = await portalCustomer(ctx);
@@ -137,6 +145,14 @@ async function portalPage(
     kept: t.subscriptionKept,
     paid: t.invoicePaid,
   };
+  if (opts.notice === 'added' && opts.added && customer.defaultPaymentMethodId === opts.added.paymentMethodId) {
+    // The portal made it the default, which retried at once what past_due/unpaid subscriptions owed
+    // (services/customers.ts): say so, and what became of it, from the records (not the query string).
+    const since = opts.added.savedAt.getTime();
+    const paid = invoices.some(({ invoice: i }) => i.status === 'paid' && i.paidAt !== null && i.paidAt.getTime() >= since);
+    const owed = invoices.some(({ invoice: i }) => PAYABLE.has(i.status) && i.lastPaymentErrorCode !== null);
+    notices.added = [t.methodAddedDefault, paid ? t.addedPaidOwed : '', owed ? t.addedStillOwed : ''].filter(Boolean).join(' ');
+  }
   const p = opts.profile ?? {};
   const errors = opts.errors ?? {};
   const hidden = html`<input type="hidden" name="csrf" value="${csrf}">`;
@@ -331,9 +347,9 @@ export function mountPortal(app: Hono<AppEnv>, services: Services) {
     const done = c.req.query('done');
     // Back from the setup page: "saved" only when that intent really saved a method for this customer.
     const setupIntentId = c.req.query('setup_intent_id');
-    const added = c.req.query('status') === 'succeeded' && setupIntentId !== undefined && (await portalMethodAdded(s.ctx, setupIntentId));
+    const added = c.req.query('status') === 'succeeded' && setupIntentId !== undefined ? await portalMethodAdded(s.ctx, setupIntentId) : null;
     const notice = added ? 'added' : NOTICES.includes(done as (typeof NOTICES)[number]) ? (done as Notice) : undefined;
-    return portalPage(c, s, csrfToken(c, secure), { notice });
+    return portalPage(c, s, csrfToken(c, secure), { notice, added: added ?? undefined });
   });
 
   app.post(

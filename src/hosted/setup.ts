@@ -8,8 +8,10 @@
 // source address are limited across every hosted page (kit: takePaymentAttempt, 429 + Retry-After).
 import type { Context, Hono } from 'hono';
 import type { SetupIntent } from '../generated/prisma/client.ts';
-import { completeSetup, expireSetupIntentIfDue, findSetup, offeredSetupMethods, savedMethodOf, setupAttemptsSpent } from '../domain/payment-methods/index.ts';
+import { expireSetupIntentIfDue, findSetup, offeredSetupMethods, savedMethodOf, setupAttemptsSpent } from '../domain/payment-methods/index.ts';
 import { portalSessionLocale } from '../domain/portal/index.ts';
+import { customerLocale } from '../domain/customers/index.ts';
+import { completeHostedSetup } from '../services/customers.ts';
 import type { Ctx } from '../platform/context.ts';
 import { StateError } from '../platform/errors.ts';
 import type { AppEnv, Services } from '../platform/env.ts';
@@ -84,9 +86,8 @@ export function mountSetup(app: Hono<AppEnv>, services: Services) {
     const o = await openByToken(c, services, {
       what: 'setup',
       find: findSetup,
-      // Started from the portal: the portal's language.
-      locale: async (si, ctx) =>
-        localeOf(si.portalSessionId ? await portalSessionLocale(ctx, si.portalSessionId) : undefined),
+      // Started from the portal: the portal's language; otherwise the customer's (else en).
+      locale: async (si, ctx) => (si.portalSessionId ? localeOf(await portalSessionLocale(ctx, si.portalSessionId)) : customerLocale(si.customer)),
       refresh: async (ctx, { merchant: _m, customer, ...si }) => {
         const intent = si.status === 'requires_payment_method' ? await expireSetupIntentIfDue(ctx, si.id) : si;
         return { record: { intent, customerPhone: customer.phone }, gone: intent.status === 'expired', missing: customer.deletedAt !== null };
@@ -130,7 +131,8 @@ export function mountSetup(app: Hono<AppEnv>, services: Services) {
     if (taken instanceof Response) return taken;
     let out;
     try {
-      out = await completeSetup(l.ctx, l.intent.id, attempt);
+      // Started from the portal: the method becomes the default, retrying what is owed (services/customers.ts).
+      out = await completeHostedSetup(l.ctx, l.intent.id, attempt);
     } catch (err) {
       taken();
       if (err instanceof StateError && err.code === 'customer_deleted') return notFound(c, l.t, 'missing', 'setup');

@@ -32,6 +32,12 @@ export interface Strings {
   removed: string;
   defaultSet: string;
   methodAdded: string;
+  /** a method added in the portal became the default (and retried what was owed) */
+  methodAddedDefault: string;
+  /** …and an invoice was paid with it since */
+  addedPaidOwed: string;
+  /** …and an invoice is still unpaid after its last attempt failed */
+  addedStillOwed: string;
   addMethod: string;
   cardEnding(brand: string, last4: string, exp: string): string;
   mobileEnding(last4: string): string;
@@ -171,6 +177,9 @@ const en: Strings = {
   removed: 'The payment method was removed.',
   defaultSet: 'Your default payment method was changed.',
   methodAdded: 'Your new payment method was saved.',
+  methodAddedDefault: 'Your new payment method was saved and is now your default: it is the one charged from now on.',
+  addedPaidOwed: 'The payment that was due was charged to it: your invoice is paid.',
+  addedStillOwed: 'An invoice is still unpaid: its last payment did not go through (see Invoices below).',
   addMethod: 'Add a payment method',
   cardEnding: (b, l, e) => `${b} ending in ${l}, expires ${e}`,
   mobileEnding: (l) => `Mobile money ending in ${l}`,
@@ -304,6 +313,9 @@ const fr: Strings = {
   removed: 'Le moyen de paiement a été supprimé.',
   defaultSet: 'Votre moyen de paiement par défaut a été changé.',
   methodAdded: 'Votre nouveau moyen de paiement a été enregistré.',
+  methodAddedDefault: 'Votre nouveau moyen de paiement a été enregistré et devient votre moyen par défaut : c’est lui qui sera débité désormais.',
+  addedPaidOwed: 'Le paiement en attente y a été débité : votre facture est payée.',
+  addedStillOwed: 'Une facture reste impayée : son dernier paiement n’a pas abouti (voir Factures ci-dessous).',
   addMethod: 'Ajouter un moyen de paiement',
   cardEnding: (b, l, e) => `${b} se terminant par ${l}, expire ${e}`,
   mobileEnding: (l) => `Mobile money se terminant par ${l}`,

@@ -66,6 +66,11 @@ export const phone = z
   .regex(/^\+[1-9][0-9]{6,14}$/, { error: 'must be an E.164 phone number such as +256700000001' })
   .meta({ example: '+256700000001' });
 
+/** The languages of the hosted pages and customer e-mails. */
+export const LOCALES = ['en', 'fr'] as const;
+export type Locale = (typeof LOCALES)[number];
+export const locale = z.enum(LOCALES);
+
 export const currency = z
   .string()
   .transform((v, ctx) => {

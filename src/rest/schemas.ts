@@ -3,6 +3,7 @@ import { BILLING_REASONS, INVOICE_STATUSES, SUBSCRIPTION_STATUSES } from '../dom
 import { z } from 'zod';
 import { CHECKOUT_LOCALES, PAYMENT_STATUSES } from '../domain/payments/schema.ts';
 import { PAYMENT_METHODS } from '../platform/processor.ts';
+import { LOCALE_DESCRIPTION } from '../domain/customers/schema.ts';
 import { REFUND_REASONS, REFUND_STATUSES } from '../domain/refunds/index.ts';
 import { SETUP_INTENT_STATUSES } from '../domain/payment-methods/schema.ts';
 import { INTERVALS } from '../domain/billing/periods.ts';
@@ -55,6 +56,7 @@ export const customerObject = z
     name: example('Jane Doe').nullable(),
     phone: example('+256700000001').nullable(),
     currency: currencyCode.nullable(),
+    locale: z.enum(CHECKOUT_LOCALES).nullable().meta({ description: LOCALE_DESCRIPTION }),
     default_payment_method_id: idOf('pm').nullable().meta({ description: 'The saved method charged when none is named.' }),
     metadata: metadataMap,
     created_at: ts,

@@ -1,7 +1,8 @@
 // Customer actions that span areas: the record with its embedded payment methods and
 // subscriptions (one statement); deletion, which cancels the customer's subscriptions and
 // detaches its saved methods in the same transaction; and a new default method, which retries at
-// once the invoices the customer's past_due/unpaid subscriptions owe (docs/billing.md, "Recovery").
+// once the invoices the customer's past_due/unpaid subscriptions owe (docs/billing.md, "Recovery"),
+// including a method added in the portal, which becomes the default.
 import type { Customer, PaymentMethod, Subscription } from '../generated/prisma/client.ts';
 import type { Ctx } from '../platform/context.ts';
 import { jsonRows, lockRow } from '../platform/db/raw.ts';
@@ -12,7 +13,7 @@ import { clockNow } from '../platform/clock.ts';
 import { customerToJSON, getCustomer, updateCustomerIn, type CustomerUpdateInput } from '../domain/customers/index.ts';
 import { updateCustomerRow } from '../domain/customers/store.ts';
 import { recordEvent } from '../domain/events/index.ts';
-import { detachAllOfCustomer, setDefaultPaymentMethodIn } from '../domain/payment-methods/index.ts';
+import { completeSetup, detachAllOfCustomer, setDefaultPaymentMethodIn, type SetupAttempt, type SetupOutcome } from '../domain/payment-methods/index.ts';
 import { portalDefaultCustomer } from '../domain/portal/index.ts';
 import { findCustomerWithEmbeds } from './store.ts';
 
@@ -71,6 +72,27 @@ export async function setPortalDefault(ctx: Ctx, paymentMethodId: string): Promi
 }
 
 /**
+ * The setup page saves a method (completeSetup). One added from the portal becomes the customer's
+ * default at once, as Stripe's portal does, through the same path as the portal's "Make default"
+ * (so a past_due/unpaid subscription's open invoices are retried with it at once) — also when
+ * saving it already made it the default (the customer's first method), which by itself retries
+ * nothing. A method saved through an API setup intent becomes the default only when it is the
+ * first (completeSetup's rule).
+ */
+export async function completeHostedSetup(ctx: Ctx, setupIntentId: string, attempt: SetupAttempt): Promise<SetupOutcome> {
+  const out = await completeSetup(ctx, setupIntentId, attempt);
+  if (!out.paymentMethod || !out.intent.portalSessionId) return out;
+  const pm = out.paymentMethod;
+  try {
+    await withRecovery(ctx, out.intent.customerId, (tx) => setDefaultPaymentMethodIn(ctx, tx, out.intent.customerId, pm.id), out.defaultBefore);
+  } catch (err) {
+    // The method is saved (committed): the page says so; the portal shows the default as it is.
+    ctx.log.error({ err, setup_intent_id: out.intent.id }, 'portal method saved, but making it the default failed');
+  }
+  return out;
+}
+
+/**
  * Recovery (docs/billing.md): a change that gives the customer a new default method retries at
  * once, after it commits (charges never run inside a transaction), the open or uncollectible
  * invoices of the customer's past_due/unpaid subscriptions that charge the default; a paid one
@@ -78,14 +100,21 @@ export async function setPortalDefault(ctx: Ctx, paymentMethodId: string): Promi
  * the recovery point names the retries, so a retry of an interrupted request makes or finishes
  * the same charges (same attempts, same processor keys) and does not change the customer again.
  */
-async function withRecovery(ctx: Ctx, customerId: string, change: (tx: TenantTx) => Promise<Customer>): Promise<Customer> {
+async function withRecovery(
+  ctx: Ctx,
+  customerId: string,
+  change: (tx: TenantTx) => Promise<Customer>,
+  /** the default before an earlier transaction of the same action (setup: saving the first method made it the default) */
+  since?: string | null,
+): Promise<Customer> {
   const resumed = ctx.idempotency?.resumed;
   if (resumed?.customer_id === customerId && typeof resumed.recovery_charges === 'string') {
     await resumeCharges(ctx, JSON.parse(resumed.recovery_charges) as Charge[]);
     return getCustomer(ctx, customerId);
   }
   const r = await inTransaction(ctx.db, async (tx) => {
-    const before = await lockCustomerRow(ctx, tx, customerId);
+    const locked = await lockCustomerRow(ctx, tx, customerId);
+    const before = since === undefined ? locked : since;
     const after = await change(tx);
     const newDefault = after.defaultPaymentMethodId !== null && after.defaultPaymentMethodId !== before;
     const retries = newDefault ? await retriesForNewDefault(ctx, tx, customerId) : [];

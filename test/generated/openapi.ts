@@ -935,6 +935,8 @@ export interface components {
             email: string;
             /** @example cus_0123456789abcdefGHIJKL */
             id: string;
+            /** @description Language of the customer’s e-mails and hosted pages (an invoice’s checkout, the portal) when no more specific one is given (a payment’s `checkout.locale`, a portal session’s `locale`): en or fr; null means en. */
+            locale: ("en" | "fr") | null;
             /**
              * @example {
              *       "order_id": "6735"
@@ -1031,6 +1033,8 @@ export interface components {
             email: string;
             /** @example cus_0123456789abcdefGHIJKL */
             id: string;
+            /** @description Language of the customer’s e-mails and hosted pages (an invoice’s checkout, the portal) when no more specific one is given (a payment’s `checkout.locale`, a portal session’s `locale`): en or fr; null means en. */
+            locale: ("en" | "fr") | null;
             /**
              * @example {
              *       "order_id": "6735"
@@ -1835,7 +1839,7 @@ export interface operations {
                     /** @example cus_0123456789abcdefGHIJKL */
                     customer_id: string;
                     /**
-                     * @description Language of the portal (default en).
+                     * @description Language of the portal (default: the customer’s `locale`, else en).
                      * @enum {string}
                      */
                     locale?: "en" | "fr";
@@ -2042,6 +2046,8 @@ export interface operations {
                      * @example jane@example.com
                      */
                     email: string;
+                    /** @description Language of the customer’s e-mails and hosted pages (an invoice’s checkout, the portal) when no more specific one is given (a payment’s `checkout.locale`, a portal session’s `locale`): en or fr; null means en. */
+                    locale?: ("en" | "fr") | null;
                     /**
                      * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).
                      * @example {
@@ -2355,6 +2361,8 @@ export interface operations {
                      * @example jane@example.com
                      */
                     email?: string;
+                    /** @description Language of the customer’s e-mails and hosted pages (an invoice’s checkout, the portal) when no more specific one is given (a payment’s `checkout.locale`, a portal session’s `locale`): en or fr; null means en. null clears it. */
+                    locale?: ("en" | "fr") | null;
                     /**
                      * @description Merged into the existing metadata; a key set to an empty string is removed.
                      * @example {
@@ -4048,7 +4056,7 @@ export interface operations {
                          */
                         description?: string;
                         /**
-                         * @description Language of the checkout page (default en).
+                         * @description Language of the checkout page and of the e-mails about this payment (default: the customer’s `locale`, else en).
                          * @enum {string}
                          */
                         locale?: "en" | "fr";

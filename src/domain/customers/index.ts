@@ -8,7 +8,7 @@ import { inTransaction, type Db, type TenantTx } from '../../platform/db/tenant.
 import { NotFoundError, ValidationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
-import { parse } from '../../platform/validation.ts';
+import { parse, type Locale } from '../../platform/validation.ts';
 import { clockNow } from '../../platform/clock.ts';
 import { previousAttributes, recordEvent, recordEventAlone } from '../events/index.ts';
 import {
@@ -37,6 +37,7 @@ export interface CustomerJSON {
   name: string | null;
   phone: string | null;
   currency: string | null;
+  locale: Locale | null;
   default_payment_method_id: string | null;
   metadata: Record<string, string>;
   created_at: string;
@@ -51,6 +52,7 @@ export function customerToJSON(c: Customer): CustomerJSON {
     name: c.name,
     phone: c.phone,
     currency: c.currency,
+    locale: (c.locale as Locale | null) ?? null,
     default_payment_method_id: c.defaultPaymentMethodId,
     metadata: (c.metadata ?? {}) as Record<string, string>,
     created_at: c.createdAt.toISOString(),
@@ -71,6 +73,7 @@ export async function createCustomer(ctx: Ctx, input: CustomerCreateInput): Prom
     name: data.name ?? null,
     phone: data.phone ?? null,
     currency: data.currency ?? null,
+    locale: data.locale ?? null,
     metadata: dropEmpty(data.metadata ?? {}),
     createdAt: new Date(0), // set below: the statement's time on the billing clock
     updatedAt: new Date(0),
@@ -88,6 +91,11 @@ export async function createCustomer(ctx: Ctx, input: CustomerCreateInput): Prom
   const event = alone?.event ?? (await inRawTransaction(ctx.db, (tx) => recordEvent(tx, ctx, 'customer.created', json, undefined, opts)));
   c.createdAt = c.updatedAt = event.createdAt;
   return c;
+}
+
+/** The language of a customer's e-mails and hosted pages when nothing more specific says one (null: en). */
+export function customerLocale(c: Pick<Customer, 'locale'> | null | undefined): Locale {
+  return c?.locale === 'fr' ? 'fr' : 'en';
 }
 
 /** A live (not deleted) customer of this merchant, or 404. */
@@ -130,6 +138,7 @@ export async function updateCustomerIn(ctx: Ctx, tx: TenantTx, id: string, input
     name: data.name,
     phone: data.phone,
     currency: data.currency,
+    locale: data.locale,
     defaultPaymentMethodId: data.default_payment_method_id,
     metadata,
   });

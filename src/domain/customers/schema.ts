@@ -1,15 +1,20 @@
 // Customer inputs. REST validates requests with these, the OpenAPI document is generated from
 // them, and the domain functions parse GraphQL input with the same schemas.
-import { z, email, phone, currency, metadata, listQuery, idOf, amount } from '../../platform/validation.ts';
+import { z, email, phone, currency, locale, metadata, listQuery, idOf, amount } from '../../platform/validation.ts';
 import { MAX_AMOUNT } from '../../platform/money.ts';
 
 const name = z.string().trim().min(1, { error: 'must not be empty' }).max(256, { error: 'must be at most 256 characters' }).meta({ example: 'Jane Doe' });
+
+/** What a customer's `locale` decides (docs/emails.md, "Language"). */
+export const LOCALE_DESCRIPTION =
+  'Language of the customer’s e-mails and hosted pages (an invoice’s checkout, the portal) when no more specific one is given (a payment’s `checkout.locale`, a portal session’s `locale`): en or fr; null means en.';
 
 export const customerCreate = z.strictObject({
   email,
   name: name.nullable().optional(),
   phone: phone.nullable().optional().meta({ description: 'E.164, e.g. +256700000001. Needed for mobile money.' }),
   currency: currency.nullable().optional().meta({ description: 'Default currency (ISO 4217).' }),
+  locale: locale.nullable().optional().meta({ description: LOCALE_DESCRIPTION }),
   metadata: metadata.optional(),
 });
 
@@ -18,6 +23,7 @@ export const customerUpdate = z.strictObject({
   name: name.nullable().optional(),
   phone: phone.nullable().optional(),
   currency: currency.nullable().optional(),
+  locale: locale.nullable().optional().meta({ description: `${LOCALE_DESCRIPTION} null clears it.` }),
   default_payment_method_id: idOf('payment_method')
     .nullable()
     .optional()

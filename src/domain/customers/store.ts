@@ -13,9 +13,9 @@ import type { Statement } from '../events/index.ts';
  */
 export function insertCustomerStatement(c: Customer): Statement {
   return {
-    sql: `INSERT INTO customers (id, merchant_id, email, name, phone, currency, metadata, created_at, updated_at)
-            SELECT $2, $1, $3, $4, $5, $6, $7::jsonb, clock.at, clock.at FROM clock`,
-    params: [c.id, c.email, c.name, c.phone, c.currency, JSON.stringify(c.metadata)],
+    sql: `INSERT INTO customers (id, merchant_id, email, name, phone, currency, locale, metadata, created_at, updated_at)
+            SELECT $2, $1, $3, $4, $5, $6, $7, $8::jsonb, clock.at, clock.at FROM clock`,
+    params: [c.id, c.email, c.name, c.phone, c.currency, c.locale, JSON.stringify(c.metadata)],
   };
 }
 

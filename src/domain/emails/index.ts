@@ -230,11 +230,11 @@ async function compose(ctx: Ctx, event: Event, spec: MessageSpec): Promise<Compo
   const customer = typeof o.customer_id === 'string' ? await findCustomerForEmail(ctx.db, o.customer_id) : null;
   if (!customer || customer.deletedAt || !customer.email) return null;
   const merchant = await findLinkMerchant(ctx.runtime.prisma, ctx.merchant.id);
-  // The checkout's language when the event has a checkout (its payment's), else English: customers
-  // have no language of their own yet (docs/emails.md).
+  // The checkout's language when the event has a checkout that names one (its payment's), else the
+  // customer's `locale`, else English (docs/emails.md, "Language").
   const paymentId = typeof o.payment_id === 'string' ? o.payment_id : event.type.startsWith('payment.') && typeof o.id === 'string' ? o.id : null;
   const payment = paymentId ? await findPaymentForEmail(ctx.db, paymentId) : null;
-  const locale = localeOf((payment?.checkout as { locale?: unknown } | null)?.locale) ?? 'en';
+  const locale = localeOf((payment?.checkout as { locale?: unknown } | null)?.locale) ?? localeOf(customer.locale) ?? 'en';
   const day = (iso: unknown) => (typeof iso === 'string' ? new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeZone: 'UTC' }).format(new Date(iso)) : '');
   const money = (amount: unknown, currency: unknown) => (typeof amount === 'number' && typeof currency === 'string' ? formatMoney(amount, currency, locale) : '');
   const values: MessageValues = { merchant: merchant?.name ?? '', customer_name: customer.name ?? customer.email };

@@ -179,7 +179,13 @@ export interface SetupAttempt {
 }
 
 export type SetupOutcome =
-  | { intent: SetupIntent; paymentMethod: PaymentMethod | null; declined?: undefined }
+  | {
+      intent: SetupIntent;
+      paymentMethod: PaymentMethod | null;
+      declined?: undefined;
+      /** when it saved a method: the customer's default before (the first saved method becomes the default) */
+      defaultBefore?: string | null;
+    }
   | { intent: SetupIntent; paymentMethod: null; declined: { code: string; message: string } };
 
 /**
@@ -241,7 +247,7 @@ export async function completeSetup(ctx: Ctx, id: string, attempt: SetupAttempt)
     await recordEvent(tx, ctx, 'payment_method.attached', paymentMethodToJSON(pm));
     await recordEvent(tx, ctx, 'setup_intent.succeeded', setupIntentToJSON(done, base), { status: si.status, payment_method_id: null });
     if (!customer.defaultPaymentMethodId) await setDefault(ctx, tx, customer, pm.id);
-    return { intent: done, paymentMethod: pm };
+    return { intent: done, paymentMethod: pm, defaultBefore: customer.defaultPaymentMethodId };
   });
 }
 

@@ -1,19 +1,19 @@
 import type { Customer, Payment } from '../../generated/prisma/client.ts';
 import { createdBetween } from '../../platform/pagination.ts';
 import { PAYMENT_METHODS } from '../../platform/processor.ts';
-import { z, amount, currency, email, phone, httpUrl, idOf, metadata, listQuery, timestamp } from '../../platform/validation.ts';
+import { z, amount, currency, email, phone, httpUrl, idOf, metadata, listQuery, LOCALES, timestamp } from '../../platform/validation.ts';
 
 /** A payment with its customer (what most payment operations read). */
 export type PaymentWithCustomer = Payment & { customer: Customer };
 
 export const PAYMENT_STATUSES = ['created', 'processing', 'succeeded', 'failed', 'cancelled', 'expired'] as const;
-export const CHECKOUT_LOCALES = ['en', 'fr'] as const;
+export const CHECKOUT_LOCALES = LOCALES;
 
 export const checkoutOptions = z
   .strictObject({
     title: z.string().trim().min(1).max(120).optional().meta({ description: 'Heading of the checkout page (default: the merchant name).', example: 'Order #6735' }),
     description: z.string().trim().max(500).optional().meta({ description: 'What is being paid for, shown under the amount.', example: '2 × coffee beans, 1 kg' }),
-    locale: z.enum(CHECKOUT_LOCALES).optional().meta({ description: 'Language of the checkout page (default en).' }),
+    locale: z.enum(CHECKOUT_LOCALES).optional().meta({ description: 'Language of the checkout page and of the e-mails about this payment (default: the customer’s `locale`, else en).' }),
     payment_methods: z
       .array(z.enum(PAYMENT_METHODS))
       .min(1, { error: 'must list at least one method' })

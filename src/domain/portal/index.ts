@@ -21,7 +21,7 @@ import { getInvoice, listInvoices, payInvoice, signingKey } from '../billing/inv
 import { signedPdfPath } from '../billing/pdf.ts';
 import { cancelSubscription, reactivateSubscription, subscriptionsOfCustomer } from '../billing/subscriptions.ts';
 import { clockNow } from '../../platform/clock.ts';
-import { getCustomer, updateCustomer } from '../customers/index.ts';
+import { customerLocale, getCustomer, updateCustomer } from '../customers/index.ts';
 import { attachedMethods, createSetupIntent } from '../payment-methods/index.ts';
 import { findPaymentMethod, findSetupIntent } from '../payment-methods/store.ts';
 import { CHECKOUT_LOCALES } from '../payments/schema.ts';
@@ -45,7 +45,7 @@ export const PORTAL_MAX_SETUP_LINKS = 5;
 export const portalSessionCreate = z.strictObject({
   customer_id: idOf('customer'),
   return_url: httpUrl.meta({ description: 'Where the portal’s “Return to …” link goes.' }),
-  locale: z.enum(CHECKOUT_LOCALES).optional().meta({ description: 'Language of the portal (default en).' }),
+  locale: z.enum(CHECKOUT_LOCALES).optional().meta({ description: 'Language of the portal (default: the customer’s `locale`, else en).' }),
 });
 export type PortalSessionCreateInput = z.input<typeof portalSessionCreate>;
 
@@ -69,7 +69,7 @@ export function portalSessionToJSON(s: PortalSession, baseUrl: string) {
 export async function createPortalSession(ctx: Ctx, input: PortalSessionCreateInput): Promise<PortalSession> {
   const data = parse(portalSessionCreate, input);
   return inTransaction(ctx.db, async (tx) => {
-    await getCustomer(ctx, data.customer_id, tx).catch(() => {
+    const customer = await getCustomer(ctx, data.customer_id, tx).catch(() => {
       throw new NotFoundError('customer', data.customer_id, 'customer_id');
     });
     const now = await clockNow({ ...ctx, db: tx });
@@ -79,7 +79,8 @@ export async function createPortalSession(ctx: Ctx, input: PortalSessionCreateIn
       customerId: data.customer_id,
       token: randomToken(40),
       returnUrl: data.return_url,
-      locale: data.locale ?? 'en',
+      // Not given: the customer's language (else en).
+      locale: data.locale ?? customerLocale(customer),
       expiresAt: new Date(now.getTime() + PORTAL_TTL_MS),
       createdAt: now,
     });
@@ -194,12 +195,14 @@ export function portalSetupIntent(ctx: Ctx) {
 
 /**
  * Whether the setup page returned here after really saving a method: the intent exists (this
- * merchant), succeeded, and is this customer's. The query string alone proves nothing.
+ * merchant), succeeded, and is this customer's — then the method it saved and when (the merchant's
+ * clock). The query string alone proves nothing.
  */
-export async function portalMethodAdded(ctx: Ctx, setupIntentId: string): Promise<boolean> {
-  if (!isIdOf('setup_intent', setupIntentId)) return false;
+export async function portalMethodAdded(ctx: Ctx, setupIntentId: string): Promise<{ paymentMethodId: string; savedAt: Date } | null> {
+  if (!isIdOf('setup_intent', setupIntentId)) return null;
   const si = await findSetupIntent(ctx.db, setupIntentId);
-  return si !== null && si.customerId === actorOf(ctx).customerId && si.status === 'succeeded';
+  if (si === null || si.customerId !== actorOf(ctx).customerId || si.status !== 'succeeded' || !si.paymentMethodId) return null;
+  return { paymentMethodId: si.paymentMethodId, savedAt: si.completedAt ?? si.updatedAt };
 }
 
 /** The customer's subscriptions (newest first), each with its plan. */

@@ -3,7 +3,7 @@
 // The claim is tuned (docs/performance.md "Fair claims", docs/jobs.md): its text is kept as it is.
 import type { Prisma, PrismaClient } from '../generated/prisma/client.ts';
 import { billingNowSql } from './clock.store.ts';
-import { merchantSql, rawQueryOf } from './db/raw.ts';
+import { merchantSql, rawQuery, rawQueryOf } from './db/raw.ts';
 import type { Db, TenantDb } from './db/tenant.ts';
 
 /** Inserts jobs, skipping any whose (kind, key) exists already; how many it inserted. */
@@ -189,6 +189,19 @@ export function claimJobRows(prisma: PrismaClient, opts: ClaimOptions): Promise<
 }
 
 // ---- a claimed job's outcome
+
+/**
+ * Marks a running job done in the caller's transaction, locking its row until the caller commits:
+ * true when it was running, false when it is not (finished by another run, cancelled). A handler
+ * that writes its work in the same transaction does it once, whatever the number of runs.
+ */
+export async function completeRunningJobIn(db: Db, merchantId: string, id: bigint): Promise<boolean> {
+  const rows = await merchantSql(rawQuery(db), merchantId)(
+    `UPDATE jobs SET status = 'done', locked_until = NULL, last_error = NULL, updated_at = now() WHERE merchant_id = $1 AND id = $2 AND status = 'running' RETURNING id`,
+    [id],
+  );
+  return rows.length === 1;
+}
 
 /** A finished job: one raw statement (the hot path of every webhook delivery), on `db`'s pool. */
 export function markJobDone(db: TenantDb, merchantId: string, id: bigint) {

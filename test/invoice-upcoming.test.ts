@@ -37,7 +37,7 @@ async function setup(a: TestApp = app, start = '2028-03-01T00:00:00.000Z') {
   const subscribe = async (planId: string, extra: Record<string, unknown> = {}) => {
     const r = await api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: planId, ...extra });
     expect(r.status, JSON.stringify(r.body)).toBe(201);
-    return r.body as { id: string; status: string; current_period_end: string; trial_end: string | null };
+    return r.body as { id: string; status: string; current_period_start: string; current_period_end: string; trial_end: string | null };
   };
   return { ...m, customer, plan, subscribe };
 }
@@ -62,6 +62,14 @@ async function mailbox(api: Client, to: string) {
 }
 
 const at = (iso: string, seconds: number) => new Date(Date.parse(iso) + seconds * 1000).toISOString();
+/** `iso` moved by whole months (the day of month kept: the tests anchor on the 1st). */
+const months = (iso: string, n: number) => {
+  const d = new Date(iso);
+  d.setUTCMonth(d.getUTCMonth() + n);
+  return d.toISOString();
+};
+// The test clock runs on in real time after an advance, so a subscription created "at" a date is
+// anchored a moment after it: times are taken from the subscription, never assumed to the second.
 
 describe('invoice.upcoming', () => {
   it('3 days before the renewal: one event with the invoice it will make (a waiting proration included), equal to the real one; the e-mail only when switched on', async () => {
@@ -69,16 +77,18 @@ describe('invoice.upcoming', () => {
     const basic = await m.plan({ name: 'Basic', amount: 3000 });
     const pro = await m.plan({ name: 'Pro', amount: 9000 });
     const sub = await m.subscribe(basic.id);
-    expect(sub).toMatchObject({ status: 'active', current_period_end: '2028-04-01T00:00:00.000Z' });
+    const end = sub.current_period_end;
+    expect(sub.status).toBe('active');
+    expect(end.slice(0, 10)).toBe('2028-04-01');
 
     // Mid-period upgrade (16 of 31 days left): two proration lines wait for the renewal.
-    await m.advance({ to: '2028-03-16T00:00:00.000Z' });
+    await m.advance({ to: at(end, -16 * DAY) });
     const changed = await m.api.patch(`/v1/subscriptions/${sub.id}`, { plan_id: pro.id });
     expect(changed.status, JSON.stringify(changed.body)).toBe(200);
     await m.events();
 
     // Up to one second before the notice time: nothing.
-    const noticeAt = '2028-03-29T00:00:00.000Z';
+    const noticeAt = at(end, -3 * DAY);
     await m.advance({ to: at(noticeAt, -1) });
     expect(await m.events()).toEqual([]);
     await m.advance({ to: noticeAt });
@@ -98,9 +108,9 @@ describe('invoice.upcoming', () => {
       customer_id: m.customer.id,
       currency: 'USD',
       billing_reason: 'subscription_cycle',
-      period_start: '2028-04-01T00:00:00.000Z',
-      period_end: '2028-05-01T00:00:00.000Z',
-      next_payment_attempt: '2028-04-01T00:00:00.000Z',
+      period_start: end,
+      period_end: months(end, 1),
+      next_payment_attempt: end,
       subtotal: 9000 + unused + remaining,
       total: 9000 + unused + remaining,
       amount_due: 9000 + unused + remaining,
@@ -112,12 +122,13 @@ describe('invoice.upcoming', () => {
       [false, 'Unused time on Basic', unused, true],
       [false, 'Remaining time on Pro', remaining, true],
     ]);
-    // upcoming_renewal is off by default: no message.
+    // upcoming_renewal is off by default: no message, and not even an e-mail job (the event's statement checks the switch).
+    expect(await app.services.db.prisma.job.count({ where: { kind: 'email.send', key: notice!.id } })).toBe(0);
     await app.idle(m.api);
     expect((await mailbox(m.api, m.customer.email)).filter((e) => e.kind === 'upcoming_renewal')).toEqual([]);
 
     // The renewal makes exactly that invoice.
-    await m.advance({ to: '2028-04-01T00:00:00.000Z' });
+    await m.advance({ to: end });
     const real = (await m.api.get(`/v1/subscriptions/${sub.id}`)).body.latest_invoice_id;
     const inv = (await m.api.get(`/v1/invoices/${real}`)).body;
     const strip = (x: any) => ({
@@ -131,10 +142,10 @@ describe('invoice.upcoming', () => {
 
     // Switched on: the next notice is e-mailed, once — plan, date, amount, the card, the portal.
     expect((await m.api.patch('/v1/email-settings', { upcoming_renewal: true })).status).toBe(200);
-    await m.advance({ to: '2028-04-28T00:00:00.000Z' });
+    await m.advance({ to: at(months(end, 1), -3 * DAY) });
     await app.idle(m.api);
     const [second] = await upcoming(m.api, sub.id).then((l) => l.slice(1));
-    expect(second!.data.object).toMatchObject({ period_start: '2028-05-01T00:00:00.000Z', amount_due: 9000, lines: [expect.objectContaining({ amount: 9000, proration: false })] });
+    expect(second!.data.object).toMatchObject({ period_start: months(end, 1), amount_due: 9000, lines: [expect.objectContaining({ amount: 9000, proration: false })] });
     const mails = (await mailbox(m.api, m.customer.email)).filter((e) => e.kind === 'upcoming_renewal');
     expect(mails).toHaveLength(1);
     const mail = mails[0]!;
@@ -162,18 +173,18 @@ describe('invoice.upcoming', () => {
     expect((await m.api.post(`/v1/subscriptions/${back.id}/cancel`, { cancel_at_period_end: true })).status).toBe(200);
     await m.advance({ to: '2028-03-20T00:00:00.000Z' });
     expect((await m.api.post(`/v1/subscriptions/${back.id}/reactivate`, {})).status).toBe(200);
-    await m.advance({ to: '2028-04-01T00:00:01.000Z' });
+    await m.advance({ to: at([ending, back].map((x) => x.current_period_end).sort().at(-1)!, 60) });
     expect((await m.api.get(`/v1/subscriptions/${ending.id}`)).body.status).toBe('cancelled');
     expect(await upcoming(m.api, ending.id)).toEqual([]);
     const [notice, ...more] = await upcoming(m.api, back.id);
     expect(more).toEqual([]);
-    expect(notice).toMatchObject({ created_at: '2028-03-29T00:00:00.000Z', data: { object: { amount_due: 5000, period_start: '2028-04-01T00:00:00.000Z' } } });
+    expect(notice).toMatchObject({ created_at: at(back.current_period_end, -3 * DAY), data: { object: { amount_due: 5000, period_start: back.current_period_end } } });
   });
 
   it('a trial: subscription.trial_will_end announces the first invoice, not invoice.upcoming; the first paid period’s renewal is announced', async () => {
     const m = await setup();
-    const plan = await m.plan({ name: 'Pro', amount: 3000, trial_period_days: 14 });
-    const sub = await m.subscribe(plan.id);
+    const plan = await m.plan({ name: 'Pro', amount: 3000 });
+    const sub = await m.subscribe(plan.id, { trial_end: '2028-03-15T00:00:00.000Z' });
     expect(sub).toMatchObject({ status: 'trialing', trial_end: '2028-03-15T00:00:00.000Z' });
     await m.advance({ to: '2028-03-15T00:00:01.000Z' });
     const types = await m.events();
@@ -195,10 +206,11 @@ describe('invoice.upcoming', () => {
     const sub4 = await m.subscribe(four.id);
     await m.advance({ to: '2028-03-13T00:00:00.000Z' });
     const all = await upcoming(m.api);
+    const start = sub4.current_period_start;
     expect(all.map((e) => [e.data.object.subscription_id, e.created_at])).toEqual([
-      [sub4.id, '2028-03-02T00:00:00.000Z'],
-      [sub4.id, '2028-03-06T00:00:00.000Z'],
-      [sub4.id, '2028-03-10T00:00:00.000Z'],
+      [sub4.id, at(start, 1 * DAY)],
+      [sub4.id, at(start, 5 * DAY)],
+      [sub4.id, at(start, 9 * DAY)],
     ]);
   });
 
@@ -212,11 +224,11 @@ describe('invoice.upcoming', () => {
     try {
       const plan = await m.plan({ name: 'Monthly', amount: 2500 });
       const sub = await m.subscribe(plan.id);
-      for (const month of ['2028-06-01', '2028-09-01', '2028-12-01', '2029-03-01']) await m.advance({ to: `${month}T00:00:00.000Z` });
+      for (const month of ['2028-06-01', '2028-09-01', '2028-12-01', '2029-03-02']) await m.advance({ to: `${month}T00:00:00.000Z` });
       await app.idle(m.api);
       const notices = await upcoming(m.api, sub.id);
       const starts = notices.map((e) => e.data.object.period_start);
-      expect(starts).toEqual(Array.from({ length: 12 }, (_, i) => new Date(Date.UTC(2028, 3 + i, 1)).toISOString()));
+      expect(starts).toEqual(Array.from({ length: 12 }, (_, i) => months(sub.current_period_end, i)));
       for (const e of notices) expect(Date.parse(e.data.object.period_start) - Date.parse(e.created_at)).toBe(3 * DAY * 1000);
       const invoices = (await m.api.get(`/v1/invoices?subscription_id=${sub.id}&limit=100`)).body.data;
       expect(invoices).toHaveLength(13);

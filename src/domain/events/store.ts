@@ -6,7 +6,7 @@ import { billingNowSql } from '../../platform/clock.store.ts';
 import { merchantSql, type RawTx } from '../../platform/db/raw.ts';
 import type { PageSlice } from '../../platform/pagination.ts';
 import type { Db } from '../../platform/db/tenant.ts';
-import { DELIVER_JOB, EMAIL_JOB } from './types.ts';
+import { DELIVER_JOB, EMAIL_JOB, type OptInEmailSwitch } from './types.ts';
 
 /** A statement of a merchant for recordEvent to run first, in its own statement: $1 is the merchant, its own parameters $2, $3 … */
 export interface Statement {
@@ -55,8 +55,11 @@ export interface EventInsert {
   attemptIds: string[];
   /** endpoints not told about this event */
   excludedEndpoints: string[];
-  /** enqueue the event's customer e-mail job (emailsAbout) */
-  email?: boolean;
+  /**
+   * enqueue the event's customer e-mail job (emailsAbout); `{ optIn }`: only when the merchant
+   * switched that kind on (a column of email_settings, whose row is absent until a first PATCH)
+   */
+  email?: boolean | { optIn: OptInEmailSwitch };
   /**
    * A read run before everything else (CTE `lead`, e.g. a locking read with the change's
    * conditions): the statement writes only when it returns a row, and its columns are `clock`'s
@@ -125,9 +128,12 @@ export function insertEventWithDeliveries(tx: RawTx, e: EventInsert): Promise<Ev
   // The customer e-mail of the event, if its type has one: a job keyed by the event, so it is sent
   // once per event whichever process runs it (src/domain/emails; never SMTP inside this transaction).
   if (e.email) {
+    // An opt-in kind (off by default, e.g. upcoming renewals): no job at all unless it is on —
+    // email_settings is the emails area's table; the job still reads the switch when it runs.
+    const optIn = typeof e.email === 'object' ? ` WHERE EXISTS (SELECT 1 FROM email_settings s WHERE s.merchant_id = $1 AND s.${e.email.optIn})` : '';
     ctes.push(
       `em AS (INSERT INTO jobs (merchant_id, kind, run_at, payload, key, created_at, updated_at)
-              SELECT $1, '${EMAIL_JOB}', clock.at, jsonb_build_object('event_id', ${eventId}::text), ${eventId}, now(), now() FROM clock
+              SELECT $1, '${EMAIL_JOB}', clock.at, jsonb_build_object('event_id', ${eventId}::text), ${eventId}, now(), now() FROM clock${optIn}
               ON CONFLICT (kind, key) DO NOTHING)`,
     );
   }

@@ -44,7 +44,7 @@ describe('a renewal paid in-process', () => {
 
     // A month and two days on: the renewal, then every safety job's due time (a minute, a day) passes.
     await m.advance({ to: new Date(new Date(sub.current_period_end).getTime() + 2 * DAY).toISOString() });
-    expect(await m.events()).toEqual(['invoice.created', 'invoice.finalized', 'invoice.paid', 'payment.created', 'payment.succeeded', 'subscription.updated']);
+    expect(await m.events()).toEqual(['invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.upcoming', 'payment.created', 'payment.succeeded', 'subscription.updated']);
     const invoices = (await m.api.get(`/v1/invoices?subscription_id=${sub.id}`)).body.data;
     expect(invoices.map((i: any) => [i.billing_reason, i.status, i.attempt_count])).toEqual([
       ['subscription_cycle', 'paid', 1],

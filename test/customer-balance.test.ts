@@ -150,7 +150,11 @@ describe('invoices draw on the credit balance', () => {
     await m.advance({ to: sub.current_period_end });
     const renewal = (await m.api.get(`/v1/invoices/${(await m.api.get(`/v1/subscriptions/${sub.id}`)).body.latest_invoice_id}`)).body;
     expect(renewal).toMatchObject({ status: 'paid', credit_applied: 3000, amount_due: 0, payment_id: null });
-    expect(await m.events()).toEqual(['customer.balance_changed', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'subscription.updated'].sort());
+    const events = await m.eventObjects();
+    expect(events.map((e) => e.type).sort()).toEqual(['customer.balance_changed', 'invoice.created', 'invoice.finalized', 'invoice.paid', 'invoice.upcoming', 'subscription.updated'].sort());
+    // Its notice, 3 days before, said so: the credit pays it all, nothing will be charged.
+    const notice = events.find((e) => e.type === 'invoice.upcoming')!.data.object;
+    expect(notice).toMatchObject({ id: null, subtotal: 3000, credit_applied: 3000, amount_due: 0, period_start: renewal.period_start });
     expect((await m.api.get(`/v1/customers/${customer.id}`)).body.credit_balance).toEqual({ USD: 2000 });
     // Another currency's credit is not drawn.
     await balanceMatchesLedger(m, customer.id);

@@ -71,9 +71,9 @@ describe('subscriptions on the test clock', () => {
     expect(inv.lines).toHaveLength(1);
     await m.nothingMore();
 
-    // The renewal at the period end: one invoice, charged, paid.
+    // The renewal at the period end (invoice.upcoming 3 days before it): one invoice, charged, paid.
     await m.advance({ to: sub.current_period_end });
-    expect(await m.events()).toEqual(sorted('invoice.created', 'invoice.finalized', 'payment.created', 'payment.succeeded', 'invoice.paid', 'subscription.updated'));
+    expect(await m.events()).toEqual(sorted('invoice.created', 'invoice.finalized', 'invoice.upcoming', 'payment.created', 'payment.succeeded', 'invoice.paid', 'subscription.updated'));
     const renewed = (await m.api.get(`/v1/subscriptions/${sub.id}`)).body;
     expect(renewed.current_period_start).toBe(sub.current_period_end);
     await m.nothingMore();
@@ -349,7 +349,7 @@ describe('subscriptions on the test clock', () => {
     expect(ia).toMatchObject({ total: 11000, status: 'paid' });
     expect((await next(b.id)).total).toBe(9000);
     expect((await next(c.id)).total).toBe(9000);
-    const renewal = ['invoice.created', 'invoice.finalized', 'payment.created', 'payment.succeeded', 'invoice.paid', 'subscription.updated'];
+    const renewal = ['invoice.upcoming', 'invoice.created', 'invoice.finalized', 'payment.created', 'payment.succeeded', 'invoice.paid', 'subscription.updated'];
     expect(await m.events()).toEqual(sorted(...renewal, ...renewal, ...renewal));
     await m.nothingMore();
   });
@@ -404,7 +404,7 @@ describe('subscriptions on the test clock', () => {
 
     // The renewal charges the customer's default and the subscription stays active.
     await m.advance({ to: sub.current_period_end });
-    expect(await m.events()).toEqual(sorted('invoice.created', 'invoice.finalized', 'payment.created', 'payment.succeeded', 'invoice.paid', 'subscription.updated'));
+    expect(await m.events()).toEqual(sorted('invoice.created', 'invoice.finalized', 'invoice.upcoming', 'payment.created', 'payment.succeeded', 'invoice.paid', 'subscription.updated'));
     const renewed = (await m.api.get(`/v1/subscriptions/${sub.id}`)).body;
     expect(renewed.status).toBe('active');
     const inv = (await m.api.get(`/v1/invoices/${renewed.latest_invoice_id}`)).body;
@@ -430,7 +430,7 @@ describe('subscriptions on the test clock', () => {
     await app.services.db.query('UPDATE subscriptions SET payment_method_id = $1 WHERE id = $2', [second, sub.id]);
     await m.events();
     await m.advance({ to: sub.current_period_end });
-    expect(await m.events()).toEqual(sorted('invoice.created', 'invoice.finalized', 'payment.created', 'payment.succeeded', 'invoice.paid', 'subscription.updated'));
+    expect(await m.events()).toEqual(sorted('invoice.created', 'invoice.finalized', 'invoice.upcoming', 'payment.created', 'payment.succeeded', 'invoice.paid', 'subscription.updated'));
     const renewed = (await m.api.get(`/v1/subscriptions/${sub.id}`)).body;
     expect(renewed.status).toBe('active');
     const inv = (await m.api.get(`/v1/invoices/${renewed.latest_invoice_id}`)).body;
@@ -526,7 +526,7 @@ describe('voiding the invoice a past_due or unpaid subscription owes', () => {
     // The period goes on: its end bills the next one as any active subscription's (the card still declines).
     await m.advance({ to: sub.current_period_end });
     expect(await m.events()).toEqual(
-      sorted('invoice.created', 'invoice.finalized', 'payment.created', 'payment.failed', 'invoice.payment_failed', 'subscription.updated', 'subscription.updated'),
+      sorted('invoice.upcoming', 'invoice.created', 'invoice.finalized', 'payment.created', 'payment.failed', 'invoice.payment_failed', 'subscription.updated', 'subscription.updated'),
     );
     const renewed = (await m.api.get(`/v1/subscriptions/${sub.id}`)).body;
     expect(renewed).toMatchObject({ status: 'past_due', current_period_start: sub.current_period_end });

@@ -12,11 +12,13 @@ import {
   cycleSubscription,
   expireIncomplete,
   noticeTrialEnd,
+  noticeUpcomingRenewal,
   resumeIfDue,
   SUB_CYCLE_JOB,
   SUB_INCOMPLETE_JOB,
   SUB_RESUME_JOB,
   SUB_TRIAL_NOTICE_JOB,
+  SUB_UPCOMING_JOB,
 } from '../domain/billing/subscriptions.ts';
 import { BATCH_SIZE as RENEWAL_BATCH_SIZE, BATCH_SPAN_MS as RENEWAL_BATCH_SPAN_MS, renewBatch } from '../domain/billing/renewals.ts';
 import { EMAIL_JOB, EMAIL_RETRY_DELAYS_MS, sendEventEmail } from '../domain/emails/index.ts';
@@ -79,6 +81,12 @@ export function createJobRegistry(opts: { renewalBatchSize?: number } = {}): Job
   registry.register(SUB_TRIAL_NOTICE_JOB, {
     async run(ctx, job) {
       await noticeTrialEnd(ctx, String(job.payload.subscription_id), Number(job.payload.trial_end));
+    },
+  });
+  // Marks itself done with its event, in one transaction (once, whatever the number of runs).
+  registry.register(SUB_UPCOMING_JOB, {
+    async run(ctx, job) {
+      return (await noticeUpcomingRenewal(ctx, String(job.payload.subscription_id), Number(job.payload.period_end), job.id)) ? JOB_COMPLETED : undefined;
     },
   });
   registry.register(SUB_RESUME_JOB, {

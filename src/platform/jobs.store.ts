@@ -221,6 +221,19 @@ export async function markJobsDone(q: RawQuery, merchantId: string, ids: bigint[
   );
 }
 
+/**
+ * Marks a running job done in the caller's transaction, locking its row until the caller commits:
+ * true when it was running, false when it is not (finished by another run, cancelled). A handler
+ * that writes its work in the same transaction does it once, whatever the number of runs.
+ */
+export async function completeRunningJobIn(db: Db, merchantId: string, id: bigint): Promise<boolean> {
+  const rows = await merchantSql(rawQuery(db), merchantId)(
+    `UPDATE jobs SET status = 'done', locked_until = NULL, last_error = NULL, updated_at = now() WHERE merchant_id = $1 AND id = $2 AND status = 'running' RETURNING id`,
+    [id],
+  );
+  return rows.length === 1;
+}
+
 /** A finished job: one raw statement (the hot path of every webhook delivery), on `db`'s pool. */
 export function markJobDone(db: TenantDb, merchantId: string, id: bigint) {
   return merchantSql(rawQueryOf(db), merchantId)(

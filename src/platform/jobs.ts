@@ -4,7 +4,7 @@ import { Prisma } from '../generated/prisma/client.ts';
 import type { Ctx } from './context.ts';
 import type { Clock } from './clock.ts';
 import { afterCommit, type Db } from './db/tenant.ts';
-import { cancelOpenJobs, cancelPendingJobsByKey, insertJobs, markJobsDone, type JobRow } from './jobs.store.ts';
+import { cancelOpenJobs, cancelPendingJobsByKey, completeRunningJobIn, insertJobs, markJobsDone, type JobRow } from './jobs.store.ts';
 import { rawQuery } from './db/raw.ts';
 
 export interface NewJob {
@@ -56,6 +56,15 @@ export function cancelJobs(db: Db, where: { kind?: string; ref?: string; key?: s
  */
 export function cancelWaitingJobs(db: Db, jobs: { kind: string; key: string }[]): Promise<number> {
   return cancelPendingJobsByKey(db, jobs);
+}
+
+/**
+ * Marks the running job `id` done in the caller's transaction (its row stays locked until the
+ * commit): false when it is not running any more (another run finished it, or it was cancelled),
+ * and then the caller writes nothing. A handler returns JOB_COMPLETED after it.
+ */
+export function completeRunningJob(tx: Db, merchantId: string, id: bigint): Promise<boolean> {
+  return completeRunningJobIn(tx, merchantId, id);
 }
 
 /** Thrown by a job handler that cannot run yet (e.g. a concurrency cap): it runs again after delayMs, without counting an attempt. */

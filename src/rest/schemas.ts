@@ -395,7 +395,7 @@ export const emailSettingsObject = z
     receipts: z.boolean().meta({ description: 'Receipts for paid payments and invoices (default on).' }),
     failed_payments: z.boolean().meta({ description: 'A failed invoice payment, with a link to fix it in the portal (default on).' }),
     trial_ending: z.boolean().meta({ description: 'A trial ends in three days (default on).' }),
-    upcoming_renewal: z.boolean().meta({ description: 'An upcoming renewal (default off; not sent yet).' }),
+    upcoming_renewal: z.boolean().meta({ description: 'An upcoming renewal, three days before it (invoice.upcoming); off by default.' }),
     invoices: z.boolean().meta({ description: 'Invoices to pay (send_invoice; default on; not sent yet).' }),
   })
   .meta({ id: 'EmailSettings' });

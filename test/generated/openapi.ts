@@ -1160,7 +1160,7 @@ export interface components {
             receipts: boolean;
             /** @description A trial ends in three days (default on). */
             trial_ending: boolean;
-            /** @description An upcoming renewal (default off; not sent yet). */
+            /** @description An upcoming renewal, three days before it (invoice.upcoming); off by default. */
             upcoming_renewal: boolean;
         };
         EmailSettingsUpdate: {
@@ -1172,7 +1172,7 @@ export interface components {
             receipts?: boolean;
             /** @description The end of a trial, three days before (subscription.trial_will_end). */
             trial_ending?: boolean;
-            /** @description Upcoming renewals (off by default; not sent yet: needs the invoice.upcoming event). */
+            /** @description An upcoming renewal, three days before it (invoice.upcoming): plan, date, amount, method. Off by default. */
             upcoming_renewal?: boolean;
         };
         Error: {
@@ -7984,7 +7984,7 @@ export interface operations {
                     /** @example Order service */
                     description?: string;
                     /** @description Subscribed event types; omitted or empty = all. */
-                    events?: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.cancelled" | "payment.expired" | "refund.created" | "refund.succeeded" | "refund.failed" | "customer.created" | "customer.updated" | "customer.deleted" | "customer.balance_changed" | "setup_intent.succeeded" | "payment_method.attached" | "payment_method.detached" | "plan.created" | "plan.archived" | "subscription.created" | "subscription.updated" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.reactivated" | "subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "wallet.created" | "wallet.frozen" | "wallet.unfrozen" | "wallet.closed" | "wallet.debited" | "wallet.credited" | "wallet.topup.succeeded" | "wallet.credit.expired" | "webhook_endpoint.disabled")[];
+                    events?: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.cancelled" | "payment.expired" | "refund.created" | "refund.succeeded" | "refund.failed" | "customer.created" | "customer.updated" | "customer.deleted" | "customer.balance_changed" | "setup_intent.succeeded" | "payment_method.attached" | "payment_method.detached" | "plan.created" | "plan.archived" | "subscription.created" | "subscription.updated" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.reactivated" | "subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.upcoming" | "wallet.created" | "wallet.frozen" | "wallet.unfrozen" | "wallet.closed" | "wallet.debited" | "wallet.credited" | "wallet.topup.succeeded" | "wallet.credit.expired" | "webhook_endpoint.disabled")[];
                     /**
                      * Format: uri
                      * @description https:// (http:// to loopback only with BILLING_ALLOW_HTTP_WEBHOOKS=1).
@@ -8286,7 +8286,7 @@ export interface operations {
                 "application/json": {
                     description?: string | null;
                     /** @description Subscribed event types; omitted or empty = all. */
-                    events?: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.cancelled" | "payment.expired" | "refund.created" | "refund.succeeded" | "refund.failed" | "customer.created" | "customer.updated" | "customer.deleted" | "customer.balance_changed" | "setup_intent.succeeded" | "payment_method.attached" | "payment_method.detached" | "plan.created" | "plan.archived" | "subscription.created" | "subscription.updated" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.reactivated" | "subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "wallet.created" | "wallet.frozen" | "wallet.unfrozen" | "wallet.closed" | "wallet.debited" | "wallet.credited" | "wallet.topup.succeeded" | "wallet.credit.expired" | "webhook_endpoint.disabled")[];
+                    events?: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.cancelled" | "payment.expired" | "refund.created" | "refund.succeeded" | "refund.failed" | "customer.created" | "customer.updated" | "customer.deleted" | "customer.balance_changed" | "setup_intent.succeeded" | "payment_method.attached" | "payment_method.detached" | "plan.created" | "plan.archived" | "subscription.created" | "subscription.updated" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.reactivated" | "subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.upcoming" | "wallet.created" | "wallet.frozen" | "wallet.unfrozen" | "wallet.closed" | "wallet.debited" | "wallet.credited" | "wallet.topup.succeeded" | "wallet.credit.expired" | "webhook_endpoint.disabled")[];
                     /**
                      * @description disabled stops deliveries; active re-enables.
                      * @enum {string}

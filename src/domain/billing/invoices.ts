@@ -46,9 +46,9 @@ export function invoiceNumber(seq: number): string {
   return `INV-${String(seq).padStart(6, '0')}`;
 }
 
-export function invoiceLineToJSON(l: InvoiceItem, currency: string) {
+export function invoiceLineToJSON<L extends Pick<InvoiceItem, 'description' | 'periodStart' | 'periodEnd' | 'amount' | 'proration'> & { id: string | null }>(l: L, currency: string) {
   return {
-    id: l.id,
+    id: l.id as L['id'],
     object: 'invoice_line' as const,
     description: l.description,
     period: { start: l.periodStart.toISOString(), end: l.periodEnd.toISOString() },
@@ -92,6 +92,73 @@ export function invoiceToJSON(inv: InvoiceWithLines, baseUrl: string) {
   };
 }
 export type InvoiceJSON = ReturnType<typeof invoiceToJSON>;
+
+/** A line of an invoice not made yet: a waiting line (its id) or one the invoice will create (id null). */
+export type PreviewLine = Pick<InvoiceItem, 'description' | 'periodStart' | 'periodEnd' | 'amount' | 'proration'> & { id: string | null };
+
+export interface InvoicePreview {
+  customerId: string;
+  subscriptionId: string;
+  currency: string;
+  reason: BillingReason;
+  periodStart: Date;
+  periodEnd: Date;
+  /** in the order the invoice will list them */
+  lines: PreviewLine[];
+  /** what the customer's credit balance and wallet (when the subscription draws on it) hold now in the currency */
+  creditBalance: bigint;
+  walletBalance: bigint;
+  /** when the invoice will be made and charged (its next_payment_attempt) */
+  at: Date;
+  createdAt: Date;
+}
+
+/**
+ * The invoice a future billing will make, as an invoice-shaped object with `id: null` (Stripe's
+ * upcoming invoice): the lines, the totals and the draws finalize would make with today's
+ * balances — a total below zero leaves nothing due (the credit is carried), then the customer's
+ * credit balance, then the wallet.
+ */
+export function invoicePreviewToJSON(p: InvoicePreview) {
+  const subtotal = p.lines.reduce((s, l) => s + l.amount, 0n);
+  const due = subtotal > 0n ? subtotal : 0n;
+  const credit = p.creditBalance > 0n ? (p.creditBalance < due ? p.creditBalance : due) : 0n;
+  const left = due - credit;
+  const fromWallet = p.walletBalance > 0n ? (p.walletBalance < left ? p.walletBalance : left) : 0n;
+  const amountDue = left - fromWallet;
+  return {
+    id: null,
+    object: 'invoice' as const,
+    customer_id: p.customerId,
+    subscription_id: p.subscriptionId,
+    number: null,
+    status: 'draft' as const,
+    billing_reason: p.reason,
+    currency: p.currency,
+    lines: p.lines.map((l) => invoiceLineToJSON(l, p.currency)),
+    subtotal: Number(subtotal),
+    total: Number(subtotal),
+    total_formatted: formatMoney(subtotal, p.currency),
+    credit_applied: Number(credit),
+    amount_from_wallet: Number(fromWallet),
+    amount_due: Number(amountDue),
+    amount_paid: 0,
+    amount_remaining: Number(amountDue),
+    attempt_count: 0,
+    next_payment_attempt: p.at.toISOString(),
+    payment_id: null,
+    last_payment_error: null,
+    pdf_url: null,
+    period_start: p.periodStart.toISOString(),
+    period_end: p.periodEnd.toISOString(),
+    due_date: null,
+    created_at: p.createdAt.toISOString(),
+    finalized_at: null,
+    paid_at: null,
+    voided_at: null,
+  };
+}
+export type InvoicePreviewJSON = ReturnType<typeof invoicePreviewToJSON>;
 
 /** Why a charge of an invoice failed: the invoice's `last_payment_error`. */
 export interface PaymentError {

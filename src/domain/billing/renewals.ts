@@ -8,7 +8,8 @@
 //   1. renew: the subscriptions locked; for each plain renewal the invoice (open, numbered in due
 //      order), its line, its payment (`processing`, its first attempt claimed), the subscription
 //      moved, the events (invoice.created, invoice.finalized, subscription.updated,
-//      payment.created), the next cycle job, the payment's expiry and the attempt's recovery; and
+//      payment.created), the next cycle job (and its invoice.upcoming notice), the payment's expiry
+//      and the attempt's recovery; and
 //      the cycle jobs marked done. A kill -9 after this commit is finished by the recovery jobs,
 //      as after one renewal's claim (payment.recover asks the processor again under the same key).
 //   2. the charges, outside any transaction (a few at a time);
@@ -47,7 +48,7 @@ import { balancesToSettle } from '../customers/balance.ts';
 import type { InvoiceWithLines } from './hooks.ts';
 import { attemptPaymentOf, invoiceNumber, invoiceToJSON } from './invoices.ts';
 import { periodAt, type Interval } from './periods.ts';
-import { cycleJob, periodKey, planLine, subscriptionToJSON } from './subscriptions.ts';
+import { periodKey, planLine, renewalJobs, subscriptionToJSON } from './subscriptions.ts';
 import * as store from './store.ts';
 
 /** Renewals per batch: one transaction writes this many invoices, payments and their events. */
@@ -250,7 +251,7 @@ async function issue(ctx: Ctx, due: DueRenewal[]): Promise<{ issued: Issued[]; r
         { type: 'payment.created', object: paymentToJSON(created, base), at: now },
       );
       jobs.push(
-        cycleJob(moved),
+        ...renewalJobs(moved, plan),
         expiryJob(merchantId, row.id, row.expiresAt),
         // Due after the last renewal of the batch: no job of the batch's own making comes due
         // before a renewal it has still to make.

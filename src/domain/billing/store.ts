@@ -181,6 +181,11 @@ export async function deletePendingLines(tx: TenantTx, subscriptionId: string): 
   await tx.invoiceItem.deleteMany({ where: { subscriptionId, invoiceId: null } });
 }
 
+/** The subscription's lines waiting for the next invoice, in the order an invoice lists them. */
+export function listPendingLines(db: Db, subscriptionId: string): Promise<InvoiceItem[]> {
+  return db.invoiceItem.findMany({ where: { subscriptionId, invoiceId: null }, orderBy: withLines.lines.orderBy });
+}
+
 /** The sum of the subscription's lines waiting for the next invoice (null when there are none). */
 export async function sumPendingLines(tx: TenantTx, subscriptionId: string): Promise<bigint | null> {
   return (await tx.invoiceItem.aggregate({ where: { subscriptionId, invoiceId: null }, _sum: { amount: true } }))._sum.amount;
@@ -207,7 +212,7 @@ export function listPaymentsById(db: Db, ids: string[]): Promise<Payment[]> {
 }
 
 /** The customer's oldest active wallet in `currency`. Reads wallets (the wallets area's table). */
-export function findActiveWallet(tx: TenantTx, customerId: string, currency: string): Promise<Wallet | null> {
+export function findActiveWallet(tx: Db, customerId: string, currency: string): Promise<Wallet | null> {
   return tx.wallet.findFirst({ where: { customerId, currency, status: 'active' }, orderBy: { createdAt: 'asc' } });
 }
 

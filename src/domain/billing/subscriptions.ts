@@ -22,7 +22,7 @@ import { NotFoundError, StateError, ValidationError } from '../../platform/error
 import { newId } from '../../platform/ids.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { parse } from '../../platform/validation.ts';
-import { cancelJobs, DeferJob, enqueueJob, enqueueJobs, type NewJob } from '../../platform/jobs.ts';
+import { cancelJobs, completeRunningJob, DeferJob, enqueueJob, enqueueJobs, type NewJob } from '../../platform/jobs.ts';
 import { Clock, clockNow } from '../../platform/clock.ts';
 import { recordEvent, previousAttributes } from '../events/index.ts';
 import { invoiceHooks } from './hooks.ts';
@@ -30,6 +30,7 @@ import {
   attachedMethod,
   chargeInvoice,
   checkInvoiceTotal,
+  invoicePreviewToJSON,
   issueInvoice,
   lockOpenInvoicesOf,
   openInvoicesOf,
@@ -37,10 +38,11 @@ import {
   stopCollection,
   voidInvoice,
   type NewLine,
+  type PreviewLine,
 } from './invoices.ts';
 import { periodAt, prorate, type Interval } from './periods.ts';
 import { MAX_TRIAL_DAYS, subscribablePlan } from './plans.ts';
-import { addCredit } from '../customers/balance.ts';
+import { addCredit, creditBalanceOf } from '../customers/balance.ts';
 import * as store from './store.ts';
 import {
   subscriptionCancel,
@@ -60,10 +62,13 @@ export const SUB_CYCLE_JOB = 'subscription.cycle';
 export const SUB_TRIAL_NOTICE_JOB = 'subscription.trial_will_end';
 export const SUB_RESUME_JOB = 'subscription.resume';
 export const SUB_INCOMPLETE_JOB = 'subscription.incomplete_expire';
+export const SUB_UPCOMING_JOB = 'invoice.upcoming';
 
 const DAY_MS = 86_400_000;
 /** subscription.trial_will_end is sent this long before the trial ends (at once for shorter trials). */
 export const TRIAL_NOTICE_MS = 3 * DAY_MS;
+/** invoice.upcoming is sent this long before a renewal (none when the period is this long or shorter). */
+export const UPCOMING_NOTICE_MS = 3 * DAY_MS;
 /** An incomplete subscription (first invoice not paid) is cancelled after this long. */
 export const INCOMPLETE_TTL_MS = 23 * 3600 * 1000;
 
@@ -168,6 +173,32 @@ export function cycleJob(sub: Subscription): NewJob {
   return job(sub, SUB_CYCLE_JOB, sub.currentPeriodEnd, `cycle:${sub.id}:${sub.currentPeriodEnd.getTime()}`, { period_end: sub.currentPeriodEnd.getTime() });
 }
 
+/**
+ * The invoice.upcoming notice of the renewal at the end of the subscription's current period, due
+ * UPCOMING_NOTICE_MS before it (docs/billing.md, "Upcoming renewal notice"); pure, so a caller
+ * renewing many subscriptions at once can build all their jobs without a query. Null when there is
+ * nothing to announce: the current period is a trial (its end is announced by
+ * subscription.trial_will_end), the subscription is cancelled, or the plan's period is 3 days or
+ * shorter (the notice would fall at or before the period's start; as Stripe, no notice then).
+ * Everything else — cancel_at_period_end, paused, past_due, unpaid, still incomplete — is decided
+ * when the job runs (noticeUpcomingRenewal), so a reactivation or resume before then needs no new
+ * job. Keyed by the period end: enqueued twice, it exists once.
+ */
+export function upcomingNoticeJob(sub: Subscription, plan: Pick<Plan, 'interval' | 'intervalCount'>): NewJob | null {
+  if (sub.status === 'cancelled' || sub.status === 'trialing' || sub.periodIndex < 0) return null;
+  if (plan.interval === 'day' && plan.intervalCount * DAY_MS <= UPCOMING_NOTICE_MS) return null;
+  const end = sub.currentPeriodEnd.getTime();
+  const at = end - UPCOMING_NOTICE_MS;
+  if (at <= sub.currentPeriodStart.getTime()) return null;
+  return job(sub, SUB_UPCOMING_JOB, new Date(at), `upcoming:${sub.id}:${end}`, { period_end: end });
+}
+
+/** The jobs of a period that renews at its end: the renewal, and its notice when there is one. */
+export function renewalJobs(sub: Subscription, plan: Pick<Plan, 'interval' | 'intervalCount'>): NewJob[] {
+  const notice = upcomingNoticeJob(sub, plan);
+  return notice ? [cycleJob(sub), notice] : [cycleJob(sub)];
+}
+
 function trialJobs(sub: Subscription, now: Date): NewJob[] {
   const end = sub.trialEnd!;
   const notice = new Date(Math.max(now.getTime(), end.getTime() - TRIAL_NOTICE_MS));
@@ -268,7 +299,7 @@ export async function createSubscription(ctx: Ctx, input: SubscriptionCreateInpu
     });
     const withInvoice = await store.updateSubscription(tx, sub.id, { latestInvoiceId: invoice.id });
     await enqueueJobs(tx, [
-      cycleJob(withInvoice),
+      ...renewalJobs(withInvoice, plan),
       job(sub, SUB_INCOMPLETE_JOB, new Date(now.getTime() + INCOMPLETE_TTL_MS), `incomplete:${sub.id}`, {}),
     ]);
     if (invoice.status === 'paid') await activate(ctx, tx, withInvoice);
@@ -351,7 +382,7 @@ async function restartPeriod(ctx: Ctx, tx: TenantTx, sub: Subscription, paidInvo
   });
   next = await store.updateSubscription(tx, sub.id, { latestInvoiceId: invoice.id });
   await event(ctx, tx, 'subscription.updated', sub, next);
-  await enqueueJob(tx, cycleJob(next));
+  await enqueueJobs(tx, renewalJobs(next, plan));
 }
 
 /**
@@ -438,7 +469,7 @@ export async function cycleSubscription(ctx: Ctx, id: string, periodEnd: number)
     }
     const next = await store.updateSubscription(tx, id, { ...moved, ...(invoice ? { latestInvoiceId: invoice.id } : {}) });
     await event(ctx, tx, 'subscription.updated', sub, next);
-    await enqueueJob(tx, cycleJob(next));
+    await enqueueJobs(tx, renewalJobs(next, plan));
     return invoice?.status === 'open' ? [{ invoiceId: invoice.id, attempt: 1 }] : null;
   });
   await makeCharges(ctx, charge ?? [], { automatic: true });
@@ -449,6 +480,72 @@ export async function noticeTrialEnd(ctx: Ctx, id: string, trialEnd: number): Pr
     const sub = await lockSubscription(ctx, tx, id);
     if (sub.status !== 'trialing' || sub.trialEnd?.getTime() !== trialEnd) return;
     await recordEvent(tx, ctx, 'subscription.trial_will_end', subscriptionToJSON(sub));
+  });
+}
+
+/**
+ * Whether the renewal at `periodEnd` will happen and bill: the subscription is still in that
+ * period, not set to cancel at its end, and active or past_due — or paused with an automatic
+ * resume by then, which the renewal applies first (cycleSubscription).
+ */
+function renewsAt(sub: Subscription, periodEnd: number): boolean {
+  if (sub.currentPeriodEnd.getTime() !== periodEnd || sub.cancelAtPeriodEnd) return false;
+  if (sub.status === 'active' || sub.status === 'past_due') return true;
+  return sub.status === 'paused' && sub.resumesAt !== null && sub.resumesAt.getTime() <= periodEnd;
+}
+
+/**
+ * The invoice the renewal at the end of the current period will make (Stripe's upcoming invoice:
+ * invoice-shaped, `id: null`), with the renewal's own pieces — the next period from the anchor
+ * (periodAt), its plan line (planLine), the lines waiting for the next invoice (the same rows the
+ * renewal attaches) — and the draws finalize would make with today's credit balance and wallet.
+ * Reads only.
+ */
+export async function upcomingInvoice(ctx: Ctx, sub: Subscription, db: Db = ctx.db) {
+  const [plan, pending, balances] = await Promise.all([
+    store.findPlan(db, sub.planId),
+    store.listPendingLines(db, sub.id),
+    creditBalanceOf(ctx, sub.customerId, db),
+  ]);
+  const period = periodAt(sub.billingAnchor, plan!.interval as Interval, plan!.intervalCount, sub.periodIndex + 1);
+  const wallet = sub.applyWalletBalance ? await store.findActiveWallet(db, sub.customerId, plan!.currency) : null;
+  const planned: PreviewLine = { id: null, proration: false, ...planLine(plan!, period.start, period.end) };
+  // The order the invoice lists them in: plan lines and carried credits by age (the plan line is
+  // made at the renewal, after every waiting line), then prorations (store's withLines).
+  const lines = [...pending.filter((l) => !l.proration), planned, ...pending.filter((l) => l.proration)];
+  return invoicePreviewToJSON({
+    customerId: sub.customerId,
+    subscriptionId: sub.id,
+    currency: plan!.currency,
+    reason: sub.status === 'trialing' ? 'subscription_create' : 'subscription_cycle',
+    periodStart: period.start,
+    periodEnd: period.end,
+    lines,
+    creditBalance: BigInt(balances[plan!.currency] ?? 0),
+    walletBalance: wallet?.balance ?? 0n,
+    at: sub.currentPeriodEnd,
+    createdAt: await clockNow({ ...ctx, db }),
+  });
+}
+
+/**
+ * The invoice.upcoming job (upcomingNoticeJob), UPCOMING_NOTICE_MS before the renewal at
+ * `periodEnd`: when the subscription will still renew then (renewsAt), the event carries the
+ * invoice that renewal will make (upcomingInvoice). A plain read of the subscription — nothing of
+ * it changes — and the event commits with this job's completion (completeRunningJob: the job's row
+ * is the lock), so a second run of the job (another runner once the lease ran out, a retry after a
+ * crash) or a cancel of the subscription meanwhile (which cancels the job) records nothing. True
+ * when the job was marked done here.
+ */
+export async function noticeUpcomingRenewal(ctx: Ctx, id: string, periodEnd: number, jobId: bigint): Promise<boolean> {
+  const sub = await store.findSubscription(ctx.db, id);
+  if (!sub || !renewsAt(sub, periodEnd)) return false;
+  if ((await clockNow(ctx)).getTime() >= periodEnd) return false; // late: the renewal itself is due
+  const preview = await upcomingInvoice(ctx, sub);
+  return inTransaction(ctx.db, async (tx) => {
+    if (!(await completeRunningJob(tx, ctx.merchant.id, jobId))) return true;
+    await recordEvent(tx, ctx, 'invoice.upcoming', preview);
+    return true;
   });
 }
 

@@ -1,6 +1,6 @@
 // Customer e-mails (docs/emails.md): what a billing system tells the customer — a receipt for a
 // paid payment or invoice (with the invoice's PDF), a failed payment with a link to fix it (the
-// portal), the end of a trial — in the customer's language, text and HTML, through SMTP.
+// portal), the end of a trial, an upcoming renewal (opt-in) — in the customer's language, text and HTML, through SMTP.
 //
 // The path of one message: recordEvent enqueues an `email.send` job keyed by the event in the
 // event's own statement (src/domain/events/store.ts), for the event types that have a message;
@@ -29,6 +29,7 @@ import {
   findEmailSettings,
   findLinkMerchant,
   findPaymentForEmail,
+  findPaymentMethodForEmail,
   findPlanForEmail,
   insertEmailOnce,
   updateEmail,
@@ -55,7 +56,7 @@ export const emailSettingsUpdate = z
     receipts: z.boolean().optional().meta({ description: 'Receipts for paid payments and invoices.' }),
     failed_payments: z.boolean().optional().meta({ description: 'A failed invoice payment, with a link to the portal to fix it.' }),
     trial_ending: z.boolean().optional().meta({ description: 'The end of a trial, three days before (subscription.trial_will_end).' }),
-    upcoming_renewal: z.boolean().optional().meta({ description: 'Upcoming renewals (off by default; not sent yet: needs the invoice.upcoming event).' }),
+    upcoming_renewal: z.boolean().optional().meta({ description: 'An upcoming renewal, three days before it (invoice.upcoming): plan, date, amount, method. Off by default.' }),
     invoices: z.boolean().optional().meta({ description: 'Invoices of collection method send_invoice (not sent yet: send_invoice does not exist yet).' }),
   })
   .meta({ id: 'EmailSettingsUpdate' });
@@ -141,6 +142,7 @@ const MESSAGES: Partial<Record<EventType, MessageSpec>> = {
   'invoice.paid': { type: 'invoice_receipt', kind: 'receipt', setting: 'receipts' },
   'invoice.payment_failed': { type: 'invoice_payment_failed', kind: 'failed_payment', setting: 'failed_payments' },
   'subscription.trial_will_end': { type: 'trial_will_end', kind: 'trial_ending', setting: 'trial_ending' },
+  'invoice.upcoming': { type: 'upcoming_renewal', kind: 'upcoming_renewal', setting: 'upcoming_renewal' },
 };
 
 export type SendOutcome = 'no_message' | 'disabled' | 'already_sent' | 'sent' | 'kept' | 'not_sent';
@@ -255,6 +257,20 @@ async function compose(ctx: Ctx, event: Event, spec: MessageSpec): Promise<Compo
       else if (m?.type === 'mobile_money' && m.mobile_money) values.method = fill(METHOD_NAMES[locale].mobile_money, { last4: (m.mobile_money.phone ?? '').slice(-4) });
       break;
     }
+    case 'upcoming_renewal': {
+      // The renewal's invoice preview: nothing to announce when it will charge nothing.
+      if (typeof o.amount_due !== 'number' || o.amount_due <= 0) return null;
+      const sub = typeof o.subscription_id === 'string' ? await findSubscription(ctx.db, o.subscription_id) : null;
+      values.plan = sub ? ((await findPlanForEmail(ctx.db, sub.planId))?.name ?? '') : '';
+      values.amount = money(o.amount_due, o.currency);
+      values.date = day(o.next_payment_attempt ?? o.period_start);
+      // The method the renewal will charge: the subscription's own while still the customer's, else the customer's default.
+      const own = sub?.paymentMethodId ? await findPaymentMethodForEmail(ctx.db, sub.paymentMethodId) : null;
+      const method = own?.customerId === customer.id ? own : customer.defaultPaymentMethodId ? await findPaymentMethodForEmail(ctx.db, customer.defaultPaymentMethodId) : null;
+      if (method?.customerId === customer.id) values.method = methodName(method.type, method.details, locale);
+      link = await emailLinkUrl(ctx, { kind: 'portal', customerId: customer.id }, locale);
+      break;
+    }
     case 'invoice_receipt': {
       if (typeof o.amount_paid !== 'number' || o.amount_paid <= 0) return null;
       values.amount = money(o.amount_paid, o.currency);
@@ -287,4 +303,12 @@ async function compose(ctx: Ctx, event: Event, spec: MessageSpec): Promise<Compo
 }
 
 const capitalise = (s: string) => (s ? s[0]!.toUpperCase() + s.slice(1) : s);
+
+/** A saved method as the e-mails name it ("Visa ending in 4242"); '' when its details say too little. */
+function methodName(type: string, details: unknown, locale: EmailLocale): string {
+  const d = (details ?? {}) as { card?: { brand?: string; last4?: string }; mobile_money?: { phone_last4?: string } };
+  if (type === 'card' && d.card?.last4) return fill(METHOD_NAMES[locale].card, { brand: capitalise(d.card.brand ?? ''), last4: d.card.last4 });
+  if (type === 'mobile_money' && d.mobile_money?.phone_last4) return fill(METHOD_NAMES[locale].mobile_money, { last4: d.mobile_money.phone_last4 });
+  return '';
+}
 

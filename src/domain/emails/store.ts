@@ -53,7 +53,12 @@ export function findPaymentForEmail(db: Db, id: string) {
 
 /** A customer, deleted ones too (an e-mail about an event names who it was for). Reads customers (the customers area's table). */
 export function findCustomerForEmail(db: Db, id: string) {
-  return db.customer.findUnique({ where: { id }, select: { id: true, email: true, name: true, locale: true, deletedAt: true } });
+  return db.customer.findUnique({ where: { id }, select: { id: true, email: true, name: true, locale: true, deletedAt: true, defaultPaymentMethodId: true } });
+}
+
+/** A saved payment method's kind and details, and whose it is. Reads payment_methods (the payment-methods area's table). */
+export function findPaymentMethodForEmail(db: Db, id: string) {
+  return db.paymentMethod.findUnique({ where: { id }, select: { type: true, details: true, customerId: true } });
 }
 
 /** A plan's name and price. Reads plans (the billing area's table). */

@@ -9,7 +9,7 @@ export const EMAIL_LOCALES = ['en', 'fr'] as const;
 export type EmailLocale = (typeof EMAIL_LOCALES)[number];
 
 /** What a message is about: each event type with an e-mail has one. */
-export type MessageType = 'payment_receipt' | 'invoice_receipt' | 'invoice_payment_failed' | 'trial_will_end';
+export type MessageType = 'payment_receipt' | 'invoice_receipt' | 'invoice_payment_failed' | 'trial_will_end' | 'upcoming_renewal';
 
 /** The values a message's wording refers to (all already formatted for its locale). */
 export interface MessageValues {
@@ -74,6 +74,18 @@ const WORDING: Record<EmailLocale, Record<MessageType, Wording>> = {
       action: 'Manage your subscription',
       footer: 'You receive this e-mail because you started a trial with {{merchant}}.',
     },
+    upcoming_renewal: {
+      subject: 'Your {{plan}} subscription with {{merchant}} renews on {{date}}',
+      heading: 'Your subscription renews on {{date}}',
+      paragraphs: [
+        'Hello {{customer_name}},',
+        'Your {{plan}} subscription renews on {{date}}. We will charge {{amount}}{{#if method}} to your {{method}}{{/if}}.',
+        'No action is needed to continue. To update your payment method, or to change or cancel your subscription, manage it below.',
+      ],
+      details: [['Plan', '{{plan}}'], ['Renewal date', '{{date}}'], ['Amount', '{{amount}}'], ['Payment method', '{{method}}']],
+      action: 'Manage your subscription',
+      footer: 'You receive this e-mail because you have a subscription with {{merchant}}.',
+    },
   },
   fr: {
     payment_receipt: {
@@ -110,6 +122,18 @@ const WORDING: Record<EmailLocale, Record<MessageType, Wording>> = {
       details: [['Offre', '{{plan}}'], ['Fin de l’essai', '{{date}}'], ['Prix après l’essai', '{{price}}']],
       action: 'Gérer votre abonnement',
       footer: 'Vous recevez cet e-mail parce que vous avez commencé un essai chez {{merchant}}.',
+    },
+    upcoming_renewal: {
+      subject: 'Votre abonnement {{plan}} chez {{merchant}} sera renouvelé le {{date}}',
+      heading: 'Votre abonnement sera renouvelé le {{date}}',
+      paragraphs: [
+        'Bonjour {{customer_name}},',
+        'Votre abonnement {{plan}} sera renouvelé le {{date}}. Nous prélèverons {{amount}}{{#if method}} sur votre {{method}}{{/if}}.',
+        'Vous n’avez rien à faire pour continuer. Pour mettre à jour votre moyen de paiement, ou pour modifier ou résilier votre abonnement, gérez-le ci-dessous.',
+      ],
+      details: [['Offre', '{{plan}}'], ['Date de renouvellement', '{{date}}'], ['Montant', '{{amount}}'], ['Moyen de paiement', '{{method}}']],
+      action: 'Gérer votre abonnement',
+      footer: 'Vous recevez cet e-mail parce que vous avez un abonnement chez {{merchant}}.',
     },
   },
 };

@@ -6,7 +6,7 @@ import { billingNowSql } from '../../platform/clock.store.ts';
 import { merchantSql, type RawTx } from '../../platform/db/raw.ts';
 import type { PageSlice } from '../../platform/pagination.ts';
 import type { Db } from '../../platform/db/tenant.ts';
-import { DELIVER_JOB, EMAIL_JOB } from './types.ts';
+import { DELIVER_JOB, EMAIL_JOB, type OptInEmailSwitch } from './types.ts';
 
 /** A statement of a merchant for recordEvent to run first, in its own statement: $1 is the merchant, its own parameters $2, $3 … */
 export interface Statement {
@@ -55,8 +55,11 @@ export interface EventInsert {
   attemptIds: string[];
   /** endpoints not told about this event */
   excludedEndpoints: string[];
-  /** enqueue the event's customer e-mail job (emailsAbout) */
-  email?: boolean;
+  /**
+   * enqueue the event's customer e-mail job (emailsAbout); `{ optIn }`: only when the merchant
+   * switched that kind on (a column of email_settings, whose row is absent until a first PATCH)
+   */
+  email?: boolean | { optIn: OptInEmailSwitch };
   /**
    * A read run before everything else (CTE `lead`, e.g. a locking read with the change's
    * conditions): the statement writes only when it returns a row, and its columns are `clock`'s
@@ -125,9 +128,12 @@ export function insertEventWithDeliveries(tx: RawTx, e: EventInsert): Promise<Ev
   // The customer e-mail of the event, if its type has one: a job keyed by the event, so it is sent
   // once per event whichever process runs it (src/domain/emails; never SMTP inside this transaction).
   if (e.email) {
+    // An opt-in kind (off by default, e.g. upcoming renewals): no job at all unless it is on —
+    // email_settings is the emails area's table; the job still reads the switch when it runs.
+    const optIn = typeof e.email === 'object' ? ` WHERE EXISTS (SELECT 1 FROM email_settings s WHERE s.merchant_id = $1 AND s.${e.email.optIn})` : '';
     ctes.push(
       `em AS (INSERT INTO jobs (merchant_id, kind, run_at, payload, key, created_at, updated_at)
-              SELECT $1, '${EMAIL_JOB}', clock.at, jsonb_build_object('event_id', ${eventId}::text), ${eventId}, now(), now() FROM clock
+              SELECT $1, '${EMAIL_JOB}', clock.at, jsonb_build_object('event_id', ${eventId}::text), ${eventId}, now(), now() FROM clock${optIn}
               ON CONFLICT (kind, key) DO NOTHING)`,
     );
   }
@@ -151,7 +157,8 @@ export interface EventRow {
   data: object;
   at: Date;
   deliveries: { id: string; endpointId: string }[];
-  email: boolean;
+  /** as EventInsert's `email` */
+  email: boolean | { optIn: OptInEmailSwitch };
 }
 
 /**
@@ -163,13 +170,16 @@ export async function insertEvents(tx: RawTx, merchantId: string, events: EventR
   if (events.length === 0) return;
   const deliveries = events.flatMap((e) => e.deliveries.map((d) => ({ ...d, eventId: e.id, at: e.at })));
   const mails = events.filter((e) => e.email);
+  const optIns = [...new Set(mails.flatMap((e) => (typeof e.email === 'object' ? [e.email.optIn] : [])))];
+  // An opt-in kind's job only when its switch is on (as insertEventWithDeliveries).
+  const optInWhere = optIns.length === 0 ? '' : ` WHERE x.opt IS NULL ${optIns.map((o) => `OR (x.opt = '${o}' AND EXISTS (SELECT 1 FROM email_settings s WHERE s.merchant_id = $1 AND s.${o}))`).join(' ')}`;
   await merchantSql(tx.raw, merchantId)(
     `WITH ev AS (INSERT INTO events (id, merchant_id, type, data, created_at)
                  SELECT x.id, $1, x.type, x.data, x.at FROM unnest($2::text[], $3::text[], $4::jsonb[], $5::timestamptz[]) AS x(id, type, data, at)),
      src AS (SELECT x.id, x.endpoint_id, x.event_id, x.at FROM unnest($6::text[], $7::text[], $8::text[], $9::timestamptz[]) AS x(id, endpoint_id, event_id, at)),
      ${outboxCtes('src', 's.event_id', '1').join(',\n     ')},
      em AS (INSERT INTO jobs (merchant_id, kind, run_at, payload, key, created_at, updated_at)
-            SELECT $1, '${EMAIL_JOB}', x.at, jsonb_build_object('event_id', x.id), x.id, now(), now() FROM unnest($10::text[], $11::timestamptz[]) AS x(id, at)
+            SELECT $1, '${EMAIL_JOB}', x.at, jsonb_build_object('event_id', x.id), x.id, now(), now() FROM unnest($10::text[], $11::timestamptz[], $12::text[]) AS x(id, at, opt)${optInWhere}
             ON CONFLICT (kind, key) DO NOTHING)
      SELECT 1`,
     [
@@ -183,6 +193,7 @@ export async function insertEvents(tx: RawTx, merchantId: string, events: EventR
       deliveries.map((d) => d.at),
       mails.map((e) => e.id),
       mails.map((e) => e.at),
+      mails.map((e) => (typeof e.email === 'object' ? e.email.optIn : null)),
     ],
   );
 }

@@ -30,6 +30,7 @@ export const EVENT_TYPES = [
   'invoice.paid',
   'invoice.payment_failed',
   'invoice.voided',
+  'invoice.upcoming',
   'wallet.created',
   'wallet.frozen',
   'wallet.unfrozen',
@@ -51,16 +52,25 @@ export function isEventType(t: string): t is EventType {
 export const EMAIL_JOB = 'email.send';
 
 /** Event types that have a customer e-mail (docs/emails.md). */
-export const EMAIL_EVENT_TYPES: ReadonlySet<string> = new Set<EventType>(['payment.succeeded', 'invoice.paid', 'invoice.payment_failed', 'subscription.trial_will_end']);
+export const EMAIL_EVENT_TYPES: ReadonlySet<string> = new Set<EventType>(['payment.succeeded', 'invoice.paid', 'invoice.payment_failed', 'subscription.trial_will_end', 'invoice.upcoming']);
+
+/** The switches (email_settings columns) of the kinds that are off by default, by event type. */
+const OPT_IN_EMAILS = { 'invoice.upcoming': 'upcoming_renewal' } as const satisfies Partial<Record<EventType, string>>;
+export type OptInEmailSwitch = (typeof OPT_IN_EMAILS)[keyof typeof OPT_IN_EMAILS];
 
 /**
- * Whether recording this event enqueues EMAIL_JOB in the event's statement: its type has a
+ * Whether recording this event enqueues EMAIL_JOB in the event's statement, and for an opt-in
+ * kind the switch that must be on (checked in the statement: no job for the merchants that left it
+ * off, the default): its type has a
  * message, and the record does not already say there is nothing to tell (a $0 invoice paid — a
- * free plan's renewal, a trial's first invoice — has no receipt). The job decides the rest.
+ * free plan's renewal, a trial's first invoice — has no receipt; a renewal that will charge
+ * nothing has no notice). The job decides the rest.
  */
-export function emailsAbout(type: string, object: { amount_paid?: unknown }): boolean {
+export function emailsAbout(type: string, object: { amount_paid?: unknown; amount_due?: unknown }): boolean | { optIn: OptInEmailSwitch } {
   if (!EMAIL_EVENT_TYPES.has(type)) return false;
-  return type !== 'invoice.paid' || (typeof object.amount_paid === 'number' && object.amount_paid > 0);
+  if (type === 'invoice.paid') return typeof object.amount_paid === 'number' && object.amount_paid > 0;
+  if (type === 'invoice.upcoming') return typeof object.amount_due === 'number' && object.amount_due > 0 && { optIn: OPT_IN_EMAILS[type] };
+  return true;
 }
 
 /** The job kind that sends one webhook delivery attempt (the outbox enqueues it with the attempt). */

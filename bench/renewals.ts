@@ -7,7 +7,7 @@
 //
 // Scenarios:
 //   one merchant    — SUBS monthly subscriptions (each customer with a saved card, first invoice
-//                     paid); an untimed advance of 27 days runs the setup's own due work (its
+//                     paid); an untimed advance of 20 days runs the setup's own due work (its
 //                     e-mails, the setup intents' expiry); then the timed advance to 32 days: every subscription renews
 //                     once (invoice, line, payment charged off-session, events) and the safety jobs
 //                     of that month run too. renewals/s = renewals / wall time of the advance
@@ -215,7 +215,7 @@ async function main() {
       await subscribe(m.api, SUBS);
       console.log(`set up in ${((performance.now() - ts) / 1000).toFixed(0)} s`);
       // The setup's own due work (its e-mails, the setup intents' expiry) first, untimed.
-      await advance(m.api, new Date(Date.now() + 27 * DAY).toISOString());
+      await advance(m.api, new Date(Date.now() + 20 * DAY).toISOString());
       const to = new Date(Date.now() + 32 * DAY).toISOString();
       const t = performance.now();
       const requests = await advance(m.api, to);
@@ -231,7 +231,7 @@ async function main() {
       const ts = performance.now();
       await Promise.all(ms.map((m) => subscribe(m.api, PER_MERCHANT)));
       console.log(`set up in ${((performance.now() - ts) / 1000).toFixed(0)} s`);
-      await Promise.all(ms.map((m) => advance(m.api, new Date(Date.now() + 27 * DAY).toISOString())));
+      await Promise.all(ms.map((m) => advance(m.api, new Date(Date.now() + 20 * DAY).toISOString())));
       const to = new Date(Date.now() + 32 * DAY).toISOString();
       const t = performance.now();
       const requests = await Promise.all(ms.map((m) => advance(m.api, to)));

@@ -1,9 +1,10 @@
 // Renewals in batches (issue 23, section 5; src/domain/billing/renewals.ts, docs/jobs.md): a clock
 // advance renews its due subscriptions set-wise, and what it writes — invoices and their numbers,
 // payments, subscriptions, events, webhook deliveries, e-mail jobs — is what the same renewals
-// made one by one write (RENEWAL_BATCH_SIZE=1), for plain renewals and for the ones the batch
+// made one by one write (CLOCK_ADVANCE_BATCH_SIZE=1), for plain renewals and for the ones the batch
 // leaves to the one-by-one path (a proration waiting, a credit balance, a declining card, a
-// cancel at period end) mixed among them.
+// cancel at period end) mixed among them; and the customer e-mails a batch of e-mail jobs makes
+// (src/domain/emails sendEventEmails) are the ones each job makes alone.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { receivers } from './helpers/receivers.ts';
@@ -15,7 +16,7 @@ const hooks = receivers();
 let hookUrl: string;
 
 beforeAll(async () => {
-  [batched, single] = await Promise.all([startApp(), startApp({ RENEWAL_BATCH_SIZE: '1' })]);
+  [batched, single] = await Promise.all([startApp(), startApp({ CLOCK_ADVANCE_BATCH_SIZE: '1' })]);
   hookUrl = await hooks.listen((_req, res) => res.writeHead(200).end('ok'));
 });
 afterAll(async () => {
@@ -28,7 +29,8 @@ function normalised(v: unknown): unknown {
   return JSON.parse(JSON.stringify(v), (_k, x) =>
     typeof x === 'string'
       ? x
-          .replace(/^http:\/\/127\.0\.0\.1:\d+/, 'BASE')
+          .replace(/http:\/\/127\.0\.0\.1:\d+/g, 'BASE')
+          .replace(/\/hosted\/email-links\/[^"\s<>]+/g, '/hosted/email-links/*')
           .replace(/\b([a-z]{2,5})_[0-9A-Za-z]{16,40}\b/g, '$1_*')
           .replace(/\/[0-9A-Za-z_-]{32,}/g, '/*')
           .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, 'T')
@@ -52,6 +54,7 @@ async function all(api: TestApp['merchant'] extends () => Promise<infer A> ? A :
 async function scenario(app: TestApp) {
   const api = await app.merchant();
   expect((await api.post('/v1/webhook-endpoints', { url: hookUrl })).status).toBe(201);
+  expect((await api.patch('/v1/email-settings', { upcoming_renewal: true })).status).toBe(200);
   const start = Date.parse((await api.get('/v1/test-helpers/clock')).body.now);
   const subs: string[] = [];
   const customerWith = async (i: number, card?: string) => {
@@ -104,6 +107,7 @@ async function scenario(app: TestApp) {
     payments: (normalised(payments) as unknown[]).map((p) => JSON.stringify(p)).sort(),
     subscriptions: normalised(subscriptions),
     events: (normalised(events) as any[]).map((e) => JSON.stringify([e.type, e.data])).sort(),
+    emails: (normalised(await all(api, '/v1/test-helpers/emails')) as any[]).map((e) => JSON.stringify(e)).sort(),
     emailJobs: jobs.filter((j) => j.kind === 'email.send').reduce((n, j) => n + j._count._all, 0),
     deliveries,
     renewalChargeJobs: await app.services.db.prisma.job.count({ where: { merchantId, kind: 'invoice.charge', key: { in: invoices.filter((i) => i.billing_reason === 'subscription_cycle').map((i) => `retry:${i.id}:1`) } } }),
@@ -128,5 +132,7 @@ describe('renewals in batches', () => {
     expect(b.events).toEqual(s.events);
     expect(b.deliveries).toBe(s.deliveries);
     expect(b.emailJobs).toBe(s.emailJobs);
+    expect(b.emails.length).toBeGreaterThan(60);
+    expect(b.emails).toEqual(s.emails);
   });
 });

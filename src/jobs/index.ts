@@ -20,12 +20,13 @@ import {
   SUB_TRIAL_NOTICE_JOB,
   SUB_UPCOMING_JOB,
 } from '../domain/billing/subscriptions.ts';
-import { BATCH_SIZE as RENEWAL_BATCH_SIZE, BATCH_SPAN_MS as RENEWAL_BATCH_SPAN_MS, renewBatch } from '../domain/billing/renewals.ts';
-import { EMAIL_JOB, EMAIL_RETRY_DELAYS_MS, sendEventEmail } from '../domain/emails/index.ts';
+import { BATCH_SPAN_MS as RENEWAL_BATCH_SPAN_MS, renewBatch } from '../domain/billing/renewals.ts';
+import { EMAIL_JOB, EMAIL_RETRY_DELAYS_MS, sendEventEmail, sendEventEmails } from '../domain/emails/index.ts';
 import { JOB_COMPLETED, JobRegistry } from '../platform/jobs.ts';
 
-export function createJobRegistry(opts: { renewalBatchSize?: number } = {}): JobRegistry {
-  const renewalBatchSize = opts.renewalBatchSize ?? RENEWAL_BATCH_SIZE;
+/** `batchSize`: the most jobs of one kind a clock advance runs at once (CLOCK_ADVANCE_BATCH_SIZE); 1: none in batches. */
+export function createJobRegistry(opts: { batchSize?: number } = {}): JobRegistry {
+  const batchSize = opts.batchSize ?? 100;
   const registry = new JobRegistry();
   registry.register(EXPIRE_JOB, {
     async run(ctx, job) {
@@ -62,8 +63,8 @@ export function createJobRegistry(opts: { renewalBatchSize?: number } = {}): Job
     // A clock advance renews its due subscriptions in batches (src/domain/billing/renewals.ts).
     // Within a day of the first: nothing a renewal schedules comes due sooner (the next period,
     // a retry, a checkout's expiry), so the batch runs each where it would have run alone.
-    batch: renewalBatchSize <= 1 ? undefined : {
-      size: renewalBatchSize,
+    batch: batchSize <= 1 ? undefined : {
+      size: batchSize,
       spanMs: RENEWAL_BATCH_SPAN_MS,
       async run(ctx, jobs) {
         const due = jobs.map((job) => ({
@@ -125,6 +126,17 @@ export function createJobRegistry(opts: { renewalBatchSize?: number } = {}): Job
     lane: 'deliveries',
     async run(ctx, job) {
       await sendEventEmail(ctx, String(job.payload.event_id), { last: job.attempts > EMAIL_RETRY_DELAYS_MS.length });
+    },
+    // A clock advance composes the messages its work made due many at a time (a renewal batch's
+    // receipts): the records they need read once for all of them.
+    batch: batchSize <= 1 ? undefined : {
+      size: batchSize,
+      spanMs: 86_400_000,
+      ordered: false,
+      async run(ctx, jobs) {
+        const alone = new Set(await sendEventEmails(ctx, jobs.map((j) => ({ jobId: j.id, eventId: String(j.payload.event_id) }))));
+        return jobs.filter((j) => alone.has(j.id));
+      },
     },
   });
   return registry;

@@ -184,6 +184,10 @@ async function runBatchFrom(runtime: Runtime, log: Logger, first: Claimed, merch
     }
     ran += left.length - rest.length;
     if (rest.length === 0) break;
+    if (batch.ordered === false) {
+      for (const j of rest) await runJob(runtime, log, j, at(j));
+      return ran + rest.length;
+    }
     await runJob(runtime, log, rest[0]!, at(rest[0]!));
     ran++;
     left = rest.slice(1);

@@ -68,10 +68,11 @@ const schema = z.object({
   CLOCK_ADVANCE_JOBS_PER_SECOND: z.coerce.number().int().min(1).max(100_000).default(200),
   CLOCK_ADVANCE_WAIT_MS: z.coerce.number().int().min(0).max(120_000).default(30_000),
   /**
-   * A clock advance renews due subscriptions in batches of up to this many (invoices, payments and
-   * events written set-wise: docs/jobs.md "Renewals in batches"); 1 renews them one by one.
+   * A clock advance runs due renewals and customer e-mails in batches of up to this many (their
+   * invoices, payments, events and messages written set-wise: docs/jobs.md "Batches"); 1 runs
+   * every job one by one.
    */
-  RENEWAL_BATCH_SIZE: z.coerce.number().int().min(1).max(1000).default(100),
+  CLOCK_ADVANCE_BATCH_SIZE: z.coerce.number().int().min(1).max(1000).default(100),
   /**
    * Browser origins allowed to call /v1 and /graphql cross-site (CORS), comma-separated, e.g.
    * https://dashboard.example.com. Empty (the default): no cross-origin access at all.

@@ -120,11 +120,14 @@ export interface JobKind {
    * Runs a run of claimed jobs of this kind of one merchant at once (a clock advance claims up to
    * `size` due within `spanMs` of the first, before any other internal job): it marks the jobs
    * it did done in its own transaction and returns the others in due order; the runner runs the
-   * first of those alone (`run`) and hands the rest back to it.
+   * first of those alone (`run`) and hands the rest back to it (unless `ordered` is false: then
+   * each of them runs alone).
    */
   batch?: {
     size: number;
     spanMs: number;
+    /** false: the jobs it returns need no order (each runs alone, none goes back to the batch) */
+    ordered?: boolean;
     run(ctx: JobCtx, jobs: JobRow[]): Promise<JobRow[]>;
   };
 }

@@ -33,7 +33,7 @@ export async function openServices(config: Config, opts: { log?: Logger; db?: Da
     auth: new Authenticator(db.prisma, config.AUTH_CACHE_TTL_MS),
     runtime: {
       prisma: db.prisma,
-      jobs: createJobRegistry({ renewalBatchSize: config.RENEWAL_BATCH_SIZE }),
+      jobs: createJobRegistry({ batchSize: config.CLOCK_ADVANCE_BATCH_SIZE }),
       config,
       processorFor,
       idempotencyLeaseMs: config.IDEMPOTENCY_LEASE_MS,

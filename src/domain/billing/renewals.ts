@@ -3,7 +3,7 @@
 // A run of due `subscription.cycle` jobs of one merchant is renewed set-wise: what
 // cycleSubscription and the first attempt at its invoice do for one renewal — the period moved,
 // the invoice issued and finalised, its payment reserved and claimed, the charge, its outcome —
-// done for up to BATCH_SIZE renewals at once, in two transactions whatever their number:
+// done for up to CLOCK_ADVANCE_BATCH_SIZE renewals at once, in two transactions whatever their number:
 //
 //   1. renew: the subscriptions locked; for each plain renewal the invoice (open, numbered in due
 //      order), its line, its payment (`processing`, its first attempt claimed), the subscription
@@ -51,8 +51,6 @@ import { periodAt, type Interval } from './periods.ts';
 import { periodKey, planLine, renewalJobs, subscriptionToJSON } from './subscriptions.ts';
 import * as store from './store.ts';
 
-/** Renewals per batch: one transaction writes this many invoices, payments and their events. */
-export const BATCH_SIZE = 100;
 /**
  * How far after the first renewal of a batch its last may be due: less than anything a renewal
  * schedules (the next period of a daily plan, a retry a day after a decline, a checkout's 24 h

@@ -8,6 +8,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { PrismaClient } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
 import { signingKey } from '../billing/invoices.ts';
+export { signingKey as emailLinkKey };
 import { findLinkMerchant } from './store.ts';
 import { EMAIL_LOCALES, type EmailLocale } from './templates.ts';
 
@@ -22,9 +23,9 @@ function signature(key: Buffer, merchantId: string, kind: string, id: string, lo
   return createHmac('sha256', key).update(`email-link|${merchantId}|${kind}|${id}|${locale}|${expires}`).digest('base64url');
 }
 
-/** The absolute durable address of `target` for the merchant of ctx (its locale is the portal's language). */
-export async function emailLinkUrl(ctx: Ctx, target: EmailLinkTarget, locale: EmailLocale, now: Date = new Date()): Promise<string> {
-  const key = await signingKey(ctx);
+/** The absolute durable address of `target` for the merchant of ctx (its locale is the portal's language); `key`: the merchant's link key when the caller read it already (signingKey). */
+export async function emailLinkUrl(ctx: Ctx, target: EmailLinkTarget, locale: EmailLocale, now: Date = new Date(), key?: Buffer): Promise<string> {
+  key ??= await signingKey(ctx);
   const id = target.kind === 'pdf' ? target.invoiceId : target.customerId;
   const expires = Math.floor((now.getTime() + EMAIL_LINK_TTL_MS) / 1000);
   const token = `${ctx.merchant.id}.${target.kind}.${id}.${locale}.${expires}.${signature(key, ctx.merchant.id, target.kind, id, locale, expires)}`;

@@ -65,3 +65,39 @@ export function findPaymentMethodForEmail(db: Db, id: string) {
 export function findPlanForEmail(db: Db, id: string) {
   return db.plan.findUnique({ where: { id }, select: { name: true, amount: true, currency: true, interval: true, intervalCount: true } });
 }
+
+// ---------------------------------------------------------------- many messages at once (a batch of e-mail jobs)
+
+export function findEmailsOfEvents(db: Db, merchantId: string, eventIds: string[]): Promise<Pick<Email, 'eventId'>[]> {
+  return db.email.findMany({ where: { merchantId, eventId: { in: eventIds } }, select: { eventId: true } });
+}
+
+/** Events by id. Reads events (the events area's table). */
+export function findEventsById(db: Db, ids: string[]) {
+  return db.event.findMany({ where: { id: { in: ids } } });
+}
+
+/** Many messages, each made once per event (a second insert for an event changes nothing). */
+export async function insertEmails(db: Db, data: Prisma.EmailCreateManyInput[]): Promise<void> {
+  if (data.length > 0) await db.email.createMany({ data, skipDuplicates: true });
+}
+
+export function findCustomersForEmail(db: Db, ids: string[]) {
+  return db.customer.findMany({ where: { id: { in: ids } }, select: { id: true, email: true, name: true, locale: true, deletedAt: true, defaultPaymentMethodId: true } });
+}
+
+export function findPaymentsForEmail(db: Db, ids: string[]) {
+  return db.payment.findMany({ where: { id: { in: ids } }, select: { id: true, purpose: true, checkout: true, methodDetails: true } });
+}
+
+export function findSubscriptionsForEmail(db: Db, ids: string[]) {
+  return db.subscription.findMany({ where: { id: { in: ids } }, select: { id: true, planId: true, paymentMethodId: true } });
+}
+
+export function findPlansForEmail(db: Db, ids: string[]) {
+  return db.plan.findMany({ where: { id: { in: ids } }, select: { id: true, name: true, amount: true, currency: true, interval: true, intervalCount: true } });
+}
+
+export function findPaymentMethodsForEmail(db: Db, ids: string[]) {
+  return db.paymentMethod.findMany({ where: { id: { in: ids } }, select: { id: true, type: true, details: true, customerId: true } });
+}

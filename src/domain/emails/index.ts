@@ -13,6 +13,7 @@ import type { Email, EmailSettings, Event } from '../../generated/prisma/client.
 import type { Ctx } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import { mailerFor } from '../../platform/mailer.ts';
+import { finishClaimedJobs } from '../../platform/jobs.ts';
 import { formatMoney } from '../../platform/money.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { email as emailAddress, listQuery, parse, z } from '../../platform/validation.ts';
@@ -20,18 +21,26 @@ import { findSubscription } from '../billing/store.ts';
 import { requireTestMode } from '../clock/index.ts';
 import { EMAIL_JOB, type EventType } from '../events/types.ts';
 import { findEvent } from '../events/store.ts';
-import { emailLinkUrl } from './links.ts';
+import { emailLinkKey, emailLinkUrl, type EmailLinkTarget } from './links.ts';
 import {
   countEmails,
   findCustomerForEmail,
+  findCustomersForEmail,
   findEmailOfEvent,
   findEmails,
+  findEmailsOfEvents,
   findEmailSettings,
+  findEventsById,
   findLinkMerchant,
   findPaymentForEmail,
   findPaymentMethodForEmail,
+  findPaymentMethodsForEmail,
+  findPaymentsForEmail,
   findPlanForEmail,
+  findPlansForEmail,
+  findSubscriptionsForEmail,
   insertEmailOnce,
+  insertEmails,
   updateEmail,
   upsertEmailSettings,
 } from './store.ts';
@@ -208,6 +217,52 @@ export async function sendEventEmail(ctx: Ctx, eventId: string, opts: { last: bo
   }
 }
 
+/**
+ * Many `email.send` jobs of one merchant at once (a clock advance's run of them: JobKind.batch):
+ * the messages of their events composed from records read for all of them (a few statements
+ * instead of a few per message) and recorded in one statement, and the jobs marked done. Returns
+ * the jobs to run one by one: an event whose message exists already (a retry), and every message
+ * to send through SMTP (recorded here as `sending`; the job sends it from its row, with its own
+ * retries). Without SMTP a message is final when recorded (the dev mailbox, or not sent).
+ */
+export async function sendEventEmails(ctx: Ctx, jobs: { jobId: bigint; eventId: string }[]): Promise<bigint[]> {
+  const merchantId = ctx.merchant.id;
+  const made = new Set((await findEmailsOfEvents(ctx.db, merchantId, jobs.map((j) => j.eventId))).map((e) => e.eventId));
+  const todo = jobs.filter((j) => !made.has(j.eventId));
+  const events = new Map((await findEventsById(ctx.db, todo.map((j) => j.eventId))).map((e) => [e.id, e]));
+  const settings = settingsOf(await findEmailSettings(ctx.db, merchantId));
+  const wanted = todo.flatMap((j) => {
+    const event = events.get(j.eventId);
+    const spec = event ? MESSAGES[event.type as EventType] : undefined;
+    return event && spec && settings[spec.setting] ? [{ ...j, event, spec }] : [];
+  });
+  const src = await preloaded(ctx, wanted.map((w) => w.event));
+  const transport = mailerFor(ctx.runtime.config) ? 'smtp' : ctx.merchant.mode === 'test' ? 'mailbox' : 'none';
+  const rows = [];
+  for (const w of wanted) {
+    const composed = await compose(ctx, w.event, w.spec, src);
+    if (!composed) continue;
+    rows.push({
+      id: newId('email'),
+      merchantId,
+      eventId: w.eventId,
+      kind: w.spec.kind,
+      recipient: composed.to,
+      locale: composed.locale,
+      ...composed.rendered,
+      status: transport === 'smtp' ? 'sending' : transport === 'mailbox' ? 'kept' : 'not_sent',
+      transport,
+      createdAt: w.event.createdAt,
+    });
+  }
+  await insertEmails(ctx.db, rows);
+  if (transport === 'none' && rows.length > 0) ctx.log.warn({ emails: rows.length }, 'customer e-mails not sent: SMTP_URL is not set');
+  const toSend = new Set(transport === 'smtp' ? rows.map((r) => r.eventId) : []);
+  const alone = new Set(jobs.filter((j) => made.has(j.eventId) || toSend.has(j.eventId)).map((j) => j.jobId));
+  await finishClaimedJobs(ctx.db, merchantId, jobs.filter((j) => !alone.has(j.jobId)).map((j) => j.jobId));
+  return jobs.filter((j) => alone.has(j.jobId)).map((j) => j.jobId);
+}
+
 interface Composed {
   to: string;
   locale: EmailLocale;
@@ -227,23 +282,85 @@ function price(amount: bigint, currency: string, interval: string, count: number
 }
 
 /** The recipient, language and rendered message of an event; null when there is nobody to tell (no customer, deleted) or nothing to say (a zero invoice). */
-async function compose(ctx: Ctx, event: Event, spec: MessageSpec): Promise<Composed | null> {
+/**
+ * What composing a message reads, one record at a time (sourcesOf: a job's own reads) or from
+ * records read for many messages at once (preloaded: a batch of e-mail jobs).
+ */
+interface Sources {
+  customer(id: string): Promise<CustomerForEmail | null>;
+  merchantName(): Promise<string>;
+  payment(id: string): Promise<PaymentForEmail | null>;
+  subscription(id: string): Promise<{ planId: string; paymentMethodId: string | null } | null>;
+  plan(id: string): Promise<PlanForEmail | null>;
+  method(id: string): Promise<MethodForEmail | null>;
+  link(target: EmailLinkTarget, locale: EmailLocale): Promise<string>;
+}
+type CustomerForEmail = NonNullable<Awaited<ReturnType<typeof findCustomerForEmail>>>;
+type PaymentForEmail = NonNullable<Awaited<ReturnType<typeof findPaymentForEmail>>>;
+type PlanForEmail = NonNullable<Awaited<ReturnType<typeof findPlanForEmail>>>;
+type MethodForEmail = NonNullable<Awaited<ReturnType<typeof findPaymentMethodForEmail>>>;
+
+function sourcesOf(ctx: Ctx): Sources {
+  return {
+    customer: (id) => findCustomerForEmail(ctx.db, id),
+    merchantName: async () => (await findLinkMerchant(ctx.runtime.prisma, ctx.merchant.id))?.name ?? '',
+    payment: (id) => findPaymentForEmail(ctx.db, id),
+    subscription: (id) => findSubscription(ctx.db, id),
+    plan: (id) => findPlanForEmail(ctx.db, id),
+    method: (id) => findPaymentMethodForEmail(ctx.db, id),
+    link: (target, locale) => emailLinkUrl(ctx, target, locale),
+  };
+}
+
+/** Sources for the messages of `events`, read in a few statements for all of them. */
+async function preloaded(ctx: Ctx, events: Event[]): Promise<Sources> {
+  const objects = events.map((e) => (e.data as { object?: Record<string, unknown> }).object ?? {});
+  const str = (v: unknown): v is string => typeof v === 'string';
+  const uniq = (xs: unknown[]) => [...new Set(xs.filter(str))];
+  const paymentIds = uniq(events.map((e, i) => objects[i]!.payment_id ?? (e.type.startsWith('payment.') ? objects[i]!.id : null)));
+  const subIds = uniq(events.map((e, i) => (e.type.startsWith('subscription.') ? objects[i]!.id : objects[i]!.subscription_id)));
+  const [customers, payments, subs, merchant, key] = await Promise.all([
+    findCustomersForEmail(ctx.db, uniq(objects.map((o) => o.customer_id))),
+    paymentIds.length ? findPaymentsForEmail(ctx.db, paymentIds) : [],
+    subIds.length ? findSubscriptionsForEmail(ctx.db, subIds) : [],
+    findLinkMerchant(ctx.runtime.prisma, ctx.merchant.id),
+    emailLinkKey(ctx),
+  ]);
+  const methodIds = uniq([...subs.map((s) => s.paymentMethodId), ...customers.map((c) => c.defaultPaymentMethodId)]);
+  const [plans, methods] = await Promise.all([
+    findPlansForEmail(ctx.db, uniq(subs.map((s) => s.planId))),
+    methodIds.length ? findPaymentMethodsForEmail(ctx.db, methodIds) : [],
+  ]);
+  const byId = <T extends { id: string }>(rows: T[]) => new Map(rows.map((r) => [r.id, r]));
+  const [c, p, s, pl, m] = [byId(customers), byId(payments), byId(subs), byId(plans), byId(methods)];
+  return {
+    customer: async (id) => c.get(id) ?? null,
+    merchantName: async () => merchant?.name ?? '',
+    payment: async (id) => p.get(id) ?? null,
+    subscription: async (id) => s.get(id) ?? null,
+    plan: async (id) => pl.get(id) ?? null,
+    method: async (id) => m.get(id) ?? null,
+    link: (target, locale) => emailLinkUrl(ctx, target, locale, new Date(), key),
+  };
+}
+
+async function compose(ctx: Ctx, event: Event, spec: MessageSpec, src: Sources = sourcesOf(ctx)): Promise<Composed | null> {
   const o = (event.data as { object?: Record<string, unknown> }).object ?? {};
-  const customer = typeof o.customer_id === 'string' ? await findCustomerForEmail(ctx.db, o.customer_id) : null;
+  const customer = typeof o.customer_id === 'string' ? await src.customer(o.customer_id) : null;
   if (!customer || customer.deletedAt || !customer.email) return null;
-  const merchant = await findLinkMerchant(ctx.runtime.prisma, ctx.merchant.id);
+  const merchantName = await src.merchantName();
   // The checkout's language when the event has a checkout that names one (its payment's), else the
   // customer's `locale`, else English (docs/emails.md, "Language").
   const paymentId = typeof o.payment_id === 'string' ? o.payment_id : event.type.startsWith('payment.') && typeof o.id === 'string' ? o.id : null;
-  const payment = paymentId ? await findPaymentForEmail(ctx.db, paymentId) : null;
+  const payment = paymentId ? await src.payment(paymentId) : null;
   const locale = localeOf((payment?.checkout as { locale?: unknown } | null)?.locale) ?? localeOf(customer.locale) ?? 'en';
   const day = (iso: unknown) => (typeof iso === 'string' ? new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeZone: 'UTC' }).format(new Date(iso)) : '');
   const money = (amount: unknown, currency: unknown) => (typeof amount === 'number' && typeof currency === 'string' ? formatMoney(amount, currency, locale) : '');
-  const values: MessageValues = { merchant: merchant?.name ?? '', customer_name: customer.name ?? customer.email };
+  const values: MessageValues = { merchant: merchantName, customer_name: customer.name ?? customer.email };
   let link: string | undefined;
   const planOf = async (subscriptionId: unknown) => {
-    const sub = typeof subscriptionId === 'string' ? await findSubscription(ctx.db, subscriptionId) : null;
-    return sub ? findPlanForEmail(ctx.db, sub.planId) : null;
+    const sub = typeof subscriptionId === 'string' ? await src.subscription(subscriptionId) : null;
+    return sub ? src.plan(sub.planId) : null;
   };
   switch (spec.type) {
     case 'payment_receipt': {
@@ -260,15 +377,15 @@ async function compose(ctx: Ctx, event: Event, spec: MessageSpec): Promise<Compo
     case 'upcoming_renewal': {
       // The renewal's invoice preview: nothing to announce when it will charge nothing.
       if (typeof o.amount_due !== 'number' || o.amount_due <= 0) return null;
-      const sub = typeof o.subscription_id === 'string' ? await findSubscription(ctx.db, o.subscription_id) : null;
-      values.plan = sub ? ((await findPlanForEmail(ctx.db, sub.planId))?.name ?? '') : '';
+      const sub = typeof o.subscription_id === 'string' ? await src.subscription(o.subscription_id) : null;
+      values.plan = sub ? ((await src.plan(sub.planId))?.name ?? '') : '';
       values.amount = money(o.amount_due, o.currency);
       values.date = day(o.next_payment_attempt ?? o.period_start);
       // The method the renewal will charge: the subscription's own while still the customer's, else the customer's default.
-      const own = sub?.paymentMethodId ? await findPaymentMethodForEmail(ctx.db, sub.paymentMethodId) : null;
-      const method = own?.customerId === customer.id ? own : customer.defaultPaymentMethodId ? await findPaymentMethodForEmail(ctx.db, customer.defaultPaymentMethodId) : null;
+      const own = sub?.paymentMethodId ? await src.method(sub.paymentMethodId) : null;
+      const method = own?.customerId === customer.id ? own : customer.defaultPaymentMethodId ? await src.method(customer.defaultPaymentMethodId) : null;
       if (method?.customerId === customer.id) values.method = methodName(method.type, method.details, locale);
-      link = await emailLinkUrl(ctx, { kind: 'portal', customerId: customer.id }, locale);
+      link = await src.link({ kind: 'portal', customerId: customer.id }, locale);
       break;
     }
     case 'invoice_receipt': {
@@ -277,7 +394,7 @@ async function compose(ctx: Ctx, event: Event, spec: MessageSpec): Promise<Compo
       values.number = String(o.number ?? o.id);
       values.date = day(o.paid_at ?? event.createdAt.toISOString());
       values.plan = (await planOf(o.subscription_id))?.name ?? '';
-      link = await emailLinkUrl(ctx, { kind: 'pdf', invoiceId: String(o.id) }, locale);
+      link = await src.link({ kind: 'pdf', invoiceId: String(o.id) }, locale);
       break;
     }
     case 'invoice_payment_failed': {
@@ -287,7 +404,7 @@ async function compose(ctx: Ctx, event: Event, spec: MessageSpec): Promise<Compo
       const code = (o.last_payment_error as { code?: string } | null)?.code ?? '';
       values.reason = DECLINE_REASONS[locale][code] ?? DECLINE_REASONS[locale].other;
       values.next_attempt = day(o.next_payment_attempt);
-      link = await emailLinkUrl(ctx, { kind: 'portal', customerId: customer.id }, locale);
+      link = await src.link({ kind: 'portal', customerId: customer.id }, locale);
       break;
     }
     case 'trial_will_end': {
@@ -295,7 +412,7 @@ async function compose(ctx: Ctx, event: Event, spec: MessageSpec): Promise<Compo
       values.plan = plan?.name ?? '';
       values.price = plan ? price(plan.amount, plan.currency, plan.interval, plan.intervalCount, locale) : '';
       values.date = day(o.trial_end);
-      link = await emailLinkUrl(ctx, { kind: 'portal', customerId: customer.id }, locale);
+      link = await src.link({ kind: 'portal', customerId: customer.id }, locale);
       break;
     }
   }

@@ -4,7 +4,8 @@
 // made one by one write (CLOCK_ADVANCE_BATCH_SIZE=1), for plain renewals and for the ones the batch
 // leaves to the one-by-one path (a proration waiting, a credit balance, a declining card, a
 // cancel at period end) mixed among them; and the customer e-mails a batch of e-mail jobs makes
-// (src/domain/emails sendEventEmails) are the ones each job makes alone.
+// (src/domain/emails sendEventEmails) are the ones each job makes alone, and so are the
+// invoice.upcoming notices a batch of notice jobs sends (noticeUpcomingRenewals).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { receivers } from './helpers/receivers.ts';
@@ -128,6 +129,7 @@ describe('renewals in batches', () => {
     expect(b.subscriptions).toEqual(s.subscriptions);
     expect((b.payments as unknown[]).length).toBe((s.payments as unknown[]).length);
     expect(b.payments).toEqual(s.payments);
+    expect(b.events.filter((e) => e.startsWith('["invoice.upcoming"')).length).toBeGreaterThan(30);
     expect(b.events.length).toBe(s.events.length);
     expect(b.events).toEqual(s.events);
     expect(b.deliveries).toBe(s.deliveries);

@@ -20,7 +20,7 @@ import {
   SUB_TRIAL_NOTICE_JOB,
   SUB_UPCOMING_JOB,
 } from '../domain/billing/subscriptions.ts';
-import { BATCH_SPAN_MS as RENEWAL_BATCH_SPAN_MS, renewBatch } from '../domain/billing/renewals.ts';
+import { BATCH_SPAN_MS as RENEWAL_BATCH_SPAN_MS, noticeUpcomingRenewals, renewBatch } from '../domain/billing/renewals.ts';
 import { EMAIL_JOB, EMAIL_RETRY_DELAYS_MS, sendEventEmail, sendEventEmails } from '../domain/emails/index.ts';
 import { JOB_COMPLETED, JobRegistry } from '../platform/jobs.ts';
 
@@ -88,6 +88,17 @@ export function createJobRegistry(opts: { batchSize?: number } = {}): JobRegistr
   registry.register(SUB_UPCOMING_JOB, {
     async run(ctx, job) {
       return (await noticeUpcomingRenewal(ctx, String(job.payload.subscription_id), Number(job.payload.period_end), job.id)) ? JOB_COMPLETED : undefined;
+    },
+    // A clock advance sends the notices due together in one go (renewals.ts).
+    batch: batchSize <= 1 ? undefined : {
+      size: batchSize,
+      spanMs: RENEWAL_BATCH_SPAN_MS,
+      ordered: false,
+      async run(ctx, jobs) {
+        const due = jobs.map((j) => ({ jobId: j.id, subscriptionId: String(j.payload.subscription_id), periodEnd: Number(j.payload.period_end), at: j.runAt }));
+        const alone = new Set(await noticeUpcomingRenewals(ctx, due));
+        return jobs.filter((j) => alone.has(j.id));
+      },
     },
   });
   registry.register(SUB_RESUME_JOB, {

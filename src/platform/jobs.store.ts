@@ -213,12 +213,13 @@ export function claimJobRows(prisma: PrismaClient, opts: ClaimOptions): Promise<
 // ---- a claimed job's outcome
 
 /** Finished jobs of one merchant that this runner holds (status running), in one statement of the caller's transaction (a batch marks its jobs done with its work). */
-export async function markJobsDone(q: RawQuery, merchantId: string, ids: bigint[]): Promise<void> {
-  if (ids.length === 0) return;
-  await merchantSql(q, merchantId)(
-    `UPDATE jobs SET status = 'done', locked_until = NULL, last_error = NULL, updated_at = now() WHERE merchant_id = $1 AND id = ANY($2::bigint[]) AND status = 'running'`,
+export async function markJobsDone(q: RawQuery, merchantId: string, ids: bigint[]): Promise<bigint[]> {
+  if (ids.length === 0) return [];
+  const rows = await merchantSql(q, merchantId)<{ id: bigint }>(
+    `UPDATE jobs SET status = 'done', locked_until = NULL, last_error = NULL, updated_at = now() WHERE merchant_id = $1 AND id = ANY($2::bigint[]) AND status = 'running' RETURNING id`,
     [ids],
   );
+  return rows.map((r) => BigInt(r.id));
 }
 
 /**

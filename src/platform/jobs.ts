@@ -39,8 +39,12 @@ export async function enqueueJobs(db: Db, jobs: NewJob[]): Promise<number> {
 
 export const enqueueJob = (db: Db, job: NewJob) => enqueueJobs(db, [job]);
 
-/** Marks claimed jobs of a merchant done in the caller's transaction, with the work they did (a batch handler's: JobKind.batch). */
-export function finishClaimedJobs(db: Db, merchantId: string, ids: bigint[]): Promise<void> {
+/**
+ * Marks claimed jobs of a merchant done in the caller's transaction, with the work they did (a
+ * batch handler's: JobKind.batch): the ids of those still running (the rows stay locked until the
+ * caller commits; a job finished by another run meanwhile is not among them).
+ */
+export function finishClaimedJobs(db: Db, merchantId: string, ids: bigint[]): Promise<bigint[]> {
   return markJobsDone(rawQuery(db), merchantId, ids);
 }
 

@@ -48,7 +48,7 @@ import { balancesToSettle } from '../customers/balance.ts';
 import type { InvoiceWithLines } from './hooks.ts';
 import { attemptPaymentOf, invoiceNumber, invoiceToJSON } from './invoices.ts';
 import { periodAt, type Interval } from './periods.ts';
-import { periodKey, planLine, renewalJobs, subscriptionToJSON } from './subscriptions.ts';
+import { periodKey, planLine, renewalJobs, renewsAt, subscriptionToJSON, upcomingInvoiceOf } from './subscriptions.ts';
 import * as store from './store.ts';
 
 /**
@@ -369,4 +369,57 @@ async function settle(ctx: Ctx, issued: Issued[], results: (ChargeResult | null)
       ctx.log.error({ err, payment_id: r.payment.id }, 'renewal batch: outcome not recorded; the recovery job will finish it');
     }
   }
+}
+
+// ---------------------------------------------------------------- invoice.upcoming notices in batches
+
+/** A due invoice.upcoming notice (its job, claimed by the caller). */
+export interface DueNotice {
+  jobId: bigint;
+  subscriptionId: string;
+  periodEnd: number;
+  /** the billing time it happens at (the job's due time in a clock advance) */
+  at: Date;
+}
+
+/**
+ * Many invoice.upcoming notices of one merchant at once (noticeUpcomingRenewal for each, in a few
+ * statements): a subscription that will no longer renew then gets none; a plain one (no waiting
+ * lines, no credit balance or wallet to draw on) gets its event with the job marked done in one
+ * transaction — the job's row is the lock, so a notice finished by another run meanwhile records
+ * nothing. Returns the jobs of the others, to run one by one.
+ */
+export async function noticeUpcomingRenewals(ctx: Ctx, due: DueNotice[]): Promise<bigint[]> {
+  if (due.length === 0) return [];
+  const merchantId = ctx.merchant.id;
+  const q = rawQuery(ctx.db);
+  const subs = new Map((await store.listSubscriptionsById(ctx.db, [...new Set(due.map((d) => d.subscriptionId))])).map((s) => [s.id, s]));
+  const live = due.filter((d) => {
+    const s = subs.get(d.subscriptionId);
+    return s !== undefined && renewsAt(s, d.periodEnd) && d.at.getTime() < d.periodEnd;
+  });
+  const taken = live.map((d) => subs.get(d.subscriptionId)!);
+  const plans = new Map((taken.length ? await store.listPlansById(q, merchantId, [...new Set(taken.map((s) => s.planId))]) : []).map((p) => [p.id, p]));
+  const pending = taken.length ? await store.subscriptionsWithPendingLines(q, merchantId, taken.map((s) => s.id)) : new Set<string>();
+  const balances = await balancesToSettle(ctx, ctx.db, [...new Set(taken.map((s) => s.customerId))]);
+  const alone: bigint[] = [];
+  const plain: { d: DueNotice; sub: Subscription; plan: Plan }[] = [];
+  for (const d of live) {
+    const sub = subs.get(d.subscriptionId)!;
+    const plan = plans.get(sub.planId);
+    if (!plan || pending.has(sub.id) || sub.applyWalletBalance || balances.has(`${sub.customerId}:${plan.currency}`)) alone.push(d.jobId);
+    else plain.push({ d, sub, plan });
+  }
+  const finished = due.filter((d) => !alone.includes(d.jobId)).map((d) => d.jobId);
+  await inTransaction(ctx.db, async (tx) => {
+    const marked = new Set(await finishClaimedJobs(tx, merchantId, finished));
+    await recordEvents(
+      tx,
+      ctx,
+      plain
+        .filter((p) => marked.has(p.d.jobId))
+        .map((p) => ({ type: 'invoice.upcoming' as const, object: upcomingInvoiceOf(p.sub, p.plan, [], 0n, 0n, p.d.at), at: p.d.at })),
+    );
+  });
+  return alone;
 }

@@ -488,7 +488,7 @@ export async function noticeTrialEnd(ctx: Ctx, id: string, trialEnd: number): Pr
  * period, not set to cancel at its end, and active or past_due — or paused with an automatic
  * resume by then, which the renewal applies first (cycleSubscription).
  */
-function renewsAt(sub: Subscription, periodEnd: number): boolean {
+export function renewsAt(sub: Subscription, periodEnd: number): boolean {
   if (sub.currentPeriodEnd.getTime() !== periodEnd || sub.cancelAtPeriodEnd) return false;
   if (sub.status === 'active' || sub.status === 'past_due') return true;
   return sub.status === 'paused' && sub.resumesAt !== null && sub.resumesAt.getTime() <= periodEnd;
@@ -507,24 +507,29 @@ export async function upcomingInvoice(ctx: Ctx, sub: Subscription, db: Db = ctx.
     store.listPendingLines(db, sub.id),
     creditBalanceOf(ctx, sub.customerId, db),
   ]);
-  const period = periodAt(sub.billingAnchor, plan!.interval as Interval, plan!.intervalCount, sub.periodIndex + 1);
   const wallet = sub.applyWalletBalance ? await store.findActiveWallet(db, sub.customerId, plan!.currency) : null;
-  const planned: PreviewLine = { id: null, proration: false, ...planLine(plan!, period.start, period.end) };
+  return upcomingInvoiceOf(sub, plan!, pending, BigInt(balances[plan!.currency] ?? 0), wallet?.balance ?? 0n, await clockNow({ ...ctx, db }));
+}
+
+/** upcomingInvoice from what it reads (a batch of notices reads it for many subscriptions at once: renewals.ts). */
+export function upcomingInvoiceOf(sub: Subscription, plan: Plan, pending: PreviewLine[], creditBalance: bigint, walletBalance: bigint, createdAt: Date) {
+  const period = periodAt(sub.billingAnchor, plan.interval as Interval, plan.intervalCount, sub.periodIndex + 1);
+  const planned: PreviewLine = { id: null, proration: false, ...planLine(plan, period.start, period.end) };
   // The order the invoice lists them in: plan lines and carried credits by age (the plan line is
   // made at the renewal, after every waiting line), then prorations (store's withLines).
   const lines = [...pending.filter((l) => !l.proration), planned, ...pending.filter((l) => l.proration)];
   return invoicePreviewToJSON({
     customerId: sub.customerId,
     subscriptionId: sub.id,
-    currency: plan!.currency,
+    currency: plan.currency,
     reason: sub.status === 'trialing' ? 'subscription_create' : 'subscription_cycle',
     periodStart: period.start,
     periodEnd: period.end,
     lines,
-    creditBalance: BigInt(balances[plan!.currency] ?? 0),
-    walletBalance: wallet?.balance ?? 0n,
+    creditBalance,
+    walletBalance,
     at: sub.currentPeriodEnd,
-    createdAt: await clockNow({ ...ctx, db }),
+    createdAt,
   });
 }
 

@@ -51,7 +51,7 @@ async function all(api: TestApp['merchant'] extends () => Promise<infer A> ? A :
   }
 }
 
-/** The same merchant on both apps: seven subscriptions, a year of monthly renewals in three advances; what each app wrote. */
+/** The same merchant on both apps: seven subscriptions, eight months of monthly renewals in three advances; what each app wrote. */
 async function scenario(app: TestApp) {
   const api = await app.merchant();
   expect((await api.post('/v1/webhook-endpoints', { url: hookUrl })).status).toBe(201);
@@ -89,7 +89,7 @@ async function scenario(app: TestApp) {
     }
     if (i === 5) expect((await api.post(`/v1/subscriptions/${sub.id}/cancel`, { cancel_at_period_end: true })).status).toBe(200);
   }
-  for (const days of [40, 100, 370]) {
+  for (const days of [40, 100, 250]) {
     const r = await api.post('/v1/test-helpers/clock/advance', { to: new Date(start + days * DAY).toISOString() });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
   }
@@ -121,9 +121,9 @@ describe('renewals in batches', () => {
     // The one-by-one app's renewals each left their first attempt's safety job (cancelled when
     // the charge settled); the batch reserves and claims the attempt with the renewal, so its
     // plain renewals have none: they did go through the batch.
-    expect(s.renewalChargeJobs).toBeGreaterThan(40);
+    expect(s.renewalChargeJobs).toBeGreaterThan(25);
     expect(b.renewalChargeJobs).toBeLessThan(s.renewalChargeJobs / 2);
-    expect(b.numbering.length).toBeGreaterThan(60);
+    expect(b.numbering.length).toBeGreaterThan(40);
     expect(b.numbering).toEqual(s.numbering);
     expect(b.invoices).toEqual(s.invoices);
     expect(b.subscriptions).toEqual(s.subscriptions);
@@ -134,7 +134,7 @@ describe('renewals in batches', () => {
     expect(b.events).toEqual(s.events);
     expect(b.deliveries).toBe(s.deliveries);
     expect(b.emailJobs).toBe(s.emailJobs);
-    expect(b.emails.length).toBeGreaterThan(60);
+    expect(b.emails.length).toBeGreaterThan(40);
     expect(b.emails).toEqual(s.emails);
-  });
+  }, 300_000);
 });

@@ -8,6 +8,7 @@
 // invoice.upcoming notices a batch of notice jobs sends (noticeUpcomingRenewals).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './helpers/app.ts';
+import { listAll } from './helpers/list.ts';
 import { receivers } from './helpers/receivers.ts';
 
 const DAY = 86_400_000;
@@ -39,17 +40,7 @@ function normalised(v: unknown): unknown {
   );
 }
 
-async function all(api: TestApp['merchant'] extends () => Promise<infer A> ? A : never, path: string): Promise<any[]> {
-  const out: any[] = [];
-  let after: string | undefined;
-  for (;;) {
-    const r = await api.get(`${path}${path.includes('?') ? '&' : '?'}limit=100${after ? `&after=${after}` : ''}`);
-    expect(r.status).toBe(200);
-    out.push(...r.body.data);
-    if (!r.body.has_more) return out;
-    after = r.body.next_cursor;
-  }
-}
+const all = listAll;
 
 /** The same merchant on both apps: seven subscriptions, eight months of monthly renewals in three advances; what each app wrote. */
 async function scenario(app: TestApp) {

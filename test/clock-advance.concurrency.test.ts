@@ -10,6 +10,7 @@
 //   20 ms floor absorbs scheduling noise when the idle p95 is 1–2 ms).
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { startApp, usingPostgres, type Client, type Res, type TestApp } from './helpers/app.ts';
+import { listAll } from './helpers/list.ts';
 import { percentile } from './helpers/receivers.ts';
 
 let app: TestApp;
@@ -35,17 +36,7 @@ async function subscribed(api: Client, n: number) {
   return subs;
 }
 
-async function all(api: Client, path: string): Promise<any[]> {
-  const out: any[] = [];
-  let after: string | undefined;
-  for (;;) {
-    const r = await api.get(`${path}${path.includes('?') ? '&' : '?'}limit=100${after ? `&after=${after}` : ''}`);
-    expect(r.status).toBe(200);
-    out.push(...r.body.data);
-    if (!r.body.has_more) return out;
-    after = r.body.next_cursor;
-  }
-}
+const all = listAll;
 
 const accepted = (r: Res) => r.status === 200 || (r.status === 409 && r.body.error?.code === 'clock_advance_in_progress');
 

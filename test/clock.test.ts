@@ -3,6 +3,7 @@
 // clock's time too; inside a job the clock is the job's time. Unit tests of the rule below.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type Client, type TestApp } from './helpers/app.ts';
+import { listAll } from './helpers/list.ts';
 import { billingNowSql, billingTime, Clock, clockNow, clockOf } from '../src/platform/clock.ts';
 
 const DAY_MS = 86_400_000;
@@ -98,17 +99,7 @@ async function clockOfMerchant(api: Client): Promise<number> {
   return Date.parse((await api.get('/v1/test-helpers/clock')).body.now);
 }
 
-async function all(api: Client, path: string): Promise<any[]> {
-  const out: any[] = [];
-  let after: string | undefined;
-  for (;;) {
-    const r = await api.get(`${path}${path.includes('?') ? '&' : '?'}limit=100${after ? `&after=${after}` : ''}`);
-    expect(r.status, JSON.stringify(r.body)).toBe(200);
-    out.push(...r.body.data);
-    if (!r.body.has_more) return out;
-    after = r.body.next_cursor;
-  }
-}
+const all = listAll;
 
 /** Newest first by (created_at, id), the order every list is in. */
 function inListOrder(rows: { created_at: string }[]): boolean {

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { listAll } from './helpers/list.ts';
 import { receivers } from './helpers/receivers.ts';
+import { createLogger } from '../src/platform/logger.ts';
 
 const DAY = 86_400_000;
 let batched: TestApp;
@@ -128,4 +129,47 @@ describe('renewals in batches', () => {
     expect(b.emails.length).toBeGreaterThan(40);
     expect(b.emails).toEqual(s.emails);
   }, 300_000);
+});
+
+describe('the background worker', () => {
+  it('renews the subscriptions due together in batches too, at the time it runs them', async () => {
+    const app = await startApp({}, { worker: false });
+    try {
+      const api = await app.merchant();
+      const subs: any[] = [];
+      for (let i = 0; i < 12; i++) {
+        const c = (await api.post('/v1/customers', { email: `w${i}@example.com` })).body;
+        const si = (await api.post('/v1/setup-intents', { customer_id: c.id })).body;
+        expect((await api.post(`/v1/test-helpers/setup-intents/${si.id}/complete`, {})).status).toBe(200);
+        const plan = (await api.post('/v1/plans', { name: `W ${i}`, amount: 500 + i, currency: 'USD', interval: 'month' })).body;
+        subs.push((await api.post('/v1/subscriptions', { customer_id: c.id, plan_id: plan.id })).body);
+      }
+      // Just before the first renewal, then real time runs on until every one is due: the worker,
+      // started only then, finds them all due together.
+      const ends = subs.map((s) => Date.parse(s.current_period_end));
+      expect((await api.post('/v1/test-helpers/clock/advance', { to: new Date(Math.min(...ends) - 300).toISOString() })).status).toBe(200);
+      await new Promise((r) => setTimeout(r, Math.max(...ends) - Math.min(...ends) + 800));
+      const { startWorker, workerOptions } = await import('../src/jobs/worker.ts');
+      const worker = startWorker(app.services.runtime, createLogger('silent'), { ...workerOptions(app.services.config), pollMs: 50, merchants: () => [api.creds.merchant_id] });
+      try {
+        await app.idle(api, { quietMs: 300 });
+      } finally {
+        await worker.stop();
+      }
+      const invoices = await listAll(api, '/v1/invoices');
+      const renewals = invoices.filter((i) => i.billing_reason === 'subscription_cycle');
+      expect(renewals).toHaveLength(12);
+      expect(renewals.every((i) => i.status === 'paid' && i.attempt_count === 1)).toBe(true);
+      // Gap-free numbers, and each renewal made when the worker ran it (at or after its period's start).
+      expect(invoices.map((i) => i.number).sort()).toEqual(invoices.map((_, k) => `INV-${String(k + 1).padStart(6, '0')}`));
+      for (const r of renewals) expect(Date.parse(r.created_at)).toBeGreaterThanOrEqual(Date.parse(r.period_start));
+      // Most went through a batch (a renewal made alone leaves its first attempt's safety job).
+      const alone = await app.services.db.prisma.job.count({ where: { kind: 'invoice.charge', key: { in: renewals.map((i) => `retry:${i.id}:1`) } } });
+      expect(alone).toBeLessThan(6);
+      const subsAfter = await Promise.all(subs.map(async (s) => (await api.get(`/v1/subscriptions/${s.id}`)).body));
+      expect(subsAfter.every((s) => s.status === 'active' && Date.parse(s.current_period_start) === Date.parse(subs.find((o) => o.id === s.id).current_period_end))).toBe(true);
+    } finally {
+      await app.close();
+    }
+  }, 120_000);
 });

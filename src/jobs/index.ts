@@ -60,19 +60,19 @@ export function createJobRegistry(opts: { batchSize?: number } = {}): JobRegistr
     async run(ctx, job) {
       await cycleSubscription(ctx, String(job.payload.subscription_id), Number(job.payload.period_end));
     },
-    // A clock advance renews its due subscriptions in batches (src/domain/billing/renewals.ts).
+    // Due subscriptions renew in batches (src/domain/billing/renewals.ts), in a clock advance and in the worker.
     // Within a day of the first: nothing a renewal schedules comes due sooner (the next period,
     // a retry, a checkout's expiry), so the batch runs each where it would have run alone.
     batch: batchSize <= 1 ? undefined : {
       size: batchSize,
       spanMs: RENEWAL_BATCH_SPAN_MS,
-      async run(ctx, jobs) {
+      async run(ctx, jobs, at) {
         const due = jobs.map((job) => ({
           jobId: job.id,
           runAt: job.runAt,
           subscriptionId: String(job.payload.subscription_id),
           periodEnd: Number(job.payload.period_end),
-          at: job.runAt, // a clock advance's batch: each at its own due time
+          at: at(job),
         }));
         const rest = new Set((await renewBatch(ctx, due)).map((d) => d.jobId));
         return jobs.filter((j) => rest.has(j.id));
@@ -94,8 +94,8 @@ export function createJobRegistry(opts: { batchSize?: number } = {}): JobRegistr
       size: batchSize,
       spanMs: RENEWAL_BATCH_SPAN_MS,
       ordered: false,
-      async run(ctx, jobs) {
-        const due = jobs.map((j) => ({ jobId: j.id, subscriptionId: String(j.payload.subscription_id), periodEnd: Number(j.payload.period_end), at: j.runAt }));
+      async run(ctx, jobs, at) {
+        const due = jobs.map((j) => ({ jobId: j.id, subscriptionId: String(j.payload.subscription_id), periodEnd: Number(j.payload.period_end), at: at(j) }));
         const alone = new Set(await noticeUpcomingRenewals(ctx, due));
         return jobs.filter((j) => alone.has(j.id));
       },

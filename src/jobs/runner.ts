@@ -158,8 +158,29 @@ async function runBatchFrom(runtime: Runtime, log: Logger, first: Claimed, merch
   const more = batch.size > 1 && upTo >= first.runAt.getTime()
     ? await claimDueJobs(runtime.prisma, { limit: batch.size - 1, kinds: [first.kind], merchantId, asOf: new Date(upTo) })
     : [];
-  const at = (j: Claimed) => (j.runAt.getTime() <= asOf.getTime() ? j.runAt : asOf);
-  let left: Claimed[] = [first, ...more];
+  return runBatch(runtime, log, [first, ...more], (j) => (j.runAt.getTime() <= asOf.getTime() ? j.runAt : asOf));
+}
+
+/**
+ * The background worker's run of a job of a kind that batches (JobKind.batch): the merchant's due
+ * jobs of that kind, up to `size` with this one, run together at the time of the claim (as each
+ * would run alone: the worker runs a due job at the clock's now). How many jobs ran.
+ */
+export async function runWorkerBatch(runtime: Runtime, log: Logger, first: Claimed, leaseMs?: number): Promise<number> {
+  const batch = runtime.jobs.get(first.kind)!.batch!;
+  const now =
+    first.clockOffsetMs !== undefined
+      ? billingTime(first.mode, first.clockOffsetMs, undefined, Date.now(), first.clockParkedUntil)
+      : await readClock(runtime.prisma, { id: first.merchantId, mode: first.mode });
+  const more = batch.size > 1 ? await claimDueJobs(runtime.prisma, { limit: batch.size - 1, kinds: [first.kind], merchantIds: [first.merchantId], leaseMs }) : [];
+  return runBatch(runtime, log, [first, ...more], () => now);
+}
+
+/** Runs claimed jobs of one kind and merchant through their batch, each at `at(job)`; what the batch leaves runs alone (JobKind.batch). */
+async function runBatch(runtime: Runtime, log: Logger, jobs: Claimed[], at: (j: JobRow) => Date): Promise<number> {
+  const batch = runtime.jobs.get(jobs[0]!.kind)!.batch!;
+  const merchantId = jobs[0]!.merchantId;
+  let left: Claimed[] = jobs;
   let ran = 0;
   while (left.length > 0) {
     const head = left[0]!;
@@ -174,7 +195,7 @@ async function runBatchFrom(runtime: Runtime, log: Logger, first: Claimed, merch
     };
     let rest: Claimed[];
     try {
-      const returned = new Set((await batch.run(ctx, left)).map((j) => j.id));
+      const returned = new Set((await batch.run(ctx, left, at)).map((j) => j.id));
       rest = left.filter((j) => returned.has(j.id));
     } catch (err) {
       log.warn({ merchant_id: merchantId, err: err instanceof Error ? err.message : String(err), jobs: left.length }, 'job batch failed; running its jobs one by one');

@@ -14,7 +14,7 @@ import type { Runtime } from '../platform/context.ts';
 import type { Logger } from '../platform/logger.ts';
 import { onWake } from '../platform/jobs.ts';
 import type { Lane } from '../platform/jobs.ts';
-import { claimDueJobs, runJob } from './runner.ts';
+import { claimDueJobs, runJob, runWorkerBatch } from './runner.ts';
 
 export interface LaneOptions {
   /** jobs of this lane in flight at once */
@@ -113,7 +113,8 @@ export function startWorker(runtime: Runtime, log: Logger, opts: WorkerOptions =
         for (const job of jobs) {
           lane.running++;
           lane.byMerchant.set(job.merchantId, (lane.byMerchant.get(job.merchantId) ?? 0) + 1);
-          const p = runJob(runtime, log, job)
+          // A kind that batches takes the merchant's other due jobs of that kind along (JobKind.batch).
+          const p = (runtime.jobs.get(job.kind)?.batch ? runWorkerBatch(runtime, log, job, opts.leaseMs) : runJob(runtime, log, job))
             .catch((err) => log.error({ err: err instanceof Error ? err.message : String(err), job_id: String(job.id) }, 'job outcome not recorded'))
             .finally(() => {
             lane.running--;

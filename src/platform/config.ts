@@ -68,7 +68,8 @@ const schema = z.object({
   CLOCK_ADVANCE_JOBS_PER_SECOND: z.coerce.number().int().min(1).max(100_000).default(200),
   CLOCK_ADVANCE_WAIT_MS: z.coerce.number().int().min(0).max(120_000).default(30_000),
   /**
-   * A clock advance runs due renewals and customer e-mails in batches of up to this many (their
+   * A clock advance (and the background worker) runs due renewals, notices and customer e-mails in
+   * batches of up to this many (their
    * invoices, payments, events and messages written set-wise: docs/jobs.md "Batches"); 1 runs
    * every job one by one.
    */

@@ -122,7 +122,8 @@ export interface JobKind {
   lane?: Lane;
   /**
    * Runs a run of claimed jobs of this kind of one merchant at once (a clock advance claims up to
-   * `size` due within `spanMs` of the first, before any other internal job): it marks the jobs
+   * `size` due within `spanMs` of the first, before any other internal job; the worker up to
+   * `size` of the merchant's due ones): it marks the jobs
    * it did done in its own transaction and returns the others in due order; the runner runs the
    * first of those alone (`run`) and hands the rest back to it (unless `ordered` is false: then
    * each of them runs alone).
@@ -132,7 +133,8 @@ export interface JobKind {
     spanMs: number;
     /** false: the jobs it returns need no order (each runs alone, none goes back to the batch) */
     ordered?: boolean;
-    run(ctx: JobCtx, jobs: JobRow[]): Promise<JobRow[]>;
+    /** `at(job)`: the time the job happens at on the merchant's clock (its due time in a clock advance, the claim's now in the worker) */
+    run(ctx: JobCtx, jobs: JobRow[], at: (job: JobRow) => Date): Promise<JobRow[]>;
   };
 }
 

@@ -2,6 +2,7 @@
 // customer are never dropped; "Billing depth": credit_balance, credit_applied, the ledger at
 // /v1/customers/:id/balance-transactions), through REST on the merchant's test clock.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { extractText, getDocumentProxy } from 'unpdf';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { clockMerchant, type ClockMerchant } from './helpers/clock-merchant.ts';
 
@@ -142,6 +143,11 @@ describe('invoices draw on the credit balance', () => {
     const inv = (await m.api.get(`/v1/invoices/${sub.latest_invoice_id}`)).body;
     expect(inv).toMatchObject({ status: 'paid', subtotal: 3000, total: 3000, credit_applied: 1000, amount_due: 2000, amount_paid: 2000 });
     expect((await m.api.get(`/v1/payments/${inv.payment_id}`)).body).toMatchObject({ amount: 2000, status: 'succeeded' });
+    // The PDF says what the credit paid.
+    const redirect = await fetch(`${app.url}/v1/invoices/${inv.id}/pdf`, { headers: { authorization: m.api.auth }, redirect: 'manual' });
+    const pdf = new Uint8Array(await (await fetch(redirect.headers.get('location')!)).arrayBuffer());
+    const { text } = await extractText(await getDocumentProxy(pdf), { mergePages: true });
+    expect(text).toMatch(/Total \$30\.00\s+Credit applied -\$10\.00\s+Amount paid \$20\.00\s+Amount due \$0\.00/);
     const [applied] = await ledger(m, customer.id);
     expect(applied).toMatchObject({ type: 'applied_to_invoice', amount: -1000, ending_balance: 0, invoice_id: inv.id });
     // The next renewal: credit enough for all of it — paid without a charge.

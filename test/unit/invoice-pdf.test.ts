@@ -26,6 +26,8 @@ function invoice(over: Partial<InvoicePdfData> = {}): InvoicePdfData {
     ],
     subtotal: 1234n,
     total: 1234n,
+    creditApplied: 0n,
+    amountFromWallet: 0n,
     amountPaid: 0n,
     amountDue: 1234n,
     periodStart: d('2027-01-01T00:00:00Z'),
@@ -112,6 +114,14 @@ describe('renderInvoicePdf', () => {
     expect(info.Title).toBe('Invoice INV-000123');
     expect(info.Author).toBe('Acme Cloud Ltd.');
     expect(await overlaps(pdf)).toEqual([]);
+  });
+
+  it('shows what the credit balance and the wallet paid, between the total and the amount paid (only when not 0)', async () => {
+    const text = await pdfText(await renderInvoicePdf(invoice({ total: 3000n, subtotal: 3000n, creditApplied: 1000n, amountFromWallet: 500n, amountPaid: 1500n, amountDue: 0n })));
+    expect(text).toMatch(/Total \$30\.00\s+Credit applied -\$10\.00\s+Paid from wallet -\$5\.00\s+Amount paid \$15\.00\s+Amount due \$0\.00/);
+    const plain = await pdfText(await renderInvoicePdf(invoice()));
+    expect(plain).not.toContain('Credit applied');
+    expect(plain).not.toContain('Paid from wallet');
   });
 
   it('shows paid date and an em dash for a missing due date', async () => {

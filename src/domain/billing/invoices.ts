@@ -886,6 +886,8 @@ export async function invoicePdfData(ctx: Ctx, id: string): Promise<InvoicePdfDa
     lines: inv.lines.map((l) => ({ description: l.description, periodStart: l.periodStart, periodEnd: l.periodEnd, amount: l.amount, proration: l.proration })),
     subtotal: inv.subtotal,
     total: inv.total,
+    creditApplied: inv.creditApplied,
+    amountFromWallet: inv.amountFromWallet,
     amountPaid: inv.amountPaid,
     // What is still to pay (0 on a paid invoice).
     amountDue: inv.amountDue - inv.amountPaid,

@@ -28,6 +28,10 @@ export interface InvoicePdfData {
   lines: InvoicePdfLine[];
   subtotal: bigint;
   total: bigint;
+  /** drawn from the customer's credit balance (shown when not 0) */
+  creditApplied: bigint;
+  /** drawn from the customer's wallet (shown when not 0) */
+  amountFromWallet: bigint;
   amountPaid: bigint;
   amountDue: bigint;
   periodStart: Date;
@@ -136,6 +140,8 @@ export async function renderInvoicePdf(d: InvoicePdfData): Promise<Buffer> {
   const totals: [string, string, boolean][] = [
     ['Subtotal', money(d.subtotal, currency), false],
     ['Total', money(d.total, currency), true],
+    ...(d.creditApplied > 0n ? [['Credit applied', money(-d.creditApplied, currency), false] as [string, string, boolean]] : []),
+    ...(d.amountFromWallet > 0n ? [['Paid from wallet', money(-d.amountFromWallet, currency), false] as [string, string, boolean]] : []),
     ['Amount paid', money(d.amountPaid, currency), false],
     ['Amount due', money(d.amountDue, currency), true],
   ];

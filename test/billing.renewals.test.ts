@@ -52,10 +52,10 @@ describe('a renewal paid in-process', () => {
     ]);
     // Two charges. The first invoice's left four safety jobs: the first attempt's, its recovery,
     // the payment attempt's recovery and the checkout's expiry. The renewal (made in a batch:
-    // src/domain/billing/renewals.ts) reserves and claims its attempt with the renewal itself, so
-    // it leaves only the attempt's recovery and the expiry. None of them ran: all were cancelled
-    // when the charge settled.
-    expect(await safetyJobs(m.api.creds.merchant_id)).toEqual({ 'invoice.charge cancelled': 2, 'payment.recover cancelled': 2, 'payment.expire cancelled': 2 });
+    // src/domain/billing/renewals.ts) reserves its payment with the renewal itself, so it has no
+    // first attempt's job: it leaves the reserved charge's recovery, the attempt's and the expiry.
+    // None of them ran: all were cancelled when the charge settled.
+    expect(await safetyJobs(m.api.creds.merchant_id)).toEqual({ 'invoice.charge cancelled': 3, 'payment.recover cancelled': 2, 'payment.expire cancelled': 2 });
     await m.nothingMore();
   });
 

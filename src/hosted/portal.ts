@@ -44,6 +44,7 @@ import {
 } from '../domain/portal/index.ts';
 import { nextBillingDate } from '../domain/billing/subscriptions.ts';
 import { isLiveCustomer } from '../domain/customers/index.ts';
+import { creditBalanceOf } from '../domain/customers/balance.ts';
 import { setupUrl } from '../domain/payment-methods/index.ts';
 import type { SavedDetails } from '../platform/processor.ts';
 import type { Subscription } from '../generated/prisma/client.ts';
@@ -132,6 +133,7 @@ async function portalPage(
   const activity = await portalWalletActivity(ctx, wallets.map((w) => w.id));
   const subscriptions = await portalSubscriptions(ctx);
   const invoices = await portalInvoices(ctx);
+  const credit = Object.entries(await creditBalanceOf(ctx, customer.id)).filter(([, amount]) => amount > 0);
   const currencyOf = new Map(wallets.map((w) => [w.id, w.currency]));
   const dates = new Intl.DateTimeFormat(t.lang, { dateStyle: 'medium', timeZone: 'UTC' });
   const day = (d: Date) => dates.format(d);
@@ -232,6 +234,7 @@ ${opts.notice ? html`<p class="notice" role="status">${notices[opts.notice]}</p>
 <section aria-labelledby="invoices-h">
   <h2 id="invoices-h">${t.invoices}</h2>
   ${errorBox(errors.invoices, 'invoices-error')}
+  ${credit.length > 0 ? html`<p class="credit" data-credit-balance>${t.creditBalance(credit.map(([currency, amount]) => formatMoney(amount, currency, t.lang)).join(', '))}</p>` : ''}
   ${invoices.length === 0
     ? html`<p class="hint">${t.noInvoices}</p>`
     : html`<table><thead><tr><th scope="col">${t.invoiceNumber}</th><th scope="col">${t.invoiceDate}</th><th scope="col" class="num">${t.invoiceTotal}</th><th scope="col">${t.invoiceStatusLabel}</th><th scope="col">${t.pdf}</th></tr></thead>

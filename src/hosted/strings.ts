@@ -76,6 +76,8 @@ export interface Strings {
   pdf: string;
   pdfOf(number: string): string;
   pdfHint: string;
+  /** the customer's credit balance (amounts already formatted), drawn by their next invoices */
+  creditBalance: (amounts: string) => string;
   sessionEnds(time: string): string;
   txType: Record<string, string>;
   title(merchant: string): string;
@@ -219,6 +221,7 @@ const en: Strings = {
   pdf: 'PDF',
   pdfOf: (n) => `PDF of invoice ${n}`,
   pdfHint: 'PDF links are valid for 5 minutes; reload the page to refresh them.',
+  creditBalance: (amounts) => `Credit balance: ${amounts}. It is applied to your next invoices before your payment method is charged.`,
   sessionEnds: (t) => `This page stays open until ${t} UTC.`,
   txType: { credit: 'Credit', debit: 'Debit', topup: 'Top-up', expiry: 'Expired credit', refund: 'Refund', refund_reversal: 'Refund reversed' },
   title: (m) => `Pay ${m}`,
@@ -356,6 +359,7 @@ const fr: Strings = {
   pdf: 'PDF',
   pdfOf: (n) => `PDF de la facture ${n}`,
   pdfHint: 'Les liens PDF sont valables 5 minutes ; rechargez la page pour les renouveler.',
+  creditBalance: (amounts) => `Solde créditeur : ${amounts}. Il est déduit de vos prochaines factures avant tout prélèvement sur votre moyen de paiement.`,
   sessionEnds: (t) => `Cette page reste ouverte jusqu’à ${t} UTC.`,
   txType: { credit: 'Crédit', debit: 'Débit', topup: 'Rechargement', expiry: 'Crédit expiré', refund: 'Remboursement', refund_reversal: 'Remboursement annulé' },
   title: (m) => `Payer ${m}`,

@@ -14,6 +14,7 @@ import {
   failRunningJob,
   findEarliestDueJob,
   markJobDone,
+  releaseClaimedJobs,
   retryRunningJob,
   type ClaimOptions,
 } from '../platform/jobs.store.ts';
@@ -119,7 +120,13 @@ export async function runDueJobsFor(
     const batch = await claimDueJobs(runtime.prisma, { limit: 1, kinds: runtime.jobs.names(), merchantId, asOf });
     const job = batch[0];
     if (job && runtime.jobs.get(job.kind)?.batch) {
-      ran += await runBatchFrom(runtime, log, job, merchantId, asOf);
+      // The jobs a batch leaves run alone, each paced and checked like any (stopped: the rest go back).
+      const next = async () => {
+        if (opts.stop?.() || Date.now() > waitUntil) return false;
+        await pace();
+        return true;
+      };
+      ran += await runBatchFrom(runtime, log, job, merchantId, asOf, next);
       await pace();
       continue;
     }
@@ -149,16 +156,16 @@ export async function runDueJobsFor(
  * batch leaves runs alone, the first of it at a time, and the rest goes back to the batch. If
  * the batch fails (its transaction rolled back), every job runs alone. How many jobs ran.
  */
-async function runBatchFrom(runtime: Runtime, log: Logger, first: Claimed, merchantId: string, asOf: Date): Promise<number> {
+async function runBatchFrom(runtime: Runtime, log: Logger, first: Claimed, merchantId: string, asOf: Date, next: () => Promise<boolean>): Promise<number> {
   const def = runtime.jobs.get(first.kind)!;
   const batch = def.batch!;
   const others = runtime.jobs.namesIn('internal').filter((k) => k !== first.kind);
-  const next = others.length > 0 ? await findEarliestDueJob(runtime.prisma, merchantId, asOf, others) : null;
-  const upTo = Math.min(asOf.getTime(), first.runAt.getTime() + batch.spanMs, next ? next.runAt.getTime() - 1 : Infinity);
+  const earliest = others.length > 0 ? await findEarliestDueJob(runtime.prisma, merchantId, asOf, others) : null;
+  const upTo = Math.min(asOf.getTime(), first.runAt.getTime() + batch.spanMs, earliest ? earliest.runAt.getTime() - 1 : Infinity);
   const more = batch.size > 1 && upTo >= first.runAt.getTime()
     ? await claimDueJobs(runtime.prisma, { limit: batch.size - 1, kinds: [first.kind], merchantId, asOf: new Date(upTo) })
     : [];
-  return runBatch(runtime, log, [first, ...more], (j) => (j.runAt.getTime() <= asOf.getTime() ? j.runAt : asOf));
+  return runBatch(runtime, log, [first, ...more], (j) => (j.runAt.getTime() <= asOf.getTime() ? j.runAt : asOf), next);
 }
 
 /**
@@ -176,13 +183,32 @@ export async function runWorkerBatch(runtime: Runtime, log: Logger, first: Claim
   return runBatch(runtime, log, [first, ...more], () => now);
 }
 
-/** Runs claimed jobs of one kind and merchant through their batch, each at `at(job)`; what the batch leaves runs alone (JobKind.batch). */
-async function runBatch(runtime: Runtime, log: Logger, jobs: Claimed[], at: (j: JobRow) => Date): Promise<number> {
+/**
+ * Runs claimed jobs of one kind and merchant through their batch, each at `at(job)`; what the batch
+ * leaves runs alone (JobKind.batch), each once `next` allows it (a clock advance's pace, its lease
+ * and budget): when it says stop, the jobs not run go back to pending.
+ */
+async function runBatch(runtime: Runtime, log: Logger, jobs: Claimed[], at: (j: JobRow) => Date, next: () => Promise<boolean> = async () => true): Promise<number> {
+  let ran = 0;
+  const alone = async (list: Claimed[]): Promise<boolean> => {
+    for (const [k, j] of list.entries()) {
+      if (!(await next())) {
+        await releaseClaimedJobs(runtime.prisma, list.slice(k).map((x) => x.id));
+        return false;
+      }
+      await runJob(runtime, log, j, at(j));
+      ran++;
+    }
+    return true;
+  };
   const batch = runtime.jobs.get(jobs[0]!.kind)!.batch!;
   const merchantId = jobs[0]!.merchantId;
   let left: Claimed[] = jobs;
-  let ran = 0;
   while (left.length > 0) {
+    if (left !== jobs && !(await next())) {
+      await releaseClaimedJobs(runtime.prisma, left.map((x) => x.id));
+      return ran;
+    }
     const head = left[0]!;
     const merchant = { id: merchantId, mode: head.mode };
     const ctx = {
@@ -199,18 +225,20 @@ async function runBatch(runtime: Runtime, log: Logger, jobs: Claimed[], at: (j: 
       rest = left.filter((j) => returned.has(j.id));
     } catch (err) {
       log.warn({ merchant_id: merchantId, err: err instanceof Error ? err.message : String(err), jobs: left.length }, 'job batch failed; running its jobs one by one');
-      rest = left;
-      for (const j of rest) await runJob(runtime, log, j, at(j));
-      return ran + rest.length;
+      await alone(left);
+      return ran;
     }
     ran += left.length - rest.length;
     if (rest.length === 0) break;
     if (batch.ordered === false) {
-      for (const j of rest) await runJob(runtime, log, j, at(j));
-      return ran + rest.length;
+      await alone(rest);
+      return ran;
     }
-    await runJob(runtime, log, rest[0]!, at(rest[0]!));
-    ran++;
+    // In due order: the first one left alone, then the rest back to the batch.
+    if (!(await alone(rest.slice(0, 1)))) {
+      await releaseClaimedJobs(runtime.prisma, rest.slice(1).map((x) => x.id));
+      return ran;
+    }
     left = rest.slice(1);
   }
   return ran;

@@ -21,11 +21,11 @@ const JOB_COLUMNS = [
  * Inserts jobs, skipping any whose (kind, key) exists already, in one statement of db (its
  * transaction when it is one) whatever their number; how many it inserted.
  */
-export async function insertJobs(db: Db, data: { merchantId: string; kind: string; key: string | null; ref: string | null; payload: unknown; runAt: Date }[]): Promise<number> {
+export async function insertJobs(q: RawQuery, data: { merchantId: string; kind: string; key: string | null; ref: string | null; payload: unknown; runAt: Date }[]): Promise<number> {
   if (data.length === 0) return 0;
   const now = new Date();
   const rows = await insertRows(
-    rawQuery(db),
+    q,
     'jobs',
     JOB_COLUMNS,
     data.map((j) => [j.merchantId, j.kind, j.key, j.ref, j.payload ?? {}, j.runAt, now, now]),
@@ -249,6 +249,12 @@ export async function deferRunningJob(prisma: PrismaClient, id: bigint, runAt: D
     where: { id, status: 'running' },
     data: { status: 'pending', runAt, lockedUntil: null, attempts: { decrement: 1 } },
   });
+}
+
+/** Claimed jobs that were not run after all back to pending, as they were (a clock advance that stopped part-way through a batch's leftovers). */
+export async function releaseClaimedJobs(prisma: PrismaClient, ids: bigint[]): Promise<void> {
+  if (ids.length === 0) return;
+  await prisma.job.updateMany({ where: { id: { in: ids }, status: 'running' }, data: { status: 'pending', lockedUntil: null, attempts: { decrement: 1 } } });
 }
 
 /** A running job back to pending at `runAt` after a failure. */

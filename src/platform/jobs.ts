@@ -5,7 +5,7 @@ import type { Ctx } from './context.ts';
 import type { Clock } from './clock.ts';
 import { afterCommit, type Db } from './db/tenant.ts';
 import { cancelOpenJobs, cancelPendingJobsByKey, completeRunningJobIn, insertJobs, markJobsDone, type JobRow } from './jobs.store.ts';
-import { rawQuery } from './db/raw.ts';
+import { asRawTx, rawQuery, type RawTx } from './db/raw.ts';
 
 export interface NewJob {
   merchantId: string;
@@ -19,10 +19,11 @@ export interface NewJob {
   ref?: string;
 }
 
-export async function enqueueJobs(db: Db, jobs: NewJob[]): Promise<number> {
+export async function enqueueJobs(db: Db | RawTx, jobs: NewJob[]): Promise<number> {
   if (jobs.length === 0) return 0;
+  const tx = asRawTx(db);
   const count = await insertJobs(
-    db,
+    tx.raw,
     jobs.map((j) => ({
       merchantId: j.merchantId,
       kind: j.kind,
@@ -33,7 +34,7 @@ export async function enqueueJobs(db: Db, jobs: NewJob[]): Promise<number> {
     })),
   );
   // Wake this process's worker once the jobs are visible, i.e. after the transaction commits.
-  afterCommit(db, wake);
+  tx.afterCommit(wake);
   return count;
 }
 
@@ -44,8 +45,8 @@ export const enqueueJob = (db: Db, job: NewJob) => enqueueJobs(db, [job]);
  * batch handler's: JobKind.batch): the ids of those still running (the rows stay locked until the
  * caller commits; a job finished by another run meanwhile is not among them).
  */
-export function finishClaimedJobs(db: Db, merchantId: string, ids: bigint[]): Promise<bigint[]> {
-  return markJobsDone(rawQuery(db), merchantId, ids);
+export function finishClaimedJobs(db: Db | RawTx, merchantId: string, ids: bigint[]): Promise<bigint[]> {
+  return markJobsDone(asRawTx(db).raw, merchantId, ids);
 }
 
 /** Cancels pending jobs of a kind for a ref (e.g. all deliveries to a deleted endpoint), or by key (one, or any of several). */

@@ -20,7 +20,7 @@ import { newId } from '../../platform/ids.ts';
 import { formatMoney, MAX_AMOUNT } from '../../platform/money.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { parse } from '../../platform/validation.ts';
-import { cancelJobs, cancelWaitingJobs, DeferJob, enqueueJob } from '../../platform/jobs.ts';
+import { cancelJobs, cancelWaitingJobs, DeferJob, enqueueJob, type NewJob } from '../../platform/jobs.ts';
 import { clockNow } from '../../platform/clock.ts';
 import { previousAttributes, recordEvent } from '../events/index.ts';
 import { beforePaymentAttempt, onPaymentOutcome } from '../payments/hooks.ts';
@@ -595,13 +595,7 @@ async function reserveAttempt(
 ): Promise<PaymentWithCustomer> {
   const payment = await insertPayment(ctx, tx, { ...(a.paymentId ? { id: a.paymentId } : {}), ...attemptPaymentOf(inv, method, a.manual) });
   await store.setInvoiceAttempt(tx, inv.id, { paymentId: payment.id, attemptCount: a.attemptCount });
-  await enqueueJob(tx, {
-    merchantId: ctx.merchant.id,
-    kind: INVOICE_CHARGE_JOB,
-    runAt: new Date(now.getTime() + CHARGE_RECOVERY_MS),
-    key: `recover:${payment.id}`,
-    payload: { invoice_id: inv.id, recover_payment_id: payment.id },
-  });
+  await enqueueJob(tx, reservedChargeRecoveryJob(ctx, inv.id, payment.id, now));
   return payment;
 }
 
@@ -616,6 +610,17 @@ export function attemptPaymentOf(inv: Invoice, method: PaymentMethod, manual: bo
     purpose: 'invoice',
     metadata: manual ? { invoice_id: inv.id, collection: 'manual' } : { invoice_id: inv.id },
     checkout: { description: `Invoice ${inv.number}` },
+  };
+}
+
+/** The job that charges a reserved payment of the invoice should its process die before the charge (`at` + CHARGE_RECOVERY_MS; a no-op once charged). */
+export function reservedChargeRecoveryJob(ctx: Ctx, invoiceId: string, paymentId: string, at: Date): NewJob {
+  return {
+    merchantId: ctx.merchant.id,
+    kind: INVOICE_CHARGE_JOB,
+    runAt: new Date(at.getTime() + CHARGE_RECOVERY_MS),
+    key: recoveryOf(paymentId).key,
+    payload: { invoice_id: invoiceId, recover_payment_id: paymentId },
   };
 }
 

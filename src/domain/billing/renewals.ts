@@ -6,13 +6,16 @@
 // done for up to CLOCK_ADVANCE_BATCH_SIZE renewals at once, in two transactions whatever their number:
 //
 //   1. renew: the subscriptions locked; for each plain renewal the invoice (open, numbered in due
-//      order), its line, its payment (`processing`, its first attempt claimed), the subscription
+//      order), its line, its payment reserved (`created`, as reserveAttempt), the subscription
 //      moved, the events (invoice.created, invoice.finalized, subscription.updated,
 //      payment.created), the next cycle job (and its invoice.upcoming notice), the payment's expiry
-//      and the attempt's recovery; and
-//      the cycle jobs marked done. A kill -9 after this commit is finished by the recovery jobs,
-//      as after one renewal's claim (payment.recover asks the processor again under the same key).
-//   2. the charges, outside any transaction (a few at a time);
+//      and the reserved charge's recovery; and the cycle jobs marked done. A kill -9 after this
+//      commit is finished by the recovery jobs, as after one renewal's reservation.
+//   2. the charges, CHARGE_CONCURRENCY at a time, each group claimed right before its processor
+//      calls (one transaction: payments then invoices locked; a charge is claimed only while its
+//      invoice is open, still collected automatically and charged by this payment, its customer not
+//      deleted and its method still theirs — as attemptPayment and chargeInvoice check under the
+//      same locks), the calls outside any transaction;
 //   3. settle the successes: payments succeeded, invoices paid, payment.succeeded and invoice.paid,
 //      the safety jobs cancelled. Anything else (a decline, a subscription whose state moved
 //      meanwhile) is recorded one by one by the payments' own outcome path (dunning and all).
@@ -25,7 +28,7 @@
 // ones the one-by-one path writes (test/billing.renewals-batch.test.ts compares them).
 import type { Customer, InvoiceItem, Payment, PaymentMethod, Plan, Subscription } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
-import { rawQuery } from '../../platform/db/raw.ts';
+import { inRawTransaction, rawQuery } from '../../platform/db/raw.ts';
 import { inTransaction } from '../../platform/db/tenant.ts';
 import { newId } from '../../platform/ids.ts';
 import { Clock } from '../../platform/clock.ts';
@@ -34,6 +37,7 @@ import type { ChargeResult } from '../../platform/processor.ts';
 import { previousAttributes, recordEvents, type NewEvent } from '../events/index.ts';
 import {
   attemptRecoveryJob,
+  chargeIfReserved,
   chargeSavedAttempt,
   EXPIRE_JOB,
   expiryJob,
@@ -43,10 +47,10 @@ import {
   RECOVER_JOB,
   type PaymentWithCustomer,
 } from '../payments/index.ts';
-import { insertPayments, markFirstAttemptsSucceeded } from '../payments/store.ts';
+import { claimFirstAttempts, insertPayments, lockCreatedPayments, markFirstAttemptsSucceeded } from '../payments/store.ts';
 import { balancesToSettle } from '../customers/balance.ts';
 import type { InvoiceWithLines } from './hooks.ts';
-import { attemptPaymentOf, invoiceNumber, invoiceToJSON } from './invoices.ts';
+import { attemptPaymentOf, INVOICE_CHARGE_JOB, invoiceNumber, invoiceToJSON, reservedChargeRecoveryJob } from './invoices.ts';
 import { periodAt, type Interval } from './periods.ts';
 import { periodKey, planLine, renewalJobs, renewsAt, subscriptionToJSON, upcomingInvoiceOf } from './subscriptions.ts';
 import * as store from './store.ts';
@@ -57,8 +61,8 @@ import * as store from './store.ts';
  * expiry), so no job of the batch's making comes due before a renewal it has still to make.
  */
 export const BATCH_SPAN_MS = 86_400_000 - 1;
-/** Charges of a batch in flight at once (processor calls, outside any transaction). */
-const CHARGE_CONCURRENCY = 8;
+/** Charges of a batch claimed together and in flight at once (processor calls, outside any transaction). */
+const CHARGE_CONCURRENCY = 25;
 
 /** A due renewal: its cycle job (claimed by the caller) and the time it runs at on the merchant's clock. */
 export interface DueRenewal {
@@ -76,8 +80,11 @@ export interface DueRenewal {
 interface Issued {
   due: DueRenewal;
   invoice: InvoiceWithLines;
+  /** reserved (`created`) by the first transaction; `processing` once its charge is claimed */
   payment: PaymentWithCustomer;
   method: PaymentMethod;
+  /** the due time of the batch's last renewal */
+  lastAt: Date;
 }
 
 /**
@@ -230,7 +237,6 @@ async function issue(ctx: Ctx, due: DueRenewal[]): Promise<{ issued: Issued[]; r
         updatedAt: written,
         customer,
       };
-      const processing: PaymentWithCustomer = { ...created, status: 'processing', method: method.type, attempts: 1 };
       const invoice: InvoiceWithLines = { ...finalized, paymentId: row.id, attemptCount: 1 };
       const moved: Subscription = {
         ...sub,
@@ -253,10 +259,10 @@ async function issue(ctx: Ctx, due: DueRenewal[]): Promise<{ issued: Issued[]; r
         expiryJob(merchantId, row.id, row.expiresAt),
         // Due after the last renewal of the batch: no job of the batch's own making comes due
         // before a renewal it has still to make.
-        attemptRecoveryJob(ctx, row.id, 1, lastAt),
+        reservedChargeRecoveryJob(ctx, invoiceId, row.id, lastAt),
       );
       moves.push({ id: sub.id, periodIndex: n, start: period.start, end: period.end, latestInvoiceId: invoiceId, updatedAt: written });
-      issued.push({ due: d, invoice, payment: processing, method });
+      issued.push({ due: d, invoice, payment: created, method, lastAt });
     }
     await store.insertInvoices(q, issued.map(({ invoice: { lines: _l, ...inv } }) => inv));
     await store.insertLines(q, issued.map((r) => r.invoice.lines[0]!));
@@ -278,19 +284,70 @@ function methodToCharge(sub: Subscription, customer: Customer, methods: Map<stri
 
 // ---------------------------------------------------------------- 2. charge
 
-/** Each renewal's charge (null: the outcome is unknown, the attempt's recovery finishes it), CHARGE_CONCURRENCY at a time. */
+/**
+ * Each renewal's charge, CHARGE_CONCURRENCY at a time, each group claimed right before its calls
+ * (claimGroup). null: not charged here — not claimable (its invoice no longer collected
+ * automatically, its customer deleted: left as the change that stopped it left it; its method
+ * removed: charged through the payments' own path, which fails it as `payment_method_detached`),
+ * or an outcome that is unknown (the attempt's recovery finishes it).
+ */
 async function chargeAll(ctx: Ctx, issued: Issued[]): Promise<(ChargeResult | null)[]> {
   const results: (ChargeResult | null)[] = new Array(issued.length).fill(null);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(CHARGE_CONCURRENCY, issued.length) }, async () => {
-      for (let i = next++; i < issued.length; i = next++) {
-        const r = issued[i]!;
-        results[i] = await chargeSavedAttempt(ctx, r.payment, r.method);
-      }
-    }),
-  );
+  for (let from = 0; from < issued.length; from += CHARGE_CONCURRENCY) {
+    const group = issued.slice(from, from + CHARGE_CONCURRENCY);
+    const { claimed, detached } = await claimGroup(ctx, group);
+    await Promise.all(
+      group.map(async (r, k) => {
+        if (claimed.has(r.payment.id)) {
+          r.payment = { ...r.payment, status: 'processing', method: r.method.type, attempts: 1 };
+          results[from + k] = await chargeSavedAttempt(ctx, r.payment, r.method);
+        } else if (detached.has(r.payment.id)) {
+          await chargeIfReserved({ ...ctx, clock: Clock.frozen(ctx.merchant, r.due.at) }, r.payment).catch((err: unknown) =>
+            ctx.log.error({ err, payment_id: r.payment.id }, 'renewal batch: a removed method\'s payment not failed; its recovery job will'),
+          );
+        }
+      }),
+    );
+  }
   return results;
+}
+
+/**
+ * Claims the first attempt of a group's reserved payments in one transaction, locking payments
+ * then invoices (the order of a payment's outcome): each only while its invoice is open, collected
+ * automatically, charged by this payment and owed something, and its customer not deleted — and
+ * its method still the customer's (else `detached`: the payments' own path fails it). A claimed
+ * one is `processing` with its attempt's recovery job, as attemptPayment leaves it.
+ */
+async function claimGroup(ctx: Ctx, group: Issued[]): Promise<{ claimed: Set<string>; detached: Set<string> }> {
+  const merchantId = ctx.merchant.id;
+  // A raw transaction (BEGIN … COMMIT on one pooled connection): one per group, so the cheapest.
+  return inRawTransaction(ctx.db, async (tx) => {
+    const q = tx.raw;
+    const reserved = await lockCreatedPayments(q, merchantId, group.map((r) => r.payment.id));
+    const invoices = new Map((await store.lockInvoicesForCharge(q, merchantId, group.map((r) => r.invoice.id))).map((i) => [i.id, i]));
+    const customers = new Map((await store.listCustomersById(q, merchantId, [...new Set(group.map((r) => r.invoice.customerId))])).map((c) => [c.id, c]));
+    const methods = new Map((await store.listPaymentMethodsById(q, merchantId, [...new Set(group.map((r) => r.method.id))])).map((m) => [m.id, m]));
+    const claimed = new Set<string>();
+    const detached = new Set<string>();
+    for (const r of group) {
+      const inv = invoices.get(r.invoice.id);
+      const chargeable =
+        reserved.has(r.payment.id) &&
+        inv?.status === 'open' &&
+        inv.autoAdvance &&
+        inv.paymentId === r.payment.id &&
+        BigInt(inv.amountDue) > BigInt(inv.amountPaid) &&
+        !customers.get(r.invoice.customerId)?.deletedAt;
+      if (!chargeable) continue;
+      if (methods.get(r.method.id)?.customerId === r.invoice.customerId) claimed.add(r.payment.id);
+      else detached.add(r.payment.id);
+    }
+    const rows = group.filter((r) => claimed.has(r.payment.id));
+    await claimFirstAttempts(q, merchantId, rows.map((r) => ({ id: r.payment.id, method: r.method.type })));
+    await enqueueJobs(tx, rows.map((r) => attemptRecoveryJob(ctx, r.payment.id, 1, r.lastAt)));
+    return { claimed, detached };
+  });
 }
 
 // ---------------------------------------------------------------- 3. settle
@@ -346,12 +403,13 @@ async function settle(ctx: Ctx, issued: Issued[], results: (ChargeResult | null)
             ];
           }),
         );
-        // Its safety work, unnecessary now: the attempt's recovery and the checkout's expiry.
+        // Its safety work, unnecessary now: the attempt's recovery, the reserved charge's and the checkout's expiry.
         await cancelWaitingJobs(
           tx,
           paid.flatMap((p) => [
             { kind: RECOVER_JOB, key: `recover:${p.payment.id}:1` },
             { kind: EXPIRE_JOB, key: `expire:${p.payment.id}` },
+            { kind: INVOICE_CHARGE_JOB, key: `recover:${p.payment.id}` },
           ]),
         );
       });

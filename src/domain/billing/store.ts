@@ -356,3 +356,11 @@ export function lockSubscriptionStatuses(q: RawQuery, merchantId: string, ids: s
     [ids],
   );
 }
+
+/** Locks invoices by id, in id order, and reads what a charge's claim checks of them. */
+export function lockInvoicesForCharge(q: RawQuery, merchantId: string, ids: string[]) {
+  return merchantSql(q, merchantId)<Pick<Invoice, 'id' | 'status' | 'autoAdvance' | 'paymentId' | 'amountDue' | 'amountPaid'>>(
+    `SELECT id, status, auto_advance, payment_id, amount_due, amount_paid FROM invoices WHERE merchant_id = $1 AND id = ANY($2::text[]) ORDER BY id FOR UPDATE`,
+    [ids],
+  );
+}

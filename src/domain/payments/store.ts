@@ -91,3 +91,23 @@ export async function markFirstAttemptsSucceeded(
   );
   return changed.map((r) => r.id);
 }
+
+/** Locks, in id order, the payments among `ids` still waiting for their first attempt (`created`); their ids. */
+export async function lockCreatedPayments(q: RawQuery, merchantId: string, ids: string[]): Promise<Set<string>> {
+  const rows = await merchantSql(q, merchantId)<{ id: string }>(
+    `SELECT id FROM payments WHERE merchant_id = $1 AND id = ANY($2::text[]) AND status = 'created' ORDER BY id FOR UPDATE`,
+    [ids],
+  );
+  return new Set(rows.map((r) => r.id));
+}
+
+/** Claims the first attempt of many locked `created` payments (→ processing, with their method), in one statement. */
+export async function claimFirstAttempts(q: RawQuery, merchantId: string, rows: { id: string; method: string }[]): Promise<void> {
+  if (rows.length === 0) return;
+  await merchantSql(q, merchantId)(
+    `UPDATE payments p SET status = 'processing', method = v.method, attempts = 1, updated_at = now()
+     FROM unnest($2::text[], $3::text[]) AS v(id, method)
+     WHERE p.merchant_id = $1 AND p.id = v.id AND p.status = 'created'`,
+    [rows.map((r) => r.id), rows.map((r) => r.method)],
+  );
+}

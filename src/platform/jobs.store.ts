@@ -50,13 +50,15 @@ export async function cancelOpenJobs(db: Db, where: { kind?: string; ref?: strin
  * expiry). One statement (the unique (kind, key) index, one probe per pair); a job running right
  * now is left to finish (it finds nothing to do). How many it cancelled.
  */
-export async function cancelPendingJobsByKey(db: Db, jobs: { kind: string; key: string }[]): Promise<number> {
+export async function cancelPendingJobsByKey(q: RawQuery, jobs: { kind: string; key: string }[]): Promise<number> {
   if (jobs.length === 0) return 0;
-  const r = await db.job.updateMany({
-    where: { status: 'pending', OR: jobs.map(({ kind, key }) => ({ kind, key })) },
-    data: { status: 'cancelled' },
-  });
-  return r.count;
+  const rows = await q<{ one: number }>(
+    `UPDATE jobs SET status = 'cancelled', updated_at = now()
+     WHERE status = 'pending' AND (kind, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))
+     RETURNING 1 AS one`,
+    [jobs.map((j) => j.kind), jobs.map((j) => j.key)],
+  );
+  return rows.length;
 }
 
 /**

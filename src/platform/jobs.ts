@@ -59,8 +59,8 @@ export function cancelJobs(db: Db, where: { kind?: string; ref?: string; key?: s
  * change being committed makes unnecessary (a charge that settled needs no recovery, a paid payment
  * no expiry). Without it each would still be claimed and run, to do nothing (issue 23, section 5).
  */
-export function cancelWaitingJobs(db: Db, jobs: { kind: string; key: string }[]): Promise<number> {
-  return cancelPendingJobsByKey(db, jobs);
+export function cancelWaitingJobs(db: Db | RawTx, jobs: { kind: string; key: string }[]): Promise<number> {
+  return cancelPendingJobsByKey(asRawTx(db).raw, jobs);
 }
 
 /**

@@ -29,7 +29,6 @@
 import type { Customer, InvoiceItem, Payment, PaymentMethod, Plan, Subscription } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
 import { inRawTransaction, rawQuery } from '../../platform/db/raw.ts';
-import { inTransaction } from '../../platform/db/tenant.ts';
 import { newId } from '../../platform/ids.ts';
 import { Clock } from '../../platform/clock.ts';
 import { cancelWaitingJobs, enqueueJobs, finishClaimedJobs, type NewJob } from '../../platform/jobs.ts';
@@ -108,8 +107,8 @@ export async function renewBatch(ctx: Ctx, due: DueRenewal[]): Promise<DueRenewa
 
 async function issue(ctx: Ctx, due: DueRenewal[]): Promise<{ issued: Issued[]; rest: DueRenewal[] }> {
   const merchantId = ctx.merchant.id;
-  return inTransaction(ctx.db, async (tx) => {
-    const q = rawQuery(tx);
+  return inRawTransaction(ctx.db, async (tx) => {
+    const q = tx.raw;
     const subs = new Map((await store.lockRenewableSubscriptions(q, merchantId, due.map((d) => d.subscriptionId))).map((s) => [s.id, s]));
     const candidates = due.filter((d) => {
       const s = subs.get(d.subscriptionId);
@@ -367,8 +366,8 @@ async function settle(ctx: Ctx, issued: Issued[], results: (ChargeResult | null)
   });
   if (paid.length > 0) {
     try {
-      await inTransaction(ctx.db, async (tx) => {
-        const q = rawQuery(tx);
+      await inRawTransaction(ctx.db, async (tx) => {
+        const q = tx.raw;
         // The order a single outcome locks in: payments, then invoices, then subscriptions.
         const payments = await markFirstAttemptsSucceeded(
           q,
@@ -469,7 +468,7 @@ export async function noticeUpcomingRenewals(ctx: Ctx, due: DueNotice[]): Promis
     else plain.push({ d, sub, plan });
   }
   const finished = due.filter((d) => !alone.includes(d.jobId)).map((d) => d.jobId);
-  await inTransaction(ctx.db, async (tx) => {
+  await inRawTransaction(ctx.db, async (tx) => {
     const marked = new Set(await finishClaimedJobs(tx, merchantId, finished));
     await recordEvents(
       tx,

@@ -7,7 +7,7 @@
 import type { Ctx } from '../../platform/context.ts';
 import type { TenantTx, Db } from '../../platform/db/tenant.ts';
 import { inTransaction } from '../../platform/db/tenant.ts';
-import { lockRow } from '../../platform/db/raw.ts';
+import { asRawTx, lockRow, type RawTx } from '../../platform/db/raw.ts';
 import { NotFoundError, ValidationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
@@ -144,8 +144,8 @@ export function countBalanceTransactionsOfCustomers(ctx: Ctx, customerIds: reado
 }
 
 /** The `customer:currency` pairs of these customers that have a credit balance (or a debt) to settle on their next invoice. */
-export async function balancesToSettle(ctx: Ctx, db: Db, customerIds: string[]): Promise<Set<string>> {
+export async function balancesToSettle(ctx: Ctx, db: Db | RawTx, customerIds: string[]): Promise<Set<string>> {
   if (customerIds.length === 0) return new Set();
-  const rows = await findNonZeroBalancesOf(db, ctx.merchant.id, customerIds);
+  const rows = await findNonZeroBalancesOf(asRawTx(db).raw, ctx.merchant.id, customerIds);
   return new Set(rows.map((r) => `${r.customerId}:${r.currency}`));
 }

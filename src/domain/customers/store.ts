@@ -1,7 +1,7 @@
 // The customers' statements (customers table), and the one read of a payment method the rules of
 // this area make. The rules are in index.ts (and src/services/customers.ts).
 import type { Customer, PaymentMethod, Prisma } from '../../generated/prisma/client.ts';
-import { merchantSql, rawQuery } from '../../platform/db/raw.ts';
+import { merchantSql, rawQuery, type RawQuery } from '../../platform/db/raw.ts';
 import type { PageSlice } from '../../platform/pagination.ts';
 import type { Db, TenantTx } from '../../platform/db/tenant.ts';
 import type { Statement } from '../events/index.ts';
@@ -107,8 +107,8 @@ export async function findBalances(db: Db, merchantId: string, customerId: strin
 }
 
 /** Which of these customers have a non-zero balance, and in which currency (a renewal batch leaves them to the one-by-one path, which draws on it). */
-export function findNonZeroBalancesOf(db: Db, merchantId: string, customerIds: string[]): Promise<{ customerId: string; currency: string }[]> {
-  return merchantSql(rawQuery(db), merchantId)<{ customerId: string; currency: string }>(
+export function findNonZeroBalancesOf(q: RawQuery, merchantId: string, customerIds: string[]): Promise<{ customerId: string; currency: string }[]> {
+  return merchantSql(q, merchantId)<{ customerId: string; currency: string }>(
     `SELECT customer_id, currency FROM customer_balances WHERE merchant_id = $1 AND customer_id = ANY($2::text[]) AND balance <> 0`,
     [customerIds],
   );

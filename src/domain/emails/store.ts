@@ -3,6 +3,7 @@
 // tables (each marked with whose table it is). The rules are in index.ts.
 import type { Email, EmailSettings, Prisma, PrismaClient } from '../../generated/prisma/client.ts';
 import type { Db } from '../../platform/db/tenant.ts';
+import { insertRows, rawQuery } from '../../platform/db/raw.ts';
 import type { PageSlice } from '../../platform/pagination.ts';
 
 // ---------------------------------------------------------------- settings
@@ -77,9 +78,24 @@ export function findEventsById(db: Db, ids: string[]) {
   return db.event.findMany({ where: { id: { in: ids } } });
 }
 
-/** Many messages, each made once per event (a second insert for an event changes nothing). */
-export async function insertEmails(db: Db, data: Prisma.EmailCreateManyInput[]): Promise<void> {
-  if (data.length > 0) await db.email.createMany({ data, skipDuplicates: true });
+const EMAIL_COLUMNS = [
+  ['id', 'text'], ['merchant_id', 'text'], ['event_id', 'text'], ['kind', 'text'], ['recipient', 'text'], ['subject', 'text'], ['text', 'text'],
+  ['html', 'text'], ['locale', 'text'], ['status', 'text'], ['transport', 'text'], ['created_at', 'timestamptz'], ['updated_at', 'timestamptz'],
+] as const;
+
+/** Many messages in one statement, each made once per event (a second insert for an event changes nothing). */
+export async function insertEmails(
+  db: Db,
+  rows: Pick<Email, 'id' | 'merchantId' | 'eventId' | 'kind' | 'recipient' | 'subject' | 'text' | 'html' | 'locale' | 'status' | 'transport' | 'createdAt'>[],
+): Promise<void> {
+  const now = new Date();
+  await insertRows(
+    rawQuery(db),
+    'emails',
+    EMAIL_COLUMNS,
+    rows.map((e) => [e.id, e.merchantId, e.eventId, e.kind, e.recipient, e.subject, e.text, e.html, e.locale, e.status, e.transport, e.createdAt, now]),
+    'ON CONFLICT (merchant_id, event_id) DO NOTHING',
+  );
 }
 
 export function findCustomersForEmail(db: Db, ids: string[]) {

@@ -53,8 +53,9 @@ export async function cancelOpenJobs(db: Db, where: { kind?: string; ref?: strin
 export async function cancelPendingJobsByKey(q: RawQuery, jobs: { kind: string; key: string }[]): Promise<number> {
   if (jobs.length === 0) return 0;
   const rows = await q<{ one: number }>(
-    `UPDATE jobs SET status = 'cancelled', updated_at = now()
-     WHERE status = 'pending' AND (kind, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))
+    `UPDATE jobs j SET status = 'cancelled', updated_at = now()
+     FROM unnest($1::text[], $2::text[]) AS v(kind, key)
+     WHERE j.kind = v.kind AND j.key = v.key AND j.status = 'pending'
      RETURNING 1 AS one`,
     [jobs.map((j) => j.kind), jobs.map((j) => j.key)],
   );

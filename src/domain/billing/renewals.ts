@@ -1,9 +1,9 @@
-// Renewals in batches (issue 23, section 5; docs/jobs.md "Renewals in batches").
+// Renewals in batches (issue 23, section 5; docs/jobs.md "Batches").
 //
 // A run of due `subscription.cycle` jobs of one merchant is renewed set-wise: what
 // cycleSubscription and the first attempt at its invoice do for one renewal — the period moved,
 // the invoice issued and finalised, its payment reserved and claimed, the charge, its outcome —
-// done for up to CLOCK_ADVANCE_BATCH_SIZE renewals at once, in two transactions whatever their number:
+// done for up to CLOCK_ADVANCE_BATCH_SIZE renewals at once, in a few transactions whatever their number:
 //
 //   1. renew: the subscriptions locked; for each plain renewal the invoice (open, numbered in due
 //      order), its line, its payment reserved (`created`, as reserveAttempt), the subscription

@@ -301,9 +301,18 @@ describe('concurrency and integrity', () => {
     } while (after);
     const refs = ledger.map((t: any) => t.reference);
     expect(new Set(refs).size).toBe(refs.length);
-    // the chain of balances is unbroken
-    const chron = [...ledger].reverse();
-    for (let i = 1; i < chron.length; i++) expect(chron[i].balance_before).toBe(chron[i - 1].balance_after);
+    // The chain of balances is unbroken: every row starts where another ended, back to 0. (Walked by
+    // balance, earliest first: under this much concurrency two rows may list out of lock order — a
+    // row's created_at is decided before the wallet's lock and equal times sort by id — an open
+    // issue of the listing order, not of the balances: docs/wallets.md.)
+    const left = [...ledger].reverse();
+    let at = 0;
+    while (left.length > 0) {
+      const i = left.findIndex((t: any) => t.balance_before === at);
+      expect(i, `no ledger row starts at ${at}`).toBeGreaterThanOrEqual(0);
+      at = left.splice(i, 1)[0].balance_after;
+    }
+    expect(at).toBe(await balance(api, w.id));
     expect(Math.min(...ledger.map((t: any) => t.balance_after))).toBeGreaterThanOrEqual(0);
   });
 

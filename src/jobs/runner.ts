@@ -46,6 +46,13 @@ export async function claimDueJobs(prisma: PrismaClient, opts: ClaimOptions): Pr
     .sort((a, b) => a.runAt.getTime() - b.runAt.getTime() || (a.id < b.id ? -1 : 1));
 }
 
+/** The merchant's clock when a claimed job runs in the worker: from the clock the claim read with it (no query), else read. */
+async function claimTime(runtime: Runtime, job: Claimed): Promise<Date> {
+  return job.clockOffsetMs !== undefined
+    ? billingTime(job.mode, job.clockOffsetMs, undefined, Date.now(), job.clockParkedUntil)
+    : readClock(runtime.prisma, { id: job.merchantId, mode: job.mode });
+}
+
 /** A finished job: one raw statement (the hot path of every webhook delivery). */
 function markDone(runtime: Runtime, job: JobRow) {
   // On the merchant's client, like the job's own statements: the raw pool's connection keeps
@@ -67,7 +74,7 @@ export async function runJob(
   // The claim read the merchant's clock offset with the job: no query for the time.
   // Inside a job the clock is frozen at the time it runs at: its due time when a clock advance runs
   // it, the clock's now at the claim otherwise.
-  const now = simulatedNow ?? (job.clockOffsetMs !== undefined ? billingTime(job.mode, job.clockOffsetMs, undefined, Date.now(), job.clockParkedUntil) : await readClock(prisma, merchant));
+  const now = simulatedNow ?? (await claimTime(runtime, job));
   try {
     if (!def) throw new Error(`no handler for job kind ${job.kind}`);
     const ctx = { merchant, db: forMerchant(prisma, job.merchantId), requestId: `job_${job.id}`, log: jlog, runtime, clock: Clock.frozen(merchant, now) };
@@ -175,10 +182,7 @@ async function runBatchFrom(runtime: Runtime, log: Logger, first: Claimed, merch
  */
 export async function runWorkerBatch(runtime: Runtime, log: Logger, first: Claimed, leaseMs?: number): Promise<number> {
   const batch = runtime.jobs.get(first.kind)!.batch!;
-  const now =
-    first.clockOffsetMs !== undefined
-      ? billingTime(first.mode, first.clockOffsetMs, undefined, Date.now(), first.clockParkedUntil)
-      : await readClock(runtime.prisma, { id: first.merchantId, mode: first.mode });
+  const now = await claimTime(runtime, first);
   const more = batch.size > 1 ? await claimDueJobs(runtime.prisma, { limit: batch.size - 1, kinds: [first.kind], merchantIds: [first.merchantId], leaseMs }) : [];
   return runBatch(runtime, log, [first, ...more], () => now);
 }

@@ -574,8 +574,20 @@ export async function chargeInvoice(
 async function methodToCharge(tx: TenantTx, inv: Invoice, defaultMethodId: string | null): Promise<PaymentMethod | null> {
   const sub = inv.subscriptionId ? await store.findSubscription(tx, inv.subscriptionId) : null;
   const pinned = sub?.paymentMethodId ? await store.findPaymentMethod(tx, sub.paymentMethodId) : null;
-  const method = pinned && pinned.customerId === inv.customerId ? pinned : defaultMethodId ? await store.findPaymentMethod(tx, defaultMethodId) : null;
-  return method && method.customerId === inv.customerId ? method : null;
+  return chooseMethod(inv.customerId, pinned, () => (defaultMethodId ? store.findPaymentMethod(tx, defaultMethodId) : null));
+}
+
+/**
+ * The rule of methodToCharge, on methods given (a renewal batch reads them for many at once): the
+ * pinned method while it is the customer's, else the customer's default, when that is theirs.
+ */
+export async function chooseMethod(
+  customerId: string,
+  pinned: PaymentMethod | null | undefined,
+  byDefault: () => Promise<PaymentMethod | null | undefined> | PaymentMethod | null | undefined,
+): Promise<PaymentMethod | null> {
+  const method = pinned && pinned.customerId === customerId ? pinned : await byDefault();
+  return method && method.customerId === customerId ? method : null;
 }
 
 /**

@@ -49,7 +49,7 @@ import {
 import { claimFirstAttempts, insertPayments, lockCreatedPayments, markFirstAttemptsSucceeded } from '../payments/store.ts';
 import { balancesToSettle } from '../customers/balance.ts';
 import type { InvoiceWithLines } from './hooks.ts';
-import { attemptPaymentOf, INVOICE_CHARGE_JOB, invoiceNumber, invoiceToJSON, reservedChargeRecoveryJob } from './invoices.ts';
+import { attemptPaymentOf, chooseMethod, INVOICE_CHARGE_JOB, invoiceNumber, invoiceToJSON, reservedChargeRecoveryJob } from './invoices.ts';
 import { periodAt, type Interval } from './periods.ts';
 import { periodKey, planLine, renewalJobs, renewsAt, subscriptionToJSON, upcomingInvoiceOf } from './subscriptions.ts';
 import * as store from './store.ts';
@@ -133,7 +133,9 @@ async function issue(ctx: Ctx, due: DueRenewal[]): Promise<{ issued: Issued[]; r
       const customer = sub && customers.get(sub.customerId);
       if (!sub || !plan || plan.amount <= 0n || !customer || customer.deletedAt) break;
       if (pending.has(sub.id) || sub.applyWalletBalance || balances.has(`${customer.id}:${plan.currency}`)) break;
-      const method = methodToCharge(sub, customer, methods);
+      const method = await chooseMethod(customer.id, sub.paymentMethodId ? methods.get(sub.paymentMethodId) : null, () =>
+        customer.defaultPaymentMethodId ? methods.get(customer.defaultPaymentMethodId) : null,
+      );
       if (!method) break;
       plain.push({ d, sub, plan, customer, method });
     }
@@ -272,13 +274,6 @@ async function issue(ctx: Ctx, due: DueRenewal[]): Promise<{ issued: Issued[]; r
     await finishClaimedJobs(tx, merchantId, issued.map((r) => r.due.jobId));
     return { issued, rest };
   });
-}
-
-/** The method a renewal charges: the subscription's own while it is still the customer's, else the customer's default (methodToCharge in invoices.ts). */
-function methodToCharge(sub: Subscription, customer: Customer, methods: Map<string, PaymentMethod>): PaymentMethod | null {
-  const pinned = sub.paymentMethodId ? methods.get(sub.paymentMethodId) : undefined;
-  const method = pinned && pinned.customerId === customer.id ? pinned : customer.defaultPaymentMethodId ? methods.get(customer.defaultPaymentMethodId) : undefined;
-  return method && method.customerId === customer.id ? method : null;
 }
 
 // ---------------------------------------------------------------- 2. charge

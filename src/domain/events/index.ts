@@ -62,7 +62,8 @@ export async function recordEvent(
  * BEGIN, the statement and COMMIT are three): the change (`with`, which must select FROM clock)
  * and its event commit together because they are one statement. `lead` is a read that goes first
  * (e.g. the row's lock with the change's conditions): nothing is written when it finds no row,
- * and its columns come back in `lead` (they must not be named id, n or at). Returns null, having
+ * and its columns come back in `lead` (they must not be named id, n or at); with `notBefore`, its
+ * column `not_before` is a lower bound of the statement's time. Returns null, having
  * written nothing, when `db` is a transaction or carries an idempotency guard (the work belongs in
  * that transaction), when `lead` found no row, or when more than IDS_PER_EVENT endpoints are
  * subscribed: the caller then does the change in a transaction (recordEvent).
@@ -73,7 +74,7 @@ export async function recordEventAlone<L extends object = object>(
   type: EventType,
   object: object,
   /** `set`: fields of `object` that the statement sets in the event to SQL expressions over `clock` (the caller sets them in its copy from `lead`) */
-  opts: { with: Statement[]; stamp?: string[]; lead?: Statement; set?: Record<string, string> },
+  opts: { with: Statement[]; stamp?: string[]; lead?: Statement; set?: Record<string, string>; notBefore?: boolean },
 ): Promise<{ event: Event; lead: L } | null> {
   if (isTransaction(db) || isGuarded(db)) return null;
   return writeEvent<L>(asRawTx(db), on, type, object, undefined, { ...opts, alone: true });
@@ -85,7 +86,7 @@ async function writeEvent<L extends object>(
   type: EventType,
   object: object,
   previousAttributes: Record<string, unknown> | undefined,
-  opts: { with?: Statement[]; stamp?: string[]; lead?: Statement; set?: Record<string, string>; alone?: boolean; email?: boolean },
+  opts: { with?: Statement[]; stamp?: string[]; lead?: Statement; set?: Record<string, string>; notBefore?: boolean; alone?: boolean; email?: boolean },
 ): Promise<{ event: Event; lead: L } | null> {
   const merchantId = on.merchant.id;
   const data: EventJSON['data'] = { object: object as Record<string, unknown> };
@@ -98,7 +99,7 @@ async function writeEvent<L extends object>(
   const email = opts.email ?? emailsAbout(type, object);
   const rows = await insertEventWithDeliveries(tx, {
     event, data, at, with: opts.with ?? [], stamp: opts.stamp ?? [], attemptIds: ids, excludedEndpoints: excluded, email,
-    lead: opts.lead, alone: opts.alone, set: opts.set,
+    lead: opts.lead, alone: opts.alone, set: opts.set, notBefore: opts.notBefore,
   });
   if (rows.length === 0) return null; // alone or with a lead: nothing was written
   const { id: _id, n: _n, at: createdAt, ...lead } = rows[0]!;

@@ -310,7 +310,7 @@ describe('concurrency and integrity', () => {
       at = t.balance_after;
     }
     const times = ledger.map((t: any) => Date.parse(t.created_at));
-    for (let i = 1; i < times.length; i++) expect(times[i - 1]).toBeGreaterThan(times[i]);
+    for (let i = 1; i < times.length; i++) expect(times[i - 1]!).toBeGreaterThan(times[i]!);
     // What each movement answered is what the ledger holds.
     const byRef = new Map(ledger.map((t: any) => [t.reference, t]));
     for (const { o, r } of rs.filter(({ r }) => r.status < 300)) {

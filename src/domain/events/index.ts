@@ -14,6 +14,8 @@ import { wake } from '../../platform/jobs.ts';
 import { asRawTx, type RawTx } from '../../platform/db/raw.ts';
 import { clockOf, type ClockMerchant, type Clock } from '../../platform/clock.ts';
 import { countEvents, findActiveEndpoints, findEvent, findEvents, IDS_PER_EVENT, insertEvents, insertEventWithDeliveries, type EventRow, type Statement } from './store.ts';
+import { logForOperator, operatorLine } from './operator-log.ts';
+import type { Logger } from '../../platform/logger.ts';
 
 export { EVENT_TYPES, type EventType, type Statement };
 
@@ -29,6 +31,8 @@ export interface EventJSON {
 export interface EventScope {
   merchant: ClockMerchant;
   clock?: Clock | undefined;
+  /** where the operator's line of the event goes (operator-log.ts), after the change commits */
+  log?: Logger | undefined;
 }
 
 /**
@@ -106,6 +110,7 @@ async function writeEvent<L extends object>(
   event.createdAt = createdAt;
   for (const field of opts.stamp ?? []) data.object[field] = event.createdAt.toISOString();
   if (rows.some((r) => r.id !== null) || email) tx.afterCommit(wake);
+  if (operatorLine(type, data.object, data.previous_attributes)) tx.afterCommit(() => logForOperator(on.log, merchantId, { id: event.id, type, object: data.object, previous: data.previous_attributes }));
   const rest = rows.filter((r) => r.n !== null && Number(r.n) > IDS_PER_EVENT);
   if (rest.length > 0) await scheduleDeliveries(tx, event, rest.map((r) => r.id!), event.createdAt);
   return { event, lead: lead as L };
@@ -147,6 +152,13 @@ export async function recordEvents(db: Db | RawTx, on: EventScope, list: NewEven
   });
   await insertEvents(tx, merchantId, rows);
   if (rows.some((r) => r.deliveries.length > 0 || r.email)) tx.afterCommit(wake);
+  const told = rows.filter((r) => operatorLine(r.type, (r.data as EventJSON['data']).object, (r.data as EventJSON['data']).previous_attributes));
+  if (told.length > 0) tx.afterCommit(() => {
+    for (const r of told) {
+      const d = r.data as EventJSON['data'];
+      logForOperator(on.log, merchantId, { id: r.id, type: r.type, object: d.object, previous: d.previous_attributes });
+    }
+  });
   return rows.map((r) => ({ id: r.id, merchantId, type: r.type, data: r.data as Prisma.JsonObject, createdAt: r.at }));
 }
 

@@ -15,17 +15,27 @@ export function insertApiKey(db: MerchantsDb, data: { id: string; merchantId: st
   return db.apiKey.create({ data });
 }
 
+type NewMerchant = { id: string; name: string; mode: string };
+type NewKey = { id: string; clientId: string; secretHash: string; secretLast4: string };
+
 /** A merchant and its first key, in one transaction (both or neither). */
-export function insertMerchantWithKey(
-  prisma: PrismaClient,
-  merchant: { id: string; name: string; mode: string },
-  key: { id: string; clientId: string; secretHash: string; secretLast4: string },
-): Promise<Merchant> {
-  return prisma.$transaction(async (tx) => {
-    const m = await insertMerchant(tx, merchant);
-    await insertApiKey(tx, { ...key, merchantId: m.id });
-    return m;
-  });
+export function insertMerchantWithKey(prisma: PrismaClient, merchant: NewMerchant, key: NewKey): Promise<Merchant> {
+  return prisma.$transaction((tx) => insertMerchantWithKeyIn(tx, merchant, key));
+}
+
+/** The same, in the caller's transaction. */
+export async function insertMerchantWithKeyIn(tx: Prisma.TransactionClient, merchant: NewMerchant, key: NewKey): Promise<Merchant> {
+  const m = await insertMerchant(tx, merchant);
+  await insertApiKey(tx, { ...key, merchantId: m.id });
+  return m;
+}
+
+/**
+ * Holds, until the transaction ends, the one lock of the bootstrap: instances starting at once on
+ * one database decide one after the other whether a bootstrap merchant is needed.
+ */
+export async function lockBootstrap(tx: Prisma.TransactionClient): Promise<void> {
+  await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(hashtext('billing.bootstrap'))`);
 }
 
 export function findMerchant(db: MerchantsDb, id: string): Promise<Merchant | null> {

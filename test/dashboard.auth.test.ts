@@ -149,7 +149,14 @@ describe('sign-in', () => {
     const typed = await call(app, 'POST', SESSION, { body: JSON.stringify({ email: emailA, password: 5 }), headers: json(app) });
     expect(typed.status).toBe(400);
     expect(typed.body.error).toMatchObject({ code: 'parameter_invalid', param: 'password' });
-    for (const r of [form, text, bad, missing, typed]) expect(r.headers.get('set-cookie')).toBeNull();
+    const nul = await call(app, 'POST', SESSION, { body: JSON.stringify({ email: 'a\u0000b@shop.example', password: PASSWORD }), headers: json(app) });
+    expect(nul.status).toBe(400);
+    expect(nul.body.error).toMatchObject({ code: 'parameter_invalid', param: 'email' });
+    const arr = await call(app, 'POST', SESSION, { body: '[1]', headers: json(app) });
+    expect(arr.status).toBe(400);
+    const long = await signIn(app, `${'x'.repeat(5000)}@shop.example`, 'p'.repeat(5000));
+    expect(long.status).toBe(401);
+    for (const r of [form, text, bad, missing, typed, nul, arr, long]) expect(r.headers.get('set-cookie')).toBeNull();
   });
 
   it('login CSRF: sign-in without our Origin, or from another one, is 403 and signs nobody in', async () => {

@@ -31,6 +31,8 @@ export async function dashboardLogin(services: Services, merchantId: string): Pr
  */
 export async function serveCli(services: Services): Promise<() => Promise<void>> {
   if (services.db.kind !== 'pglite') return async () => {};
+  // Not being able to serve the CLI (a DATA_DIR path too long for a socket name, a platform
+  // without Unix sockets) must not keep the server from starting: the CLI then says so.
   return listenForCli(
     services.config.DATA_DIR,
     (argv) => {
@@ -38,5 +40,8 @@ export async function serveCli(services: Services): Promise<() => Promise<void>>
       return runCommand(argv, { db: services.db, where: 'server', onKeyRevoked: (clientId) => services.auth.invalidate(clientId) });
     },
     (err) => services.log.error({ err }, 'CLI command failed'),
-  );
+  ).catch((err: unknown) => {
+    services.log.warn({ err, data_dir: services.config.DATA_DIR }, 'cannot listen for CLI commands on DATA_DIR/billing.sock: stop the server to use the CLI');
+    return async () => {};
+  });
 }

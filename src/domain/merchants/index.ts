@@ -10,7 +10,7 @@ import {
   insertMerchantWithKey,
   insertMerchantWithKeyIn,
   listMerchantsWithKeys,
-  lockBootstrap,
+  inBootstrapLock,
   revokeActiveApiKey,
 } from './store.ts';
 
@@ -98,8 +98,7 @@ export async function bootstrapMerchant(
 ): Promise<IssuedCredentials | null> {
   // One decision at a time across instances starting together on one database (an advisory lock
   // held by the transaction): the first creates, the others then find what it made.
-  return prisma.$transaction(async (tx) => {
-    await lockBootstrap(tx);
+  return inBootstrapLock(prisma, async (tx) => {
     if (explicit) {
       const clientId = explicit.clientId;
       const key = await findApiKeyWithMerchant(tx, clientId);
@@ -127,5 +126,5 @@ export async function bootstrapMerchant(
     const m = await newMerchant({ name: 'Test merchant', mode: 'test' });
     await insertMerchantWithKeyIn(tx, m.merchant, m.key);
     return m.credentials;
-  }, { timeout: 60_000 });
+  });
 }

@@ -31,11 +31,18 @@ export async function insertMerchantWithKeyIn(tx: Prisma.TransactionClient, merc
 }
 
 /**
- * Holds, until the transaction ends, the one lock of the bootstrap: instances starting at once on
- * one database decide one after the other whether a bootstrap merchant is needed.
+ * Runs fn in a transaction that holds the one lock of the bootstrap (an advisory lock until it
+ * ends): instances starting at once on one database decide one after the other whether a
+ * bootstrap merchant is needed.
  */
-export async function lockBootstrap(tx: Prisma.TransactionClient): Promise<void> {
-  await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(hashtext('billing.bootstrap'))`);
+export function inBootstrapLock<T>(prisma: PrismaClient, fn: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
+  return prisma.$transaction(
+    async (tx) => {
+      await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(hashtext('billing.bootstrap'))`);
+      return fn(tx);
+    },
+    { timeout: 60_000 },
+  );
 }
 
 export function findMerchant(db: MerchantsDb, id: string): Promise<Merchant | null> {

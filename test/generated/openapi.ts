@@ -1954,6 +1954,8 @@ export interface operations {
                 email?: string;
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
+                /** @description Case-insensitive search: customers whose email starts with the text, or whose name has a word starting with each of its words ("ada lov" finds "Ada Lovelace"). 1 to 100 characters; combines with the other filters. */
+                search?: string;
             };
             header?: never;
             path?: never;

@@ -86,6 +86,18 @@ describe('customer search over REST', () => {
     expect(long.body.error).toMatchObject({ param: 'search' });
   });
 
+  it('follows renames and deletions (the trigger keeps the terms)', async () => {
+    const c = (await api.post('/v1/customers', { email: 'rename.me@example.com', name: 'Temporary Person' })).body;
+    expect(emails(await api.get('/v1/customers?search=tempor'))).toEqual(['rename.me@example.com']);
+    expect((await api.patch(`/v1/customers/${c.id}`, { name: 'Permanent Person', email: 'renamed@example.com' })).status).toBe(200);
+    expect(emails(await api.get('/v1/customers?search=tempor'))).toEqual([]);
+    expect(emails(await api.get('/v1/customers?search=rename.me'))).toEqual([]);
+    expect(emails(await api.get('/v1/customers?search=perman'))).toEqual(['renamed@example.com']);
+    expect((await api.del(`/v1/customers/${c.id}`)).status).toBe(200);
+    expect(emails(await api.get('/v1/customers?search=perman'))).toEqual([]);
+    expect(emails(await api.get('/v1/customers?search=renamed'))).toEqual([]);
+  });
+
   it('never finds another merchant’s customers', async () => {
     expect(emails(await other.get('/v1/customers?search=lov'))).toEqual([]);
     expect(emails(await other.get('/v1/customers?search=ada'))).toEqual(['ada@other.example']);

@@ -11,6 +11,7 @@ import './wallets.ts';
 import './billing.ts';
 import './webhooks.ts';
 import './emails.ts';
+import './merchants.ts';
 import './test-helpers.ts';
 
 // Sorted, so that the live schema (what introspection answers) prints exactly as schema.graphql.

@@ -3,6 +3,7 @@
 // src/platform/auth.store.ts (authentication's statement, the same one).
 import type { ApiKey, Merchant, Prisma } from '../../generated/prisma/client.ts';
 import type { PrismaClient } from '../../platform/db/index.ts';
+import type { PageSlice } from '../../platform/pagination.ts';
 
 /** The client, or its transaction (creating a merchant with its first key). */
 export type MerchantsDb = PrismaClient | Prisma.TransactionClient;
@@ -48,4 +49,37 @@ export function listMerchantsWithKeys(db: MerchantsDb) {
 
 export function countMerchants(db: MerchantsDb): Promise<number> {
   return db.merchant.count();
+}
+
+// ---------------------------------------------------------------- one merchant's keys (GraphQL apiKeys)
+// api_keys is read across merchants by authentication, so it is not a tenant model: every
+// statement here filters on the merchant itself.
+
+/** A page of the merchant's keys (`where`: the cursor's fragment; `page`: order and take). */
+export function findApiKeysOfMerchant(db: MerchantsDb, merchantId: string, where: Prisma.ApiKeyWhereInput, page: PageSlice): Promise<ApiKey[]> {
+  return db.apiKey.findMany({ where: { AND: [{ merchantId }, where] }, ...page });
+}
+
+export function countApiKeysOfMerchant(db: MerchantsDb, merchantId: string): Promise<number> {
+  return db.apiKey.count({ where: { merchantId } });
+}
+
+export function findApiKeyOfMerchant(db: MerchantsDb, merchantId: string, clientId: string): Promise<ApiKey | null> {
+  return db.apiKey.findFirst({ where: { merchantId, clientId } });
+}
+
+/**
+ * Revokes one of the merchant's active keys unless it is its last active one, with the merchant's
+ * row locked so that two revocations cannot together leave none: 'revoked', 'last' or 'missing'
+ * (no such active key of this merchant).
+ */
+export function revokeApiKeyOfMerchant(prisma: PrismaClient, merchantId: string, clientId: string, revokedAt: Date): Promise<{ outcome: 'revoked' | 'last' | 'missing'; key: ApiKey | null }> {
+  return prisma.$transaction(async (tx) => {
+    await tx.$queryRawUnsafe(`SELECT id FROM merchants WHERE id = $1 FOR UPDATE`, merchantId);
+    const key = await tx.apiKey.findFirst({ where: { merchantId, clientId, revokedAt: null } });
+    if (!key) return { outcome: 'missing' as const, key: null };
+    const active = await tx.apiKey.count({ where: { merchantId, revokedAt: null } });
+    if (active <= 1) return { outcome: 'last' as const, key };
+    return { outcome: 'revoked' as const, key: await tx.apiKey.update({ where: { id: key.id }, data: { revokedAt } }) };
+  });
 }

@@ -12,6 +12,7 @@ import './billing.ts';
 import './webhooks.ts';
 import './emails.ts';
 import './merchants.ts';
+import './overview.ts';
 import './test-helpers.ts';
 
 // Sorted, so that the live schema (what introspection answers) prints exactly as schema.graphql.

@@ -6,7 +6,9 @@ import { NotFoundError, StateError, ValidationError } from '../platform/errors.t
 import { listQuery, z } from '../platform/validation.ts';
 import { builder, connectionComplexity } from './builder.ts';
 import { COMMON_ERRORS } from './errors.ts';
-import { connectionType, listArgs, mutate, toConnection } from './helpers.ts';
+import { connectionType, domainInput, listArgs, mutate, toConnection } from './helpers.ts';
+import { accountToJSON, accountUpdate, MAX_LOGO_BYTES, type AccountJSON } from '../domain/merchants/account.ts';
+import { getAccount, updateAccount } from '../services/account.ts';
 import type { ApiKey as ApiKeyRow } from '../generated/prisma/client.ts';
 
 const apiKeyListQuery = z.strictObject({ ...listQuery });
@@ -80,3 +82,60 @@ builder.mutationFields((t) => ({
       mutate(gctx, 'revokeApiKey', input, (ctx, { clientId }) => merchants.revokeApiKeyOfMerchantById(ctx.runtime.prisma, ctx.merchant.id, clientId)),
   }),
 }));
+
+// ---------------------------------------------------------------- the merchant's settings
+
+const MerchantMode = builder.enumType('MerchantMode', { values: ['test', 'live'] as const });
+
+const Branding = builder.objectRef<AccountJSON['branding']>('Branding').implement({
+  description: 'How the hosted pages and invoice PDFs look for the merchant’s customers.',
+  fields: (t) => ({
+    accentColor: t.exposeString('accent_color', { nullable: true, description: '#RRGGBB; null: the default blue.' }),
+    logo: t.exposeString('logo', { nullable: true, description: 'The logo as a data: URL (PNG or JPEG), or null.' }),
+  }),
+});
+
+const MerchantAccount = builder.objectRef<AccountJSON>('MerchantAccount').implement({
+  description: 'The merchant the request acts for (REST: GET /v1/account).',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    name: t.exposeString('name', { description: 'Shown to customers on the hosted pages, e-mails and invoice PDFs.' }),
+    mode: t.field({ type: MerchantMode, resolve: (a) => a.mode }),
+    branding: t.field({ type: Branding, resolve: (a) => a.branding }),
+    createdAt: t.field({ type: 'DateTime', resolve: (a) => new Date(a.created_at) }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  merchant: t.field({
+    type: MerchantAccount,
+    description: 'The merchant the request acts for: name, mode, branding (the dashboard’s viewer).',
+    resolve: async (_, __, { ctx }) => accountToJSON(await getAccount(ctx)),
+  }),
+}));
+
+const BrandingInput = builder.inputType('BrandingInput', {
+  fields: (t) => ({
+    accentColor: t.string({ description: '#RRGGBB; null clears it (the default).' }),
+    logo: t.string({ description: `A data: URL of a PNG or JPEG, at most ${MAX_LOGO_BYTES / 1024} KiB decoded; null removes it. SVG is refused (it can carry script).` }),
+  }),
+});
+
+const UpdateMerchantSettingsInput = builder.inputType('UpdateMerchantSettingsInput', {
+  fields: (t) => ({
+    name: t.string({ description: '1 to 200 characters.' }),
+    branding: t.field({ type: BrandingInput }),
+    idempotencyKey: t.string(),
+  }),
+});
+
+builder.mutationField('updateMerchantSettings', (t) =>
+  t.field({
+    type: MerchantAccount,
+    description: 'Changes the merchant’s name or branding (REST: PATCH /v1/account); the others keep their value. Records account.updated.',
+    errors: { types: [...COMMON_ERRORS, NotFoundError], dataField: { name: 'merchant' }, result: { name: 'UpdateMerchantSettingsSuccess' }, union: { name: 'UpdateMerchantSettingsResult' } },
+    args: { input: t.arg({ type: UpdateMerchantSettingsInput, required: true }) },
+    resolve: (_, { input }, gctx) =>
+      mutate(gctx, 'updateMerchantSettings', input, async (ctx, fields) => accountToJSON(await updateAccount(ctx, domainInput(accountUpdate, fields)))),
+  }),
+);

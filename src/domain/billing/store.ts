@@ -232,8 +232,11 @@ export async function setMerchantSigningKeyIfNone(prisma: PrismaClient, merchant
 }
 
 /** The merchant's name, on the unscoped client. Reads merchants (the merchants area's table). */
-export function findMerchantName(prisma: PrismaClient, merchantId: string): Promise<{ name: string } | null> {
-  return prisma.merchant.findUnique({ where: { id: merchantId }, select: { name: true } });
+export function findMerchantName(
+  prisma: PrismaClient,
+  merchantId: string,
+): Promise<{ name: string; accentColor: string | null; logoType: string | null; logo: Uint8Array | null } | null> {
+  return prisma.merchant.findUnique({ where: { id: merchantId }, select: { name: true, accentColor: true, logoType: true, logo: true } });
 }
 
 // ---------------------------------------------------------------- renewals in batches (renewals.ts)

@@ -163,3 +163,8 @@ export async function revokeApiKeyOfMerchantById(prisma: PrismaClient, merchantI
   if (r.outcome === 'last') throw new StateError('last_api_key', `API key ${clientId} is the merchant’s last active key: create another before revoking it.`, 'clientId');
   return r.key!;
 }
+
+/** A merchant by id, or null (the CLI's `merchant update`). */
+export function getMerchantById(prisma: PrismaClient, id: string) {
+  return findMerchant(prisma, id);
+}

@@ -83,3 +83,19 @@ export function revokeApiKeyOfMerchant(prisma: PrismaClient, merchantId: string,
     return { outcome: 'revoked' as const, key: await tx.apiKey.update({ where: { id: key.id }, data: { revokedAt } }) };
   });
 }
+
+// ---------------------------------------------------------------- the merchant's settings (account)
+
+/** The merchant's row, locked (FOR UPDATE) in the caller's transaction, for a settings change. */
+export async function lockMerchantRow(tx: Prisma.TransactionClient, id: string): Promise<Merchant | null> {
+  await tx.$queryRawUnsafe(`SELECT id FROM merchants WHERE id = $1 FOR UPDATE`, id);
+  return tx.merchant.findUnique({ where: { id } });
+}
+
+export function updateMerchantSettingsRow(
+  db: MerchantsDb,
+  id: string,
+  data: { name?: string; accentColor?: string | null; logoType?: string | null; logo?: Uint8Array<ArrayBuffer> | null },
+): Promise<Merchant> {
+  return db.merchant.update({ where: { id }, data });
+}

@@ -125,10 +125,8 @@ describe('customer search over GraphQL', () => {
   });
 });
 
-describe('customer search at 100,000 customers of one merchant', () => {
-  // PostgreSQL only for now: on PGlite (in memory) the request after loading 20,000 customers
-  // through the trigger ended in ECONNRESET — open, see docs/status.md.
-  it.skipIf(!usingPostgres)('uses the indexes (EXPLAIN) and answers fast', async () => {
+describe('customer search at 100,000 customers of one merchant (20,000 on PGlite)', () => {
+  it('uses the indexes (EXPLAIN) and answers fast', async () => {
     // 100,000 on PostgreSQL; PGlite (in memory, single connection) gets 20,000 to stay quick.
     const N = usingPostgres ? 100_000 : 20_000;
     const big = await app.merchant({ name: 'Big merchant' });
@@ -152,16 +150,17 @@ describe('customer search at 100,000 customers of one merchant', () => {
     const emailPlan = await explainCustomerSearch(db, id, customerSearchOf('user4242'), 21);
     const namePlan = await explainCustomerSearch(db, id, customerSearchOf('first4242'), 21);
     console.log(`EXPLAIN search=user4242\n${emailPlan}\n\nEXPLAIN search=first4242\n${namePlan}`);
-    // The plan is checked on PostgreSQL (the production database); PGlite's statistics after ANALYZE
-    // here leave it scanning the merchant's part of the same index and filtering the range.
-    for (const plan of usingPostgres ? [emailPlan, namePlan] : []) {
+    for (const plan of [emailPlan, namePlan]) {
       // Both prefixes are ranges on the terms' index (under row-level security), the customers by primary key.
       expect(plan).toMatch(/Index Cond: \(\(merchant_id = '[^']+'::text\) AND \(kind = 'email'::text\) AND \(term >= '[a-z0-9]+'::text\) AND \(term < /);
       expect(plan).toMatch(/Index Cond: \(\(merchant_id = '[^']+'::text\) AND \(kind = 'name'::text\) AND \(term >= '[a-z0-9]+'::text\) AND \(term < /);
       expect(plan).toMatch(/Index Scan using customers_pkey on customers c/);
       expect(plan).not.toMatch(/Seq Scan|customers_merchant_id_created_at_id_idx/);
     }
-    await big.get('/v1/customers?search=warmup');
+    // The load ran in this process (PGlite blocks the event loop meanwhile): the keep-alive socket of
+    // the requests before it may be closed by the server just as the next request is sent on it
+    // (ECONNRESET); the warm-up request absorbs that once.
+    await big.get('/v1/customers?search=warmup').catch(() => big.get('/v1/customers?search=warmup'));
     const rare: number[] = [];
     for (const q of ['user4242', 'first9999', 'last976', 'nobody', 'first12 last12']) {
       const t0 = performance.now();

@@ -133,6 +133,18 @@ describe('overview', () => {
     expect(bad.errors?.[0]?.extensions?.code).toBe('parameter_invalid');
   });
 
+  it('follows the merchant’s billing clock (a test clock ahead moves the days)', async () => {
+    const ahead = await app.merchant({ name: 'Clocked merchant' });
+    const adv = await ahead.post('/v1/test-helpers/clock/advance', { seconds: 3 * 86_400 });
+    expect(adv.status).toBe(200);
+    const o = (await ahead.gql(Q)).data.overview;
+    const now = new Date();
+    const todayThere = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()) + 3 * DAY);
+    // (a run across UTC midnight may see the next day)
+    expect([iso(todayThere), iso(new Date(todayThere.getTime() + DAY))]).toContain(o.to);
+    expect(new Date(o.asOf).getTime()).toBeGreaterThan(Date.now() + 3 * DAY - 60_000);
+  });
+
   it('shows another merchant nothing of this one', async () => {
     const o = (await other.gql(Q)).data.overview;
     expect(o.mrr).toEqual([]);

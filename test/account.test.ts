@@ -102,6 +102,17 @@ describe('branding on the hosted pages and the invoice PDF', () => {
     expect(otherPage).not.toContain('class="logo"');
   });
 
+  it('the setup page shows them too (one layout for every hosted page)', async () => {
+    const c = (await api.post('/v1/customers', { email: 'setup@example.com' })).body;
+    const si = (await api.post('/v1/setup-intents', { customer_id: c.id })).body;
+    const res = await fetch(si.setup_url.replace(app.services.config.publicBaseUrl, app.url));
+    const page = await res.text();
+    expect(res.status).toBe(200);
+    expect(page).toContain('Bean There');
+    expect(page).toContain(':root{--accent:#0A7C66}');
+    expect(page).toContain('<img class="logo"');
+  });
+
   it('the invoice PDF shows the new name in the accent colour', async () => {
     const c = (await api.post('/v1/customers', { email: `pdf${Math.random()}@example.com`, name: 'Grace Hopper' })).body;
     const si = (await api.post('/v1/setup-intents', { customer_id: c.id })).body;

@@ -1,6 +1,8 @@
 // npm run --silent cli -- <command>
 //   merchant create --name NAME [--live] [--json]   create a merchant and its first API key
 //   merchant list [--json]                          merchants and their keys (no secrets)
+//   merchant update --merchant-id mer_… [--name N] [--accent-color #RRGGBB] [--logo FILE|none] [--json]
+//                                                   name and branding (records account.updated)
 //   key create --merchant mer_… [--json]            another API key for a merchant
 //   key revoke ck_…                                 revoke a key (stops working within seconds)
 //   user create --merchant-id mer_… --email E --password P [--json]   a merchant dashboard user
@@ -14,7 +16,7 @@ import { ConfigError, loadConfig } from './platform/config.ts';
 import { openDatabase } from './platform/db/index.ts';
 import { DataDirInUse, lockDataDir } from './platform/db/data-dir-lock.ts';
 import { migrate } from './platform/db/migrate.ts';
-import { runCommand, USAGE, type CommandResult } from './server/commands.ts';
+import { logoDataUrl, runCommand, USAGE, type CommandResult } from './server/commands.ts';
 import { sendToServer } from './server/control-socket.ts';
 
 function finish(r: CommandResult): never {
@@ -25,6 +27,15 @@ function finish(r: CommandResult): never {
 
 async function main() {
   const argv = process.argv.slice(2);
+  // A logo file is read here, where its path means something (not by a server running the command).
+  const logo = argv.indexOf('--logo');
+  if (logo >= 0 && argv[logo + 1] && argv[logo + 1] !== 'none') {
+    try {
+      argv[logo + 1] = logoDataUrl(argv[logo + 1]!);
+    } catch (e) {
+      finish({ code: 1, stdout: '', stderr: `cannot read the logo file: ${(e as Error).message}\n` });
+    }
+  }
   if (argv.length === 0) finish({ code: 2, stdout: '', stderr: `${USAGE}\n` });
   if (argv.includes('--help') || argv.includes('-h')) finish({ code: 0, stdout: `${USAGE}\n`, stderr: '' });
   let config;

@@ -70,3 +70,31 @@ describe('cli', () => {
     }
   }, 120_000);
 });
+
+describe('cli merchant update (issue 24)', () => {
+  it('changes the name, accent colour and logo, refuses bad input, records account.updated', async () => {
+    const m = JSON.parse(cli('merchant', 'create', '--name', 'Brand Co', '--json').out);
+    const png = join(dir, 'logo.png');
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(png, Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64'));
+    const r = cli('merchant', 'update', '--merchant-id', m.merchant_id, '--name', 'Brand Company', '--accent-color', '#0a7c66', '--logo', png, '--json');
+    expect(r.code, r.err).toBe(0);
+    expect(JSON.parse(r.out)).toMatchObject({ id: m.merchant_id, name: 'Brand Company', branding: { accent_color: '#0A7C66', logo: expect.stringMatching(/^data:image\/png;base64,/) } });
+    const svg = join(dir, 'logo.svg');
+    writeFileSync(svg, '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>');
+    const refused = cli('merchant', 'update', '--merchant-id', m.merchant_id, '--logo', svg);
+    expect(refused.code).toBe(1);
+    expect(refused.err).toMatch(/branding\.logo: .*SVG/);
+    expect(cli('merchant', 'update', '--merchant-id', m.merchant_id, '--accent-color', 'red').err).toMatch(/branding\.accent_color/);
+    expect(cli('merchant', 'update', '--merchant-id', 'mer_00000000000000000000', '--name', 'X').code).toBe(1);
+    const cleared = JSON.parse(cli('merchant', 'update', '--merchant-id', m.merchant_id, '--logo', 'none', '--json').out);
+    expect(cleared.branding).toEqual({ accent_color: '#0A7C66', logo: null });
+    const db = await openDatabase({ dataDir });
+    try {
+      const rows = await db.query<{ type: string }>(`SELECT type FROM events WHERE merchant_id = $1 ORDER BY created_at`, [m.merchant_id]);
+      expect(rows.map((e) => e.type)).toEqual(['account.updated', 'account.updated']);
+    } finally {
+      await db.close();
+    }
+  }, 120_000);
+});

@@ -76,7 +76,7 @@ describe('OpenAPI document', () => {
     expect(body.additionalProperties).toBe(false);
     expect(body.properties.phone.anyOf?.[0]?.pattern ?? body.properties.phone.pattern).toMatch(/\\\+/);
     const params = doc.paths['/v1/customers'].get.parameters.map((p: any) => p.name);
-    expect(params).toEqual(['email', 'limit', 'after']);
+    expect(params).toEqual(['email', 'search', 'limit', 'after']);
     const idem = doc.paths['/v1/customers'].post.parameters.find((p: any) => p.name === 'Idempotency-Key');
     expect(idem).toMatchObject({ in: 'header', required: false });
     expect(doc.components.securitySchemes.basicAuth).toEqual({ type: 'http', scheme: 'basic' });

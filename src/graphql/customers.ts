@@ -92,12 +92,13 @@ builder.queryFields((t) => ({
   }),
   customers: t.field({
     type: CustomerConnection,
-    description: 'Customers, newest first.',
+    description: 'Customers, newest first; `search` finds them by email or name.',
     complexity: connectionComplexity,
     args: {
       first: t.arg.int({ description: '1 to 100, default 20.' }),
       after: t.arg.string(),
       email: t.arg.string({ description: 'Exact email match.' }),
+      search: t.arg.string({ description: customers.SEARCH_DESCRIPTION }),
     },
     resolve: async (_, a, { ctx }) => toConnection(await customers.listCustomers(ctx, listArgs(customers.customerListQuery, a))),
   }),

@@ -11,6 +11,8 @@ import './wallets.ts';
 import './billing.ts';
 import './webhooks.ts';
 import './emails.ts';
+import './merchants.ts';
+import './overview.ts';
 import './test-helpers.ts';
 
 // Sorted, so that the live schema (what introspection answers) prints exactly as schema.graphql.

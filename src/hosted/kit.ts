@@ -18,7 +18,7 @@ import { PaymentFailureLimiter } from '../platform/rate-limit.ts';
 import { clientAddress } from '../platform/client-address.ts';
 import { checkInputText, hasUnstorableText } from '../platform/validation.ts';
 import type { AppEnv, Services } from '../platform/env.ts';
-import { html, page, type Html } from './layout.ts';
+import { brandPage, html, page, type Html } from './layout.ts';
 import { strings, type Locale, type Strings } from './strings.ts';
 
 const CSRF_COOKIE = 'billing_csrf';
@@ -102,6 +102,9 @@ interface MerchantRow {
   id: string;
   mode: string;
   name: string;
+  accentColor?: string | null;
+  logoType?: string | null;
+  logo?: Uint8Array | null;
 }
 
 /** The merchant-scoped context a hosted page's token opens (with a portal actor for the portal). */
@@ -154,6 +157,7 @@ export async function openByToken<R extends { id: string; merchant: MerchantRow 
   const found = TOKEN.test(token) ? await spec.find(services.db.prisma, token) : null;
   if (!found) return spec.unknown ? spec.unknown() : notFound(c, strings.en, 'missing', spec.what);
   const ctx = hostedCtx(c, services, found.merchant, { [`${spec.what}_id`]: found.id }, spec.actor?.(found));
+  brandPage(c, { name: found.merchant.name, accentColor: found.merchant.accentColor ?? null, logoType: found.merchant.logoType ?? null, logo: found.merchant.logo ?? null });
   const t = strings[await spec.locale(found, ctx)];
   // The input rule for path parameters (a method id, say): what cannot be stored names nothing.
   if (Object.values(c.req.param() as Record<string, string>).some(hasUnstorableText)) return notFound(c, t, 'missing', spec.what);

@@ -10,6 +10,7 @@ import { html, raw } from 'hono/html';
 import type { HtmlEscapedString } from 'hono/utils/html';
 import { randomToken } from '../platform/ids.ts';
 import { CARD_BRANDS } from '../platform/processor.ts';
+import { logoDataUrlOf } from '../domain/merchants/account.ts';
 
 export { html };
 export type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
@@ -37,7 +38,7 @@ ul.items{list-style:none;margin:0 0 1rem;padding:0}ul.items li{display:flex;flex
 ul.items li form{display:inline}ul.items li .actions{display:flex;gap:.5rem}.small{width:auto;padding:.4rem .7rem;font-size:.875rem}.secondary{background:#fff;color:var(--accent);border:1px solid var(--accent)}
 .badge{font-size:.75rem;font-weight:600;background:#eef0fb;color:var(--accent);border-radius:999px;padding:.1rem .5rem;margin-left:.4rem}
 table{width:100%;border-collapse:collapse;font-size:.875rem}td,th{text-align:left;padding:.35rem .25rem;border-bottom:1px solid var(--line)}td.num,th.num{text-align:right;white-space:nowrap}
-.back{display:inline-block;margin-top:1rem}
+.back{display:inline-block;margin-top:1rem}.logo{display:block;max-height:48px;max-width:200px;margin:0 0 1rem}
 @media (max-width:480px){main{margin:0;border-radius:0;border-left:0;border-right:0;padding:1rem}.amount{font-size:1.6rem}.row{gap:.5rem}}
 form:has(input[name=method][value=card]:checked) #mobile_money,form:has(input[name=method][value=mobile_money]:checked) #card{display:none}`;
 
@@ -52,8 +53,31 @@ export interface PageOptions {
   formTargets?: string[];
 }
 
+/** The merchant's branding for the pages of one request (set by openByToken: src/hosted/kit.ts). */
+export interface PageBranding {
+  name: string;
+  accentColor: string | null;
+  logoType: string | null;
+  logo: Uint8Array | null;
+}
+const brandings = new WeakMap<object, PageBranding>();
+
+/** Pages answered for this request show the merchant's accent colour and logo (PATCH /v1/account). */
+export function brandPage(c: Context, b: PageBranding): void {
+  brandings.set(c, b);
+}
+
+/** The merchant's accent colour as CSS (validated #RRGGBB when stored; checked again here) and the logo inlined (img-src data:). */
+function brandingHtml(b: PageBranding | undefined): { style: string; logo: Html | string } {
+  if (!b) return { style: '', logo: '' };
+  const style = b.accentColor && /^#[0-9A-Fa-f]{6}$/.test(b.accentColor) ? `:root{--accent:${b.accentColor}}` : '';
+  const url = logoDataUrlOf(b);
+  return { style, logo: url ? html`<img class="logo" src="${url}" alt="${b.name}">` : '' };
+}
+
 export function page(c: Context, status: number, opts: PageOptions) {
   const nonce = randomToken(22);
+  const brand = brandingHtml(brandings.get(c));
   const targets = ["'self'", ...(opts.formTargets ?? [])].join(' ');
   c.header(
     'Content-Security-Policy',
@@ -72,10 +96,10 @@ export function page(c: Context, status: number, opts: PageOptions) {
 <meta name="robots" content="noindex">
 <link rel="icon" href="data:,">
 <title>${opts.title}</title>
-<style>${raw(CSS)}</style>
+<style>${raw(CSS)}${raw(brand.style)}</style>
 </head>
 <body>
-<main>${opts.body}</main>
+<main>${brand.logo}${opts.body}</main>
 <script nonce="${nonce}">
 const alertBox = document.querySelector('[role=alert][data-error]');
 if (alertBox) alertBox.focus();

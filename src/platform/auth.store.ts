@@ -2,9 +2,10 @@
 import type { Prisma, PrismaClient } from './db/index.ts';
 
 /** An API key row with its merchant. */
-export type ApiKeyWithMerchant = Prisma.ApiKeyGetPayload<{ include: { merchant: true } }>;
+export type ApiKeyWithMerchant = Prisma.ApiKeyGetPayload<{ include: { merchant: { omit: { logo: true } } } }>;
 
 /** The key of a client id (revoked or not), with its merchant; null when there is none. */
 export function findApiKeyWithMerchant(prisma: PrismaClient | Prisma.TransactionClient, clientId: string): Promise<ApiKeyWithMerchant | null> {
-  return prisma.apiKey.findUnique({ where: { clientId }, include: { merchant: true } });
+  // Not the merchant's logo (up to 128 KiB): authentication has no use for it.
+  return prisma.apiKey.findUnique({ where: { clientId }, include: { merchant: { omit: { logo: true } } } });
 }

@@ -8,6 +8,7 @@ import { walletRoutes } from './wallets.ts';
 import { webhookRoutes } from './webhooks.ts';
 import { testHelperRoutes } from './test-helpers.ts';
 import { emailRoutes } from './emails.ts';
+import { accountRoutes } from './account.ts';
 import type { RouteDef } from './route.ts';
 
-export const routes: RouteDef[] = [...customerRoutes, ...paymentMethodRoutes, ...paymentRoutes, ...walletRoutes, ...billingRoutes, ...webhookRoutes, ...eventRoutes, ...emailRoutes, ...testHelperRoutes];
+export const routes: RouteDef[] = [...customerRoutes, ...paymentMethodRoutes, ...paymentRoutes, ...walletRoutes, ...billingRoutes, ...webhookRoutes, ...eventRoutes, ...emailRoutes, ...accountRoutes, ...testHelperRoutes];

@@ -32,6 +32,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   'Webhook endpoints': 'Where events are delivered, signed the Standard Webhooks way.',
   Events: 'Every change, in order, with its delivery attempts and replay.',
   'Customer emails': 'Receipts, failed payments and trial ends told to customers by e-mail: which ones are sent (docs/emails.md).',
+  Account: 'The merchant’s own settings: name and branding of the hosted pages and invoice PDFs.',
   'Test helpers': 'Test mode only: finish checkouts as a customer would, move the merchant’s clock, read the dev mailbox.',
 };
 

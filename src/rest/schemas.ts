@@ -420,3 +420,17 @@ export const emailObject = z
     sent_at: ts.nullable(),
   })
   .meta({ id: 'Email' });
+
+export const accountObject = z
+  .object({
+    id: z.string().meta({ example: 'mer_3Xb1pQ9wE2rT6yU8iO0pAs' }),
+    object: z.literal('account'),
+    name: z.string().meta({ example: 'Acme Coffee' }),
+    mode: z.enum(['test', 'live']),
+    branding: z.object({
+      accent_color: z.string().nullable().meta({ description: '#RRGGBB, or null: the default.' }),
+      logo: z.string().nullable().meta({ description: 'The logo as a data: URL (PNG or JPEG), or null.', example: 'data:image/png;base64,iVBORw0KGgo…' }),
+    }),
+    created_at: ts,
+  })
+  .meta({ id: 'Account' });

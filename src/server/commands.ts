@@ -3,8 +3,12 @@
 // a running server for a CLI that found DATA_DIR locked by it (the request comes over the Unix
 // socket in DATA_DIR: src/server/control-socket.ts). A command returns what it prints and its exit
 // code; it never writes to the process's own streams or exits.
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { createApiKey, createMerchant, listMerchants, revokeApiKey } from '../domain/merchants/index.ts';
+import { createApiKey, createMerchant, getMerchantById, listMerchants, revokeApiKey } from '../domain/merchants/index.ts';
+import { accountToJSON } from '../domain/merchants/account.ts';
+import { updateAccount } from '../services/account.ts';
+import { forMerchant } from '../platform/db/tenant.ts';
 import { createDashboardUser } from '../domain/merchants/dashboard.ts';
 import type { Database } from '../platform/db/index.ts';
 import { migrate } from '../platform/db/migrate.ts';
@@ -13,6 +17,7 @@ import { AppError } from '../platform/errors.ts';
 export const USAGE = `usage:
   cli merchant create --name NAME [--live] [--json]
   cli merchant list [--json]
+  cli merchant update --merchant-id MERCHANT_ID [--name NAME] [--accent-color #RRGGBB] [--logo FILE.png|FILE.jpg|none] [--json]
   cli key create --merchant MERCHANT_ID [--json]
   cli key revoke CLIENT_ID
   cli user create --merchant-id MERCHANT_ID --email EMAIL --password PASSWORD [--json]
@@ -62,6 +67,8 @@ export async function runCommand(argv: string[], env: CommandEnv): Promise<Comma
             'merchant-id': { type: 'string' },
             email: { type: 'string' },
             password: { type: 'string' },
+            'accent-color': { type: 'string' },
+            logo: { type: 'string' },
             help: { type: 'boolean', short: 'h', default: false },
           },
         });
@@ -96,6 +103,19 @@ export async function runCommand(argv: string[], env: CommandEnv): Promise<Comma
         client_ids: m.keys.filter((k) => !k.revoked_at).map((k) => k.client_id),
       }));
       out(list, list.map((m) => `${m.merchant_id}  ${m.mode}  ${m.name}  keys: ${m.keys.map((k) => `${k.client_id}${k.revoked_at ? ' (revoked)' : ''}`).join(', ')}`).join('\n') || 'no merchants');
+    } else if (area === 'merchant' && action === 'update') {
+      if (!merchantId) fail('merchant update needs --merchant-id MERCHANT_ID');
+      const branding: { accent_color?: string; logo?: string | null } = {};
+      if (values['accent-color'] !== undefined) branding.accent_color = values['accent-color'];
+      if (values.logo !== undefined) branding.logo = values.logo === 'none' ? null : logoDataUrl(values.logo);
+      const m = await getMerchantById(prisma, merchantId!);
+      if (!m) fail(`no such merchant: ${merchantId}`, 1);
+      const after = await updateAccount(
+        { merchant: { id: m!.id, mode: m!.mode === 'live' ? 'live' : 'test' }, db: forMerchant(prisma, m!.id) },
+        { ...(values.name !== undefined ? { name: values.name } : {}), ...(Object.keys(branding).length ? { branding } : {}) },
+      );
+      const json = accountToJSON(after);
+      out(json, `merchant_id    ${json.id}\nname           ${json.name}\naccent_color   ${json.branding.accent_color ?? '(default)'}\nlogo           ${json.branding.logo ? 'set' : 'none'}`);
     } else if (area === 'key' && action === 'create') {
       if (!merchantId) fail('key create needs --merchant MERCHANT_ID');
       const c = await createApiKey(prisma, merchantId!);
@@ -119,7 +139,18 @@ export async function runCommand(argv: string[], env: CommandEnv): Promise<Comma
   } catch (err) {
     if (err instanceof Exit) return { code: err.code, stdout, stderr: `${err.message}\n` };
     // Refused input (a bad email, a short password, an unknown merchant): its message, exit 1.
-    if (err instanceof AppError && err.status < 500) return { code: 1, stdout, stderr: `${err.message}\n` };
+    if (err instanceof AppError && err.status < 500) return { code: 1, stdout, stderr: `${err.param ? `${err.param}: ` : ''}${err.message}\n` };
     return { code: 1, stdout, stderr: `cli: ${err instanceof Error ? err.message : String(err)}\n` };
   }
+}
+
+/**
+ * `--logo`: a data: URL as the API takes it, or a file read into one (its type from the name; the
+ * content is checked by the domain). The CLI turns a file into a data: URL before it sends a command
+ * to a running server (a path means nothing in the server's directory).
+ */
+export function logoDataUrl(value: string): string {
+  if (value.startsWith('data:')) return value;
+  const type = /\.png$/i.test(value) ? 'image/png' : /\.jpe?g$/i.test(value) ? 'image/jpeg' : /\.svg$/i.test(value) ? 'image/svg+xml' : 'application/octet-stream';
+  return `data:${type};base64,${readFileSync(value).toString('base64')}`;
 }

@@ -113,7 +113,11 @@ function graphqlNullable(input: GraphQLInputObjectType, path: string): boolean {
 const mutations = schema.getMutationType()!.getFields();
 const withInput = Object.values(mutations).filter((m) => m.args.some((a) => a.name === 'input'));
 /** Mutations with no REST route of their name, and where REST does the same. */
-const GRAPHQL_ONLY: Record<string, string> = { setDefaultPaymentMethod: 'PATCH /v1/customers/{id} with default_payment_method_id' };
+const GRAPHQL_ONLY: Record<string, string> = {
+  setDefaultPaymentMethod: 'PATCH /v1/customers/{id} with default_payment_method_id',
+  createApiKey: 'none: API keys are managed with the CLI and over GraphQL (the dashboard)',
+  revokeApiKey: 'none: API keys are managed with the CLI and over GraphQL (the dashboard)',
+};
 /** Path parameters the GraphQL input names after what they identify. */
 const PATH_NAMES: Record<string, Record<string, string>> = { createWalletTopup: { id: 'walletId' } };
 const paired = routes.filter((r) => mutations[r.operationId] && withInput.includes(mutations[r.operationId]!));

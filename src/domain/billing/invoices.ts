@@ -896,6 +896,8 @@ export async function invoicePdfData(ctx: Ctx, id: string): Promise<InvoicePdfDa
   const merchant = await store.findMerchantName(ctx.runtime.prisma, ctx.merchant.id);
   return {
     merchantName: merchant?.name ?? 'Merchant',
+    accentColor: merchant?.accentColor ?? null,
+    logo: merchant?.logo && merchant.logoType ? Buffer.from(merchant.logo) : null,
     number: inv.number ?? 'DRAFT',
     status: inv.status,
     customer: { id: inv.customerId, name: customer?.name ?? null, email: customer?.email ?? null },

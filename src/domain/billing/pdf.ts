@@ -21,6 +21,10 @@ export interface InvoicePdfLine {
 
 export interface InvoicePdfData {
   merchantName: string;
+  /** the merchant's accent colour (#RRGGBB: the name and the rule under the header), null: ink */
+  accentColor?: string | null;
+  /** the merchant's logo (PNG or JPEG bytes), drawn above its name */
+  logo?: Buffer | null;
   number: string; // e.g. 'INV-000123'
   status: string; // draft | open | paid | void | uncollectible
   customer: { name: string | null; email: string | null; id: string };
@@ -194,10 +198,20 @@ function rule(doc: Doc, y: number, color = RULE, width = 0.75): void {
 function drawHeader(doc: Doc, d: InvoicePdfData, merchant: string, number: string): number {
   const titleW = 150;
   const leftW = CONTENT_W - titleW - 20;
-  const merchantEnd = text(doc, merchant, M, M, { font: 'Helvetica-Bold', size: 18, width: leftW });
+  const accent = d.accentColor && /^#[0-9A-Fa-f]{6}$/.test(d.accentColor) ? d.accentColor : INK;
+  let top = M;
+  if (d.logo) {
+    try {
+      doc.image(d.logo, M, M, { fit: [160, 48] });
+      top = M + 56;
+    } catch {
+      // an image pdfkit cannot read: the name alone
+    }
+  }
+  const merchantEnd = text(doc, merchant, M, top, { font: 'Helvetica-Bold', size: 18, width: leftW, color: accent });
   const titleEnd = text(doc, 'Invoice', M + CONTENT_W - titleW, M, { font: 'Helvetica-Bold', size: 22, width: titleW, align: 'right' });
   let y = Math.max(merchantEnd, titleEnd) + 10;
-  rule(doc, y, INK, 1);
+  rule(doc, y, accent, 1);
   y += 16;
 
   // Left: bill to. Right: invoice facts as label / value pairs.

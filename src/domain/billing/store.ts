@@ -3,7 +3,7 @@
 // events, validation, errors) stay with their callers; this file only runs statements. The few
 // statements billing makes on other areas' tables are here too, each marked with whose table it is.
 import type { Invoice, InvoiceItem, Payment, PaymentMethod, Customer, Plan, Prisma, PrismaClient, Subscription, Wallet, WalletTransaction } from '../../generated/prisma/client.ts';
-import { insertRows, merchantSql, type RawQuery } from '../../platform/db/raw.ts';
+import { insertRows, merchantSql, rawQuery, type RawQuery } from '../../platform/db/raw.ts';
 import type { Db, TenantTx } from '../../platform/db/tenant.ts';
 import type { PageSlice } from '../../platform/pagination.ts';
 import type { InvoiceWithLines } from './hooks.ts';
@@ -232,8 +232,11 @@ export async function setMerchantSigningKeyIfNone(prisma: PrismaClient, merchant
 }
 
 /** The merchant's name, on the unscoped client. Reads merchants (the merchants area's table). */
-export function findMerchantName(prisma: PrismaClient, merchantId: string): Promise<{ name: string } | null> {
-  return prisma.merchant.findUnique({ where: { id: merchantId }, select: { name: true } });
+export function findMerchantName(
+  prisma: PrismaClient,
+  merchantId: string,
+): Promise<{ name: string; accentColor: string | null; logoType: string | null; logo: Uint8Array | null } | null> {
+  return prisma.merchant.findUnique({ where: { id: merchantId }, select: { name: true, accentColor: true, logoType: true, logo: true } });
 }
 
 // ---------------------------------------------------------------- renewals in batches (renewals.ts)
@@ -362,5 +365,62 @@ export function lockInvoicesForCharge(q: RawQuery, merchantId: string, ids: stri
   return merchantSql(q, merchantId)<Pick<Invoice, 'id' | 'status' | 'autoAdvance' | 'paymentId' | 'amountDue' | 'amountPaid'>>(
     `SELECT id, status, auto_advance, payment_id, amount_due, amount_paid FROM invoices WHERE merchant_id = $1 AND id = ANY($2::text[]) ORDER BY id FOR UPDATE`,
     [ids],
+  );
+}
+
+// ---------------------------------------------------------------- the dashboard's overview (issue 24)
+// Two statements for the whole overview, whatever the number of customers or payments: MRR per
+// currency with the active count, and the last 30 days' series (payments', refunds' and events'
+// tables, read here for billing's overview).
+
+export interface MrrRow {
+  currency: string;
+  /** the exact monthly sum, rounded once (half away from zero) to minor units: text of an integer */
+  mrr: string;
+  subscriptions: bigint;
+  active: bigint;
+}
+
+/**
+ * MRR per currency over active and past_due subscriptions: the plan's amount brought to a month
+ * (day × 365/12, week × 52/12, year ÷ 12, each ÷ interval_count), summed exactly (numeric) and
+ * rounded once per currency. Trialing, paused, unpaid, incomplete and cancelled ones are left out.
+ */
+export function findMrr(db: Db, merchantId: string): Promise<MrrRow[]> {
+  return merchantSql(rawQuery(db), merchantId)<MrrRow>(
+    `SELECT p.currency,
+            round(sum(p.amount::numeric * CASE p.interval WHEN 'day' THEN 365 WHEN 'week' THEN 52 WHEN 'month' THEN 12 ELSE 1 END
+                      / (12 * p.interval_count)))::text AS mrr,
+            count(*) AS subscriptions,
+            count(*) FILTER (WHERE s.status = 'active') AS active
+       FROM subscriptions s JOIN plans p ON p.id = s.plan_id AND p.merchant_id = $1
+      WHERE s.merchant_id = $1 AND s.status IN ('active', 'past_due')
+      GROUP BY p.currency ORDER BY p.currency`,
+  );
+}
+
+export interface DailyRow {
+  kind: 'payment' | 'refund' | 'failed';
+  day: string;
+  currency: string;
+  amount: bigint;
+  count: bigint;
+}
+
+/**
+ * Per UTC day in [from, to): succeeded payments (by completed_at) and succeeded refunds (by
+ * created_at), summed per currency, and failed payment attempts (payment.failed events), counted.
+ */
+export function findDailyActivity(db: Db, merchantId: string, from: Date, to: Date): Promise<DailyRow[]> {
+  return merchantSql(rawQuery(db), merchantId)<DailyRow>(
+    `SELECT 'payment' AS kind, to_char(completed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, currency, sum(amount)::int8 AS amount, count(*) AS count
+       FROM payments WHERE merchant_id = $1 AND status = 'succeeded' AND completed_at >= $2 AND completed_at < $3 GROUP BY 2, 3
+     UNION ALL
+     SELECT 'refund', to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD'), currency, sum(amount)::int8, count(*)
+       FROM refunds WHERE merchant_id = $1 AND status = 'succeeded' AND created_at >= $2 AND created_at < $3 GROUP BY 2, 3
+     UNION ALL
+     SELECT 'failed', to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD'), '', 0::int8, count(*)
+       FROM events WHERE merchant_id = $1 AND type = 'payment.failed' AND created_at >= $2 AND created_at < $3 GROUP BY 2`,
+    [from, to],
   );
 }

@@ -7,7 +7,7 @@ import type { Ctx } from '../../platform/context.ts';
 import { inTransaction, type Db, type TenantTx } from '../../platform/db/tenant.ts';
 import { NotFoundError, ValidationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
-import { paginate, type Page } from '../../platform/pagination.ts';
+import { decodeCursor, paginate, type Page } from '../../platform/pagination.ts';
 import { parse, type Locale } from '../../platform/validation.ts';
 import { clockNow } from '../../platform/clock.ts';
 import { previousAttributes, recordEvent, recordEventAlone } from '../events/index.ts';
@@ -20,7 +20,10 @@ import {
 } from './schema.ts';
 import {
   countCustomers,
+  countSearchedCustomers,
   findCustomers,
+  searchCustomers,
+  type CustomerSearch,
   findLiveCustomer,
   findLiveCustomerId,
   findPaymentMethod,
@@ -160,7 +163,27 @@ async function checkDefaultMethod(db: Db, customer: Customer, id: string | null)
   }
 }
 
+/**
+ * The search text as the store's conditions: the whole text (an email prefix) and its distinct
+ * words, split as the terms are (white space and ASCII punctuation: migration 20261128023337), at
+ * most 8, longest first; lower-cased like PostgreSQL's lower() of the terms (Unicode, as on a
+ * UTF-8 database: docs/conventions.md "Customer search").
+ */
+export function customerSearchOf(text: string, email?: string): CustomerSearch {
+  const t = text.trim().toLowerCase();
+  const words = [...new Set(t.split(/[\s!-/:-@[-`{-~]+/u).filter(Boolean))].sort((a, b) => b.length - a.length).slice(0, 8);
+  return { text: t, words, email };
+}
+
 export async function listCustomers(ctx: Ctx, q: CustomerListQuery): Promise<Page<Customer>> {
+  if (q.search !== undefined) {
+    const s = customerSearchOf(q.search, q.email);
+    return paginate(
+      q,
+      ({ take }) => searchCustomers(ctx.db, ctx.merchant.id, s, { take, after: q.after ? decodeCursor(q.after) : undefined }),
+      () => countSearchedCustomers(ctx.db, ctx.merchant.id, s),
+    );
+  }
   const filters = [{ deletedAt: null }, q.email ? { email: q.email } : {}];
   return paginate(
     q,

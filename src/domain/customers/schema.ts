@@ -33,8 +33,19 @@ export const customerUpdate = z.strictObject({
     .meta({ description: 'Merged into the existing metadata; a key set to an empty string is removed.' }),
 });
 
+/** What `search` matches (docs/api: customers). */
+export const SEARCH_DESCRIPTION =
+  'Case-insensitive search: customers whose email starts with the text, or whose name has a word starting with each of its words ("ada lov" finds "Ada Lovelace"). 1 to 100 characters; combines with the other filters.';
+
 export const customerListQuery = z.strictObject({
   email: z.string().max(254).meta({ description: 'Exact email match.' }).optional(),
+  search: z
+    .string()
+    .trim()
+    .min(1, { error: 'must not be empty' })
+    .max(100, { error: 'must be at most 100 characters' })
+    .meta({ description: SEARCH_DESCRIPTION, example: 'ada' })
+    .optional(),
   ...listQuery,
 });
 

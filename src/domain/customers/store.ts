@@ -41,6 +41,69 @@ export function findCustomers(db: Db, where: Prisma.CustomerWhereInput, page: Pa
   return db.customer.findMany({ where, ...page });
 }
 
+/**
+ * What a customer search matches (SEARCH_DESCRIPTION), lower-cased: `text`, the whole search (a
+ * prefix of the email), and `words`, its words (each a prefix of a word of the name; none: the
+ * name is not searched), the longest first.
+ */
+export interface CustomerSearch {
+  text: string;
+  words: string[];
+  /** exact email filter, if any */
+  email?: string | undefined;
+}
+
+/** The end of the range of strings starting with p in the "C" collation (U+10FFFF sorts last). */
+const prefixEnd = (p: string) => `${p}\u{10FFFF}`;
+
+// The ids of the merchant's live customers matching the search, from customer_search_terms (kept
+// by a trigger on customers, migration 20261128023337): a prefix p is the range
+// p <= term < p || U+10FFFF in the "C" collation, compared with leakproof operators only, so the
+// (merchant_id, kind, term) index is used under row-level security. The bounds are parameters
+// (constants to the planner, which then estimates the match count from the statistics): $2/$3
+// the email's range, $4/$5 the longest word's; the other words ($6/$7: arrays) are checked per
+// candidate on the primary key (customer_id, kind, term).
+const SEARCH_IDS = `ids AS MATERIALIZED (
+    SELECT t.customer_id FROM customer_search_terms t
+     WHERE t.merchant_id = $1 AND t.kind = 'email' AND t.term >= $2 AND t.term < $3
+    UNION
+    SELECT t.customer_id FROM customer_search_terms t
+     WHERE $4::text IS NOT NULL AND t.merchant_id = $1 AND t.kind = 'name' AND t.term >= $4 AND t.term < $5
+       AND NOT EXISTS (SELECT 1 FROM unnest($6::text[], $7::text[]) AS w(lo, hi)
+                        WHERE NOT EXISTS (SELECT 1 FROM customer_search_terms t2
+                                           WHERE t2.customer_id = t.customer_id AND t2.kind = 'name' AND t2.term >= w.lo AND t2.term < w.hi)))`;
+
+const SEARCH_WHERE = `c.merchant_id = $1 AND c.deleted_at IS NULL AND ($8::text IS NULL OR c.email = $8)`;
+
+const SEARCH_PAGE = `WITH ${SEARCH_IDS}
+  SELECT c.* FROM ids JOIN customers c ON c.id = ids.customer_id
+   WHERE ${SEARCH_WHERE} AND ($9::timestamptz IS NULL OR (c.created_at, c.id) < ($9::timestamptz, $10::text))
+   ORDER BY c.created_at DESC, c.id DESC LIMIT $11`;
+
+function searchParams(s: CustomerSearch): unknown[] {
+  const [first, ...rest] = s.words;
+  return [s.text, prefixEnd(s.text), first ?? null, first === undefined ? null : prefixEnd(first), rest, rest.map(prefixEnd), s.email ?? null];
+}
+
+/** A page of customers matching a search, newest first, after the cursor's row if any. */
+export function searchCustomers(db: Db, merchantId: string, s: CustomerSearch, page: { take: number; after?: { createdAt: Date; id: string } | undefined }): Promise<Customer[]> {
+  return merchantSql(rawQuery(db), merchantId)<Customer>(SEARCH_PAGE, [...searchParams(s), page.after?.createdAt ?? null, page.after?.id ?? null, page.take]);
+}
+
+export async function countSearchedCustomers(db: Db, merchantId: string, s: CustomerSearch): Promise<number> {
+  const [row] = await merchantSql(rawQuery(db), merchantId)<{ n: bigint }>(
+    `WITH ${SEARCH_IDS} SELECT count(*) AS n FROM ids JOIN customers c ON c.id = ids.customer_id WHERE ${SEARCH_WHERE} AND $9::int IS NULL AND $10::int IS NULL`,
+    [...searchParams(s), null, null],
+  );
+  return Number(row!.n);
+}
+
+/** The plan PostgreSQL chooses for a search page (EXPLAIN: the search test prints and checks it). */
+export async function explainCustomerSearch(db: Db, merchantId: string, s: CustomerSearch, take: number): Promise<string> {
+  const rows = await merchantSql(rawQuery(db), merchantId)<Record<string, string>>(`EXPLAIN ${SEARCH_PAGE}`, [...searchParams(s), null, null, take]);
+  return rows.map((r) => Object.values(r)[0]).join('\n');
+}
+
 export function countCustomers(db: Db, where: Prisma.CustomerWhereInput): Promise<number> {
   return db.customer.count({ where });
 }

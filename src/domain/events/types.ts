@@ -13,6 +13,7 @@ export const EVENT_TYPES = [
   'customer.updated',
   'customer.deleted',
   'customer.balance_changed',
+  'account.updated',
   'setup_intent.succeeded',
   'payment_method.attached',
   'payment_method.detached',

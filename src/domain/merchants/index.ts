@@ -1,9 +1,17 @@
-// Merchants and their API keys. Used by the CLI and at start (bootstrap); not exposed over the API.
+// Merchants and their API keys. Used by the CLI, at start (bootstrap), and by GraphQL's apiKeys,
+// createApiKey and revokeApiKey (the merchant's own keys only).
 import type { PrismaClient } from '../../platform/db/index.ts';
 import { hashSecret, verifySecret } from '../../platform/auth.ts';
 import { findApiKeyWithMerchant } from '../../platform/auth.store.ts';
 import { newId, randomToken } from '../../platform/ids.ts';
+import type { ApiKey } from '../../generated/prisma/client.ts';
+import { NotFoundError, StateError } from '../../platform/errors.ts';
+import { paginate, type Page, type PageArgs } from '../../platform/pagination.ts';
 import {
+  countApiKeysOfMerchant,
+  findApiKeyOfMerchant,
+  findApiKeysOfMerchant,
+  revokeApiKeyOfMerchant,
   countMerchants,
   findMerchant,
   insertApiKey,
@@ -127,4 +135,52 @@ export async function bootstrapMerchant(
     await insertMerchantWithKeyIn(tx, m.merchant, m.key);
     return m.credentials;
   });
+}
+
+// ---------------------------------------------------------------- a merchant's own keys (GraphQL)
+
+/** A key as the API shows it: never its secret or hash, only the secret's last four characters. */
+export interface ApiKeyJSON {
+  client_id: string;
+  secret_last4: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export function apiKeyToJSON(k: ApiKey): ApiKeyJSON {
+  return { client_id: k.clientId, secret_last4: k.secretLast4, created_at: k.createdAt.toISOString(), revoked_at: k.revokedAt?.toISOString() ?? null };
+}
+
+/** The merchant's keys, active and revoked, newest first. */
+export function listApiKeysOfMerchant(prisma: PrismaClient, merchantId: string, q: PageArgs): Promise<Page<ApiKey>> {
+  return paginate(
+    q,
+    ({ where, ...page }) => findApiKeysOfMerchant(prisma, merchantId, where, page),
+    () => countApiKeysOfMerchant(prisma, merchantId),
+  );
+}
+
+/** A new key for the merchant (createApiKey, as the CLI's `key create`): its secret is in the answer only. */
+export async function createApiKeyOfMerchant(prisma: PrismaClient, merchantId: string): Promise<{ key: ApiKey; clientSecret: string }> {
+  const c = await createApiKey(prisma, merchantId);
+  const key = await findApiKeyOfMerchant(prisma, merchantId, c.client_id);
+  return { key: key!, clientSecret: c.client_secret };
+}
+
+/**
+ * Revokes one of the merchant's keys. The key the request itself uses may be revoked (its answer
+ * still arrives; the next request with it gets 401 within the verified-key cache's seconds); the
+ * merchant's last active key may not (409 last_api_key: create another first). Another merchant's
+ * client id, or one already revoked, is 404.
+ */
+export async function revokeApiKeyOfMerchantById(prisma: PrismaClient, merchantId: string, clientId: string): Promise<ApiKey> {
+  const r = await revokeApiKeyOfMerchant(prisma, merchantId, clientId, new Date());
+  if (r.outcome === 'missing') throw new NotFoundError('active API key', clientId, 'clientId');
+  if (r.outcome === 'last') throw new StateError('last_api_key', `API key ${clientId} is the merchant’s last active key: create another before revoking it.`, 'clientId');
+  return r.key!;
+}
+
+/** A merchant by id, or null (the CLI's `merchant update`). */
+export function getMerchantById(prisma: PrismaClient, id: string) {
+  return findMerchant(prisma, id);
 }

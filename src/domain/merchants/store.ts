@@ -3,6 +3,7 @@
 // src/platform/auth.store.ts (authentication's statement, the same one).
 import type { ApiKey, Merchant, Prisma } from '../../generated/prisma/client.ts';
 import type { PrismaClient } from '../../platform/db/index.ts';
+import type { PageSlice } from '../../platform/pagination.ts';
 
 /** The client, or its transaction (creating a merchant with its first key). */
 export type MerchantsDb = PrismaClient | Prisma.TransactionClient;
@@ -75,7 +76,7 @@ export function insertDashboardUser(db: MerchantsDb, data: { id: string; merchan
 }
 
 export function findDashboardUserByEmail(db: MerchantsDb, email: string) {
-  return db.dashboardUser.findUnique({ where: { email }, include: { merchant: true } });
+  return db.dashboardUser.findUnique({ where: { email }, include: { merchant: { omit: { logo: true } } } });
 }
 
 export function countDashboardUsers(db: MerchantsDb, merchantId: string): Promise<number> {
@@ -88,7 +89,8 @@ export function insertDashboardSession(db: MerchantsDb, data: { id: string; merc
 
 /** The session of a token hash with its user and merchant (expired and revoked ones too: the caller decides). */
 export function findDashboardSession(db: MerchantsDb, tokenHash: string) {
-  return db.dashboardSession.findUnique({ where: { tokenHash }, include: { user: true, merchant: true } });
+  // Not the merchant's logo (up to 128 KiB): read on every dashboard request.
+  return db.dashboardSession.findUnique({ where: { tokenHash }, include: { user: true, merchant: { omit: { logo: true } } } });
 }
 
 /** Ends the live session of a token hash; how many it ended (0 or 1). */
@@ -107,4 +109,53 @@ export async function deleteEndedDashboardSessions(db: MerchantsDb, before: Date
   if (rows.length === 0) return 0;
   const r = await db.dashboardSession.deleteMany({ where: { id: { in: rows.map((x) => x.id) } } });
   return r.count;
+}
+
+// ---------------------------------------------------------------- one merchant's keys (GraphQL apiKeys)
+// api_keys is read across merchants by authentication, so it is not a tenant model: every
+// statement here filters on the merchant itself.
+
+/** A page of the merchant's keys (`where`: the cursor's fragment; `page`: order and take). */
+export function findApiKeysOfMerchant(db: MerchantsDb, merchantId: string, where: Prisma.ApiKeyWhereInput, page: PageSlice): Promise<ApiKey[]> {
+  return db.apiKey.findMany({ where: { AND: [{ merchantId }, where] }, ...page });
+}
+
+export function countApiKeysOfMerchant(db: MerchantsDb, merchantId: string): Promise<number> {
+  return db.apiKey.count({ where: { merchantId } });
+}
+
+export function findApiKeyOfMerchant(db: MerchantsDb, merchantId: string, clientId: string): Promise<ApiKey | null> {
+  return db.apiKey.findFirst({ where: { merchantId, clientId } });
+}
+
+/**
+ * Revokes one of the merchant's active keys unless it is its last active one, with the merchant's
+ * row locked so that two revocations cannot together leave none: 'revoked', 'last' or 'missing'
+ * (no such active key of this merchant).
+ */
+export function revokeApiKeyOfMerchant(prisma: PrismaClient, merchantId: string, clientId: string, revokedAt: Date): Promise<{ outcome: 'revoked' | 'last' | 'missing'; key: ApiKey | null }> {
+  return prisma.$transaction(async (tx) => {
+    await tx.$queryRawUnsafe(`SELECT id FROM merchants WHERE id = $1 FOR UPDATE`, merchantId);
+    const key = await tx.apiKey.findFirst({ where: { merchantId, clientId, revokedAt: null } });
+    if (!key) return { outcome: 'missing' as const, key: null };
+    const active = await tx.apiKey.count({ where: { merchantId, revokedAt: null } });
+    if (active <= 1) return { outcome: 'last' as const, key };
+    return { outcome: 'revoked' as const, key: await tx.apiKey.update({ where: { id: key.id }, data: { revokedAt } }) };
+  });
+}
+
+// ---------------------------------------------------------------- the merchant's settings (account)
+
+/** The merchant's row, locked (FOR UPDATE) in the caller's transaction, for a settings change. */
+export async function lockMerchantRow(tx: Prisma.TransactionClient, id: string): Promise<Merchant | null> {
+  await tx.$queryRawUnsafe(`SELECT id FROM merchants WHERE id = $1 FOR UPDATE`, id);
+  return tx.merchant.findUnique({ where: { id } });
+}
+
+export function updateMerchantSettingsRow(
+  db: MerchantsDb,
+  id: string,
+  data: { name?: string; accentColor?: string | null; logoType?: string | null; logo?: Uint8Array<ArrayBuffer> | null },
+): Promise<Merchant> {
+  return db.merchant.update({ where: { id }, data });
 }

@@ -1,0 +1,4 @@
+-- AlterTable
+ALTER TABLE "merchants" ADD COLUMN     "accent_color" TEXT,
+ADD COLUMN     "logo" BYTEA,
+ADD COLUMN     "logo_type" TEXT;

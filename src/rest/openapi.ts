@@ -11,7 +11,12 @@ import {
 } from '../platform/errors.ts';
 import { exampleId, type IdKind } from '../platform/ids.ts';
 import { MAX_BODY_BYTES } from '../platform/limits.ts';
-import { errorObject, EXAMPLE_ORIGIN } from './schemas.ts';
+import {
+  balanceTransactionObject, customerObject, deletedCustomerObject, errorObject, EXAMPLE_ORIGIN, invoiceObject, paymentMethodObject,
+  paymentObject, planObject, refundObject, setupIntentObject, subscriptionObject, upcomingInvoiceObject, walletObject,
+  walletTopupObject, walletTransactionObject, webhookEndpointObject,
+} from './schemas.ts';
+import { EVENT_TYPES, type EventType } from '../domain/events/types.ts';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -41,6 +46,64 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   'Customer emails': 'Receipts, failed payments and trial ends told to customers by e-mail: which ones are sent (docs/emails.md).',
   'Test helpers': 'Test mode only: finish checkouts as a customer would, move the merchant’s clock, read the dev mailbox.',
 };
+
+/**
+ * Each event type's `data.object`: the record as the API returns it. A Record over EventType, so
+ * a new event type does not compile until it is given its payload here (and a test compares this
+ * with docs/conventions.md).
+ */
+export const EVENT_OBJECTS: Record<EventType, z.ZodType> = {
+  'payment.created': paymentObject,
+  'payment.succeeded': paymentObject,
+  'payment.failed': paymentObject,
+  'payment.cancelled': paymentObject,
+  'payment.expired': paymentObject,
+  'refund.created': refundObject,
+  'refund.succeeded': refundObject,
+  'refund.failed': refundObject,
+  'customer.created': customerObject,
+  'customer.updated': customerObject,
+  'customer.deleted': deletedCustomerObject,
+  'customer.balance_changed': balanceTransactionObject,
+  'setup_intent.succeeded': setupIntentObject,
+  'payment_method.attached': paymentMethodObject,
+  'payment_method.detached': paymentMethodObject,
+  'plan.created': planObject,
+  'plan.archived': planObject,
+  'subscription.created': subscriptionObject,
+  'subscription.updated': subscriptionObject,
+  'subscription.paused': subscriptionObject,
+  'subscription.resumed': subscriptionObject,
+  'subscription.cancelled': subscriptionObject,
+  'subscription.reactivated': subscriptionObject,
+  'subscription.trial_will_end': subscriptionObject,
+  'invoice.created': invoiceObject,
+  'invoice.finalized': invoiceObject,
+  'invoice.paid': invoiceObject,
+  'invoice.payment_failed': invoiceObject,
+  'invoice.voided': invoiceObject,
+  'invoice.upcoming': upcomingInvoiceObject,
+  'wallet.created': walletObject,
+  'wallet.frozen': walletObject,
+  'wallet.unfrozen': walletObject,
+  'wallet.closed': walletObject,
+  'wallet.debited': walletTransactionObject,
+  'wallet.credited': walletTransactionObject,
+  'wallet.topup.succeeded': walletTopupObject,
+  'wallet.credit.expired': walletTransactionObject,
+  'webhook_endpoint.disabled': webhookEndpointObject,
+};
+
+/** The Standard Webhooks headers of every delivery (docs/webhooks.md). */
+const WEBHOOK_HEADERS = [
+  { name: 'webhook-id', description: 'The event id: the same on every attempt — deduplicate by it.', example: exampleId('event') },
+  { name: 'webhook-timestamp', description: 'Unix seconds when the attempt was sent (real time).', example: '1795953600' },
+  {
+    name: 'webhook-signature',
+    description: 'v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.',
+    example: 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
+  },
+];
 
 /** The record a path's `{id}` names: its id kind (for the example) and its name in a 404. */
 const RESOURCES: Record<string, [IdKind, string]> = {
@@ -262,6 +325,53 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl: string; vers
     (paths[r.path] ??= {})[method] = op;
   }
 
+  // One webhook per event type (OpenAPI 3.1): the event envelope with its type and its data.object,
+  // so a generator gives typed handlers (openapi-typescript: webhooks['payment.succeeded']).
+  const webhooks: Record<string, unknown> = {};
+  for (const type of EVENT_TYPES) {
+    const object = convert(EVENT_OBJECTS[type], 'output');
+    const schema: Schema = {
+      type: 'object',
+      properties: {
+        id: { type: 'string', example: exampleId('event') },
+        object: { type: 'string', const: 'event' },
+        type: { type: 'string', const: type },
+        created_at: { type: 'string', format: 'date-time', example: '2026-11-24T12:00:00.000Z' },
+        data: {
+          type: 'object',
+          properties: {
+            object,
+            previous_attributes: { type: 'object', additionalProperties: {}, description: 'Changed fields with their values before the change (status changes and updates).', example: { status: 'created' } },
+          },
+          required: ['object'],
+          additionalProperties: false,
+        },
+      },
+      required: ['id', 'object', 'type', 'created_at', 'data'],
+      additionalProperties: false,
+    };
+    const media: Schema = { schema };
+    later.push(() => {
+      const value = sample(schema, { skipReadOnly: true }, spec) as { data: Record<string, unknown> };
+      delete value.data.previous_attributes;
+      media.example = value;
+    });
+    webhooks[type] = {
+      post: {
+        operationId: `on_${type.replaceAll('.', '_')}`,
+        summary: type,
+        description: `Sent to endpoints subscribed to \`${type}\` (or to every type), signed the Standard Webhooks way; the body is the event exactly as \`GET /v1/events/{id}\` returns it.`,
+        tags: ['Webhook events'],
+        security: [],
+        parameters: WEBHOOK_HEADERS.map((h) => ({ name: h.name, in: 'header', required: true, description: h.description, example: h.example, schema: { type: 'string' } })),
+        requestBody: { required: true, content: { 'application/json': media } },
+        responses: {
+          '200': { description: 'Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours).' },
+        },
+      },
+    };
+  }
+
   for (const fill of later) fill();
 
   const doc = {
@@ -278,8 +388,12 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl: string; vers
     },
     servers: [{ url: opts.serverUrl }],
     security: [{ basicAuth: [] }],
-    tags: [...new Set(routes.map((r) => r.tag))].map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? name })),
+    tags: [
+      ...[...new Set(routes.map((r) => r.tag))].map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? name })),
+      { name: 'Webhook events', description: 'What your webhook endpoint receives: one entry per event type, its body the event with that type’s data.object (docs/webhooks.md).' },
+    ],
     paths,
+    webhooks,
     components: {
       securitySchemes: { basicAuth: { type: 'http', scheme: 'basic' } },
       schemas: components,

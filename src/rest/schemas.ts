@@ -427,3 +427,23 @@ export const emailObject = z
     sent_at: ts.nullable(),
   })
   .meta({ id: 'Email' });
+
+/** customer.deleted's `data.object`: the customer as it was, marked deleted. */
+export const deletedCustomerObject = customerObject
+  .extend({ deleted: z.literal(true) })
+  .meta({ id: 'DeletedCustomer', description: 'The customer as it was when deleted (customer.deleted).' });
+
+/** invoice.upcoming's `data.object`: the invoice the next renewal will make, not made yet (no id, number or PDF). */
+export const upcomingInvoiceObject = invoiceObject
+  .extend({
+    id: z.null().meta({ description: 'Not made yet.' }),
+    number: z.null(),
+    status: z.literal('draft'),
+    pdf_url: z.null(),
+    lines: z.array(
+      invoiceLineObject
+        .extend({ id: z.string().meta({ example: exampleId('invoice_line') }).nullable().meta({ description: 'Null for the plan line the renewal will make; the id of a line already waiting for the invoice (a proration).' }) })
+        .meta({ id: 'UpcomingInvoiceLine' }),
+    ),
+  })
+  .meta({ id: 'UpcomingInvoice', description: 'The invoice the next renewal will make (invoice.upcoming): invoice-shaped, without id, number or PDF.' });

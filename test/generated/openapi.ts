@@ -913,7 +913,788 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "customer.balance_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * customer.balance_changed
+         * @description Sent to endpoints subscribed to `customer.balance_changed` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_customer_balance_changed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "customer.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * customer.created
+         * @description Sent to endpoints subscribed to `customer.created` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_customer_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "customer.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * customer.deleted
+         * @description Sent to endpoints subscribed to `customer.deleted` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_customer_deleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "customer.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * customer.updated
+         * @description Sent to endpoints subscribed to `customer.updated` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_customer_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invoice.created
+         * @description Sent to endpoints subscribed to `invoice.created` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_invoice_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.finalized": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invoice.finalized
+         * @description Sent to endpoints subscribed to `invoice.finalized` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_invoice_finalized"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.paid": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invoice.paid
+         * @description Sent to endpoints subscribed to `invoice.paid` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_invoice_paid"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.payment_failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invoice.payment_failed
+         * @description Sent to endpoints subscribed to `invoice.payment_failed` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_invoice_payment_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.upcoming": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invoice.upcoming
+         * @description Sent to endpoints subscribed to `invoice.upcoming` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_invoice_upcoming"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.voided": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invoice.voided
+         * @description Sent to endpoints subscribed to `invoice.voided` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_invoice_voided"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment_method.attached": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment_method.attached
+         * @description Sent to endpoints subscribed to `payment_method.attached` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_payment_method_attached"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment_method.detached": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment_method.detached
+         * @description Sent to endpoints subscribed to `payment_method.detached` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_payment_method_detached"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.cancelled
+         * @description Sent to endpoints subscribed to `payment.cancelled` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_payment_cancelled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.created
+         * @description Sent to endpoints subscribed to `payment.created` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_payment_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.expired
+         * @description Sent to endpoints subscribed to `payment.expired` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_payment_expired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.failed
+         * @description Sent to endpoints subscribed to `payment.failed` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_payment_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.succeeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.succeeded
+         * @description Sent to endpoints subscribed to `payment.succeeded` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_payment_succeeded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "plan.archived": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * plan.archived
+         * @description Sent to endpoints subscribed to `plan.archived` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_plan_archived"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "plan.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * plan.created
+         * @description Sent to endpoints subscribed to `plan.created` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_plan_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * refund.created
+         * @description Sent to endpoints subscribed to `refund.created` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_refund_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * refund.failed
+         * @description Sent to endpoints subscribed to `refund.failed` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_refund_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.succeeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * refund.succeeded
+         * @description Sent to endpoints subscribed to `refund.succeeded` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_refund_succeeded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "setup_intent.succeeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * setup_intent.succeeded
+         * @description Sent to endpoints subscribed to `setup_intent.succeeded` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_setup_intent_succeeded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.cancelled
+         * @description Sent to endpoints subscribed to `subscription.cancelled` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_subscription_cancelled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.created
+         * @description Sent to endpoints subscribed to `subscription.created` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_subscription_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.paused": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.paused
+         * @description Sent to endpoints subscribed to `subscription.paused` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_subscription_paused"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.reactivated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.reactivated
+         * @description Sent to endpoints subscribed to `subscription.reactivated` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_subscription_reactivated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.resumed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.resumed
+         * @description Sent to endpoints subscribed to `subscription.resumed` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_subscription_resumed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.trial_will_end": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.trial_will_end
+         * @description Sent to endpoints subscribed to `subscription.trial_will_end` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_subscription_trial_will_end"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.updated
+         * @description Sent to endpoints subscribed to `subscription.updated` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_subscription_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "wallet.closed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * wallet.closed
+         * @description Sent to endpoints subscribed to `wallet.closed` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_wallet_closed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "wallet.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * wallet.created
+         * @description Sent to endpoints subscribed to `wallet.created` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_wallet_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "wallet.credit.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * wallet.credit.expired
+         * @description Sent to endpoints subscribed to `wallet.credit.expired` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_wallet_credit_expired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "wallet.credited": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * wallet.credited
+         * @description Sent to endpoints subscribed to `wallet.credited` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_wallet_credited"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "wallet.debited": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * wallet.debited
+         * @description Sent to endpoints subscribed to `wallet.debited` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_wallet_debited"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "wallet.frozen": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * wallet.frozen
+         * @description Sent to endpoints subscribed to `wallet.frozen` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_wallet_frozen"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "wallet.topup.succeeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * wallet.topup.succeeded
+         * @description Sent to endpoints subscribed to `wallet.topup.succeeded` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_wallet_topup_succeeded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "wallet.unfrozen": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * wallet.unfrozen
+         * @description Sent to endpoints subscribed to `wallet.unfrozen` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_wallet_unfrozen"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook_endpoint.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook_endpoint.disabled
+         * @description Sent to endpoints subscribed to `webhook_endpoint.disabled` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_webhook_endpoint_disabled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /**
@@ -926,14 +1707,17 @@ export interface components {
             [key: string]: number;
         };
         Customer: {
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             created_at: string;
             currency: string | null;
             /** @description The saved method charged when none is named. */
             default_payment_method_id: string | null;
             /** @example jane@example.com */
             email: string;
-            /** @example cus_0123456789abcdefGHIJKL */
+            /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
             id: string;
             /** @description Language of the customer’s e-mails and hosted pages (an invoice’s checkout, the portal) when no more specific one is given (a payment’s `checkout.locale`, a portal session’s `locale`): en or fr; null means en. */
             locale: ("en" | "fr") | null;
@@ -949,7 +1733,10 @@ export interface components {
             /** @constant */
             object: "customer";
             phone: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             updated_at: string;
         };
         CustomerBalanceTransaction: {
@@ -958,14 +1745,17 @@ export interface components {
              * @example 1250
              */
             amount: number;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             created_at: string;
             /**
              * @description ISO 4217, upper case.
              * @example USD
              */
             currency: string;
-            /** @example cus_0123456789abcdefGHIJKL */
+            /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
             customer_id: string;
             description: string | null;
             /**
@@ -973,7 +1763,7 @@ export interface components {
              * @example 1250
              */
             ending_balance: number;
-            /** @example cbtxn_0123456789abcdefGHIJK */
+            /** @example cbtxn_UWM4Gg9YOmYb38SPYWH0ly */
             id: string;
             invoice_id: string | null;
             /** @constant */
@@ -999,16 +1789,20 @@ export interface components {
             object: "list";
         };
         CustomerPortalSession: {
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             created_at: string;
-            /** @example cus_0123456789abcdefGHIJKL */
+            /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
             customer_id: string;
             /**
              * Format: date-time
              * @description 1 h after creation, on the merchant’s clock.
+             * @example 2026-11-24T12:00:00.000Z
              */
             expires_at: string;
-            /** @example cps_0123456789abcdefGHIJKL */
+            /** @example cps_kbrOpMkaI1qrqO35pqm3a0 */
             id: string;
             /** @enum {string} */
             locale: "en" | "fr";
@@ -1018,12 +1812,15 @@ export interface components {
             return_url: string;
             /**
              * @description The hosted portal, for this customer only: a link that opens once (the browser that opens it gets a session cookie until expires_at), like Stripe’s.
-             * @example http://127.0.0.1:4000/hosted/portal/0123456789abcdefGHIJKL0123456789abcdefGH
+             * @example http://127.0.0.1:3000/hosted/portal/VffAL6EvtqB8J47jZbZh321eSSRNgOt0Tl7N3PRR
              */
             url: string;
         };
         CustomerWithEmbeds: {
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             created_at: string;
             credit_balance: components["schemas"]["CreditBalance"];
             currency: string | null;
@@ -1031,7 +1828,7 @@ export interface components {
             default_payment_method_id: string | null;
             /** @example jane@example.com */
             email: string;
-            /** @example cus_0123456789abcdefGHIJKL */
+            /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
             id: string;
             /** @description Language of the customer’s e-mails and hosted pages (an invoice’s checkout, the portal) when no more specific one is given (a payment’s `checkout.locale`, a portal session’s `locale`): en or fr; null means en. */
             locale: ("en" | "fr") | null;
@@ -1051,29 +1848,74 @@ export interface components {
             phone: string | null;
             /** @description The customer’s subscriptions, newest first (up to 100), cancelled ones included. */
             subscriptions: components["schemas"]["Subscription"][];
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             updated_at: string;
         };
         Deleted: {
             /** @constant */
             deleted: true;
-            /** @example cus_0123456789abcdefGHIJKL */
+            /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
             id: string;
             /** @example customer */
             object: string;
         };
+        /** @description The customer as it was when deleted (customer.deleted). */
+        DeletedCustomer: {
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
+            created_at: string;
+            currency: string | null;
+            /** @description The saved method charged when none is named. */
+            default_payment_method_id: string | null;
+            /** @constant */
+            deleted: true;
+            /** @example jane@example.com */
+            email: string;
+            /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
+            id: string;
+            /** @description Language of the customer’s e-mails and hosted pages (an invoice’s checkout, the portal) when no more specific one is given (a payment’s `checkout.locale`, a portal session’s `locale`): en or fr; null means en. */
+            locale: ("en" | "fr") | null;
+            /**
+             * @example {
+             *       "order_id": "6735"
+             *     }
+             */
+            metadata: {
+                [key: string]: string;
+            };
+            name: string | null;
+            /** @constant */
+            object: "customer";
+            phone: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
+            updated_at: string;
+        };
         DeliveryAttempt: {
-            /** @description 1 to 8. */
+            /**
+             * @description 1 to 8.
+             * @example 1
+             */
             attempt_number: number;
             attempted_at: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             created_at: string;
             duration_ms: number | null;
-            /** @example we_0123456789abcdefGHIJKL */
+            /** @example we_OMDRJ9xtF4tDc0dfQnqu7G */
             endpoint_id: string;
-            /** @example evt_0123456789abcdefGHIJKL */
+            /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
             event_id: string;
-            /** @example wda_0123456789abcdefGHIJKL */
+            /** @example wda_uc5ZRqmlyadhI1DQghYEw8 */
             id: string;
             /** @description When the next attempt goes out after this one failed; null after the last. */
             next_retry_at: string | null;
@@ -1082,7 +1924,10 @@ export interface components {
             /** @description First 64 KiB of the response. */
             response_body: string | null;
             response_status: number | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             scheduled_at: string;
             /** @enum {string} */
             status: "pending" | "succeeded" | "failed";
@@ -1096,13 +1941,19 @@ export interface components {
             object: "list";
         };
         Email: {
-            /** @description SMTP sends tried so far. */
+            /**
+             * @description SMTP sends tried so far.
+             * @example 1
+             */
             attempts: number;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             created_at: string;
             /**
              * @description The event that caused the message.
-             * @example evt_0123456789abcdefGHIJKL
+             * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
              */
             event_id: string;
             /**
@@ -1111,7 +1962,7 @@ export interface components {
              *     <html lang="en">…
              */
             html: string;
-            /** @example em_0123456789abcdefGHIJKL */
+            /** @example em_iw2r48MqKYiF8j7VcIt0Xx */
             id: string;
             /** @enum {string} */
             kind: "receipt" | "failed_payment" | "trial_ending" | "upcoming_renewal" | "invoice";
@@ -1177,13 +2028,16 @@ export interface components {
         };
         Error: {
             error: {
-                /** @description With insufficient_balance (402): the balance that was available. */
+                /**
+                 * @description With insufficient_balance (402): the balance that was available.
+                 * @example 300
+                 */
                 balance?: number;
                 /** @example parameter_missing */
                 code: string;
                 /**
                  * @description With card_error (402, POST /v1/invoices/{id}/pay): the invoice whose charge failed.
-                 * @example in_0123456789abcdefGHIJKL
+                 * @example in_D6ShWtFUwUbkHRkFKNqGEU
                  */
                 invoice_id?: string;
                 /** @description With card_error (402): the invoice's last_payment_error (the same code and message). */
@@ -1192,14 +2046,17 @@ export interface components {
                 message: string;
                 /** @example email */
                 param: string | null;
-                /** @example req_0123456789abcdefGHIJKL */
+                /** @example req_e4tkv7HlB8vTz0Cle1RDrH */
                 request_id: string;
                 /** @enum {string} */
                 type: "invalid_request_error" | "authentication_error" | "wallet_error" | "card_error" | "state_error" | "idempotency_error" | "rate_limit_error" | "api_error";
             };
         };
         Event: {
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             created_at: string;
             data: {
                 /** @description The record after the change, as the API returns it. */
@@ -1211,7 +2068,7 @@ export interface components {
                     [key: string]: unknown;
                 };
             };
-            /** @example evt_0123456789abcdefGHIJKL */
+            /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
             id: string;
             /** @constant */
             object: "event";
@@ -1242,7 +2099,10 @@ export interface components {
             attempt_count: number;
             /** @enum {string} */
             billing_reason: "subscription_create" | "subscription_cycle" | "subscription_update";
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             created_at: string;
             /**
              * @description Drawn from the customer's credit balance in the invoice's currency (before the wallet); given back when the invoice is voided.
@@ -1254,11 +2114,11 @@ export interface components {
              * @example USD
              */
             currency: string;
-            /** @example cus_0123456789abcdefGHIJKL */
+            /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
             customer_id: string;
             due_date: string | null;
             finalized_at: string | null;
-            /** @example in_0123456789abcdefGHIJKL */
+            /** @example in_D6ShWtFUwUbkHRkFKNqGEU */
             id: string;
             /** @description Why the last attempt (automatic or manual) failed; null when none failed, and once paid. */
             last_payment_error: components["schemas"]["PaymentError"] | null;
@@ -1274,12 +2134,18 @@ export interface components {
             payment_id: string | null;
             /**
              * @description Authenticated; redirects to a signed address of the PDF valid 5 minutes.
-             * @example http://127.0.0.1:4000/v1/invoices/in_0123456789abcdefGHIJKL/pdf
+             * @example http://127.0.0.1:3000/v1/invoices/in_D6ShWtFUwUbkHRkFKNqGEU/pdf
              */
             pdf_url: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             period_end: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             period_start: string;
             /** @enum {string} */
             status: "draft" | "open" | "paid" | "void" | "uncollectible";
@@ -1302,14 +2168,20 @@ export interface components {
             amount_formatted: string;
             /** @example Pro monthly (2027-01-31 – 2027-02-28) */
             description: string;
-            /** @example il_0123456789abcdefGHIJKL */
+            /** @example il_G5VgQU8KQ0ctj2iQr4OpLp */
             id: string;
             /** @constant */
             object: "invoice_line";
             period: {
-                /** Format: date-time */
+                /**
+                 * Format: date-time
+                 * @example 2026-11-24T12:00:00.000Z
+                 */
                 end: string;
-                /** Format: date-time */
+                /**
+                 * Format: date-time
+                 * @example 2026-11-24T12:00:00.000Z
+                 */
                 start: string;
             };
             proration: boolean;
@@ -1343,10 +2215,13 @@ export interface components {
             };
             /**
              * @description Hosted checkout page for the customer (no credentials needed).
-             * @example http://127.0.0.1:3000/hosted/checkout/chk_0123456789abcdef
+             * @example http://127.0.0.1:3000/hosted/checkout/yMMzxwbd3MYcmQw2kyi3Xo15JCHx39JGFKp59uQk
              */
             checkout_url: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             created_at: string;
             /**
              * @description ISO 4217, upper case.
@@ -1356,21 +2231,22 @@ export interface components {
             customer: {
                 /** @example jane@example.com */
                 email: string;
-                /** @example cus_0123456789abcdefGHIJKL */
+                /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
                 id: string;
                 name: string | null;
                 phone: string | null;
             };
-            /** @example cus_0123456789abcdefGHIJKL */
+            /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
             customer_id: string;
             /**
              * Format: date-time
              * @description When the checkout expires (24 h after creation, merchant clock).
+             * @example 2026-11-24T12:00:00.000Z
              */
             expires_at: string;
             failure_code: string | null;
             failure_message: string | null;
-            /** @example pay_0123456789abcdefGHIJKL */
+            /** @example pay_jdzUx4NkR0eqF9jA9179Ze */
             id: string;
             /**
              * @example {
@@ -1387,7 +2263,9 @@ export interface components {
                 card: {
                     /** @example visa */
                     brand: string;
+                    /** @example 12 */
                     exp_month: number;
+                    /** @example 2030 */
                     exp_year: number;
                     /** @example 4242 */
                     last4: string;
@@ -1409,7 +2287,10 @@ export interface components {
             refunded: boolean;
             /** @enum {string} */
             status: "created" | "processing" | "succeeded" | "failed" | "cancelled" | "expired";
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             updated_at: string;
         };
         PaymentError: {
@@ -1429,11 +2310,14 @@ export interface components {
         PaymentMethod: {
             /** @description With type card. */
             card: components["schemas"]["SavedCard"] | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             created_at: string;
             /** @description Null once detached. */
             customer_id: string | null;
-            /** @example pm_0123456789abcdefGHIJKL */
+            /** @example pm_lxb7ubyfUc6UG4oVvH6GC5 */
             id: string;
             /** @description With type mobile_money. */
             mobile_money: components["schemas"]["SavedMobileMoney"] | null;
@@ -1463,14 +2347,17 @@ export interface components {
             /** @description Default of new subscriptions: invoices draw from the customer's wallet first. */
             apply_wallet_balance: boolean;
             archived_at: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             created_at: string;
             /**
              * @description ISO 4217, upper case.
              * @example USD
              */
             currency: string;
-            /** @example plan_0123456789abcdefGHIJKL */
+            /** @example plan_cQhBSP5gupDCEU7jr1BAge */
             id: string;
             /** @enum {string} */
             interval: "day" | "week" | "month" | "year";
@@ -1490,7 +2377,10 @@ export interface components {
             object: "plan";
             /** @example 14 */
             trial_period_days: number;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             updated_at: string;
         };
         PlanList: {
@@ -1507,7 +2397,10 @@ export interface components {
              * @example 1250
              */
             amount: number;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             created_at: string;
             /**
              * @description ISO 4217, upper case.
@@ -1515,7 +2408,7 @@ export interface components {
              */
             currency: string;
             failure_code: string | null;
-            /** @example re_0123456789abcdefGHIJKL */
+            /** @example re_Lj1ZKXCJwSWuMwyg0Gp4hk */
             id: string;
             /**
              * @example {
@@ -1527,12 +2420,15 @@ export interface components {
             };
             /** @constant */
             object: "refund";
-            /** @example pay_0123456789abcdefGHIJKL */
+            /** @example pay_jdzUx4NkR0eqF9jA9179Ze */
             payment_id: string;
             reason: ("customer_request" | "duplicate" | "fraudulent" | "other") | null;
             /** @enum {string} */
             status: "pending" | "succeeded" | "failed";
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             updated_at: string;
         };
         RefundList: {
@@ -1569,16 +2465,20 @@ export interface components {
         };
         SetupIntent: {
             completed_at: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             created_at: string;
-            /** @example cus_0123456789abcdefGHIJKL */
+            /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
             customer_id: string;
             /**
              * Format: date-time
              * @description 24 h after creation, on the merchant’s clock.
+             * @example 2026-11-24T12:00:00.000Z
              */
             expires_at: string;
-            /** @example seti_0123456789abcdefGHIJKL */
+            /** @example seti_C7zL850bMNAaYRTcsnNYji */
             id: string;
             /**
              * @example {
@@ -1596,7 +2496,7 @@ export interface components {
             return_url: string | null;
             /**
              * @description Hosted page where the customer saves a method (no credentials needed).
-             * @example http://127.0.0.1:4000/hosted/setup/0123456789abcdefGHIJKL0123456789abcdefGH
+             * @example http://127.0.0.1:3000/hosted/setup/LksCHRVBSgCF3Z03kYIokOAU0U9MzBPmNib5GzGi
              */
             setup_url: string;
             /** @enum {string} */
@@ -1607,23 +2507,31 @@ export interface components {
             /**
              * Format: date-time
              * @description Periods are counted from here (the trial end, or the start): a month-end anchor keeps its day where the month has it.
+             * @example 2026-11-24T12:00:00.000Z
              */
             billing_cycle_anchor: string;
             cancel_at: string | null;
             cancel_at_period_end: boolean;
             cancelled_at: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             created_at: string;
             /**
              * Format: date-time
              * @description When the next invoice is created (or the subscription ends, with cancel_at_period_end).
+             * @example 2026-11-24T12:00:00.000Z
              */
             current_period_end: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             current_period_start: string;
-            /** @example cus_0123456789abcdefGHIJKL */
+            /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
             customer_id: string;
-            /** @example sub_0123456789abcdefGHIJKL */
+            /** @example sub_pupDeocVzUPdRJwkvblTTw */
             id: string;
             latest_invoice_id: string | null;
             /**
@@ -1643,14 +2551,17 @@ export interface components {
             paused_at: string | null;
             /** @description The saved method charged; null: the customer's default. */
             payment_method_id: string | null;
-            /** @example plan_0123456789abcdefGHIJKL */
+            /** @example plan_cQhBSP5gupDCEU7jr1BAge */
             plan_id: string;
             resumes_at: string | null;
             /** @enum {string} */
             status: "trialing" | "active" | "past_due" | "paused" | "cancelled" | "incomplete" | "unpaid";
             trial_end: string | null;
             trial_start: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             updated_at: string;
         };
         SubscriptionList: {
@@ -1667,21 +2578,126 @@ export interface components {
             /** @constant */
             object: "test_clock";
         };
+        /** @description The invoice the next renewal will make (invoice.upcoming): invoice-shaped, without id, number or PDF. */
+        UpcomingInvoice: {
+            /** @example 2900 */
+            amount_due: number;
+            /**
+             * @description Drawn from the customer's wallet (apply_wallet_balance).
+             * @example 0
+             */
+            amount_from_wallet: number;
+            /** @example 2900 */
+            amount_paid: number;
+            /** @example 0 */
+            amount_remaining: number;
+            /** @example 1 */
+            attempt_count: number;
+            /** @enum {string} */
+            billing_reason: "subscription_create" | "subscription_cycle" | "subscription_update";
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * @description Drawn from the customer's credit balance in the invoice's currency (before the wallet); given back when the invoice is voided.
+             * @example 0
+             */
+            credit_applied: number;
+            /**
+             * @description ISO 4217, upper case.
+             * @example USD
+             */
+            currency: string;
+            /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
+            customer_id: string;
+            due_date: string | null;
+            finalized_at: string | null;
+            /** @description Not made yet. */
+            id: null;
+            /** @description Why the last attempt (automatic or manual) failed; null when none failed, and once paid. */
+            last_payment_error: components["schemas"]["PaymentError"] | null;
+            lines: components["schemas"]["UpcomingInvoiceLine"][];
+            /** @description The next automatic retry after a failed charge (1, 3 and 5 days after the first failure). */
+            next_payment_attempt: string | null;
+            number: null;
+            /** @constant */
+            object: "invoice";
+            paid_at: string | null;
+            /** @description The payment of the latest charge attempt. */
+            payment_id: string | null;
+            pdf_url: null;
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
+            period_end: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
+            period_start: string;
+            /** @constant */
+            status: "draft";
+            subscription_id: string | null;
+            /** @example 2900 */
+            subtotal: number;
+            /** @example 2900 */
+            total: number;
+            /** @example $29.00 */
+            total_formatted: string;
+            voided_at: string | null;
+        };
+        UpcomingInvoiceLine: {
+            /**
+             * @description Negative for a credit.
+             * @example 2900
+             */
+            amount: number;
+            /** @example $29.00 */
+            amount_formatted: string;
+            /** @example Pro monthly (2027-01-31 – 2027-02-28) */
+            description: string;
+            /** @description Null for the plan line the renewal will make; the id of a line already waiting for the invoice (a proration). */
+            id: string | null;
+            /** @constant */
+            object: "invoice_line";
+            period: {
+                /**
+                 * Format: date-time
+                 * @example 2026-11-24T12:00:00.000Z
+                 */
+                end: string;
+                /**
+                 * Format: date-time
+                 * @example 2026-11-24T12:00:00.000Z
+                 */
+                start: string;
+            };
+            proration: boolean;
+        };
         Wallet: {
-            /** @description Smallest currency unit; always the sum of the ledger. */
+            /**
+             * @description Smallest currency unit; always the sum of the ledger.
+             * @example 1234
+             */
             balance: number;
             /** @example $12.34 */
             balance_formatted: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             created_at: string;
             /**
              * @description ISO 4217, upper case.
              * @example USD
              */
             currency: string;
-            /** @example cus_0123456789abcdefGHIJKL */
+            /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
             customer_id: string;
-            /** @example wal_0123456789abcdefGHIJKL */
+            /** @example wal_dOS0UhkeqiX1Y9No607sqA */
             id: string;
             /**
              * @example {
@@ -1695,7 +2711,10 @@ export interface components {
             object: "wallet";
             /** @enum {string} */
             status: "active" | "frozen" | "closed";
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             updated_at: string;
         };
         WalletList: {
@@ -1712,27 +2731,33 @@ export interface components {
              * @example 1250
              */
             amount: number;
-            /** @example http://127.0.0.1:3000/hosted/checkout/chk_0123456789abcdef */
+            /** @example http://127.0.0.1:3000/hosted/checkout/uM2zQrF7KS0TYV2snsaPXLobvEZiMpqGSJG7dLkE */
             checkout_url: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             created_at: string;
             /**
              * @description ISO 4217, upper case.
              * @example USD
              */
             currency: string;
-            /** @example wtu_0123456789abcdefGHIJKL */
+            /** @example wtu_LYVrU04EN72gQL7Ikzcd4X */
             id: string;
             /** @constant */
             object: "wallet_topup";
-            /** @example pay_0123456789abcdefGHIJKL */
+            /** @example pay_jdzUx4NkR0eqF9jA9179Ze */
             payment_id: string;
             /** @enum {string} */
             status: "pending" | "succeeded" | "failed" | "cancelled" | "expired";
             transaction_id: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             updated_at: string;
-            /** @example wal_0123456789abcdefGHIJKL */
+            /** @example wal_dOS0UhkeqiX1Y9No607sqA */
             wallet_id: string;
         };
         WalletTopupList: {
@@ -1753,12 +2778,15 @@ export interface components {
             balance_after: number;
             /** @example 5000 */
             balance_before: number;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             created_at: string;
             description: string | null;
             /** @description For credits with an expiry. */
             expires_at: string | null;
-            /** @example wtx_0123456789abcdefGHIJKL */
+            /** @example wtx_hN0TDxBakP1cCnOxqVFGFR */
             id: string;
             /**
              * @example {
@@ -1773,7 +2801,7 @@ export interface components {
             reference: string | null;
             /** @enum {string} */
             type: "topup" | "debit" | "credit" | "expiry" | "refund" | "refund_reversal";
-            /** @example wal_0123456789abcdefGHIJKL */
+            /** @example wal_dOS0UhkeqiX1Y9No607sqA */
             wallet_id: string;
         };
         WalletTransactionList: {
@@ -1785,23 +2813,29 @@ export interface components {
             object: "list";
         };
         WebhookEndpoint: {
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             created_at: string;
             description: string | null;
             /** @description Subscribed event types; empty = all. */
             events: string[];
-            /** @example we_0123456789abcdefGHIJKL */
+            /** @example we_OMDRJ9xtF4tDc0dfQnqu7G */
             id: string;
             /** @constant */
             object: "webhook_endpoint";
             /**
              * @description whsec_…: only in the create and rotate-secret responses.
-             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             * @example whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD9t/aCm7MxaE=
              */
             secret?: string;
             /** @enum {string} */
             status: "active" | "disabled";
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             updated_at: string;
             /** @example https://shop.example.com/webhooks/billing */
             url: string;
@@ -1835,8 +2869,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *       "return_url": "https://shop.example.com/thanks"
+                 *     }
+                 */
                 "application/json": {
-                    /** @example cus_0123456789abcdefGHIJKL */
+                    /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
                     customer_id: string;
                     /**
                      * @description Language of the portal (default: the customer’s `locale`, else en).
@@ -1859,6 +2899,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "cps_kbrOpMkaI1qrqO35pqm3a0",
+                     *       "object": "customer_portal_session",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "url": "http://127.0.0.1:3000/hosted/portal/VffAL6EvtqB8J47jZbZh321eSSRNgOt0Tl7N3PRR",
+                     *       "return_url": "https://shop.example.com/account",
+                     *       "locale": "en",
+                     *       "expires_at": "2026-11-24T12:00:00.000Z",
+                     *       "created_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CustomerPortalSession"];
                 };
             };
@@ -1868,6 +2920,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: customer_id.",
+                     *         "param": "customer_id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1877,6 +2940,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1886,6 +2960,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such customer: 'cus_cbLY0g95rEQ0IS9nuTaJZz'.",
+                     *         "param": "customer_id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1895,6 +2980,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/customer-portal/sessions.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1904,6 +3000,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1913,6 +3020,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1922,6 +3040,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1931,6 +3060,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1940,6 +3080,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1967,6 +3118,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *           "object": "customer",
+                     *           "email": "jane@example.com",
+                     *           "name": "Jane Doe",
+                     *           "phone": "+256700000001",
+                     *           "currency": "USD",
+                     *           "locale": "en",
+                     *           "default_payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *           "metadata": {
+                     *             "order_id": "6735"
+                     *           },
+                     *           "created_at": "2026-11-24T12:00:00.000Z",
+                     *           "updated_at": "2026-11-24T12:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CustomerList"];
                 };
             };
@@ -1976,6 +3151,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_invalid",
+                     *         "message": "Invalid limit: must be an integer between 1 and 100.",
+                     *         "param": "limit",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1985,6 +3171,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1994,6 +3191,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (GET: /v1/customer).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2003,6 +3211,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2012,6 +3231,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2021,6 +3251,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2038,6 +3279,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "jane@example.com",
+                 *       "name": "Jane Doe",
+                 *       "currency": "USD",
+                 *       "locale": "en",
+                 *       "metadata": {
+                 *         "crm_id": "6735"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description Default currency (ISO 4217). */
                     currency?: string | null;
@@ -2070,6 +3322,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "object": "customer",
+                     *       "email": "jane@example.com",
+                     *       "name": "Jane Doe",
+                     *       "phone": "+256700000001",
+                     *       "currency": "USD",
+                     *       "locale": "en",
+                     *       "default_payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Customer"];
                 };
             };
@@ -2079,6 +3348,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: email.",
+                     *         "param": "email",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2088,6 +3368,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2097,6 +3388,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (POST: /v1/customer).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2106,6 +3408,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/customers.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2115,6 +3428,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2124,6 +3448,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2133,6 +3468,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2142,6 +3488,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2151,6 +3508,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2161,6 +3529,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
                 id: string;
             };
             cookie?: never;
@@ -2173,6 +3542,75 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "object": "customer",
+                     *       "email": "jane@example.com",
+                     *       "name": "Jane Doe",
+                     *       "phone": "+256700000001",
+                     *       "currency": "USD",
+                     *       "locale": "en",
+                     *       "default_payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z",
+                     *       "credit_balance": {
+                     *         "USD": 1250
+                     *       },
+                     *       "payment_methods": [
+                     *         {
+                     *           "id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *           "object": "payment_method",
+                     *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *           "type": "card",
+                     *           "card": {
+                     *             "brand": "visa",
+                     *             "last4": "4242",
+                     *             "exp_month": 12,
+                     *             "exp_year": 2030
+                     *           },
+                     *           "mobile_money": {
+                     *             "phone_last4": "0100",
+                     *             "provider": "test"
+                     *           },
+                     *           "created_at": "2026-11-24T12:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "subscriptions": [
+                     *         {
+                     *           "id": "sub_pupDeocVzUPdRJwkvblTTw",
+                     *           "object": "subscription",
+                     *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *           "plan_id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                     *           "status": "trialing",
+                     *           "current_period_start": "2026-11-24T12:00:00.000Z",
+                     *           "current_period_end": "2026-11-24T12:00:00.000Z",
+                     *           "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
+                     *           "trial_start": "2026-11-24T12:00:00.000Z",
+                     *           "trial_end": "2026-11-24T12:00:00.000Z",
+                     *           "cancel_at_period_end": true,
+                     *           "cancel_at": "2026-11-24T12:00:00.000Z",
+                     *           "cancelled_at": "2026-11-24T12:00:00.000Z",
+                     *           "pause_collection": {
+                     *             "resumes_at": "2026-11-24T12:00:00.000Z"
+                     *           },
+                     *           "paused_at": "2026-11-24T12:00:00.000Z",
+                     *           "resumes_at": "2026-11-24T12:00:00.000Z",
+                     *           "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *           "latest_invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                     *           "apply_wallet_balance": true,
+                     *           "metadata": {
+                     *             "order_id": "6735"
+                     *           },
+                     *           "created_at": "2026-11-24T12:00:00.000Z",
+                     *           "updated_at": "2026-11-24T12:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["CustomerWithEmbeds"];
                 };
             };
@@ -2182,6 +3620,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2191,6 +3640,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2200,6 +3660,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such customer: 'cus_cbLY0g95rEQ0IS9nuTaJZz'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2209,6 +3680,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2218,6 +3700,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2227,6 +3720,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2240,6 +3744,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
                 id: string;
             };
             cookie?: never;
@@ -2252,6 +3757,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "object": "customer",
+                     *       "deleted": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["Deleted"];
                 };
             };
@@ -2261,6 +3773,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2270,6 +3793,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2279,6 +3813,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such customer: 'cus_cbLY0g95rEQ0IS9nuTaJZz'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2288,6 +3833,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for DELETE /v1/customers/cus_cbLY0g95rEQ0IS9nuTaJZz.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2297,6 +3853,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2306,6 +3873,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2315,6 +3893,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2324,6 +3913,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2333,6 +3933,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2346,12 +3957,21 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Jane Smith",
+                 *       "metadata": {
+                 *         "crm_id": "6736"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     currency?: string | null;
                     /** @description A saved method attached to this customer, charged when none is named (null: none). */
@@ -2384,6 +4004,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "object": "customer",
+                     *       "email": "jane@example.com",
+                     *       "name": "Jane Doe",
+                     *       "phone": "+256700000001",
+                     *       "currency": "USD",
+                     *       "locale": "en",
+                     *       "default_payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Customer"];
                 };
             };
@@ -2393,6 +4030,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2402,6 +4050,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2411,6 +4070,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such customer: 'cus_cbLY0g95rEQ0IS9nuTaJZz'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2420,6 +4090,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for PATCH /v1/customers/cus_cbLY0g95rEQ0IS9nuTaJZz.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2429,6 +4110,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2438,6 +4130,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2447,6 +4150,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2456,6 +4170,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2465,6 +4190,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2480,6 +4216,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
                 id: string;
             };
             cookie?: never;
@@ -2492,6 +4229,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "cbtxn_UWM4Gg9YOmYb38SPYWH0ly",
+                     *           "object": "customer_balance_transaction",
+                     *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *           "currency": "USD",
+                     *           "amount": 1250,
+                     *           "ending_balance": 1250,
+                     *           "type": "adjustment",
+                     *           "invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                     *           "subscription_id": "sub_pupDeocVzUPdRJwkvblTTw",
+                     *           "description": "Goodwill credit",
+                     *           "created_at": "2026-11-24T12:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CustomerBalanceTransactionList"];
                 };
             };
@@ -2501,6 +4260,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_invalid",
+                     *         "message": "Invalid limit: must be an integer between 1 and 100.",
+                     *         "param": "limit",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2510,6 +4280,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2519,6 +4300,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such customer: 'cus_cbLY0g95rEQ0IS9nuTaJZz'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2528,6 +4320,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2537,6 +4340,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2546,6 +4360,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2559,12 +4384,20 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "amount": 500,
+                 *       "currency": "USD",
+                 *       "description": "Goodwill credit for the outage of May 3"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Added to the credit balance (smallest currency unit): > 0 gives the customer credit, < 0 takes unused credit back (never below 0).
@@ -2588,6 +4421,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "cbtxn_UWM4Gg9YOmYb38SPYWH0ly",
+                     *       "object": "customer_balance_transaction",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "currency": "USD",
+                     *       "amount": 1250,
+                     *       "ending_balance": 1250,
+                     *       "type": "adjustment",
+                     *       "invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                     *       "subscription_id": "sub_pupDeocVzUPdRJwkvblTTw",
+                     *       "description": "Goodwill credit",
+                     *       "created_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CustomerBalanceTransaction"];
                 };
             };
@@ -2597,6 +4445,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: amount.",
+                     *         "param": "amount",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2606,6 +4465,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2615,6 +4485,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such customer: 'cus_cbLY0g95rEQ0IS9nuTaJZz'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2624,6 +4505,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/customers/cus_cbLY0g95rEQ0IS9nuTaJZz/balance-transactions.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2633,6 +4525,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2642,6 +4545,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2651,6 +4565,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2660,6 +4585,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2669,6 +4605,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2689,6 +4636,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "email_settings",
+                     *       "receipts": true,
+                     *       "failed_payments": true,
+                     *       "trial_ending": true,
+                     *       "upcoming_renewal": true,
+                     *       "invoices": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["EmailSettings"];
                 };
             };
@@ -2698,6 +4655,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2707,6 +4675,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2716,6 +4695,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (GET: /v1/email-setting).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2725,6 +4715,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2734,6 +4735,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2743,6 +4755,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2760,6 +4783,11 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "upcoming_renewal": true
+                 *     }
+                 */
                 "application/json": components["schemas"]["EmailSettingsUpdate"];
             };
         };
@@ -2770,6 +4798,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "email_settings",
+                     *       "receipts": true,
+                     *       "failed_payments": true,
+                     *       "trial_ending": true,
+                     *       "upcoming_renewal": true,
+                     *       "invoices": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["EmailSettings"];
                 };
             };
@@ -2779,6 +4817,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2788,6 +4837,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2797,6 +4857,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (PATCH: /v1/email-setting).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2806,6 +4877,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for PATCH /v1/email-settings.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2815,6 +4897,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2824,6 +4917,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2833,6 +4937,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2842,6 +4957,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2851,6 +4977,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2880,6 +5017,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                     *           "object": "event",
+                     *           "type": "customer.created",
+                     *           "created_at": "2026-11-24T12:00:00.000Z",
+                     *           "data": {
+                     *             "object": {
+                     *               "property1": null,
+                     *               "property2": null
+                     *             },
+                     *             "previous_attributes": {
+                     *               "property1": null,
+                     *               "property2": null
+                     *             }
+                     *           }
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0"
+                     *     }
+                     */
                     "application/json": components["schemas"]["EventList"];
                 };
             };
@@ -2889,6 +5051,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_invalid",
+                     *         "message": "Invalid limit: must be an integer between 1 and 100.",
+                     *         "param": "limit",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2898,6 +5071,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2907,6 +5091,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (GET: /v1/event).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2916,6 +5111,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2925,6 +5131,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2934,6 +5151,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2944,6 +5172,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
                 id: string;
             };
             cookie?: never;
@@ -2956,6 +5185,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                     *       "object": "event",
+                     *       "type": "customer.created",
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "data": {
+                     *         "object": {
+                     *           "property1": null,
+                     *           "property2": null
+                     *         },
+                     *         "previous_attributes": {
+                     *           "property1": null,
+                     *           "property2": null
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Event"];
                 };
             };
@@ -2965,6 +5212,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2974,6 +5232,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2983,6 +5252,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such event: 'evt_ulwnxwqTEiEpoWJQfWG5Bf'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2992,6 +5272,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3001,6 +5292,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3010,6 +5312,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3026,6 +5339,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
                 id: string;
             };
             cookie?: never;
@@ -3038,6 +5352,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "wda_uc5ZRqmlyadhI1DQghYEw8",
+                     *           "object": "delivery_attempt",
+                     *           "event_id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                     *           "endpoint_id": "we_OMDRJ9xtF4tDc0dfQnqu7G",
+                     *           "status": "pending",
+                     *           "attempt_number": 1,
+                     *           "response_status": 200,
+                     *           "response_body": "{\"received\":true}",
+                     *           "scheduled_at": "2026-11-24T12:00:00.000Z",
+                     *           "attempted_at": "2026-11-24T12:00:00.000Z",
+                     *           "next_retry_at": "2026-11-24T12:00:00.000Z",
+                     *           "duration_ms": 87,
+                     *           "created_at": "2026-11-24T12:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0"
+                     *     }
+                     */
                     "application/json": components["schemas"]["DeliveryAttemptList"];
                 };
             };
@@ -3047,6 +5385,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_invalid",
+                     *         "message": "Invalid limit: must be an integer between 1 and 100.",
+                     *         "param": "limit",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3056,6 +5405,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3065,6 +5425,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such event: 'evt_ulwnxwqTEiEpoWJQfWG5Bf'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3074,6 +5445,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3083,6 +5465,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3092,6 +5485,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3105,12 +5509,14 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": Record<string, never>;
             };
         };
@@ -3121,6 +5527,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "wda_uc5ZRqmlyadhI1DQghYEw8",
+                     *           "object": "delivery_attempt",
+                     *           "event_id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                     *           "endpoint_id": "we_OMDRJ9xtF4tDc0dfQnqu7G",
+                     *           "status": "pending",
+                     *           "attempt_number": 1,
+                     *           "response_status": 200,
+                     *           "response_body": "{\"received\":true}",
+                     *           "scheduled_at": "2026-11-24T12:00:00.000Z",
+                     *           "attempted_at": "2026-11-24T12:00:00.000Z",
+                     *           "next_retry_at": "2026-11-24T12:00:00.000Z",
+                     *           "duration_ms": 87,
+                     *           "created_at": "2026-11-24T12:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ReplayedAttempts"];
                 };
             };
@@ -3130,6 +5560,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3139,6 +5580,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3148,6 +5600,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such event: 'evt_ulwnxwqTEiEpoWJQfWG5Bf'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3157,6 +5620,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/events/evt_ulwnxwqTEiEpoWJQfWG5Bf/replay.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3166,6 +5640,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3175,6 +5660,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3184,6 +5680,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3193,6 +5700,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3202,6 +5720,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3230,6 +5759,62 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                     *           "object": "invoice",
+                     *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *           "subscription_id": "sub_pupDeocVzUPdRJwkvblTTw",
+                     *           "number": "INV-000123",
+                     *           "status": "draft",
+                     *           "billing_reason": "subscription_create",
+                     *           "currency": "USD",
+                     *           "lines": [
+                     *             {
+                     *               "id": "il_G5VgQU8KQ0ctj2iQr4OpLp",
+                     *               "object": "invoice_line",
+                     *               "description": "Pro monthly (2027-01-31 – 2027-02-28)",
+                     *               "period": {
+                     *                 "start": "2026-11-24T12:00:00.000Z",
+                     *                 "end": "2026-11-24T12:00:00.000Z"
+                     *               },
+                     *               "amount": 2900,
+                     *               "amount_formatted": "$29.00",
+                     *               "proration": true
+                     *             }
+                     *           ],
+                     *           "subtotal": 2900,
+                     *           "total": 2900,
+                     *           "total_formatted": "$29.00",
+                     *           "credit_applied": 0,
+                     *           "amount_from_wallet": 0,
+                     *           "amount_due": 2900,
+                     *           "amount_paid": 2900,
+                     *           "amount_remaining": 0,
+                     *           "attempt_count": 1,
+                     *           "next_payment_attempt": "2026-11-24T12:00:00.000Z",
+                     *           "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                     *           "last_payment_error": {
+                     *             "code": "card_declined",
+                     *             "message": "The card was declined."
+                     *           },
+                     *           "pdf_url": "http://127.0.0.1:3000/v1/invoices/in_D6ShWtFUwUbkHRkFKNqGEU/pdf",
+                     *           "period_start": "2026-11-24T12:00:00.000Z",
+                     *           "period_end": "2026-11-24T12:00:00.000Z",
+                     *           "due_date": "2026-11-24T12:00:00.000Z",
+                     *           "created_at": "2026-11-24T12:00:00.000Z",
+                     *           "finalized_at": "2026-11-24T12:00:00.000Z",
+                     *           "paid_at": "2026-11-24T12:00:00.000Z",
+                     *           "voided_at": "2026-11-24T12:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0"
+                     *     }
+                     */
                     "application/json": components["schemas"]["InvoiceList"];
                 };
             };
@@ -3239,6 +5824,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_invalid",
+                     *         "message": "Invalid limit: must be an integer between 1 and 100.",
+                     *         "param": "limit",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3248,6 +5844,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3257,6 +5864,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (GET: /v1/invoice).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3266,6 +5884,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3275,6 +5904,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3284,6 +5924,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3294,6 +5945,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example in_D6ShWtFUwUbkHRkFKNqGEU */
                 id: string;
             };
             cookie?: never;
@@ -3306,6 +5958,55 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                     *       "object": "invoice",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "subscription_id": "sub_pupDeocVzUPdRJwkvblTTw",
+                     *       "number": "INV-000123",
+                     *       "status": "draft",
+                     *       "billing_reason": "subscription_create",
+                     *       "currency": "USD",
+                     *       "lines": [
+                     *         {
+                     *           "id": "il_G5VgQU8KQ0ctj2iQr4OpLp",
+                     *           "object": "invoice_line",
+                     *           "description": "Pro monthly (2027-01-31 – 2027-02-28)",
+                     *           "period": {
+                     *             "start": "2026-11-24T12:00:00.000Z",
+                     *             "end": "2026-11-24T12:00:00.000Z"
+                     *           },
+                     *           "amount": 2900,
+                     *           "amount_formatted": "$29.00",
+                     *           "proration": true
+                     *         }
+                     *       ],
+                     *       "subtotal": 2900,
+                     *       "total": 2900,
+                     *       "total_formatted": "$29.00",
+                     *       "credit_applied": 0,
+                     *       "amount_from_wallet": 0,
+                     *       "amount_due": 2900,
+                     *       "amount_paid": 2900,
+                     *       "amount_remaining": 0,
+                     *       "attempt_count": 1,
+                     *       "next_payment_attempt": "2026-11-24T12:00:00.000Z",
+                     *       "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                     *       "last_payment_error": {
+                     *         "code": "card_declined",
+                     *         "message": "The card was declined."
+                     *       },
+                     *       "pdf_url": "http://127.0.0.1:3000/v1/invoices/in_D6ShWtFUwUbkHRkFKNqGEU/pdf",
+                     *       "period_start": "2026-11-24T12:00:00.000Z",
+                     *       "period_end": "2026-11-24T12:00:00.000Z",
+                     *       "due_date": "2026-11-24T12:00:00.000Z",
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "finalized_at": "2026-11-24T12:00:00.000Z",
+                     *       "paid_at": "2026-11-24T12:00:00.000Z",
+                     *       "voided_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Invoice"];
                 };
             };
@@ -3315,6 +6016,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3324,6 +6036,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3333,6 +6056,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such invoice: 'in_D6ShWtFUwUbkHRkFKNqGEU'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3342,6 +6076,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3351,6 +6096,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3360,6 +6116,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3373,16 +6140,18 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example in_D6ShWtFUwUbkHRkFKNqGEU */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": {
                     /**
                      * @description A saved method of the invoice's customer to charge; default: the subscription's method, else the customer's default.
-                     * @example pm_0123456789abcdefGHIJKL
+                     * @example pm_lxb7ubyfUc6UG4oVvH6GC5
                      */
                     payment_method_id?: string;
                 };
@@ -3395,6 +6164,55 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                     *       "object": "invoice",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "subscription_id": "sub_pupDeocVzUPdRJwkvblTTw",
+                     *       "number": "INV-000123",
+                     *       "status": "draft",
+                     *       "billing_reason": "subscription_create",
+                     *       "currency": "USD",
+                     *       "lines": [
+                     *         {
+                     *           "id": "il_G5VgQU8KQ0ctj2iQr4OpLp",
+                     *           "object": "invoice_line",
+                     *           "description": "Pro monthly (2027-01-31 – 2027-02-28)",
+                     *           "period": {
+                     *             "start": "2026-11-24T12:00:00.000Z",
+                     *             "end": "2026-11-24T12:00:00.000Z"
+                     *           },
+                     *           "amount": 2900,
+                     *           "amount_formatted": "$29.00",
+                     *           "proration": true
+                     *         }
+                     *       ],
+                     *       "subtotal": 2900,
+                     *       "total": 2900,
+                     *       "total_formatted": "$29.00",
+                     *       "credit_applied": 0,
+                     *       "amount_from_wallet": 0,
+                     *       "amount_due": 2900,
+                     *       "amount_paid": 2900,
+                     *       "amount_remaining": 0,
+                     *       "attempt_count": 1,
+                     *       "next_payment_attempt": "2026-11-24T12:00:00.000Z",
+                     *       "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                     *       "last_payment_error": {
+                     *         "code": "card_declined",
+                     *         "message": "The card was declined."
+                     *       },
+                     *       "pdf_url": "http://127.0.0.1:3000/v1/invoices/in_D6ShWtFUwUbkHRkFKNqGEU/pdf",
+                     *       "period_start": "2026-11-24T12:00:00.000Z",
+                     *       "period_end": "2026-11-24T12:00:00.000Z",
+                     *       "due_date": "2026-11-24T12:00:00.000Z",
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "finalized_at": "2026-11-24T12:00:00.000Z",
+                     *       "paid_at": "2026-11-24T12:00:00.000Z",
+                     *       "voided_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Invoice"];
                 };
             };
@@ -3404,6 +6222,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3413,6 +6242,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3422,6 +6262,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "card_error",
+                     *         "code": "card_declined",
+                     *         "message": "The card was declined.",
+                     *         "param": null,
+                     *         "invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                     *         "last_payment_error": {
+                     *           "code": "card_declined",
+                     *           "message": "The card was declined."
+                     *         },
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3431,6 +6287,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such invoice: 'in_D6ShWtFUwUbkHRkFKNqGEU'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3449,6 +6316,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3458,6 +6336,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3467,6 +6356,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3476,6 +6376,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3485,6 +6396,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3495,6 +6417,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example in_D6ShWtFUwUbkHRkFKNqGEU */
                 id: string;
             };
             cookie?: never;
@@ -3516,6 +6439,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3525,6 +6459,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3534,6 +6479,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such invoice: 'in_D6ShWtFUwUbkHRkFKNqGEU'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3543,6 +6499,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3552,6 +6519,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3561,6 +6539,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3574,12 +6563,14 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example in_D6ShWtFUwUbkHRkFKNqGEU */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": Record<string, never>;
             };
         };
@@ -3590,6 +6581,55 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                     *       "object": "invoice",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "subscription_id": "sub_pupDeocVzUPdRJwkvblTTw",
+                     *       "number": "INV-000123",
+                     *       "status": "draft",
+                     *       "billing_reason": "subscription_create",
+                     *       "currency": "USD",
+                     *       "lines": [
+                     *         {
+                     *           "id": "il_G5VgQU8KQ0ctj2iQr4OpLp",
+                     *           "object": "invoice_line",
+                     *           "description": "Pro monthly (2027-01-31 – 2027-02-28)",
+                     *           "period": {
+                     *             "start": "2026-11-24T12:00:00.000Z",
+                     *             "end": "2026-11-24T12:00:00.000Z"
+                     *           },
+                     *           "amount": 2900,
+                     *           "amount_formatted": "$29.00",
+                     *           "proration": true
+                     *         }
+                     *       ],
+                     *       "subtotal": 2900,
+                     *       "total": 2900,
+                     *       "total_formatted": "$29.00",
+                     *       "credit_applied": 0,
+                     *       "amount_from_wallet": 0,
+                     *       "amount_due": 2900,
+                     *       "amount_paid": 2900,
+                     *       "amount_remaining": 0,
+                     *       "attempt_count": 1,
+                     *       "next_payment_attempt": "2026-11-24T12:00:00.000Z",
+                     *       "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                     *       "last_payment_error": {
+                     *         "code": "card_declined",
+                     *         "message": "The card was declined."
+                     *       },
+                     *       "pdf_url": "http://127.0.0.1:3000/v1/invoices/in_D6ShWtFUwUbkHRkFKNqGEU/pdf",
+                     *       "period_start": "2026-11-24T12:00:00.000Z",
+                     *       "period_end": "2026-11-24T12:00:00.000Z",
+                     *       "due_date": "2026-11-24T12:00:00.000Z",
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "finalized_at": "2026-11-24T12:00:00.000Z",
+                     *       "paid_at": "2026-11-24T12:00:00.000Z",
+                     *       "voided_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Invoice"];
                 };
             };
@@ -3599,6 +6639,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3608,6 +6659,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3617,6 +6679,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such invoice: 'in_D6ShWtFUwUbkHRkFKNqGEU'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3635,6 +6708,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3644,6 +6728,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3653,6 +6748,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3662,6 +6768,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3671,6 +6788,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3698,6 +6826,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *           "object": "payment_method",
+                     *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *           "type": "card",
+                     *           "card": {
+                     *             "brand": "visa",
+                     *             "last4": "4242",
+                     *             "exp_month": 12,
+                     *             "exp_year": 2030
+                     *           },
+                     *           "mobile_money": {
+                     *             "phone_last4": "0100",
+                     *             "provider": "test"
+                     *           },
+                     *           "created_at": "2026-11-24T12:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0"
+                     *     }
+                     */
                     "application/json": components["schemas"]["PaymentMethodList"];
                 };
             };
@@ -3707,6 +6861,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: customer_id.",
+                     *         "param": "customer_id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3716,6 +6881,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3725,6 +6901,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (GET: /v1/payment-method).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3734,6 +6921,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3743,6 +6941,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3752,6 +6961,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3762,6 +6982,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example pm_lxb7ubyfUc6UG4oVvH6GC5 */
                 id: string;
             };
             cookie?: never;
@@ -3774,6 +6995,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *       "object": "payment_method",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "type": "card",
+                     *       "card": {
+                     *         "brand": "visa",
+                     *         "last4": "4242",
+                     *         "exp_month": 12,
+                     *         "exp_year": 2030
+                     *       },
+                     *       "mobile_money": {
+                     *         "phone_last4": "0100",
+                     *         "provider": "test"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["PaymentMethod"];
                 };
             };
@@ -3783,6 +7023,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3792,6 +7043,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3801,6 +7063,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such payment method: 'pm_lxb7ubyfUc6UG4oVvH6GC5'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3810,6 +7083,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3819,6 +7103,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3828,6 +7123,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3841,6 +7147,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example pm_lxb7ubyfUc6UG4oVvH6GC5 */
                 id: string;
             };
             cookie?: never;
@@ -3853,6 +7160,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *       "object": "payment_method",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "type": "card",
+                     *       "card": {
+                     *         "brand": "visa",
+                     *         "last4": "4242",
+                     *         "exp_month": 12,
+                     *         "exp_year": 2030
+                     *       },
+                     *       "mobile_money": {
+                     *         "phone_last4": "0100",
+                     *         "provider": "test"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["PaymentMethod"];
                 };
             };
@@ -3862,6 +7188,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3871,6 +7208,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3880,6 +7228,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such payment method: 'pm_lxb7ubyfUc6UG4oVvH6GC5'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3889,6 +7248,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for DELETE /v1/payment-methods/pm_lxb7ubyfUc6UG4oVvH6GC5.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3898,6 +7268,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3907,6 +7288,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3916,6 +7308,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3925,6 +7328,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3934,6 +7348,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3965,6 +7390,60 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                     *           "object": "payment",
+                     *           "amount": 1250,
+                     *           "currency": "USD",
+                     *           "status": "created",
+                     *           "checkout_url": "http://127.0.0.1:3000/hosted/checkout/yMMzxwbd3MYcmQw2kyi3Xo15JCHx39JGFKp59uQk",
+                     *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *           "customer": {
+                     *             "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *             "email": "jane@example.com",
+                     *             "name": "Jane Doe",
+                     *             "phone": "+256700000001"
+                     *           },
+                     *           "redirect_url": "https://shop.example.com/thanks",
+                     *           "cancel_url": "https://shop.example.com/cart",
+                     *           "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *           "checkout": {
+                     *             "title": "Order #6735",
+                     *             "description": "2 × coffee beans, 1 kg",
+                     *             "locale": "en",
+                     *             "payment_methods": [
+                     *               "card"
+                     *             ]
+                     *           },
+                     *           "metadata": {
+                     *             "order_id": "6735"
+                     *           },
+                     *           "amount_refunded": 0,
+                     *           "refunded": true,
+                     *           "payment_method": {
+                     *             "type": "card",
+                     *             "card": {
+                     *               "brand": "visa",
+                     *               "last4": "4242",
+                     *               "exp_month": 12,
+                     *               "exp_year": 2030
+                     *             }
+                     *           },
+                     *           "failure_code": "card_declined",
+                     *           "failure_message": "The card was declined.",
+                     *           "expires_at": "2026-11-24T12:00:00.000Z",
+                     *           "created_at": "2026-11-24T12:00:00.000Z",
+                     *           "updated_at": "2026-11-24T12:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0"
+                     *     }
+                     */
                     "application/json": components["schemas"]["PaymentList"];
                 };
             };
@@ -3974,6 +7453,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_invalid",
+                     *         "message": "Invalid limit: must be an integer between 1 and 100.",
+                     *         "param": "limit",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3983,6 +7473,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3992,6 +7493,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (GET: /v1/payment).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4001,6 +7513,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4010,6 +7533,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4019,6 +7553,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4036,6 +7581,24 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "amount": 2599,
+                 *       "currency": "EUR",
+                 *       "customer": {
+                 *         "email": "jane@example.com",
+                 *         "name": "Jane Doe"
+                 *       },
+                 *       "redirect_url": "https://shop.example.com/thanks",
+                 *       "cancel_url": "https://shop.example.com/cart",
+                 *       "checkout": {
+                 *         "title": "Order #6735"
+                 *       },
+                 *       "metadata": {
+                 *         "order_id": "6735"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Integer amount in the smallest currency unit.
@@ -4090,7 +7653,7 @@ export interface operations {
                     };
                     /**
                      * @description An existing customer; overrides `customer`.
-                     * @example cus_0123456789abcdefGHIJKL
+                     * @example cus_cbLY0g95rEQ0IS9nuTaJZz
                      */
                     customer_id?: string;
                     /**
@@ -4104,7 +7667,7 @@ export interface operations {
                     };
                     /**
                      * @description A saved method to charge at once, off-session (no checkout needed). Its customer is the payment’s customer; a failed charge can still be paid at checkout_url until it expires.
-                     * @example pm_0123456789abcdefGHIJKL
+                     * @example pm_lxb7ubyfUc6UG4oVvH6GC5
                      */
                     payment_method_id?: string;
                     /**
@@ -4123,6 +7686,53 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                     *       "object": "payment",
+                     *       "amount": 1250,
+                     *       "currency": "USD",
+                     *       "status": "created",
+                     *       "checkout_url": "http://127.0.0.1:3000/hosted/checkout/yMMzxwbd3MYcmQw2kyi3Xo15JCHx39JGFKp59uQk",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "customer": {
+                     *         "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *         "email": "jane@example.com",
+                     *         "name": "Jane Doe",
+                     *         "phone": "+256700000001"
+                     *       },
+                     *       "redirect_url": "https://shop.example.com/thanks",
+                     *       "cancel_url": "https://shop.example.com/cart",
+                     *       "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *       "checkout": {
+                     *         "title": "Order #6735",
+                     *         "description": "2 × coffee beans, 1 kg",
+                     *         "locale": "en",
+                     *         "payment_methods": [
+                     *           "card"
+                     *         ]
+                     *       },
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "amount_refunded": 0,
+                     *       "refunded": true,
+                     *       "payment_method": {
+                     *         "type": "card",
+                     *         "card": {
+                     *           "brand": "visa",
+                     *           "last4": "4242",
+                     *           "exp_month": 12,
+                     *           "exp_year": 2030
+                     *         }
+                     *       },
+                     *       "failure_code": "card_declined",
+                     *       "failure_message": "The card was declined.",
+                     *       "expires_at": "2026-11-24T12:00:00.000Z",
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Payment"];
                 };
             };
@@ -4132,6 +7742,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: amount.",
+                     *         "param": "amount",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4141,6 +7762,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4150,6 +7782,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such customer: 'cus_cbLY0g95rEQ0IS9nuTaJZz'.",
+                     *         "param": "customer_id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4159,6 +7802,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/payments.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4168,6 +7822,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4177,6 +7842,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4186,6 +7862,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4195,6 +7882,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4204,6 +7902,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4214,6 +7923,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example pay_jdzUx4NkR0eqF9jA9179Ze */
                 id: string;
             };
             cookie?: never;
@@ -4226,6 +7936,53 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                     *       "object": "payment",
+                     *       "amount": 1250,
+                     *       "currency": "USD",
+                     *       "status": "created",
+                     *       "checkout_url": "http://127.0.0.1:3000/hosted/checkout/yMMzxwbd3MYcmQw2kyi3Xo15JCHx39JGFKp59uQk",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "customer": {
+                     *         "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *         "email": "jane@example.com",
+                     *         "name": "Jane Doe",
+                     *         "phone": "+256700000001"
+                     *       },
+                     *       "redirect_url": "https://shop.example.com/thanks",
+                     *       "cancel_url": "https://shop.example.com/cart",
+                     *       "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *       "checkout": {
+                     *         "title": "Order #6735",
+                     *         "description": "2 × coffee beans, 1 kg",
+                     *         "locale": "en",
+                     *         "payment_methods": [
+                     *           "card"
+                     *         ]
+                     *       },
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "amount_refunded": 0,
+                     *       "refunded": true,
+                     *       "payment_method": {
+                     *         "type": "card",
+                     *         "card": {
+                     *           "brand": "visa",
+                     *           "last4": "4242",
+                     *           "exp_month": 12,
+                     *           "exp_year": 2030
+                     *         }
+                     *       },
+                     *       "failure_code": "card_declined",
+                     *       "failure_message": "The card was declined.",
+                     *       "expires_at": "2026-11-24T12:00:00.000Z",
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Payment"];
                 };
             };
@@ -4235,6 +7992,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4244,6 +8012,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4253,6 +8032,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such payment: 'pay_jdzUx4NkR0eqF9jA9179Ze'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4262,6 +8052,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4271,6 +8072,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4280,6 +8092,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4307,6 +8130,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                     *           "object": "plan",
+                     *           "name": "Pro monthly",
+                     *           "amount": 2900,
+                     *           "amount_formatted": "$29.00",
+                     *           "currency": "USD",
+                     *           "interval": "day",
+                     *           "interval_count": 1,
+                     *           "trial_period_days": 14,
+                     *           "active": true,
+                     *           "apply_wallet_balance": true,
+                     *           "metadata": {
+                     *             "order_id": "6735"
+                     *           },
+                     *           "archived_at": "2026-11-24T12:00:00.000Z",
+                     *           "created_at": "2026-11-24T12:00:00.000Z",
+                     *           "updated_at": "2026-11-24T12:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0"
+                     *     }
+                     */
                     "application/json": components["schemas"]["PlanList"];
                 };
             };
@@ -4316,6 +8167,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_invalid",
+                     *         "message": "Invalid limit: must be an integer between 1 and 100.",
+                     *         "param": "limit",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4325,6 +8187,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4334,6 +8207,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (GET: /v1/plan).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4343,6 +8227,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4352,6 +8247,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4361,6 +8267,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4378,6 +8295,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Pro monthly",
+                 *       "amount": 2900,
+                 *       "currency": "USD",
+                 *       "interval": "month",
+                 *       "trial_period_days": 14
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Price per period in the smallest currency unit (0 for a free plan).
@@ -4396,7 +8322,10 @@ export interface operations {
                      * @enum {string}
                      */
                     interval: "day" | "week" | "month" | "year";
-                    /** @description Intervals per period (default 1); a period is at most one year (365 days, 52 weeks, 12 months, 1 year). */
+                    /**
+                     * @description Intervals per period (default 1); a period is at most one year (365 days, 52 weeks, 12 months, 1 year).
+                     * @example 1
+                     */
                     interval_count?: number;
                     /**
                      * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).
@@ -4409,7 +8338,10 @@ export interface operations {
                     };
                     /** @example Pro monthly */
                     name: string;
-                    /** @description Default trial for new subscriptions, in days (default 0). */
+                    /**
+                     * @description Default trial for new subscriptions, in days (default 0).
+                     * @example 14
+                     */
                     trial_period_days?: number;
                 };
             };
@@ -4421,6 +8353,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                     *       "object": "plan",
+                     *       "name": "Pro monthly",
+                     *       "amount": 2900,
+                     *       "amount_formatted": "$29.00",
+                     *       "currency": "USD",
+                     *       "interval": "day",
+                     *       "interval_count": 1,
+                     *       "trial_period_days": 14,
+                     *       "active": true,
+                     *       "apply_wallet_balance": true,
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "archived_at": "2026-11-24T12:00:00.000Z",
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Plan"];
                 };
             };
@@ -4430,6 +8383,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: name.",
+                     *         "param": "name",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4439,6 +8403,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4448,6 +8423,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (POST: /v1/plan).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4457,6 +8443,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/plans.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4466,6 +8463,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4475,6 +8483,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4484,6 +8503,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4493,6 +8523,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4502,6 +8543,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4512,6 +8564,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example plan_cQhBSP5gupDCEU7jr1BAge */
                 id: string;
             };
             cookie?: never;
@@ -4524,6 +8577,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                     *       "object": "plan",
+                     *       "name": "Pro monthly",
+                     *       "amount": 2900,
+                     *       "amount_formatted": "$29.00",
+                     *       "currency": "USD",
+                     *       "interval": "day",
+                     *       "interval_count": 1,
+                     *       "trial_period_days": 14,
+                     *       "active": true,
+                     *       "apply_wallet_balance": true,
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "archived_at": "2026-11-24T12:00:00.000Z",
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Plan"];
                 };
             };
@@ -4533,6 +8607,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4542,6 +8627,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4551,6 +8647,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such plan: 'plan_cQhBSP5gupDCEU7jr1BAge'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4560,6 +8667,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4569,6 +8687,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4578,6 +8707,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4591,12 +8731,14 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example plan_cQhBSP5gupDCEU7jr1BAge */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": Record<string, never>;
             };
         };
@@ -4607,6 +8749,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                     *       "object": "plan",
+                     *       "name": "Pro monthly",
+                     *       "amount": 2900,
+                     *       "amount_formatted": "$29.00",
+                     *       "currency": "USD",
+                     *       "interval": "day",
+                     *       "interval_count": 1,
+                     *       "trial_period_days": 14,
+                     *       "active": true,
+                     *       "apply_wallet_balance": true,
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "archived_at": "2026-11-24T12:00:00.000Z",
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Plan"];
                 };
             };
@@ -4616,6 +8779,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4625,6 +8799,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4634,6 +8819,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such plan: 'plan_cQhBSP5gupDCEU7jr1BAge'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4643,6 +8839,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/plans/plan_cQhBSP5gupDCEU7jr1BAge/archive.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4652,6 +8859,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4661,6 +8879,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4670,6 +8899,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4679,6 +8919,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4688,6 +8939,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4721,6 +8983,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "re_Lj1ZKXCJwSWuMwyg0Gp4hk",
+                     *           "object": "refund",
+                     *           "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                     *           "amount": 1250,
+                     *           "currency": "USD",
+                     *           "status": "pending",
+                     *           "reason": "customer_request",
+                     *           "failure_code": "card_declined",
+                     *           "metadata": {
+                     *             "order_id": "6735"
+                     *           },
+                     *           "created_at": "2026-11-24T12:00:00.000Z",
+                     *           "updated_at": "2026-11-24T12:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0"
+                     *     }
+                     */
                     "application/json": components["schemas"]["RefundList"];
                 };
             };
@@ -4730,6 +9016,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_invalid",
+                     *         "message": "Invalid limit: must be an integer between 1 and 100.",
+                     *         "param": "limit",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4739,6 +9036,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4748,6 +9056,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (GET: /v1/refund).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4757,6 +9076,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4766,6 +9096,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4775,6 +9116,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4792,6 +9144,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                 *       "amount": 500,
+                 *       "reason": "customer_request"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Partial refund; omit to refund what remains.
@@ -4807,7 +9166,7 @@ export interface operations {
                     metadata?: {
                         [key: string]: string;
                     };
-                    /** @example pay_0123456789abcdefGHIJKL */
+                    /** @example pay_jdzUx4NkR0eqF9jA9179Ze */
                     payment_id: string;
                     /** @enum {string} */
                     reason?: "customer_request" | "duplicate" | "fraudulent" | "other";
@@ -4821,6 +9180,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "re_Lj1ZKXCJwSWuMwyg0Gp4hk",
+                     *       "object": "refund",
+                     *       "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                     *       "amount": 1250,
+                     *       "currency": "USD",
+                     *       "status": "pending",
+                     *       "reason": "customer_request",
+                     *       "failure_code": "card_declined",
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Refund"];
                 };
             };
@@ -4830,6 +9206,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: payment_id.",
+                     *         "param": "payment_id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4839,6 +9226,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4848,6 +9246,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such payment: 'pay_jdzUx4NkR0eqF9jA9179Ze'.",
+                     *         "param": "payment_id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4866,6 +9275,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4875,6 +9295,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4884,6 +9315,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4893,6 +9335,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4902,6 +9355,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4912,6 +9376,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example re_Lj1ZKXCJwSWuMwyg0Gp4hk */
                 id: string;
             };
             cookie?: never;
@@ -4924,6 +9389,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "re_Lj1ZKXCJwSWuMwyg0Gp4hk",
+                     *       "object": "refund",
+                     *       "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                     *       "amount": 1250,
+                     *       "currency": "USD",
+                     *       "status": "pending",
+                     *       "reason": "customer_request",
+                     *       "failure_code": "card_declined",
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Refund"];
                 };
             };
@@ -4933,6 +9415,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4942,6 +9435,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4951,6 +9455,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such refund: 're_Lj1ZKXCJwSWuMwyg0Gp4hk'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4960,6 +9475,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4969,6 +9495,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4978,6 +9515,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4995,8 +9543,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *       "return_url": "https://shop.example.com/account"
+                 *     }
+                 */
                 "application/json": {
-                    /** @example cus_0123456789abcdefGHIJKL */
+                    /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
                     customer_id: string;
                     /**
                      * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).
@@ -5025,6 +9579,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "seti_C7zL850bMNAaYRTcsnNYji",
+                     *       "object": "setup_intent",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "status": "requires_payment_method",
+                     *       "setup_url": "http://127.0.0.1:3000/hosted/setup/LksCHRVBSgCF3Z03kYIokOAU0U9MzBPmNib5GzGi",
+                     *       "return_url": "https://shop.example.com/account",
+                     *       "payment_method_types": [
+                     *         "card"
+                     *       ],
+                     *       "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "expires_at": "2026-11-24T12:00:00.000Z",
+                     *       "completed_at": "2026-11-24T12:00:00.000Z",
+                     *       "created_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SetupIntent"];
                 };
             };
@@ -5034,6 +9608,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: customer_id.",
+                     *         "param": "customer_id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5043,6 +9628,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5052,6 +9648,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such customer: 'cus_cbLY0g95rEQ0IS9nuTaJZz'.",
+                     *         "param": "customer_id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5061,6 +9668,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/setup-intents.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5070,6 +9688,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5079,6 +9708,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5088,6 +9728,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5097,6 +9748,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5106,6 +9768,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5116,6 +9789,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example seti_C7zL850bMNAaYRTcsnNYji */
                 id: string;
             };
             cookie?: never;
@@ -5128,6 +9802,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "seti_C7zL850bMNAaYRTcsnNYji",
+                     *       "object": "setup_intent",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "status": "requires_payment_method",
+                     *       "setup_url": "http://127.0.0.1:3000/hosted/setup/LksCHRVBSgCF3Z03kYIokOAU0U9MzBPmNib5GzGi",
+                     *       "return_url": "https://shop.example.com/account",
+                     *       "payment_method_types": [
+                     *         "card"
+                     *       ],
+                     *       "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "expires_at": "2026-11-24T12:00:00.000Z",
+                     *       "completed_at": "2026-11-24T12:00:00.000Z",
+                     *       "created_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SetupIntent"];
                 };
             };
@@ -5137,6 +9831,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5146,6 +9851,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5155,6 +9871,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such setup intent: 'seti_C7zL850bMNAaYRTcsnNYji'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5164,6 +9891,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5173,6 +9911,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5182,6 +9931,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5210,6 +9970,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "sub_pupDeocVzUPdRJwkvblTTw",
+                     *           "object": "subscription",
+                     *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *           "plan_id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                     *           "status": "trialing",
+                     *           "current_period_start": "2026-11-24T12:00:00.000Z",
+                     *           "current_period_end": "2026-11-24T12:00:00.000Z",
+                     *           "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
+                     *           "trial_start": "2026-11-24T12:00:00.000Z",
+                     *           "trial_end": "2026-11-24T12:00:00.000Z",
+                     *           "cancel_at_period_end": true,
+                     *           "cancel_at": "2026-11-24T12:00:00.000Z",
+                     *           "cancelled_at": "2026-11-24T12:00:00.000Z",
+                     *           "pause_collection": {
+                     *             "resumes_at": "2026-11-24T12:00:00.000Z"
+                     *           },
+                     *           "paused_at": "2026-11-24T12:00:00.000Z",
+                     *           "resumes_at": "2026-11-24T12:00:00.000Z",
+                     *           "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *           "latest_invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                     *           "apply_wallet_balance": true,
+                     *           "metadata": {
+                     *             "order_id": "6735"
+                     *           },
+                     *           "created_at": "2026-11-24T12:00:00.000Z",
+                     *           "updated_at": "2026-11-24T12:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SubscriptionList"];
                 };
             };
@@ -5219,6 +10016,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_invalid",
+                     *         "message": "Invalid limit: must be an integer between 1 and 100.",
+                     *         "param": "limit",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5228,6 +10036,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5237,6 +10056,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (GET: /v1/subscription).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5246,6 +10076,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5255,6 +10096,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5264,6 +10116,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5281,12 +10144,18 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *       "plan_id": "plan_cQhBSP5gupDCEU7jr1BAge"
+                 *     }
+                 */
                 "application/json": {
                     /** @description Draw invoices from the customer's active wallet in the plan's currency first (default: the plan's setting). */
                     apply_wallet_balance?: boolean;
                     /** @description Cancel at the end of the first period. */
                     cancel_at_period_end?: boolean;
-                    /** @example cus_0123456789abcdefGHIJKL */
+                    /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
                     customer_id: string;
                     /**
                      * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).
@@ -5299,10 +10168,10 @@ export interface operations {
                     };
                     /**
                      * @description The saved method to charge (attached to the customer); default: the customer's default method.
-                     * @example pm_0123456789abcdefGHIJKL
+                     * @example pm_lxb7ubyfUc6UG4oVvH6GC5
                      */
                     payment_method_id?: string;
-                    /** @example plan_0123456789abcdefGHIJKL */
+                    /** @example plan_cQhBSP5gupDCEU7jr1BAge */
                     plan_id: string;
                     /**
                      * Format: date-time
@@ -5310,7 +10179,10 @@ export interface operations {
                      * @example 2026-01-31T12:00:00Z
                      */
                     trial_end?: string;
-                    /** @description Trial length in days; overrides the plan's trial_period_days. */
+                    /**
+                     * @description Trial length in days; overrides the plan's trial_period_days.
+                     * @example 14
+                     */
                     trial_period_days?: number;
                 };
             };
@@ -5322,6 +10194,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "sub_pupDeocVzUPdRJwkvblTTw",
+                     *       "object": "subscription",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "plan_id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                     *       "status": "trialing",
+                     *       "current_period_start": "2026-11-24T12:00:00.000Z",
+                     *       "current_period_end": "2026-11-24T12:00:00.000Z",
+                     *       "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
+                     *       "trial_start": "2026-11-24T12:00:00.000Z",
+                     *       "trial_end": "2026-11-24T12:00:00.000Z",
+                     *       "cancel_at_period_end": true,
+                     *       "cancel_at": "2026-11-24T12:00:00.000Z",
+                     *       "cancelled_at": "2026-11-24T12:00:00.000Z",
+                     *       "pause_collection": {
+                     *         "resumes_at": "2026-11-24T12:00:00.000Z"
+                     *       },
+                     *       "paused_at": "2026-11-24T12:00:00.000Z",
+                     *       "resumes_at": "2026-11-24T12:00:00.000Z",
+                     *       "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *       "latest_invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                     *       "apply_wallet_balance": true,
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Subscription"];
                 };
             };
@@ -5331,6 +10233,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: customer_id.",
+                     *         "param": "customer_id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5340,6 +10253,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5349,6 +10273,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such customer: 'cus_cbLY0g95rEQ0IS9nuTaJZz'.",
+                     *         "param": "customer_id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5358,6 +10293,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/subscriptions.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5367,6 +10313,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5376,6 +10333,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5385,6 +10353,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5394,6 +10373,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5403,6 +10393,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5413,6 +10414,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example sub_pupDeocVzUPdRJwkvblTTw */
                 id: string;
             };
             cookie?: never;
@@ -5425,6 +10427,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "sub_pupDeocVzUPdRJwkvblTTw",
+                     *       "object": "subscription",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "plan_id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                     *       "status": "trialing",
+                     *       "current_period_start": "2026-11-24T12:00:00.000Z",
+                     *       "current_period_end": "2026-11-24T12:00:00.000Z",
+                     *       "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
+                     *       "trial_start": "2026-11-24T12:00:00.000Z",
+                     *       "trial_end": "2026-11-24T12:00:00.000Z",
+                     *       "cancel_at_period_end": true,
+                     *       "cancel_at": "2026-11-24T12:00:00.000Z",
+                     *       "cancelled_at": "2026-11-24T12:00:00.000Z",
+                     *       "pause_collection": {
+                     *         "resumes_at": "2026-11-24T12:00:00.000Z"
+                     *       },
+                     *       "paused_at": "2026-11-24T12:00:00.000Z",
+                     *       "resumes_at": "2026-11-24T12:00:00.000Z",
+                     *       "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *       "latest_invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                     *       "apply_wallet_balance": true,
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Subscription"];
                 };
             };
@@ -5434,6 +10466,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5443,6 +10486,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5452,6 +10506,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such subscription: 'sub_pupDeocVzUPdRJwkvblTTw'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5461,6 +10526,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5470,6 +10546,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5479,6 +10566,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5492,12 +10590,19 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example sub_pupDeocVzUPdRJwkvblTTw */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "plan_id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                 *       "proration_behavior": "create_prorations"
+                 *     }
+                 */
                 "application/json": {
                     apply_wallet_balance?: boolean;
                     cancel_at_period_end?: boolean;
@@ -5514,7 +10619,7 @@ export interface operations {
                     payment_method_id?: string | null;
                     /**
                      * @description Move to another plan (same currency, interval and interval_count); see proration_behavior.
-                     * @example plan_0123456789abcdefGHIJKL
+                     * @example plan_cQhBSP5gupDCEU7jr1BAge
                      */
                     plan_id?: string;
                     /**
@@ -5538,6 +10643,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "sub_pupDeocVzUPdRJwkvblTTw",
+                     *       "object": "subscription",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "plan_id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                     *       "status": "trialing",
+                     *       "current_period_start": "2026-11-24T12:00:00.000Z",
+                     *       "current_period_end": "2026-11-24T12:00:00.000Z",
+                     *       "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
+                     *       "trial_start": "2026-11-24T12:00:00.000Z",
+                     *       "trial_end": "2026-11-24T12:00:00.000Z",
+                     *       "cancel_at_period_end": true,
+                     *       "cancel_at": "2026-11-24T12:00:00.000Z",
+                     *       "cancelled_at": "2026-11-24T12:00:00.000Z",
+                     *       "pause_collection": {
+                     *         "resumes_at": "2026-11-24T12:00:00.000Z"
+                     *       },
+                     *       "paused_at": "2026-11-24T12:00:00.000Z",
+                     *       "resumes_at": "2026-11-24T12:00:00.000Z",
+                     *       "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *       "latest_invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                     *       "apply_wallet_balance": true,
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Subscription"];
                 };
             };
@@ -5547,6 +10682,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5556,6 +10702,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5565,6 +10722,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such subscription: 'sub_pupDeocVzUPdRJwkvblTTw'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5574,6 +10742,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for PATCH /v1/subscriptions/sub_pupDeocVzUPdRJwkvblTTw.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5583,6 +10762,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5592,6 +10782,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5601,6 +10802,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5610,6 +10822,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5619,6 +10842,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5632,12 +10866,18 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example sub_pupDeocVzUPdRJwkvblTTw */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "cancel_at_period_end": true
+                 *     }
+                 */
                 "application/json": {
                     /** @description true: cancel at the end of the current period; false (the default): cancel now. */
                     cancel_at_period_end?: boolean;
@@ -5653,6 +10893,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "sub_pupDeocVzUPdRJwkvblTTw",
+                     *       "object": "subscription",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "plan_id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                     *       "status": "trialing",
+                     *       "current_period_start": "2026-11-24T12:00:00.000Z",
+                     *       "current_period_end": "2026-11-24T12:00:00.000Z",
+                     *       "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
+                     *       "trial_start": "2026-11-24T12:00:00.000Z",
+                     *       "trial_end": "2026-11-24T12:00:00.000Z",
+                     *       "cancel_at_period_end": true,
+                     *       "cancel_at": "2026-11-24T12:00:00.000Z",
+                     *       "cancelled_at": "2026-11-24T12:00:00.000Z",
+                     *       "pause_collection": {
+                     *         "resumes_at": "2026-11-24T12:00:00.000Z"
+                     *       },
+                     *       "paused_at": "2026-11-24T12:00:00.000Z",
+                     *       "resumes_at": "2026-11-24T12:00:00.000Z",
+                     *       "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *       "latest_invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                     *       "apply_wallet_balance": true,
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Subscription"];
                 };
             };
@@ -5662,6 +10932,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5671,6 +10952,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5680,6 +10972,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such subscription: 'sub_pupDeocVzUPdRJwkvblTTw'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5689,6 +10992,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/subscriptions/sub_pupDeocVzUPdRJwkvblTTw/cancel.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5698,6 +11012,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5707,6 +11032,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5716,6 +11052,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5725,6 +11072,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5734,6 +11092,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5747,12 +11116,14 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example sub_pupDeocVzUPdRJwkvblTTw */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": {
                     /**
                      * Format: date-time
@@ -5770,6 +11141,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "sub_pupDeocVzUPdRJwkvblTTw",
+                     *       "object": "subscription",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "plan_id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                     *       "status": "trialing",
+                     *       "current_period_start": "2026-11-24T12:00:00.000Z",
+                     *       "current_period_end": "2026-11-24T12:00:00.000Z",
+                     *       "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
+                     *       "trial_start": "2026-11-24T12:00:00.000Z",
+                     *       "trial_end": "2026-11-24T12:00:00.000Z",
+                     *       "cancel_at_period_end": true,
+                     *       "cancel_at": "2026-11-24T12:00:00.000Z",
+                     *       "cancelled_at": "2026-11-24T12:00:00.000Z",
+                     *       "pause_collection": {
+                     *         "resumes_at": "2026-11-24T12:00:00.000Z"
+                     *       },
+                     *       "paused_at": "2026-11-24T12:00:00.000Z",
+                     *       "resumes_at": "2026-11-24T12:00:00.000Z",
+                     *       "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *       "latest_invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                     *       "apply_wallet_balance": true,
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Subscription"];
                 };
             };
@@ -5779,6 +11180,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5788,6 +11200,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5797,6 +11220,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such subscription: 'sub_pupDeocVzUPdRJwkvblTTw'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5806,6 +11240,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/subscriptions/sub_pupDeocVzUPdRJwkvblTTw/pause.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5815,6 +11260,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5824,6 +11280,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5833,6 +11300,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5842,6 +11320,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5851,6 +11340,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5864,12 +11364,14 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example sub_pupDeocVzUPdRJwkvblTTw */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": Record<string, never>;
             };
         };
@@ -5880,6 +11382,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "sub_pupDeocVzUPdRJwkvblTTw",
+                     *       "object": "subscription",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "plan_id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                     *       "status": "trialing",
+                     *       "current_period_start": "2026-11-24T12:00:00.000Z",
+                     *       "current_period_end": "2026-11-24T12:00:00.000Z",
+                     *       "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
+                     *       "trial_start": "2026-11-24T12:00:00.000Z",
+                     *       "trial_end": "2026-11-24T12:00:00.000Z",
+                     *       "cancel_at_period_end": true,
+                     *       "cancel_at": "2026-11-24T12:00:00.000Z",
+                     *       "cancelled_at": "2026-11-24T12:00:00.000Z",
+                     *       "pause_collection": {
+                     *         "resumes_at": "2026-11-24T12:00:00.000Z"
+                     *       },
+                     *       "paused_at": "2026-11-24T12:00:00.000Z",
+                     *       "resumes_at": "2026-11-24T12:00:00.000Z",
+                     *       "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *       "latest_invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                     *       "apply_wallet_balance": true,
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Subscription"];
                 };
             };
@@ -5889,6 +11421,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5898,6 +11441,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5907,6 +11461,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such subscription: 'sub_pupDeocVzUPdRJwkvblTTw'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5925,6 +11490,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5934,6 +11510,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5943,6 +11530,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5952,6 +11550,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5961,6 +11570,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5974,12 +11594,14 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example sub_pupDeocVzUPdRJwkvblTTw */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": Record<string, never>;
             };
         };
@@ -5990,6 +11612,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "sub_pupDeocVzUPdRJwkvblTTw",
+                     *       "object": "subscription",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "plan_id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                     *       "status": "trialing",
+                     *       "current_period_start": "2026-11-24T12:00:00.000Z",
+                     *       "current_period_end": "2026-11-24T12:00:00.000Z",
+                     *       "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
+                     *       "trial_start": "2026-11-24T12:00:00.000Z",
+                     *       "trial_end": "2026-11-24T12:00:00.000Z",
+                     *       "cancel_at_period_end": true,
+                     *       "cancel_at": "2026-11-24T12:00:00.000Z",
+                     *       "cancelled_at": "2026-11-24T12:00:00.000Z",
+                     *       "pause_collection": {
+                     *         "resumes_at": "2026-11-24T12:00:00.000Z"
+                     *       },
+                     *       "paused_at": "2026-11-24T12:00:00.000Z",
+                     *       "resumes_at": "2026-11-24T12:00:00.000Z",
+                     *       "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *       "latest_invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                     *       "apply_wallet_balance": true,
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Subscription"];
                 };
             };
@@ -5999,6 +11651,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6008,6 +11671,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6017,6 +11691,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such subscription: 'sub_pupDeocVzUPdRJwkvblTTw'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6035,6 +11720,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6044,6 +11740,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6053,6 +11760,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6062,6 +11780,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6071,6 +11800,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6091,6 +11831,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "test_clock",
+                     *       "now": "2019-08-24T14:15:22Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["TestClock"];
                 };
             };
@@ -6100,6 +11846,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6109,6 +11866,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6118,6 +11886,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such test helper.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6127,6 +11906,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6136,6 +11926,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6145,6 +11946,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6162,8 +11974,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "seconds": 86400
+                 *     }
+                 */
                 "application/json": {
-                    /** @description Seconds to move the clock forward. */
+                    /**
+                     * @description Seconds to move the clock forward.
+                     * @example 86400
+                     */
                     seconds?: number;
                     /**
                      * Format: date-time
@@ -6181,6 +12001,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "test_clock",
+                     *       "now": "2019-08-24T14:15:22Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["TestClock"];
                 };
             };
@@ -6190,6 +12016,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6199,6 +12036,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6208,6 +12056,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such test helper.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6217,6 +12076,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/test-helpers/clock/advance.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6226,6 +12096,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6235,6 +12116,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6244,6 +12136,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6253,6 +12156,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6262,6 +12176,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6289,6 +12214,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "em_iw2r48MqKYiF8j7VcIt0Xx",
+                     *           "object": "email",
+                     *           "kind": "receipt",
+                     *           "to": "jane@example.com",
+                     *           "subject": "Your receipt from Acme",
+                     *           "text": "Acme\n\nPayment received: €25.99\n\nHello Jane Doe,\n…",
+                     *           "html": "<!doctype html>\n<html lang=\"en\">…",
+                     *           "locale": "en",
+                     *           "status": "sending",
+                     *           "attempts": 1,
+                     *           "last_error": "421 4.7.0 Try again later",
+                     *           "event_id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                     *           "created_at": "2026-11-24T12:00:00.000Z",
+                     *           "sent_at": "2026-11-24T12:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0"
+                     *     }
+                     */
                     "application/json": components["schemas"]["EmailList"];
                 };
             };
@@ -6298,6 +12248,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_invalid",
+                     *         "message": "Invalid limit: must be an integer between 1 and 100.",
+                     *         "param": "limit",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6307,6 +12268,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6316,6 +12288,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such test helper.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6325,6 +12308,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6334,6 +12328,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6343,6 +12348,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6356,12 +12372,18 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example pay_jdzUx4NkR0eqF9jA9179Ze */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "outcome": "succeeded"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Default card.
@@ -6380,6 +12402,53 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                     *       "object": "payment",
+                     *       "amount": 1250,
+                     *       "currency": "USD",
+                     *       "status": "created",
+                     *       "checkout_url": "http://127.0.0.1:3000/hosted/checkout/yMMzxwbd3MYcmQw2kyi3Xo15JCHx39JGFKp59uQk",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "customer": {
+                     *         "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *         "email": "jane@example.com",
+                     *         "name": "Jane Doe",
+                     *         "phone": "+256700000001"
+                     *       },
+                     *       "redirect_url": "https://shop.example.com/thanks",
+                     *       "cancel_url": "https://shop.example.com/cart",
+                     *       "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *       "checkout": {
+                     *         "title": "Order #6735",
+                     *         "description": "2 × coffee beans, 1 kg",
+                     *         "locale": "en",
+                     *         "payment_methods": [
+                     *           "card"
+                     *         ]
+                     *       },
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "amount_refunded": 0,
+                     *       "refunded": true,
+                     *       "payment_method": {
+                     *         "type": "card",
+                     *         "card": {
+                     *           "brand": "visa",
+                     *           "last4": "4242",
+                     *           "exp_month": 12,
+                     *           "exp_year": 2030
+                     *         }
+                     *       },
+                     *       "failure_code": "card_declined",
+                     *       "failure_message": "The card was declined.",
+                     *       "expires_at": "2026-11-24T12:00:00.000Z",
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Payment"];
                 };
             };
@@ -6389,6 +12458,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: outcome.",
+                     *         "param": "outcome",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6398,6 +12478,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6407,6 +12498,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such payment: 'pay_jdzUx4NkR0eqF9jA9179Ze'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6425,6 +12527,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6434,6 +12547,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6443,6 +12567,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6452,6 +12587,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6461,6 +12607,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6474,12 +12631,18 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example seti_C7zL850bMNAaYRTcsnNYji */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "card_number": "4242424242424242"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Default 4242424242424242. 4000000000000002 is refused; 4000000000009995 saves, then every charge of it fails with insufficient_funds.
@@ -6496,6 +12659,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "seti_C7zL850bMNAaYRTcsnNYji",
+                     *       "object": "setup_intent",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "status": "requires_payment_method",
+                     *       "setup_url": "http://127.0.0.1:3000/hosted/setup/LksCHRVBSgCF3Z03kYIokOAU0U9MzBPmNib5GzGi",
+                     *       "return_url": "https://shop.example.com/account",
+                     *       "payment_method_types": [
+                     *         "card"
+                     *       ],
+                     *       "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "expires_at": "2026-11-24T12:00:00.000Z",
+                     *       "completed_at": "2026-11-24T12:00:00.000Z",
+                     *       "created_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SetupIntent"];
                 };
             };
@@ -6505,6 +12688,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6514,6 +12708,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6523,6 +12728,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such setup intent: 'seti_C7zL850bMNAaYRTcsnNYji'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6532,6 +12748,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/test-helpers/setup-intents/seti_C7zL850bMNAaYRTcsnNYji/complete.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6541,6 +12768,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6550,6 +12788,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6559,6 +12808,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6568,6 +12828,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6577,6 +12848,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6590,12 +12872,18 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example wtu_LYVrU04EN72gQL7Ikzcd4X */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "outcome": "succeeded"
+                 *     }
+                 */
                 "application/json": {
                     /** @enum {string} */
                     outcome: "succeeded" | "failed" | "cancelled";
@@ -6609,6 +12897,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "wtu_LYVrU04EN72gQL7Ikzcd4X",
+                     *       "object": "wallet_topup",
+                     *       "wallet_id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                     *       "amount": 1250,
+                     *       "currency": "USD",
+                     *       "status": "pending",
+                     *       "checkout_url": "http://127.0.0.1:3000/hosted/checkout/uM2zQrF7KS0TYV2snsaPXLobvEZiMpqGSJG7dLkE",
+                     *       "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                     *       "transaction_id": "wtx_hN0TDxBakP1cCnOxqVFGFR",
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WalletTopup"];
                 };
             };
@@ -6618,6 +12921,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: outcome.",
+                     *         "param": "outcome",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6627,6 +12941,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6636,6 +12961,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such wallet top-up: 'wtu_LYVrU04EN72gQL7Ikzcd4X'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6645,6 +12981,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/test-helpers/wallet-topups/wtu_LYVrU04EN72gQL7Ikzcd4X/complete.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6654,6 +13001,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6663,6 +13021,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6672,6 +13041,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6681,6 +13061,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6690,6 +13081,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6719,6 +13121,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                     *           "object": "wallet",
+                     *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *           "currency": "USD",
+                     *           "balance": 1234,
+                     *           "balance_formatted": "$12.34",
+                     *           "status": "active",
+                     *           "metadata": {
+                     *             "order_id": "6735"
+                     *           },
+                     *           "created_at": "2026-11-24T12:00:00.000Z",
+                     *           "updated_at": "2026-11-24T12:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WalletList"];
                 };
             };
@@ -6728,6 +13153,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_invalid",
+                     *         "message": "Invalid limit: must be an integer between 1 and 100.",
+                     *         "param": "limit",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6737,6 +13173,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6746,6 +13193,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (GET: /v1/wallet).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6755,6 +13213,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6764,6 +13233,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6773,6 +13253,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6790,13 +13281,19 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *       "currency": "USD"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description ISO 4217 currency code, any case; returned upper-case.
                      * @example USD
                      */
                     currency: string;
-                    /** @example cus_0123456789abcdefGHIJKL */
+                    /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
                     customer_id: string;
                     /**
                      * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).
@@ -6817,6 +13314,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                     *       "object": "wallet",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "currency": "USD",
+                     *       "balance": 1234,
+                     *       "balance_formatted": "$12.34",
+                     *       "status": "active",
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Wallet"];
                 };
             };
@@ -6826,6 +13339,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: customer_id.",
+                     *         "param": "customer_id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6835,6 +13359,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6844,6 +13379,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such customer: 'cus_cbLY0g95rEQ0IS9nuTaJZz'.",
+                     *         "param": "customer_id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6853,6 +13399,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/wallets.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6862,6 +13419,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6871,6 +13439,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6880,6 +13459,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6889,6 +13479,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6898,6 +13499,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6908,6 +13520,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example wal_dOS0UhkeqiX1Y9No607sqA */
                 id: string;
             };
             cookie?: never;
@@ -6920,6 +13533,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                     *       "object": "wallet",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "currency": "USD",
+                     *       "balance": 1234,
+                     *       "balance_formatted": "$12.34",
+                     *       "status": "active",
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Wallet"];
                 };
             };
@@ -6929,6 +13558,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6938,6 +13578,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6947,6 +13598,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such wallet: 'wal_dOS0UhkeqiX1Y9No607sqA'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6956,6 +13618,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6965,6 +13638,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6974,6 +13658,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6987,12 +13682,14 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example wal_dOS0UhkeqiX1Y9No607sqA */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": Record<string, never>;
             };
         };
@@ -7003,6 +13700,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                     *       "object": "wallet",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "currency": "USD",
+                     *       "balance": 1234,
+                     *       "balance_formatted": "$12.34",
+                     *       "status": "active",
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Wallet"];
                 };
             };
@@ -7012,6 +13725,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7021,6 +13745,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7030,6 +13765,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such wallet: 'wal_dOS0UhkeqiX1Y9No607sqA'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7039,6 +13785,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/wallets/wal_dOS0UhkeqiX1Y9No607sqA/close.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7048,6 +13805,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7057,6 +13825,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7066,6 +13845,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7075,6 +13865,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7084,6 +13885,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7097,12 +13909,20 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example wal_dOS0UhkeqiX1Y9No607sqA */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "amount": 5000,
+                 *       "description": "Prepaid credit",
+                 *       "reference": "grant_2026_11"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Integer amount in the smallest currency unit.
@@ -7141,6 +13961,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "wtx_hN0TDxBakP1cCnOxqVFGFR",
+                     *       "object": "wallet_transaction",
+                     *       "wallet_id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                     *       "type": "topup",
+                     *       "amount": 1250,
+                     *       "balance_before": 5000,
+                     *       "balance_after": 3750,
+                     *       "reference": "order-6735",
+                     *       "description": "Order #6735",
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "expires_at": "2026-11-24T12:00:00.000Z",
+                     *       "created_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WalletTransaction"];
                 };
             };
@@ -7150,6 +13988,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "wtx_hN0TDxBakP1cCnOxqVFGFR",
+                     *       "object": "wallet_transaction",
+                     *       "wallet_id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                     *       "type": "topup",
+                     *       "amount": 1250,
+                     *       "balance_before": 5000,
+                     *       "balance_after": 3750,
+                     *       "reference": "order-6735",
+                     *       "description": "Order #6735",
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "expires_at": "2026-11-24T12:00:00.000Z",
+                     *       "created_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WalletTransaction"];
                 };
             };
@@ -7159,6 +14015,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: amount.",
+                     *         "param": "amount",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7168,6 +14035,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7177,6 +14055,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such wallet: 'wal_dOS0UhkeqiX1Y9No607sqA'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7186,6 +14075,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/wallets/wal_dOS0UhkeqiX1Y9No607sqA/credit.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7195,6 +14095,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7204,6 +14115,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7213,6 +14135,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7222,6 +14155,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7231,6 +14175,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7244,12 +14199,20 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example wal_dOS0UhkeqiX1Y9No607sqA */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "amount": 1250,
+                 *       "description": "API calls, November",
+                 *       "reference": "order_6735"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Integer amount in the smallest currency unit.
@@ -7285,6 +14248,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "wtx_hN0TDxBakP1cCnOxqVFGFR",
+                     *       "object": "wallet_transaction",
+                     *       "wallet_id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                     *       "type": "topup",
+                     *       "amount": 1250,
+                     *       "balance_before": 5000,
+                     *       "balance_after": 3750,
+                     *       "reference": "order-6735",
+                     *       "description": "Order #6735",
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "expires_at": "2026-11-24T12:00:00.000Z",
+                     *       "created_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WalletTransaction"];
                 };
             };
@@ -7294,6 +14275,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: amount.",
+                     *         "param": "amount",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7303,6 +14295,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7312,6 +14315,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "wallet_error",
+                     *         "code": "insufficient_balance",
+                     *         "message": "Insufficient balance: the wallet has $3.00, the debit needs $12.50.",
+                     *         "param": "amount",
+                     *         "balance": 300,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7321,6 +14336,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such wallet: 'wal_dOS0UhkeqiX1Y9No607sqA'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7339,6 +14365,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7348,6 +14385,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7357,6 +14405,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7366,6 +14425,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7375,6 +14445,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7388,12 +14469,14 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example wal_dOS0UhkeqiX1Y9No607sqA */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": Record<string, never>;
             };
         };
@@ -7404,6 +14487,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                     *       "object": "wallet",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "currency": "USD",
+                     *       "balance": 1234,
+                     *       "balance_formatted": "$12.34",
+                     *       "status": "active",
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Wallet"];
                 };
             };
@@ -7413,6 +14512,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7422,6 +14532,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7431,6 +14552,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such wallet: 'wal_dOS0UhkeqiX1Y9No607sqA'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7449,6 +14581,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7458,6 +14601,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7467,6 +14621,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7476,6 +14641,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7485,6 +14661,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7500,6 +14687,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @example wal_dOS0UhkeqiX1Y9No607sqA */
                 id: string;
             };
             cookie?: never;
@@ -7512,6 +14700,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "wtu_LYVrU04EN72gQL7Ikzcd4X",
+                     *           "object": "wallet_topup",
+                     *           "wallet_id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                     *           "amount": 1250,
+                     *           "currency": "USD",
+                     *           "status": "pending",
+                     *           "checkout_url": "http://127.0.0.1:3000/hosted/checkout/uM2zQrF7KS0TYV2snsaPXLobvEZiMpqGSJG7dLkE",
+                     *           "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                     *           "transaction_id": "wtx_hN0TDxBakP1cCnOxqVFGFR",
+                     *           "created_at": "2026-11-24T12:00:00.000Z",
+                     *           "updated_at": "2026-11-24T12:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WalletTopupList"];
                 };
             };
@@ -7521,6 +14731,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_invalid",
+                     *         "message": "Invalid limit: must be an integer between 1 and 100.",
+                     *         "param": "limit",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7530,6 +14751,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7539,6 +14771,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such wallet: 'wal_dOS0UhkeqiX1Y9No607sqA'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7548,6 +14791,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7557,6 +14811,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7566,6 +14831,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7579,12 +14855,19 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example wal_dOS0UhkeqiX1Y9No607sqA */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "amount": 5000,
+                 *       "redirect_url": "https://shop.example.com/thanks"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description What the customer pays, credited to the wallet once paid.
@@ -7611,6 +14894,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "wtu_LYVrU04EN72gQL7Ikzcd4X",
+                     *       "object": "wallet_topup",
+                     *       "wallet_id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                     *       "amount": 1250,
+                     *       "currency": "USD",
+                     *       "status": "pending",
+                     *       "checkout_url": "http://127.0.0.1:3000/hosted/checkout/uM2zQrF7KS0TYV2snsaPXLobvEZiMpqGSJG7dLkE",
+                     *       "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                     *       "transaction_id": "wtx_hN0TDxBakP1cCnOxqVFGFR",
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WalletTopup"];
                 };
             };
@@ -7620,6 +14918,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: amount.",
+                     *         "param": "amount",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7629,6 +14938,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7638,6 +14958,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such wallet: 'wal_dOS0UhkeqiX1Y9No607sqA'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7647,6 +14978,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/wallets/wal_dOS0UhkeqiX1Y9No607sqA/topups.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7656,6 +14998,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7665,6 +15018,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7674,6 +15038,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7683,6 +15058,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7692,6 +15078,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7708,6 +15105,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @example wal_dOS0UhkeqiX1Y9No607sqA */
                 id: string;
             };
             cookie?: never;
@@ -7720,6 +15118,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "wtx_hN0TDxBakP1cCnOxqVFGFR",
+                     *           "object": "wallet_transaction",
+                     *           "wallet_id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                     *           "type": "topup",
+                     *           "amount": 1250,
+                     *           "balance_before": 5000,
+                     *           "balance_after": 3750,
+                     *           "reference": "order-6735",
+                     *           "description": "Order #6735",
+                     *           "metadata": {
+                     *             "order_id": "6735"
+                     *           },
+                     *           "expires_at": "2026-11-24T12:00:00.000Z",
+                     *           "created_at": "2026-11-24T12:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WalletTransactionList"];
                 };
             };
@@ -7729,6 +15152,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_invalid",
+                     *         "message": "Invalid limit: must be an integer between 1 and 100.",
+                     *         "param": "limit",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7738,6 +15172,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7747,6 +15192,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such wallet: 'wal_dOS0UhkeqiX1Y9No607sqA'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7756,6 +15212,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7765,6 +15232,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7774,6 +15252,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7787,12 +15276,14 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example wal_dOS0UhkeqiX1Y9No607sqA */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": Record<string, never>;
             };
         };
@@ -7803,6 +15294,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                     *       "object": "wallet",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "currency": "USD",
+                     *       "balance": 1234,
+                     *       "balance_formatted": "$12.34",
+                     *       "status": "active",
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Wallet"];
                 };
             };
@@ -7812,6 +15319,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7821,6 +15339,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7830,6 +15359,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such wallet: 'wal_dOS0UhkeqiX1Y9No607sqA'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7848,6 +15388,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7857,6 +15408,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7866,6 +15428,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7875,6 +15448,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7884,6 +15468,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7909,6 +15504,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "we_OMDRJ9xtF4tDc0dfQnqu7G",
+                     *           "object": "webhook_endpoint",
+                     *           "url": "https://shop.example.com/webhooks/billing",
+                     *           "events": [
+                     *             "customer.created"
+                     *           ],
+                     *           "description": "Order fulfilment",
+                     *           "status": "active",
+                     *           "created_at": "2026-11-24T12:00:00.000Z",
+                     *           "updated_at": "2026-11-24T12:00:00.000Z",
+                     *           "secret": "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD9t/aCm7MxaE="
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpointList"];
                 };
             };
@@ -7918,6 +15535,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_invalid",
+                     *         "message": "Invalid limit: must be an integer between 1 and 100.",
+                     *         "param": "limit",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7927,6 +15555,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7936,6 +15575,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (GET: /v1/webhook-endpoint).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7945,6 +15595,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7954,6 +15615,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7963,6 +15635,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7980,6 +15663,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://shop.example.com/webhooks/billing",
+                 *       "events": [
+                 *         "payment.succeeded",
+                 *         "refund.succeeded"
+                 *       ],
+                 *       "description": "Order fulfilment"
+                 *     }
+                 */
                 "application/json": {
                     /** @example Order service */
                     description?: string;
@@ -8001,6 +15694,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "we_OMDRJ9xtF4tDc0dfQnqu7G",
+                     *       "object": "webhook_endpoint",
+                     *       "url": "https://shop.example.com/webhooks/billing",
+                     *       "events": [
+                     *         "customer.created"
+                     *       ],
+                     *       "description": "Order fulfilment",
+                     *       "status": "active",
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z",
+                     *       "secret": "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD9t/aCm7MxaE="
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
@@ -8010,6 +15718,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: url.",
+                     *         "param": "url",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8019,6 +15738,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8028,6 +15758,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (POST: /v1/webhook-endpoint).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8037,6 +15778,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/webhook-endpoints.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8046,6 +15798,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8055,6 +15818,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8064,6 +15838,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8073,6 +15858,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8082,6 +15878,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8092,6 +15899,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example we_OMDRJ9xtF4tDc0dfQnqu7G */
                 id: string;
             };
             cookie?: never;
@@ -8104,6 +15912,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "we_OMDRJ9xtF4tDc0dfQnqu7G",
+                     *       "object": "webhook_endpoint",
+                     *       "url": "https://shop.example.com/webhooks/billing",
+                     *       "events": [
+                     *         "customer.created"
+                     *       ],
+                     *       "description": "Order fulfilment",
+                     *       "status": "active",
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z",
+                     *       "secret": "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD9t/aCm7MxaE="
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
@@ -8113,6 +15936,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8122,6 +15956,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8131,6 +15976,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such webhook endpoint: 'we_OMDRJ9xtF4tDc0dfQnqu7G'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8140,6 +15996,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8149,6 +16016,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8158,6 +16036,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8171,6 +16060,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example we_OMDRJ9xtF4tDc0dfQnqu7G */
                 id: string;
             };
             cookie?: never;
@@ -8183,6 +16073,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "object": "customer",
+                     *       "deleted": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["Deleted"];
                 };
             };
@@ -8192,6 +16089,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8201,6 +16109,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8210,6 +16129,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such webhook endpoint: 'we_OMDRJ9xtF4tDc0dfQnqu7G'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8219,6 +16149,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for DELETE /v1/webhook-endpoints/we_OMDRJ9xtF4tDc0dfQnqu7G.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8228,6 +16169,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8237,6 +16189,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8246,6 +16209,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8255,6 +16229,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8264,6 +16249,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8277,12 +16273,21 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example we_OMDRJ9xtF4tDc0dfQnqu7G */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "events": [
+                 *         "payment.succeeded",
+                 *         "payment.failed"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     description?: string | null;
                     /** @description Subscribed event types; omitted or empty = all. */
@@ -8308,6 +16313,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "we_OMDRJ9xtF4tDc0dfQnqu7G",
+                     *       "object": "webhook_endpoint",
+                     *       "url": "https://shop.example.com/webhooks/billing",
+                     *       "events": [
+                     *         "customer.created"
+                     *       ],
+                     *       "description": "Order fulfilment",
+                     *       "status": "active",
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z",
+                     *       "secret": "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD9t/aCm7MxaE="
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
@@ -8317,6 +16337,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8326,6 +16357,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8335,6 +16377,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such webhook endpoint: 'we_OMDRJ9xtF4tDc0dfQnqu7G'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8344,6 +16397,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for PATCH /v1/webhook-endpoints/we_OMDRJ9xtF4tDc0dfQnqu7G.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8353,6 +16417,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8362,6 +16437,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8371,6 +16457,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8380,6 +16477,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8389,6 +16497,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8402,12 +16521,14 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example we_OMDRJ9xtF4tDc0dfQnqu7G */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": Record<string, never>;
             };
         };
@@ -8418,6 +16539,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "we_OMDRJ9xtF4tDc0dfQnqu7G",
+                     *       "object": "webhook_endpoint",
+                     *       "url": "https://shop.example.com/webhooks/billing",
+                     *       "events": [
+                     *         "customer.created"
+                     *       ],
+                     *       "description": "Order fulfilment",
+                     *       "status": "active",
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z",
+                     *       "secret": "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD9t/aCm7MxaE="
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
@@ -8427,6 +16563,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8436,6 +16583,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8445,6 +16603,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such webhook endpoint: 'we_OMDRJ9xtF4tDc0dfQnqu7G'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8454,6 +16623,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/webhook-endpoints/we_OMDRJ9xtF4tDc0dfQnqu7G/rotate-secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8463,6 +16643,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8472,6 +16663,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8481,6 +16683,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8490,6 +16703,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8499,8 +16723,3854 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
+            };
+        };
+    };
+    on_customer_balance_changed: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "customer.balance_changed",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "cbtxn_UWM4Gg9YOmYb38SPYWH0ly",
+                 *           "object": "customer_balance_transaction",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "currency": "USD",
+                 *           "amount": 1250,
+                 *           "ending_balance": 1250,
+                 *           "type": "adjustment",
+                 *           "invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                 *           "subscription_id": "sub_pupDeocVzUPdRJwkvblTTw",
+                 *           "description": "Goodwill credit",
+                 *           "created_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["CustomerBalanceTransaction"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "customer.balance_changed";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_customer_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "customer.created",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "object": "customer",
+                 *           "email": "jane@example.com",
+                 *           "name": "Jane Doe",
+                 *           "phone": "+256700000001",
+                 *           "currency": "USD",
+                 *           "locale": "en",
+                 *           "default_payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Customer"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "customer.created";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_customer_deleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "customer.deleted",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "object": "customer",
+                 *           "email": "jane@example.com",
+                 *           "name": "Jane Doe",
+                 *           "phone": "+256700000001",
+                 *           "currency": "USD",
+                 *           "locale": "en",
+                 *           "default_payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z",
+                 *           "deleted": true
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["DeletedCustomer"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "customer.deleted";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_customer_updated: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "customer.updated",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "object": "customer",
+                 *           "email": "jane@example.com",
+                 *           "name": "Jane Doe",
+                 *           "phone": "+256700000001",
+                 *           "currency": "USD",
+                 *           "locale": "en",
+                 *           "default_payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Customer"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "customer.updated";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_invoice_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "invoice.created",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                 *           "object": "invoice",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "subscription_id": "sub_pupDeocVzUPdRJwkvblTTw",
+                 *           "number": "INV-000123",
+                 *           "status": "draft",
+                 *           "billing_reason": "subscription_create",
+                 *           "currency": "USD",
+                 *           "lines": [
+                 *             {
+                 *               "id": "il_G5VgQU8KQ0ctj2iQr4OpLp",
+                 *               "object": "invoice_line",
+                 *               "description": "Pro monthly (2027-01-31 – 2027-02-28)",
+                 *               "period": {
+                 *                 "start": "2026-11-24T12:00:00.000Z",
+                 *                 "end": "2026-11-24T12:00:00.000Z"
+                 *               },
+                 *               "amount": 2900,
+                 *               "amount_formatted": "$29.00",
+                 *               "proration": true
+                 *             }
+                 *           ],
+                 *           "subtotal": 2900,
+                 *           "total": 2900,
+                 *           "total_formatted": "$29.00",
+                 *           "credit_applied": 0,
+                 *           "amount_from_wallet": 0,
+                 *           "amount_due": 2900,
+                 *           "amount_paid": 2900,
+                 *           "amount_remaining": 0,
+                 *           "attempt_count": 1,
+                 *           "next_payment_attempt": "2026-11-24T12:00:00.000Z",
+                 *           "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                 *           "last_payment_error": {
+                 *             "code": "card_declined",
+                 *             "message": "The card was declined."
+                 *           },
+                 *           "pdf_url": "http://127.0.0.1:3000/v1/invoices/in_D6ShWtFUwUbkHRkFKNqGEU/pdf",
+                 *           "period_start": "2026-11-24T12:00:00.000Z",
+                 *           "period_end": "2026-11-24T12:00:00.000Z",
+                 *           "due_date": "2026-11-24T12:00:00.000Z",
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "finalized_at": "2026-11-24T12:00:00.000Z",
+                 *           "paid_at": "2026-11-24T12:00:00.000Z",
+                 *           "voided_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Invoice"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "invoice.created";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_invoice_finalized: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "invoice.finalized",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                 *           "object": "invoice",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "subscription_id": "sub_pupDeocVzUPdRJwkvblTTw",
+                 *           "number": "INV-000123",
+                 *           "status": "draft",
+                 *           "billing_reason": "subscription_create",
+                 *           "currency": "USD",
+                 *           "lines": [
+                 *             {
+                 *               "id": "il_G5VgQU8KQ0ctj2iQr4OpLp",
+                 *               "object": "invoice_line",
+                 *               "description": "Pro monthly (2027-01-31 – 2027-02-28)",
+                 *               "period": {
+                 *                 "start": "2026-11-24T12:00:00.000Z",
+                 *                 "end": "2026-11-24T12:00:00.000Z"
+                 *               },
+                 *               "amount": 2900,
+                 *               "amount_formatted": "$29.00",
+                 *               "proration": true
+                 *             }
+                 *           ],
+                 *           "subtotal": 2900,
+                 *           "total": 2900,
+                 *           "total_formatted": "$29.00",
+                 *           "credit_applied": 0,
+                 *           "amount_from_wallet": 0,
+                 *           "amount_due": 2900,
+                 *           "amount_paid": 2900,
+                 *           "amount_remaining": 0,
+                 *           "attempt_count": 1,
+                 *           "next_payment_attempt": "2026-11-24T12:00:00.000Z",
+                 *           "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                 *           "last_payment_error": {
+                 *             "code": "card_declined",
+                 *             "message": "The card was declined."
+                 *           },
+                 *           "pdf_url": "http://127.0.0.1:3000/v1/invoices/in_D6ShWtFUwUbkHRkFKNqGEU/pdf",
+                 *           "period_start": "2026-11-24T12:00:00.000Z",
+                 *           "period_end": "2026-11-24T12:00:00.000Z",
+                 *           "due_date": "2026-11-24T12:00:00.000Z",
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "finalized_at": "2026-11-24T12:00:00.000Z",
+                 *           "paid_at": "2026-11-24T12:00:00.000Z",
+                 *           "voided_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Invoice"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "invoice.finalized";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_invoice_paid: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "invoice.paid",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                 *           "object": "invoice",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "subscription_id": "sub_pupDeocVzUPdRJwkvblTTw",
+                 *           "number": "INV-000123",
+                 *           "status": "draft",
+                 *           "billing_reason": "subscription_create",
+                 *           "currency": "USD",
+                 *           "lines": [
+                 *             {
+                 *               "id": "il_G5VgQU8KQ0ctj2iQr4OpLp",
+                 *               "object": "invoice_line",
+                 *               "description": "Pro monthly (2027-01-31 – 2027-02-28)",
+                 *               "period": {
+                 *                 "start": "2026-11-24T12:00:00.000Z",
+                 *                 "end": "2026-11-24T12:00:00.000Z"
+                 *               },
+                 *               "amount": 2900,
+                 *               "amount_formatted": "$29.00",
+                 *               "proration": true
+                 *             }
+                 *           ],
+                 *           "subtotal": 2900,
+                 *           "total": 2900,
+                 *           "total_formatted": "$29.00",
+                 *           "credit_applied": 0,
+                 *           "amount_from_wallet": 0,
+                 *           "amount_due": 2900,
+                 *           "amount_paid": 2900,
+                 *           "amount_remaining": 0,
+                 *           "attempt_count": 1,
+                 *           "next_payment_attempt": "2026-11-24T12:00:00.000Z",
+                 *           "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                 *           "last_payment_error": {
+                 *             "code": "card_declined",
+                 *             "message": "The card was declined."
+                 *           },
+                 *           "pdf_url": "http://127.0.0.1:3000/v1/invoices/in_D6ShWtFUwUbkHRkFKNqGEU/pdf",
+                 *           "period_start": "2026-11-24T12:00:00.000Z",
+                 *           "period_end": "2026-11-24T12:00:00.000Z",
+                 *           "due_date": "2026-11-24T12:00:00.000Z",
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "finalized_at": "2026-11-24T12:00:00.000Z",
+                 *           "paid_at": "2026-11-24T12:00:00.000Z",
+                 *           "voided_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Invoice"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "invoice.paid";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_invoice_payment_failed: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "invoice.payment_failed",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                 *           "object": "invoice",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "subscription_id": "sub_pupDeocVzUPdRJwkvblTTw",
+                 *           "number": "INV-000123",
+                 *           "status": "draft",
+                 *           "billing_reason": "subscription_create",
+                 *           "currency": "USD",
+                 *           "lines": [
+                 *             {
+                 *               "id": "il_G5VgQU8KQ0ctj2iQr4OpLp",
+                 *               "object": "invoice_line",
+                 *               "description": "Pro monthly (2027-01-31 – 2027-02-28)",
+                 *               "period": {
+                 *                 "start": "2026-11-24T12:00:00.000Z",
+                 *                 "end": "2026-11-24T12:00:00.000Z"
+                 *               },
+                 *               "amount": 2900,
+                 *               "amount_formatted": "$29.00",
+                 *               "proration": true
+                 *             }
+                 *           ],
+                 *           "subtotal": 2900,
+                 *           "total": 2900,
+                 *           "total_formatted": "$29.00",
+                 *           "credit_applied": 0,
+                 *           "amount_from_wallet": 0,
+                 *           "amount_due": 2900,
+                 *           "amount_paid": 2900,
+                 *           "amount_remaining": 0,
+                 *           "attempt_count": 1,
+                 *           "next_payment_attempt": "2026-11-24T12:00:00.000Z",
+                 *           "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                 *           "last_payment_error": {
+                 *             "code": "card_declined",
+                 *             "message": "The card was declined."
+                 *           },
+                 *           "pdf_url": "http://127.0.0.1:3000/v1/invoices/in_D6ShWtFUwUbkHRkFKNqGEU/pdf",
+                 *           "period_start": "2026-11-24T12:00:00.000Z",
+                 *           "period_end": "2026-11-24T12:00:00.000Z",
+                 *           "due_date": "2026-11-24T12:00:00.000Z",
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "finalized_at": "2026-11-24T12:00:00.000Z",
+                 *           "paid_at": "2026-11-24T12:00:00.000Z",
+                 *           "voided_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Invoice"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "invoice.payment_failed";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_invoice_upcoming: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "invoice.upcoming",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": null,
+                 *           "object": "invoice",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "subscription_id": "sub_pupDeocVzUPdRJwkvblTTw",
+                 *           "number": null,
+                 *           "status": "draft",
+                 *           "billing_reason": "subscription_create",
+                 *           "currency": "USD",
+                 *           "lines": [
+                 *             {
+                 *               "id": "il_G5VgQU8KQ0ctj2iQr4OpLp",
+                 *               "object": "invoice_line",
+                 *               "description": "Pro monthly (2027-01-31 – 2027-02-28)",
+                 *               "period": {
+                 *                 "start": "2026-11-24T12:00:00.000Z",
+                 *                 "end": "2026-11-24T12:00:00.000Z"
+                 *               },
+                 *               "amount": 2900,
+                 *               "amount_formatted": "$29.00",
+                 *               "proration": true
+                 *             }
+                 *           ],
+                 *           "subtotal": 2900,
+                 *           "total": 2900,
+                 *           "total_formatted": "$29.00",
+                 *           "credit_applied": 0,
+                 *           "amount_from_wallet": 0,
+                 *           "amount_due": 2900,
+                 *           "amount_paid": 2900,
+                 *           "amount_remaining": 0,
+                 *           "attempt_count": 1,
+                 *           "next_payment_attempt": "2026-11-24T12:00:00.000Z",
+                 *           "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                 *           "last_payment_error": {
+                 *             "code": "card_declined",
+                 *             "message": "The card was declined."
+                 *           },
+                 *           "pdf_url": null,
+                 *           "period_start": "2026-11-24T12:00:00.000Z",
+                 *           "period_end": "2026-11-24T12:00:00.000Z",
+                 *           "due_date": "2026-11-24T12:00:00.000Z",
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "finalized_at": "2026-11-24T12:00:00.000Z",
+                 *           "paid_at": "2026-11-24T12:00:00.000Z",
+                 *           "voided_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["UpcomingInvoice"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "invoice.upcoming";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_invoice_voided: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "invoice.voided",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                 *           "object": "invoice",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "subscription_id": "sub_pupDeocVzUPdRJwkvblTTw",
+                 *           "number": "INV-000123",
+                 *           "status": "draft",
+                 *           "billing_reason": "subscription_create",
+                 *           "currency": "USD",
+                 *           "lines": [
+                 *             {
+                 *               "id": "il_G5VgQU8KQ0ctj2iQr4OpLp",
+                 *               "object": "invoice_line",
+                 *               "description": "Pro monthly (2027-01-31 – 2027-02-28)",
+                 *               "period": {
+                 *                 "start": "2026-11-24T12:00:00.000Z",
+                 *                 "end": "2026-11-24T12:00:00.000Z"
+                 *               },
+                 *               "amount": 2900,
+                 *               "amount_formatted": "$29.00",
+                 *               "proration": true
+                 *             }
+                 *           ],
+                 *           "subtotal": 2900,
+                 *           "total": 2900,
+                 *           "total_formatted": "$29.00",
+                 *           "credit_applied": 0,
+                 *           "amount_from_wallet": 0,
+                 *           "amount_due": 2900,
+                 *           "amount_paid": 2900,
+                 *           "amount_remaining": 0,
+                 *           "attempt_count": 1,
+                 *           "next_payment_attempt": "2026-11-24T12:00:00.000Z",
+                 *           "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                 *           "last_payment_error": {
+                 *             "code": "card_declined",
+                 *             "message": "The card was declined."
+                 *           },
+                 *           "pdf_url": "http://127.0.0.1:3000/v1/invoices/in_D6ShWtFUwUbkHRkFKNqGEU/pdf",
+                 *           "period_start": "2026-11-24T12:00:00.000Z",
+                 *           "period_end": "2026-11-24T12:00:00.000Z",
+                 *           "due_date": "2026-11-24T12:00:00.000Z",
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "finalized_at": "2026-11-24T12:00:00.000Z",
+                 *           "paid_at": "2026-11-24T12:00:00.000Z",
+                 *           "voided_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Invoice"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "invoice.voided";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_payment_method_attached: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "payment_method.attached",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                 *           "object": "payment_method",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "type": "card",
+                 *           "card": {
+                 *             "brand": "visa",
+                 *             "last4": "4242",
+                 *             "exp_month": 12,
+                 *             "exp_year": 2030
+                 *           },
+                 *           "mobile_money": {
+                 *             "phone_last4": "0100",
+                 *             "provider": "test"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["PaymentMethod"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "payment_method.attached";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_payment_method_detached: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "payment_method.detached",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                 *           "object": "payment_method",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "type": "card",
+                 *           "card": {
+                 *             "brand": "visa",
+                 *             "last4": "4242",
+                 *             "exp_month": 12,
+                 *             "exp_year": 2030
+                 *           },
+                 *           "mobile_money": {
+                 *             "phone_last4": "0100",
+                 *             "provider": "test"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["PaymentMethod"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "payment_method.detached";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_payment_cancelled: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "payment.cancelled",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                 *           "object": "payment",
+                 *           "amount": 1250,
+                 *           "currency": "USD",
+                 *           "status": "created",
+                 *           "checkout_url": "http://127.0.0.1:3000/hosted/checkout/yMMzxwbd3MYcmQw2kyi3Xo15JCHx39JGFKp59uQk",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "customer": {
+                 *             "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *             "email": "jane@example.com",
+                 *             "name": "Jane Doe",
+                 *             "phone": "+256700000001"
+                 *           },
+                 *           "redirect_url": "https://shop.example.com/thanks",
+                 *           "cancel_url": "https://shop.example.com/cart",
+                 *           "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                 *           "checkout": {
+                 *             "title": "Order #6735",
+                 *             "description": "2 × coffee beans, 1 kg",
+                 *             "locale": "en",
+                 *             "payment_methods": [
+                 *               "card"
+                 *             ]
+                 *           },
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "amount_refunded": 0,
+                 *           "refunded": true,
+                 *           "payment_method": {
+                 *             "type": "card",
+                 *             "card": {
+                 *               "brand": "visa",
+                 *               "last4": "4242",
+                 *               "exp_month": 12,
+                 *               "exp_year": 2030
+                 *             }
+                 *           },
+                 *           "failure_code": "card_declined",
+                 *           "failure_message": "The card was declined.",
+                 *           "expires_at": "2026-11-24T12:00:00.000Z",
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Payment"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "payment.cancelled";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_payment_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "payment.created",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                 *           "object": "payment",
+                 *           "amount": 1250,
+                 *           "currency": "USD",
+                 *           "status": "created",
+                 *           "checkout_url": "http://127.0.0.1:3000/hosted/checkout/yMMzxwbd3MYcmQw2kyi3Xo15JCHx39JGFKp59uQk",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "customer": {
+                 *             "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *             "email": "jane@example.com",
+                 *             "name": "Jane Doe",
+                 *             "phone": "+256700000001"
+                 *           },
+                 *           "redirect_url": "https://shop.example.com/thanks",
+                 *           "cancel_url": "https://shop.example.com/cart",
+                 *           "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                 *           "checkout": {
+                 *             "title": "Order #6735",
+                 *             "description": "2 × coffee beans, 1 kg",
+                 *             "locale": "en",
+                 *             "payment_methods": [
+                 *               "card"
+                 *             ]
+                 *           },
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "amount_refunded": 0,
+                 *           "refunded": true,
+                 *           "payment_method": {
+                 *             "type": "card",
+                 *             "card": {
+                 *               "brand": "visa",
+                 *               "last4": "4242",
+                 *               "exp_month": 12,
+                 *               "exp_year": 2030
+                 *             }
+                 *           },
+                 *           "failure_code": "card_declined",
+                 *           "failure_message": "The card was declined.",
+                 *           "expires_at": "2026-11-24T12:00:00.000Z",
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Payment"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "payment.created";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_payment_expired: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "payment.expired",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                 *           "object": "payment",
+                 *           "amount": 1250,
+                 *           "currency": "USD",
+                 *           "status": "created",
+                 *           "checkout_url": "http://127.0.0.1:3000/hosted/checkout/yMMzxwbd3MYcmQw2kyi3Xo15JCHx39JGFKp59uQk",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "customer": {
+                 *             "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *             "email": "jane@example.com",
+                 *             "name": "Jane Doe",
+                 *             "phone": "+256700000001"
+                 *           },
+                 *           "redirect_url": "https://shop.example.com/thanks",
+                 *           "cancel_url": "https://shop.example.com/cart",
+                 *           "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                 *           "checkout": {
+                 *             "title": "Order #6735",
+                 *             "description": "2 × coffee beans, 1 kg",
+                 *             "locale": "en",
+                 *             "payment_methods": [
+                 *               "card"
+                 *             ]
+                 *           },
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "amount_refunded": 0,
+                 *           "refunded": true,
+                 *           "payment_method": {
+                 *             "type": "card",
+                 *             "card": {
+                 *               "brand": "visa",
+                 *               "last4": "4242",
+                 *               "exp_month": 12,
+                 *               "exp_year": 2030
+                 *             }
+                 *           },
+                 *           "failure_code": "card_declined",
+                 *           "failure_message": "The card was declined.",
+                 *           "expires_at": "2026-11-24T12:00:00.000Z",
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Payment"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "payment.expired";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_payment_failed: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "payment.failed",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                 *           "object": "payment",
+                 *           "amount": 1250,
+                 *           "currency": "USD",
+                 *           "status": "created",
+                 *           "checkout_url": "http://127.0.0.1:3000/hosted/checkout/yMMzxwbd3MYcmQw2kyi3Xo15JCHx39JGFKp59uQk",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "customer": {
+                 *             "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *             "email": "jane@example.com",
+                 *             "name": "Jane Doe",
+                 *             "phone": "+256700000001"
+                 *           },
+                 *           "redirect_url": "https://shop.example.com/thanks",
+                 *           "cancel_url": "https://shop.example.com/cart",
+                 *           "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                 *           "checkout": {
+                 *             "title": "Order #6735",
+                 *             "description": "2 × coffee beans, 1 kg",
+                 *             "locale": "en",
+                 *             "payment_methods": [
+                 *               "card"
+                 *             ]
+                 *           },
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "amount_refunded": 0,
+                 *           "refunded": true,
+                 *           "payment_method": {
+                 *             "type": "card",
+                 *             "card": {
+                 *               "brand": "visa",
+                 *               "last4": "4242",
+                 *               "exp_month": 12,
+                 *               "exp_year": 2030
+                 *             }
+                 *           },
+                 *           "failure_code": "card_declined",
+                 *           "failure_message": "The card was declined.",
+                 *           "expires_at": "2026-11-24T12:00:00.000Z",
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Payment"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "payment.failed";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_payment_succeeded: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "payment.succeeded",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                 *           "object": "payment",
+                 *           "amount": 1250,
+                 *           "currency": "USD",
+                 *           "status": "created",
+                 *           "checkout_url": "http://127.0.0.1:3000/hosted/checkout/yMMzxwbd3MYcmQw2kyi3Xo15JCHx39JGFKp59uQk",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "customer": {
+                 *             "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *             "email": "jane@example.com",
+                 *             "name": "Jane Doe",
+                 *             "phone": "+256700000001"
+                 *           },
+                 *           "redirect_url": "https://shop.example.com/thanks",
+                 *           "cancel_url": "https://shop.example.com/cart",
+                 *           "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                 *           "checkout": {
+                 *             "title": "Order #6735",
+                 *             "description": "2 × coffee beans, 1 kg",
+                 *             "locale": "en",
+                 *             "payment_methods": [
+                 *               "card"
+                 *             ]
+                 *           },
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "amount_refunded": 0,
+                 *           "refunded": true,
+                 *           "payment_method": {
+                 *             "type": "card",
+                 *             "card": {
+                 *               "brand": "visa",
+                 *               "last4": "4242",
+                 *               "exp_month": 12,
+                 *               "exp_year": 2030
+                 *             }
+                 *           },
+                 *           "failure_code": "card_declined",
+                 *           "failure_message": "The card was declined.",
+                 *           "expires_at": "2026-11-24T12:00:00.000Z",
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Payment"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "payment.succeeded";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_plan_archived: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "plan.archived",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                 *           "object": "plan",
+                 *           "name": "Pro monthly",
+                 *           "amount": 2900,
+                 *           "amount_formatted": "$29.00",
+                 *           "currency": "USD",
+                 *           "interval": "day",
+                 *           "interval_count": 1,
+                 *           "trial_period_days": 14,
+                 *           "active": true,
+                 *           "apply_wallet_balance": true,
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "archived_at": "2026-11-24T12:00:00.000Z",
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Plan"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "plan.archived";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_plan_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "plan.created",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                 *           "object": "plan",
+                 *           "name": "Pro monthly",
+                 *           "amount": 2900,
+                 *           "amount_formatted": "$29.00",
+                 *           "currency": "USD",
+                 *           "interval": "day",
+                 *           "interval_count": 1,
+                 *           "trial_period_days": 14,
+                 *           "active": true,
+                 *           "apply_wallet_balance": true,
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "archived_at": "2026-11-24T12:00:00.000Z",
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Plan"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "plan.created";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_refund_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "refund.created",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "re_Lj1ZKXCJwSWuMwyg0Gp4hk",
+                 *           "object": "refund",
+                 *           "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                 *           "amount": 1250,
+                 *           "currency": "USD",
+                 *           "status": "pending",
+                 *           "reason": "customer_request",
+                 *           "failure_code": "card_declined",
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Refund"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "refund.created";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_refund_failed: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "refund.failed",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "re_Lj1ZKXCJwSWuMwyg0Gp4hk",
+                 *           "object": "refund",
+                 *           "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                 *           "amount": 1250,
+                 *           "currency": "USD",
+                 *           "status": "pending",
+                 *           "reason": "customer_request",
+                 *           "failure_code": "card_declined",
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Refund"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "refund.failed";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_refund_succeeded: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "refund.succeeded",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "re_Lj1ZKXCJwSWuMwyg0Gp4hk",
+                 *           "object": "refund",
+                 *           "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                 *           "amount": 1250,
+                 *           "currency": "USD",
+                 *           "status": "pending",
+                 *           "reason": "customer_request",
+                 *           "failure_code": "card_declined",
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Refund"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "refund.succeeded";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_setup_intent_succeeded: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "setup_intent.succeeded",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "seti_C7zL850bMNAaYRTcsnNYji",
+                 *           "object": "setup_intent",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "status": "requires_payment_method",
+                 *           "setup_url": "http://127.0.0.1:3000/hosted/setup/LksCHRVBSgCF3Z03kYIokOAU0U9MzBPmNib5GzGi",
+                 *           "return_url": "https://shop.example.com/account",
+                 *           "payment_method_types": [
+                 *             "card"
+                 *           ],
+                 *           "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "expires_at": "2026-11-24T12:00:00.000Z",
+                 *           "completed_at": "2026-11-24T12:00:00.000Z",
+                 *           "created_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["SetupIntent"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "setup_intent.succeeded";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_subscription_cancelled: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "subscription.cancelled",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "sub_pupDeocVzUPdRJwkvblTTw",
+                 *           "object": "subscription",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "plan_id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                 *           "status": "trialing",
+                 *           "current_period_start": "2026-11-24T12:00:00.000Z",
+                 *           "current_period_end": "2026-11-24T12:00:00.000Z",
+                 *           "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
+                 *           "trial_start": "2026-11-24T12:00:00.000Z",
+                 *           "trial_end": "2026-11-24T12:00:00.000Z",
+                 *           "cancel_at_period_end": true,
+                 *           "cancel_at": "2026-11-24T12:00:00.000Z",
+                 *           "cancelled_at": "2026-11-24T12:00:00.000Z",
+                 *           "pause_collection": {
+                 *             "resumes_at": "2026-11-24T12:00:00.000Z"
+                 *           },
+                 *           "paused_at": "2026-11-24T12:00:00.000Z",
+                 *           "resumes_at": "2026-11-24T12:00:00.000Z",
+                 *           "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                 *           "latest_invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                 *           "apply_wallet_balance": true,
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Subscription"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "subscription.cancelled";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_subscription_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "subscription.created",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "sub_pupDeocVzUPdRJwkvblTTw",
+                 *           "object": "subscription",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "plan_id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                 *           "status": "trialing",
+                 *           "current_period_start": "2026-11-24T12:00:00.000Z",
+                 *           "current_period_end": "2026-11-24T12:00:00.000Z",
+                 *           "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
+                 *           "trial_start": "2026-11-24T12:00:00.000Z",
+                 *           "trial_end": "2026-11-24T12:00:00.000Z",
+                 *           "cancel_at_period_end": true,
+                 *           "cancel_at": "2026-11-24T12:00:00.000Z",
+                 *           "cancelled_at": "2026-11-24T12:00:00.000Z",
+                 *           "pause_collection": {
+                 *             "resumes_at": "2026-11-24T12:00:00.000Z"
+                 *           },
+                 *           "paused_at": "2026-11-24T12:00:00.000Z",
+                 *           "resumes_at": "2026-11-24T12:00:00.000Z",
+                 *           "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                 *           "latest_invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                 *           "apply_wallet_balance": true,
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Subscription"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "subscription.created";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_subscription_paused: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "subscription.paused",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "sub_pupDeocVzUPdRJwkvblTTw",
+                 *           "object": "subscription",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "plan_id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                 *           "status": "trialing",
+                 *           "current_period_start": "2026-11-24T12:00:00.000Z",
+                 *           "current_period_end": "2026-11-24T12:00:00.000Z",
+                 *           "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
+                 *           "trial_start": "2026-11-24T12:00:00.000Z",
+                 *           "trial_end": "2026-11-24T12:00:00.000Z",
+                 *           "cancel_at_period_end": true,
+                 *           "cancel_at": "2026-11-24T12:00:00.000Z",
+                 *           "cancelled_at": "2026-11-24T12:00:00.000Z",
+                 *           "pause_collection": {
+                 *             "resumes_at": "2026-11-24T12:00:00.000Z"
+                 *           },
+                 *           "paused_at": "2026-11-24T12:00:00.000Z",
+                 *           "resumes_at": "2026-11-24T12:00:00.000Z",
+                 *           "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                 *           "latest_invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                 *           "apply_wallet_balance": true,
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Subscription"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "subscription.paused";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_subscription_reactivated: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "subscription.reactivated",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "sub_pupDeocVzUPdRJwkvblTTw",
+                 *           "object": "subscription",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "plan_id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                 *           "status": "trialing",
+                 *           "current_period_start": "2026-11-24T12:00:00.000Z",
+                 *           "current_period_end": "2026-11-24T12:00:00.000Z",
+                 *           "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
+                 *           "trial_start": "2026-11-24T12:00:00.000Z",
+                 *           "trial_end": "2026-11-24T12:00:00.000Z",
+                 *           "cancel_at_period_end": true,
+                 *           "cancel_at": "2026-11-24T12:00:00.000Z",
+                 *           "cancelled_at": "2026-11-24T12:00:00.000Z",
+                 *           "pause_collection": {
+                 *             "resumes_at": "2026-11-24T12:00:00.000Z"
+                 *           },
+                 *           "paused_at": "2026-11-24T12:00:00.000Z",
+                 *           "resumes_at": "2026-11-24T12:00:00.000Z",
+                 *           "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                 *           "latest_invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                 *           "apply_wallet_balance": true,
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Subscription"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "subscription.reactivated";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_subscription_resumed: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "subscription.resumed",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "sub_pupDeocVzUPdRJwkvblTTw",
+                 *           "object": "subscription",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "plan_id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                 *           "status": "trialing",
+                 *           "current_period_start": "2026-11-24T12:00:00.000Z",
+                 *           "current_period_end": "2026-11-24T12:00:00.000Z",
+                 *           "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
+                 *           "trial_start": "2026-11-24T12:00:00.000Z",
+                 *           "trial_end": "2026-11-24T12:00:00.000Z",
+                 *           "cancel_at_period_end": true,
+                 *           "cancel_at": "2026-11-24T12:00:00.000Z",
+                 *           "cancelled_at": "2026-11-24T12:00:00.000Z",
+                 *           "pause_collection": {
+                 *             "resumes_at": "2026-11-24T12:00:00.000Z"
+                 *           },
+                 *           "paused_at": "2026-11-24T12:00:00.000Z",
+                 *           "resumes_at": "2026-11-24T12:00:00.000Z",
+                 *           "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                 *           "latest_invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                 *           "apply_wallet_balance": true,
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Subscription"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "subscription.resumed";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_subscription_trial_will_end: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "subscription.trial_will_end",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "sub_pupDeocVzUPdRJwkvblTTw",
+                 *           "object": "subscription",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "plan_id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                 *           "status": "trialing",
+                 *           "current_period_start": "2026-11-24T12:00:00.000Z",
+                 *           "current_period_end": "2026-11-24T12:00:00.000Z",
+                 *           "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
+                 *           "trial_start": "2026-11-24T12:00:00.000Z",
+                 *           "trial_end": "2026-11-24T12:00:00.000Z",
+                 *           "cancel_at_period_end": true,
+                 *           "cancel_at": "2026-11-24T12:00:00.000Z",
+                 *           "cancelled_at": "2026-11-24T12:00:00.000Z",
+                 *           "pause_collection": {
+                 *             "resumes_at": "2026-11-24T12:00:00.000Z"
+                 *           },
+                 *           "paused_at": "2026-11-24T12:00:00.000Z",
+                 *           "resumes_at": "2026-11-24T12:00:00.000Z",
+                 *           "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                 *           "latest_invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                 *           "apply_wallet_balance": true,
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Subscription"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "subscription.trial_will_end";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_subscription_updated: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "subscription.updated",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "sub_pupDeocVzUPdRJwkvblTTw",
+                 *           "object": "subscription",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "plan_id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                 *           "status": "trialing",
+                 *           "current_period_start": "2026-11-24T12:00:00.000Z",
+                 *           "current_period_end": "2026-11-24T12:00:00.000Z",
+                 *           "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
+                 *           "trial_start": "2026-11-24T12:00:00.000Z",
+                 *           "trial_end": "2026-11-24T12:00:00.000Z",
+                 *           "cancel_at_period_end": true,
+                 *           "cancel_at": "2026-11-24T12:00:00.000Z",
+                 *           "cancelled_at": "2026-11-24T12:00:00.000Z",
+                 *           "pause_collection": {
+                 *             "resumes_at": "2026-11-24T12:00:00.000Z"
+                 *           },
+                 *           "paused_at": "2026-11-24T12:00:00.000Z",
+                 *           "resumes_at": "2026-11-24T12:00:00.000Z",
+                 *           "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                 *           "latest_invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                 *           "apply_wallet_balance": true,
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Subscription"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "subscription.updated";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_wallet_closed: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "wallet.closed",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                 *           "object": "wallet",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "currency": "USD",
+                 *           "balance": 1234,
+                 *           "balance_formatted": "$12.34",
+                 *           "status": "active",
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Wallet"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "wallet.closed";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_wallet_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "wallet.created",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                 *           "object": "wallet",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "currency": "USD",
+                 *           "balance": 1234,
+                 *           "balance_formatted": "$12.34",
+                 *           "status": "active",
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Wallet"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "wallet.created";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_wallet_credit_expired: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "wallet.credit.expired",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "wtx_hN0TDxBakP1cCnOxqVFGFR",
+                 *           "object": "wallet_transaction",
+                 *           "wallet_id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                 *           "type": "topup",
+                 *           "amount": 1250,
+                 *           "balance_before": 5000,
+                 *           "balance_after": 3750,
+                 *           "reference": "order-6735",
+                 *           "description": "Order #6735",
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "expires_at": "2026-11-24T12:00:00.000Z",
+                 *           "created_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["WalletTransaction"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "wallet.credit.expired";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_wallet_credited: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "wallet.credited",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "wtx_hN0TDxBakP1cCnOxqVFGFR",
+                 *           "object": "wallet_transaction",
+                 *           "wallet_id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                 *           "type": "topup",
+                 *           "amount": 1250,
+                 *           "balance_before": 5000,
+                 *           "balance_after": 3750,
+                 *           "reference": "order-6735",
+                 *           "description": "Order #6735",
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "expires_at": "2026-11-24T12:00:00.000Z",
+                 *           "created_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["WalletTransaction"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "wallet.credited";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_wallet_debited: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "wallet.debited",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "wtx_hN0TDxBakP1cCnOxqVFGFR",
+                 *           "object": "wallet_transaction",
+                 *           "wallet_id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                 *           "type": "topup",
+                 *           "amount": 1250,
+                 *           "balance_before": 5000,
+                 *           "balance_after": 3750,
+                 *           "reference": "order-6735",
+                 *           "description": "Order #6735",
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "expires_at": "2026-11-24T12:00:00.000Z",
+                 *           "created_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["WalletTransaction"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "wallet.debited";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_wallet_frozen: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "wallet.frozen",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                 *           "object": "wallet",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "currency": "USD",
+                 *           "balance": 1234,
+                 *           "balance_formatted": "$12.34",
+                 *           "status": "active",
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Wallet"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "wallet.frozen";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_wallet_topup_succeeded: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "wallet.topup.succeeded",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "wtu_LYVrU04EN72gQL7Ikzcd4X",
+                 *           "object": "wallet_topup",
+                 *           "wallet_id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                 *           "amount": 1250,
+                 *           "currency": "USD",
+                 *           "status": "pending",
+                 *           "checkout_url": "http://127.0.0.1:3000/hosted/checkout/uM2zQrF7KS0TYV2snsaPXLobvEZiMpqGSJG7dLkE",
+                 *           "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                 *           "transaction_id": "wtx_hN0TDxBakP1cCnOxqVFGFR",
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["WalletTopup"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "wallet.topup.succeeded";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_wallet_unfrozen: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "wallet.unfrozen",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                 *           "object": "wallet",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "currency": "USD",
+                 *           "balance": 1234,
+                 *           "balance_formatted": "$12.34",
+                 *           "status": "active",
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Wallet"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "wallet.unfrozen";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_webhook_endpoint_disabled: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "webhook_endpoint.disabled",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "we_OMDRJ9xtF4tDc0dfQnqu7G",
+                 *           "object": "webhook_endpoint",
+                 *           "url": "https://shop.example.com/webhooks/billing",
+                 *           "events": [
+                 *             "customer.created"
+                 *           ],
+                 *           "description": "Order fulfilment",
+                 *           "status": "active",
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z",
+                 *           "secret": "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD9t/aCm7MxaE="
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["WebhookEndpoint"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "webhook_endpoint.disabled";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -1,13 +1,14 @@
 // The first hour in a browser (issue 24): the landing page renders under its policy with no console
 // error and leads to the reference; on /docs a developer authorises with a test key, runs
 // "Try it out" on POST /v1/payments with the prefilled body, and gets the payment (201), whose
-// checkout_url is on the configured origin.
+// checkout_url is on the configured origin — also when the browser knows the server by another name.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type Client, type TestApp } from './helpers/app.ts';
 import { launchBrowser, requireChromium } from './helpers/browser.ts';
 
 const available = requireChromium('first-hour.browser.test');
+const ORIGIN = 'https://billing.example.test';
 
 describe.runIf(available)('the first hour in Chromium', () => {
   let app: TestApp;
@@ -15,7 +16,9 @@ describe.runIf(available)('the first hour in Chromium', () => {
   let merchant: Client;
 
   beforeAll(async () => {
-    app = await startApp({}, { worker: false });
+    // The configured origin is not the address the browser uses (as 127.0.0.1 is not localhost):
+    // Try it out still reaches this server, and the answer's addresses are the configured origin's.
+    app = await startApp({ PUBLIC_BASE_URL: ORIGIN }, { worker: false });
     merchant = await app.merchant();
     browser = await launchBrowser();
   });
@@ -93,7 +96,9 @@ describe.runIf(available)('the first hour in Chromium', () => {
     await expect.poll(async () => (await live.textContent())?.trim()).toBe('201');
     const payment = await res.json();
     expect(payment).toMatchObject({ object: 'payment', status: 'created', amount: 2599, currency: 'EUR' });
-    expect(payment.checkout_url).toMatch(new RegExp(`^${app.url}/hosted/checkout/[0-9A-Za-z]{40}$`));
+    expect(payment.checkout_url).toMatch(new RegExp(`^${ORIGIN.replaceAll('.', '\\.')}/hosted/checkout/[0-9A-Za-z]{40}$`));
+    // The reference names the configured origin.
+    expect(await page.locator('.swagger-ui .servers select').inputValue()).toBe(ORIGIN);
     // It is a real payment of this merchant.
     expect((await merchant.get(`/v1/payments/${payment.id}`)).body.id).toBe(payment.id);
     await op.screenshot({ path: '/tmp/first-hour-try-it.png' });

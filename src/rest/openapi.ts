@@ -140,6 +140,17 @@ export function resourceOfPath(path: string): [IdKind, string] | null {
 }
 
 type Schema = Record<string, any>;
+
+/** A copy of `schema` in which every nullable field (anyOf with null) has the example null. */
+function preferNull<T>(schema: T): T {
+  if (Array.isArray(schema)) return schema.map(preferNull) as T;
+  if (!schema || typeof schema !== 'object') return schema;
+  const out: Schema = {};
+  for (const [k, v] of Object.entries(schema)) out[k] = preferNull(v);
+  const nullable = (Array.isArray(out.anyOf) && out.anyOf.some((b: Schema) => b?.type === 'null')) || (Array.isArray(out.type) && out.type.includes('null'));
+  if (nullable && out.example === undefined) out.example = null;
+  return out as T;
+}
 const REQUEST_ID = exampleId('request');
 const example = (err: AppError) => errorBody(err, REQUEST_ID);
 
@@ -238,6 +249,13 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl: string; vers
   // Work that needs every component: examples sampled from schemas, which may be $refs.
   const later: (() => void)[] = [];
   const spec = { components: { schemas: components } };
+  // A record as the API returns it when just made: nullable fields null (a new payment has no
+  // failure, a draft invoice no number), the rest from the schemas' examples.
+  let nullFirst: Schema | undefined;
+  const sampleRecord = (schema: Schema) => {
+    nullFirst ??= preferNull(spec);
+    return sample(preferNull(schema), { skipReadOnly: true }, nullFirst);
+  };
   const resolve = (schema: Schema | undefined): Schema | undefined =>
     typeof schema?.$ref === 'string' ? components[schema.$ref.slice('#/components/schemas/'.length)] : schema;
   for (const r of routes) {
@@ -295,7 +313,7 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl: string; vers
     }
     for (const [status, res] of Object.entries(responses)) {
       const media = (res as { content?: Record<string, Schema> }).content?.['application/json'];
-      if (media && Number(status) < 400) later.push(() => (media.example = sample(media.schema, { skipReadOnly: true }, spec)));
+      if (media && Number(status) < 400) later.push(() => (media.example = sampleRecord(media.schema)));
     }
     const op: Record<string, unknown> = {
       operationId: r.operationId,
@@ -352,7 +370,7 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl: string; vers
     };
     const media: Schema = { schema };
     later.push(() => {
-      const value = sample(schema, { skipReadOnly: true }, spec) as { data: Record<string, unknown> };
+      const value = sampleRecord(schema) as { data: Record<string, unknown> };
       delete value.data.previous_attributes;
       media.example = value;
     });

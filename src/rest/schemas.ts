@@ -167,7 +167,7 @@ export const paymentObject = z
       .meta({ description: 'The checkout options given at creation (defaults are not filled in).' }),
     metadata: metadataMap,
     amount_refunded: z.number().int().meta({ example: 0 }),
-    refunded: z.boolean(),
+    refunded: z.boolean().meta({ example: false }),
     payment_method: methodDetails,
     failure_code: example('card_declined').nullable(),
     failure_message: example('The card was declined.').nullable(),
@@ -305,7 +305,7 @@ export const subscriptionObject = z
     billing_cycle_anchor: ts.meta({ description: 'Periods are counted from here (the trial end, or the start): a month-end anchor keeps its day where the month has it.' }),
     trial_start: ts.nullable(),
     trial_end: ts.nullable(),
-    cancel_at_period_end: z.boolean(),
+    cancel_at_period_end: z.boolean().meta({ example: false }),
     cancel_at: ts.nullable(),
     cancelled_at: ts.nullable(),
     pause_collection: z.object({ resumes_at: ts.nullable() }).nullable().meta({ description: 'Set while paused: no invoices until resumed.' }),
@@ -328,7 +328,7 @@ export const invoiceLineObject = z
     period: z.object({ start: ts, end: ts }),
     amount: z.number().int().meta({ example: 2900, description: 'Negative for a credit.' }),
     amount_formatted: example('$29.00'),
-    proration: z.boolean(),
+    proration: z.boolean().meta({ example: false }),
   })
   .meta({ id: 'InvoiceLine' });
 

@@ -2184,6 +2184,7 @@ export interface components {
                  */
                 start: string;
             };
+            /** @example false */
             proration: boolean;
         };
         InvoiceList: {
@@ -2284,6 +2285,7 @@ export interface components {
             payment_method_id: string | null;
             /** @description Null for an off-session payment of a saved method created without one. */
             redirect_url: string | null;
+            /** @example false */
             refunded: boolean;
             /** @enum {string} */
             status: "created" | "processing" | "succeeded" | "failed" | "cancelled" | "expired";
@@ -2511,6 +2513,7 @@ export interface components {
              */
             billing_cycle_anchor: string;
             cancel_at: string | null;
+            /** @example false */
             cancel_at_period_end: boolean;
             cancelled_at: string | null;
             /**
@@ -2675,6 +2678,7 @@ export interface components {
                  */
                 start: string;
             };
+            /** @example false */
             proration: boolean;
         };
         Wallet: {
@@ -3126,11 +3130,11 @@ export interface operations {
                      *           "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
                      *           "object": "customer",
                      *           "email": "jane@example.com",
-                     *           "name": "Jane Doe",
-                     *           "phone": "+256700000001",
-                     *           "currency": "USD",
-                     *           "locale": "en",
-                     *           "default_payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *           "name": null,
+                     *           "phone": null,
+                     *           "currency": null,
+                     *           "locale": null,
+                     *           "default_payment_method_id": null,
                      *           "metadata": {
                      *             "order_id": "6735"
                      *           },
@@ -3327,11 +3331,11 @@ export interface operations {
                      *       "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
                      *       "object": "customer",
                      *       "email": "jane@example.com",
-                     *       "name": "Jane Doe",
-                     *       "phone": "+256700000001",
-                     *       "currency": "USD",
-                     *       "locale": "en",
-                     *       "default_payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *       "name": null,
+                     *       "phone": null,
+                     *       "currency": null,
+                     *       "locale": null,
+                     *       "default_payment_method_id": null,
                      *       "metadata": {
                      *         "order_id": "6735"
                      *       },
@@ -3547,11 +3551,11 @@ export interface operations {
                      *       "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
                      *       "object": "customer",
                      *       "email": "jane@example.com",
-                     *       "name": "Jane Doe",
-                     *       "phone": "+256700000001",
-                     *       "currency": "USD",
-                     *       "locale": "en",
-                     *       "default_payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *       "name": null,
+                     *       "phone": null,
+                     *       "currency": null,
+                     *       "locale": null,
+                     *       "default_payment_method_id": null,
                      *       "metadata": {
                      *         "order_id": "6735"
                      *       },
@@ -3564,18 +3568,10 @@ export interface operations {
                      *         {
                      *           "id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
                      *           "object": "payment_method",
-                     *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *           "customer_id": null,
                      *           "type": "card",
-                     *           "card": {
-                     *             "brand": "visa",
-                     *             "last4": "4242",
-                     *             "exp_month": 12,
-                     *             "exp_year": 2030
-                     *           },
-                     *           "mobile_money": {
-                     *             "phone_last4": "0100",
-                     *             "provider": "test"
-                     *           },
+                     *           "card": null,
+                     *           "mobile_money": null,
                      *           "created_at": "2026-11-24T12:00:00.000Z"
                      *         }
                      *       ],
@@ -3589,18 +3585,16 @@ export interface operations {
                      *           "current_period_start": "2026-11-24T12:00:00.000Z",
                      *           "current_period_end": "2026-11-24T12:00:00.000Z",
                      *           "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
-                     *           "trial_start": "2026-11-24T12:00:00.000Z",
-                     *           "trial_end": "2026-11-24T12:00:00.000Z",
-                     *           "cancel_at_period_end": true,
-                     *           "cancel_at": "2026-11-24T12:00:00.000Z",
-                     *           "cancelled_at": "2026-11-24T12:00:00.000Z",
-                     *           "pause_collection": {
-                     *             "resumes_at": "2026-11-24T12:00:00.000Z"
-                     *           },
-                     *           "paused_at": "2026-11-24T12:00:00.000Z",
-                     *           "resumes_at": "2026-11-24T12:00:00.000Z",
-                     *           "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
-                     *           "latest_invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                     *           "trial_start": null,
+                     *           "trial_end": null,
+                     *           "cancel_at_period_end": false,
+                     *           "cancel_at": null,
+                     *           "cancelled_at": null,
+                     *           "pause_collection": null,
+                     *           "paused_at": null,
+                     *           "resumes_at": null,
+                     *           "payment_method_id": null,
+                     *           "latest_invoice_id": null,
                      *           "apply_wallet_balance": true,
                      *           "metadata": {
                      *             "order_id": "6735"
@@ -4009,11 +4003,11 @@ export interface operations {
                      *       "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
                      *       "object": "customer",
                      *       "email": "jane@example.com",
-                     *       "name": "Jane Doe",
-                     *       "phone": "+256700000001",
-                     *       "currency": "USD",
-                     *       "locale": "en",
-                     *       "default_payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *       "name": null,
+                     *       "phone": null,
+                     *       "currency": null,
+                     *       "locale": null,
+                     *       "default_payment_method_id": null,
                      *       "metadata": {
                      *         "order_id": "6735"
                      *       },
@@ -4241,9 +4235,9 @@ export interface operations {
                      *           "amount": 1250,
                      *           "ending_balance": 1250,
                      *           "type": "adjustment",
-                     *           "invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
-                     *           "subscription_id": "sub_pupDeocVzUPdRJwkvblTTw",
-                     *           "description": "Goodwill credit",
+                     *           "invoice_id": null,
+                     *           "subscription_id": null,
+                     *           "description": null,
                      *           "created_at": "2026-11-24T12:00:00.000Z"
                      *         }
                      *       ],
@@ -4430,9 +4424,9 @@ export interface operations {
                      *       "amount": 1250,
                      *       "ending_balance": 1250,
                      *       "type": "adjustment",
-                     *       "invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
-                     *       "subscription_id": "sub_pupDeocVzUPdRJwkvblTTw",
-                     *       "description": "Goodwill credit",
+                     *       "invoice_id": null,
+                     *       "subscription_id": null,
+                     *       "description": null,
                      *       "created_at": "2026-11-24T12:00:00.000Z"
                      *     }
                      */
@@ -5363,12 +5357,12 @@ export interface operations {
                      *           "endpoint_id": "we_OMDRJ9xtF4tDc0dfQnqu7G",
                      *           "status": "pending",
                      *           "attempt_number": 1,
-                     *           "response_status": 200,
-                     *           "response_body": "{\"received\":true}",
+                     *           "response_status": null,
+                     *           "response_body": null,
                      *           "scheduled_at": "2026-11-24T12:00:00.000Z",
-                     *           "attempted_at": "2026-11-24T12:00:00.000Z",
-                     *           "next_retry_at": "2026-11-24T12:00:00.000Z",
-                     *           "duration_ms": 87,
+                     *           "attempted_at": null,
+                     *           "next_retry_at": null,
+                     *           "duration_ms": null,
                      *           "created_at": "2026-11-24T12:00:00.000Z"
                      *         }
                      *       ],
@@ -5538,12 +5532,12 @@ export interface operations {
                      *           "endpoint_id": "we_OMDRJ9xtF4tDc0dfQnqu7G",
                      *           "status": "pending",
                      *           "attempt_number": 1,
-                     *           "response_status": 200,
-                     *           "response_body": "{\"received\":true}",
+                     *           "response_status": null,
+                     *           "response_body": null,
                      *           "scheduled_at": "2026-11-24T12:00:00.000Z",
-                     *           "attempted_at": "2026-11-24T12:00:00.000Z",
-                     *           "next_retry_at": "2026-11-24T12:00:00.000Z",
-                     *           "duration_ms": 87,
+                     *           "attempted_at": null,
+                     *           "next_retry_at": null,
+                     *           "duration_ms": null,
                      *           "created_at": "2026-11-24T12:00:00.000Z"
                      *         }
                      *       ],
@@ -5767,8 +5761,8 @@ export interface operations {
                      *           "id": "in_D6ShWtFUwUbkHRkFKNqGEU",
                      *           "object": "invoice",
                      *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
-                     *           "subscription_id": "sub_pupDeocVzUPdRJwkvblTTw",
-                     *           "number": "INV-000123",
+                     *           "subscription_id": null,
+                     *           "number": null,
                      *           "status": "draft",
                      *           "billing_reason": "subscription_create",
                      *           "currency": "USD",
@@ -5783,7 +5777,7 @@ export interface operations {
                      *               },
                      *               "amount": 2900,
                      *               "amount_formatted": "$29.00",
-                     *               "proration": true
+                     *               "proration": false
                      *             }
                      *           ],
                      *           "subtotal": 2900,
@@ -5795,20 +5789,17 @@ export interface operations {
                      *           "amount_paid": 2900,
                      *           "amount_remaining": 0,
                      *           "attempt_count": 1,
-                     *           "next_payment_attempt": "2026-11-24T12:00:00.000Z",
-                     *           "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
-                     *           "last_payment_error": {
-                     *             "code": "card_declined",
-                     *             "message": "The card was declined."
-                     *           },
+                     *           "next_payment_attempt": null,
+                     *           "payment_id": null,
+                     *           "last_payment_error": null,
                      *           "pdf_url": "http://127.0.0.1:3000/v1/invoices/in_D6ShWtFUwUbkHRkFKNqGEU/pdf",
                      *           "period_start": "2026-11-24T12:00:00.000Z",
                      *           "period_end": "2026-11-24T12:00:00.000Z",
-                     *           "due_date": "2026-11-24T12:00:00.000Z",
+                     *           "due_date": null,
                      *           "created_at": "2026-11-24T12:00:00.000Z",
-                     *           "finalized_at": "2026-11-24T12:00:00.000Z",
-                     *           "paid_at": "2026-11-24T12:00:00.000Z",
-                     *           "voided_at": "2026-11-24T12:00:00.000Z"
+                     *           "finalized_at": null,
+                     *           "paid_at": null,
+                     *           "voided_at": null
                      *         }
                      *       ],
                      *       "has_more": true,
@@ -5963,8 +5954,8 @@ export interface operations {
                      *       "id": "in_D6ShWtFUwUbkHRkFKNqGEU",
                      *       "object": "invoice",
                      *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
-                     *       "subscription_id": "sub_pupDeocVzUPdRJwkvblTTw",
-                     *       "number": "INV-000123",
+                     *       "subscription_id": null,
+                     *       "number": null,
                      *       "status": "draft",
                      *       "billing_reason": "subscription_create",
                      *       "currency": "USD",
@@ -5979,7 +5970,7 @@ export interface operations {
                      *           },
                      *           "amount": 2900,
                      *           "amount_formatted": "$29.00",
-                     *           "proration": true
+                     *           "proration": false
                      *         }
                      *       ],
                      *       "subtotal": 2900,
@@ -5991,20 +5982,17 @@ export interface operations {
                      *       "amount_paid": 2900,
                      *       "amount_remaining": 0,
                      *       "attempt_count": 1,
-                     *       "next_payment_attempt": "2026-11-24T12:00:00.000Z",
-                     *       "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
-                     *       "last_payment_error": {
-                     *         "code": "card_declined",
-                     *         "message": "The card was declined."
-                     *       },
+                     *       "next_payment_attempt": null,
+                     *       "payment_id": null,
+                     *       "last_payment_error": null,
                      *       "pdf_url": "http://127.0.0.1:3000/v1/invoices/in_D6ShWtFUwUbkHRkFKNqGEU/pdf",
                      *       "period_start": "2026-11-24T12:00:00.000Z",
                      *       "period_end": "2026-11-24T12:00:00.000Z",
-                     *       "due_date": "2026-11-24T12:00:00.000Z",
+                     *       "due_date": null,
                      *       "created_at": "2026-11-24T12:00:00.000Z",
-                     *       "finalized_at": "2026-11-24T12:00:00.000Z",
-                     *       "paid_at": "2026-11-24T12:00:00.000Z",
-                     *       "voided_at": "2026-11-24T12:00:00.000Z"
+                     *       "finalized_at": null,
+                     *       "paid_at": null,
+                     *       "voided_at": null
                      *     }
                      */
                     "application/json": components["schemas"]["Invoice"];
@@ -6169,8 +6157,8 @@ export interface operations {
                      *       "id": "in_D6ShWtFUwUbkHRkFKNqGEU",
                      *       "object": "invoice",
                      *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
-                     *       "subscription_id": "sub_pupDeocVzUPdRJwkvblTTw",
-                     *       "number": "INV-000123",
+                     *       "subscription_id": null,
+                     *       "number": null,
                      *       "status": "draft",
                      *       "billing_reason": "subscription_create",
                      *       "currency": "USD",
@@ -6185,7 +6173,7 @@ export interface operations {
                      *           },
                      *           "amount": 2900,
                      *           "amount_formatted": "$29.00",
-                     *           "proration": true
+                     *           "proration": false
                      *         }
                      *       ],
                      *       "subtotal": 2900,
@@ -6197,20 +6185,17 @@ export interface operations {
                      *       "amount_paid": 2900,
                      *       "amount_remaining": 0,
                      *       "attempt_count": 1,
-                     *       "next_payment_attempt": "2026-11-24T12:00:00.000Z",
-                     *       "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
-                     *       "last_payment_error": {
-                     *         "code": "card_declined",
-                     *         "message": "The card was declined."
-                     *       },
+                     *       "next_payment_attempt": null,
+                     *       "payment_id": null,
+                     *       "last_payment_error": null,
                      *       "pdf_url": "http://127.0.0.1:3000/v1/invoices/in_D6ShWtFUwUbkHRkFKNqGEU/pdf",
                      *       "period_start": "2026-11-24T12:00:00.000Z",
                      *       "period_end": "2026-11-24T12:00:00.000Z",
-                     *       "due_date": "2026-11-24T12:00:00.000Z",
+                     *       "due_date": null,
                      *       "created_at": "2026-11-24T12:00:00.000Z",
-                     *       "finalized_at": "2026-11-24T12:00:00.000Z",
-                     *       "paid_at": "2026-11-24T12:00:00.000Z",
-                     *       "voided_at": "2026-11-24T12:00:00.000Z"
+                     *       "finalized_at": null,
+                     *       "paid_at": null,
+                     *       "voided_at": null
                      *     }
                      */
                     "application/json": components["schemas"]["Invoice"];
@@ -6586,8 +6571,8 @@ export interface operations {
                      *       "id": "in_D6ShWtFUwUbkHRkFKNqGEU",
                      *       "object": "invoice",
                      *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
-                     *       "subscription_id": "sub_pupDeocVzUPdRJwkvblTTw",
-                     *       "number": "INV-000123",
+                     *       "subscription_id": null,
+                     *       "number": null,
                      *       "status": "draft",
                      *       "billing_reason": "subscription_create",
                      *       "currency": "USD",
@@ -6602,7 +6587,7 @@ export interface operations {
                      *           },
                      *           "amount": 2900,
                      *           "amount_formatted": "$29.00",
-                     *           "proration": true
+                     *           "proration": false
                      *         }
                      *       ],
                      *       "subtotal": 2900,
@@ -6614,20 +6599,17 @@ export interface operations {
                      *       "amount_paid": 2900,
                      *       "amount_remaining": 0,
                      *       "attempt_count": 1,
-                     *       "next_payment_attempt": "2026-11-24T12:00:00.000Z",
-                     *       "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
-                     *       "last_payment_error": {
-                     *         "code": "card_declined",
-                     *         "message": "The card was declined."
-                     *       },
+                     *       "next_payment_attempt": null,
+                     *       "payment_id": null,
+                     *       "last_payment_error": null,
                      *       "pdf_url": "http://127.0.0.1:3000/v1/invoices/in_D6ShWtFUwUbkHRkFKNqGEU/pdf",
                      *       "period_start": "2026-11-24T12:00:00.000Z",
                      *       "period_end": "2026-11-24T12:00:00.000Z",
-                     *       "due_date": "2026-11-24T12:00:00.000Z",
+                     *       "due_date": null,
                      *       "created_at": "2026-11-24T12:00:00.000Z",
-                     *       "finalized_at": "2026-11-24T12:00:00.000Z",
-                     *       "paid_at": "2026-11-24T12:00:00.000Z",
-                     *       "voided_at": "2026-11-24T12:00:00.000Z"
+                     *       "finalized_at": null,
+                     *       "paid_at": null,
+                     *       "voided_at": null
                      *     }
                      */
                     "application/json": components["schemas"]["Invoice"];
@@ -6833,18 +6815,10 @@ export interface operations {
                      *         {
                      *           "id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
                      *           "object": "payment_method",
-                     *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *           "customer_id": null,
                      *           "type": "card",
-                     *           "card": {
-                     *             "brand": "visa",
-                     *             "last4": "4242",
-                     *             "exp_month": 12,
-                     *             "exp_year": 2030
-                     *           },
-                     *           "mobile_money": {
-                     *             "phone_last4": "0100",
-                     *             "provider": "test"
-                     *           },
+                     *           "card": null,
+                     *           "mobile_money": null,
                      *           "created_at": "2026-11-24T12:00:00.000Z"
                      *         }
                      *       ],
@@ -6999,18 +6973,10 @@ export interface operations {
                      * @example {
                      *       "id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
                      *       "object": "payment_method",
-                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "customer_id": null,
                      *       "type": "card",
-                     *       "card": {
-                     *         "brand": "visa",
-                     *         "last4": "4242",
-                     *         "exp_month": 12,
-                     *         "exp_year": 2030
-                     *       },
-                     *       "mobile_money": {
-                     *         "phone_last4": "0100",
-                     *         "provider": "test"
-                     *       },
+                     *       "card": null,
+                     *       "mobile_money": null,
                      *       "created_at": "2026-11-24T12:00:00.000Z"
                      *     }
                      */
@@ -7164,18 +7130,10 @@ export interface operations {
                      * @example {
                      *       "id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
                      *       "object": "payment_method",
-                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "customer_id": null,
                      *       "type": "card",
-                     *       "card": {
-                     *         "brand": "visa",
-                     *         "last4": "4242",
-                     *         "exp_month": 12,
-                     *         "exp_year": 2030
-                     *       },
-                     *       "mobile_money": {
-                     *         "phone_last4": "0100",
-                     *         "provider": "test"
-                     *       },
+                     *       "card": null,
+                     *       "mobile_money": null,
                      *       "created_at": "2026-11-24T12:00:00.000Z"
                      *     }
                      */
@@ -7405,12 +7363,12 @@ export interface operations {
                      *           "customer": {
                      *             "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
                      *             "email": "jane@example.com",
-                     *             "name": "Jane Doe",
-                     *             "phone": "+256700000001"
+                     *             "name": null,
+                     *             "phone": null
                      *           },
-                     *           "redirect_url": "https://shop.example.com/thanks",
-                     *           "cancel_url": "https://shop.example.com/cart",
-                     *           "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *           "redirect_url": null,
+                     *           "cancel_url": null,
+                     *           "payment_method_id": null,
                      *           "checkout": {
                      *             "title": "Order #6735",
                      *             "description": "2 × coffee beans, 1 kg",
@@ -7423,18 +7381,10 @@ export interface operations {
                      *             "order_id": "6735"
                      *           },
                      *           "amount_refunded": 0,
-                     *           "refunded": true,
-                     *           "payment_method": {
-                     *             "type": "card",
-                     *             "card": {
-                     *               "brand": "visa",
-                     *               "last4": "4242",
-                     *               "exp_month": 12,
-                     *               "exp_year": 2030
-                     *             }
-                     *           },
-                     *           "failure_code": "card_declined",
-                     *           "failure_message": "The card was declined.",
+                     *           "refunded": false,
+                     *           "payment_method": null,
+                     *           "failure_code": null,
+                     *           "failure_message": null,
                      *           "expires_at": "2026-11-24T12:00:00.000Z",
                      *           "created_at": "2026-11-24T12:00:00.000Z",
                      *           "updated_at": "2026-11-24T12:00:00.000Z"
@@ -7698,12 +7648,12 @@ export interface operations {
                      *       "customer": {
                      *         "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
                      *         "email": "jane@example.com",
-                     *         "name": "Jane Doe",
-                     *         "phone": "+256700000001"
+                     *         "name": null,
+                     *         "phone": null
                      *       },
-                     *       "redirect_url": "https://shop.example.com/thanks",
-                     *       "cancel_url": "https://shop.example.com/cart",
-                     *       "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *       "redirect_url": null,
+                     *       "cancel_url": null,
+                     *       "payment_method_id": null,
                      *       "checkout": {
                      *         "title": "Order #6735",
                      *         "description": "2 × coffee beans, 1 kg",
@@ -7716,18 +7666,10 @@ export interface operations {
                      *         "order_id": "6735"
                      *       },
                      *       "amount_refunded": 0,
-                     *       "refunded": true,
-                     *       "payment_method": {
-                     *         "type": "card",
-                     *         "card": {
-                     *           "brand": "visa",
-                     *           "last4": "4242",
-                     *           "exp_month": 12,
-                     *           "exp_year": 2030
-                     *         }
-                     *       },
-                     *       "failure_code": "card_declined",
-                     *       "failure_message": "The card was declined.",
+                     *       "refunded": false,
+                     *       "payment_method": null,
+                     *       "failure_code": null,
+                     *       "failure_message": null,
                      *       "expires_at": "2026-11-24T12:00:00.000Z",
                      *       "created_at": "2026-11-24T12:00:00.000Z",
                      *       "updated_at": "2026-11-24T12:00:00.000Z"
@@ -7948,12 +7890,12 @@ export interface operations {
                      *       "customer": {
                      *         "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
                      *         "email": "jane@example.com",
-                     *         "name": "Jane Doe",
-                     *         "phone": "+256700000001"
+                     *         "name": null,
+                     *         "phone": null
                      *       },
-                     *       "redirect_url": "https://shop.example.com/thanks",
-                     *       "cancel_url": "https://shop.example.com/cart",
-                     *       "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *       "redirect_url": null,
+                     *       "cancel_url": null,
+                     *       "payment_method_id": null,
                      *       "checkout": {
                      *         "title": "Order #6735",
                      *         "description": "2 × coffee beans, 1 kg",
@@ -7966,18 +7908,10 @@ export interface operations {
                      *         "order_id": "6735"
                      *       },
                      *       "amount_refunded": 0,
-                     *       "refunded": true,
-                     *       "payment_method": {
-                     *         "type": "card",
-                     *         "card": {
-                     *           "brand": "visa",
-                     *           "last4": "4242",
-                     *           "exp_month": 12,
-                     *           "exp_year": 2030
-                     *         }
-                     *       },
-                     *       "failure_code": "card_declined",
-                     *       "failure_message": "The card was declined.",
+                     *       "refunded": false,
+                     *       "payment_method": null,
+                     *       "failure_code": null,
+                     *       "failure_message": null,
                      *       "expires_at": "2026-11-24T12:00:00.000Z",
                      *       "created_at": "2026-11-24T12:00:00.000Z",
                      *       "updated_at": "2026-11-24T12:00:00.000Z"
@@ -8149,7 +8083,7 @@ export interface operations {
                      *           "metadata": {
                      *             "order_id": "6735"
                      *           },
-                     *           "archived_at": "2026-11-24T12:00:00.000Z",
+                     *           "archived_at": null,
                      *           "created_at": "2026-11-24T12:00:00.000Z",
                      *           "updated_at": "2026-11-24T12:00:00.000Z"
                      *         }
@@ -8369,7 +8303,7 @@ export interface operations {
                      *       "metadata": {
                      *         "order_id": "6735"
                      *       },
-                     *       "archived_at": "2026-11-24T12:00:00.000Z",
+                     *       "archived_at": null,
                      *       "created_at": "2026-11-24T12:00:00.000Z",
                      *       "updated_at": "2026-11-24T12:00:00.000Z"
                      *     }
@@ -8593,7 +8527,7 @@ export interface operations {
                      *       "metadata": {
                      *         "order_id": "6735"
                      *       },
-                     *       "archived_at": "2026-11-24T12:00:00.000Z",
+                     *       "archived_at": null,
                      *       "created_at": "2026-11-24T12:00:00.000Z",
                      *       "updated_at": "2026-11-24T12:00:00.000Z"
                      *     }
@@ -8765,7 +8699,7 @@ export interface operations {
                      *       "metadata": {
                      *         "order_id": "6735"
                      *       },
-                     *       "archived_at": "2026-11-24T12:00:00.000Z",
+                     *       "archived_at": null,
                      *       "created_at": "2026-11-24T12:00:00.000Z",
                      *       "updated_at": "2026-11-24T12:00:00.000Z"
                      *     }
@@ -8994,8 +8928,8 @@ export interface operations {
                      *           "amount": 1250,
                      *           "currency": "USD",
                      *           "status": "pending",
-                     *           "reason": "customer_request",
-                     *           "failure_code": "card_declined",
+                     *           "reason": null,
+                     *           "failure_code": null,
                      *           "metadata": {
                      *             "order_id": "6735"
                      *           },
@@ -9188,8 +9122,8 @@ export interface operations {
                      *       "amount": 1250,
                      *       "currency": "USD",
                      *       "status": "pending",
-                     *       "reason": "customer_request",
-                     *       "failure_code": "card_declined",
+                     *       "reason": null,
+                     *       "failure_code": null,
                      *       "metadata": {
                      *         "order_id": "6735"
                      *       },
@@ -9397,8 +9331,8 @@ export interface operations {
                      *       "amount": 1250,
                      *       "currency": "USD",
                      *       "status": "pending",
-                     *       "reason": "customer_request",
-                     *       "failure_code": "card_declined",
+                     *       "reason": null,
+                     *       "failure_code": null,
                      *       "metadata": {
                      *         "order_id": "6735"
                      *       },
@@ -9586,16 +9520,16 @@ export interface operations {
                      *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
                      *       "status": "requires_payment_method",
                      *       "setup_url": "http://127.0.0.1:3000/hosted/setup/LksCHRVBSgCF3Z03kYIokOAU0U9MzBPmNib5GzGi",
-                     *       "return_url": "https://shop.example.com/account",
+                     *       "return_url": null,
                      *       "payment_method_types": [
                      *         "card"
                      *       ],
-                     *       "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *       "payment_method_id": null,
                      *       "metadata": {
                      *         "order_id": "6735"
                      *       },
                      *       "expires_at": "2026-11-24T12:00:00.000Z",
-                     *       "completed_at": "2026-11-24T12:00:00.000Z",
+                     *       "completed_at": null,
                      *       "created_at": "2026-11-24T12:00:00.000Z"
                      *     }
                      */
@@ -9809,16 +9743,16 @@ export interface operations {
                      *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
                      *       "status": "requires_payment_method",
                      *       "setup_url": "http://127.0.0.1:3000/hosted/setup/LksCHRVBSgCF3Z03kYIokOAU0U9MzBPmNib5GzGi",
-                     *       "return_url": "https://shop.example.com/account",
+                     *       "return_url": null,
                      *       "payment_method_types": [
                      *         "card"
                      *       ],
-                     *       "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *       "payment_method_id": null,
                      *       "metadata": {
                      *         "order_id": "6735"
                      *       },
                      *       "expires_at": "2026-11-24T12:00:00.000Z",
-                     *       "completed_at": "2026-11-24T12:00:00.000Z",
+                     *       "completed_at": null,
                      *       "created_at": "2026-11-24T12:00:00.000Z"
                      *     }
                      */
@@ -9983,18 +9917,16 @@ export interface operations {
                      *           "current_period_start": "2026-11-24T12:00:00.000Z",
                      *           "current_period_end": "2026-11-24T12:00:00.000Z",
                      *           "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
-                     *           "trial_start": "2026-11-24T12:00:00.000Z",
-                     *           "trial_end": "2026-11-24T12:00:00.000Z",
-                     *           "cancel_at_period_end": true,
-                     *           "cancel_at": "2026-11-24T12:00:00.000Z",
-                     *           "cancelled_at": "2026-11-24T12:00:00.000Z",
-                     *           "pause_collection": {
-                     *             "resumes_at": "2026-11-24T12:00:00.000Z"
-                     *           },
-                     *           "paused_at": "2026-11-24T12:00:00.000Z",
-                     *           "resumes_at": "2026-11-24T12:00:00.000Z",
-                     *           "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
-                     *           "latest_invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                     *           "trial_start": null,
+                     *           "trial_end": null,
+                     *           "cancel_at_period_end": false,
+                     *           "cancel_at": null,
+                     *           "cancelled_at": null,
+                     *           "pause_collection": null,
+                     *           "paused_at": null,
+                     *           "resumes_at": null,
+                     *           "payment_method_id": null,
+                     *           "latest_invoice_id": null,
                      *           "apply_wallet_balance": true,
                      *           "metadata": {
                      *             "order_id": "6735"
@@ -10204,18 +10136,16 @@ export interface operations {
                      *       "current_period_start": "2026-11-24T12:00:00.000Z",
                      *       "current_period_end": "2026-11-24T12:00:00.000Z",
                      *       "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
-                     *       "trial_start": "2026-11-24T12:00:00.000Z",
-                     *       "trial_end": "2026-11-24T12:00:00.000Z",
-                     *       "cancel_at_period_end": true,
-                     *       "cancel_at": "2026-11-24T12:00:00.000Z",
-                     *       "cancelled_at": "2026-11-24T12:00:00.000Z",
-                     *       "pause_collection": {
-                     *         "resumes_at": "2026-11-24T12:00:00.000Z"
-                     *       },
-                     *       "paused_at": "2026-11-24T12:00:00.000Z",
-                     *       "resumes_at": "2026-11-24T12:00:00.000Z",
-                     *       "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
-                     *       "latest_invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                     *       "trial_start": null,
+                     *       "trial_end": null,
+                     *       "cancel_at_period_end": false,
+                     *       "cancel_at": null,
+                     *       "cancelled_at": null,
+                     *       "pause_collection": null,
+                     *       "paused_at": null,
+                     *       "resumes_at": null,
+                     *       "payment_method_id": null,
+                     *       "latest_invoice_id": null,
                      *       "apply_wallet_balance": true,
                      *       "metadata": {
                      *         "order_id": "6735"
@@ -10437,18 +10367,16 @@ export interface operations {
                      *       "current_period_start": "2026-11-24T12:00:00.000Z",
                      *       "current_period_end": "2026-11-24T12:00:00.000Z",
                      *       "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
-                     *       "trial_start": "2026-11-24T12:00:00.000Z",
-                     *       "trial_end": "2026-11-24T12:00:00.000Z",
-                     *       "cancel_at_period_end": true,
-                     *       "cancel_at": "2026-11-24T12:00:00.000Z",
-                     *       "cancelled_at": "2026-11-24T12:00:00.000Z",
-                     *       "pause_collection": {
-                     *         "resumes_at": "2026-11-24T12:00:00.000Z"
-                     *       },
-                     *       "paused_at": "2026-11-24T12:00:00.000Z",
-                     *       "resumes_at": "2026-11-24T12:00:00.000Z",
-                     *       "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
-                     *       "latest_invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                     *       "trial_start": null,
+                     *       "trial_end": null,
+                     *       "cancel_at_period_end": false,
+                     *       "cancel_at": null,
+                     *       "cancelled_at": null,
+                     *       "pause_collection": null,
+                     *       "paused_at": null,
+                     *       "resumes_at": null,
+                     *       "payment_method_id": null,
+                     *       "latest_invoice_id": null,
                      *       "apply_wallet_balance": true,
                      *       "metadata": {
                      *         "order_id": "6735"
@@ -10653,18 +10581,16 @@ export interface operations {
                      *       "current_period_start": "2026-11-24T12:00:00.000Z",
                      *       "current_period_end": "2026-11-24T12:00:00.000Z",
                      *       "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
-                     *       "trial_start": "2026-11-24T12:00:00.000Z",
-                     *       "trial_end": "2026-11-24T12:00:00.000Z",
-                     *       "cancel_at_period_end": true,
-                     *       "cancel_at": "2026-11-24T12:00:00.000Z",
-                     *       "cancelled_at": "2026-11-24T12:00:00.000Z",
-                     *       "pause_collection": {
-                     *         "resumes_at": "2026-11-24T12:00:00.000Z"
-                     *       },
-                     *       "paused_at": "2026-11-24T12:00:00.000Z",
-                     *       "resumes_at": "2026-11-24T12:00:00.000Z",
-                     *       "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
-                     *       "latest_invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                     *       "trial_start": null,
+                     *       "trial_end": null,
+                     *       "cancel_at_period_end": false,
+                     *       "cancel_at": null,
+                     *       "cancelled_at": null,
+                     *       "pause_collection": null,
+                     *       "paused_at": null,
+                     *       "resumes_at": null,
+                     *       "payment_method_id": null,
+                     *       "latest_invoice_id": null,
                      *       "apply_wallet_balance": true,
                      *       "metadata": {
                      *         "order_id": "6735"
@@ -10903,18 +10829,16 @@ export interface operations {
                      *       "current_period_start": "2026-11-24T12:00:00.000Z",
                      *       "current_period_end": "2026-11-24T12:00:00.000Z",
                      *       "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
-                     *       "trial_start": "2026-11-24T12:00:00.000Z",
-                     *       "trial_end": "2026-11-24T12:00:00.000Z",
-                     *       "cancel_at_period_end": true,
-                     *       "cancel_at": "2026-11-24T12:00:00.000Z",
-                     *       "cancelled_at": "2026-11-24T12:00:00.000Z",
-                     *       "pause_collection": {
-                     *         "resumes_at": "2026-11-24T12:00:00.000Z"
-                     *       },
-                     *       "paused_at": "2026-11-24T12:00:00.000Z",
-                     *       "resumes_at": "2026-11-24T12:00:00.000Z",
-                     *       "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
-                     *       "latest_invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                     *       "trial_start": null,
+                     *       "trial_end": null,
+                     *       "cancel_at_period_end": false,
+                     *       "cancel_at": null,
+                     *       "cancelled_at": null,
+                     *       "pause_collection": null,
+                     *       "paused_at": null,
+                     *       "resumes_at": null,
+                     *       "payment_method_id": null,
+                     *       "latest_invoice_id": null,
                      *       "apply_wallet_balance": true,
                      *       "metadata": {
                      *         "order_id": "6735"
@@ -11151,18 +11075,16 @@ export interface operations {
                      *       "current_period_start": "2026-11-24T12:00:00.000Z",
                      *       "current_period_end": "2026-11-24T12:00:00.000Z",
                      *       "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
-                     *       "trial_start": "2026-11-24T12:00:00.000Z",
-                     *       "trial_end": "2026-11-24T12:00:00.000Z",
-                     *       "cancel_at_period_end": true,
-                     *       "cancel_at": "2026-11-24T12:00:00.000Z",
-                     *       "cancelled_at": "2026-11-24T12:00:00.000Z",
-                     *       "pause_collection": {
-                     *         "resumes_at": "2026-11-24T12:00:00.000Z"
-                     *       },
-                     *       "paused_at": "2026-11-24T12:00:00.000Z",
-                     *       "resumes_at": "2026-11-24T12:00:00.000Z",
-                     *       "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
-                     *       "latest_invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                     *       "trial_start": null,
+                     *       "trial_end": null,
+                     *       "cancel_at_period_end": false,
+                     *       "cancel_at": null,
+                     *       "cancelled_at": null,
+                     *       "pause_collection": null,
+                     *       "paused_at": null,
+                     *       "resumes_at": null,
+                     *       "payment_method_id": null,
+                     *       "latest_invoice_id": null,
                      *       "apply_wallet_balance": true,
                      *       "metadata": {
                      *         "order_id": "6735"
@@ -11392,18 +11314,16 @@ export interface operations {
                      *       "current_period_start": "2026-11-24T12:00:00.000Z",
                      *       "current_period_end": "2026-11-24T12:00:00.000Z",
                      *       "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
-                     *       "trial_start": "2026-11-24T12:00:00.000Z",
-                     *       "trial_end": "2026-11-24T12:00:00.000Z",
-                     *       "cancel_at_period_end": true,
-                     *       "cancel_at": "2026-11-24T12:00:00.000Z",
-                     *       "cancelled_at": "2026-11-24T12:00:00.000Z",
-                     *       "pause_collection": {
-                     *         "resumes_at": "2026-11-24T12:00:00.000Z"
-                     *       },
-                     *       "paused_at": "2026-11-24T12:00:00.000Z",
-                     *       "resumes_at": "2026-11-24T12:00:00.000Z",
-                     *       "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
-                     *       "latest_invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                     *       "trial_start": null,
+                     *       "trial_end": null,
+                     *       "cancel_at_period_end": false,
+                     *       "cancel_at": null,
+                     *       "cancelled_at": null,
+                     *       "pause_collection": null,
+                     *       "paused_at": null,
+                     *       "resumes_at": null,
+                     *       "payment_method_id": null,
+                     *       "latest_invoice_id": null,
                      *       "apply_wallet_balance": true,
                      *       "metadata": {
                      *         "order_id": "6735"
@@ -11622,18 +11542,16 @@ export interface operations {
                      *       "current_period_start": "2026-11-24T12:00:00.000Z",
                      *       "current_period_end": "2026-11-24T12:00:00.000Z",
                      *       "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
-                     *       "trial_start": "2026-11-24T12:00:00.000Z",
-                     *       "trial_end": "2026-11-24T12:00:00.000Z",
-                     *       "cancel_at_period_end": true,
-                     *       "cancel_at": "2026-11-24T12:00:00.000Z",
-                     *       "cancelled_at": "2026-11-24T12:00:00.000Z",
-                     *       "pause_collection": {
-                     *         "resumes_at": "2026-11-24T12:00:00.000Z"
-                     *       },
-                     *       "paused_at": "2026-11-24T12:00:00.000Z",
-                     *       "resumes_at": "2026-11-24T12:00:00.000Z",
-                     *       "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
-                     *       "latest_invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                     *       "trial_start": null,
+                     *       "trial_end": null,
+                     *       "cancel_at_period_end": false,
+                     *       "cancel_at": null,
+                     *       "cancelled_at": null,
+                     *       "pause_collection": null,
+                     *       "paused_at": null,
+                     *       "resumes_at": null,
+                     *       "payment_method_id": null,
+                     *       "latest_invoice_id": null,
                      *       "apply_wallet_balance": true,
                      *       "metadata": {
                      *         "order_id": "6735"
@@ -12229,10 +12147,10 @@ export interface operations {
                      *           "locale": "en",
                      *           "status": "sending",
                      *           "attempts": 1,
-                     *           "last_error": "421 4.7.0 Try again later",
+                     *           "last_error": null,
                      *           "event_id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
                      *           "created_at": "2026-11-24T12:00:00.000Z",
-                     *           "sent_at": "2026-11-24T12:00:00.000Z"
+                     *           "sent_at": null
                      *         }
                      *       ],
                      *       "has_more": true,
@@ -12414,12 +12332,12 @@ export interface operations {
                      *       "customer": {
                      *         "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
                      *         "email": "jane@example.com",
-                     *         "name": "Jane Doe",
-                     *         "phone": "+256700000001"
+                     *         "name": null,
+                     *         "phone": null
                      *       },
-                     *       "redirect_url": "https://shop.example.com/thanks",
-                     *       "cancel_url": "https://shop.example.com/cart",
-                     *       "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *       "redirect_url": null,
+                     *       "cancel_url": null,
+                     *       "payment_method_id": null,
                      *       "checkout": {
                      *         "title": "Order #6735",
                      *         "description": "2 × coffee beans, 1 kg",
@@ -12432,18 +12350,10 @@ export interface operations {
                      *         "order_id": "6735"
                      *       },
                      *       "amount_refunded": 0,
-                     *       "refunded": true,
-                     *       "payment_method": {
-                     *         "type": "card",
-                     *         "card": {
-                     *           "brand": "visa",
-                     *           "last4": "4242",
-                     *           "exp_month": 12,
-                     *           "exp_year": 2030
-                     *         }
-                     *       },
-                     *       "failure_code": "card_declined",
-                     *       "failure_message": "The card was declined.",
+                     *       "refunded": false,
+                     *       "payment_method": null,
+                     *       "failure_code": null,
+                     *       "failure_message": null,
                      *       "expires_at": "2026-11-24T12:00:00.000Z",
                      *       "created_at": "2026-11-24T12:00:00.000Z",
                      *       "updated_at": "2026-11-24T12:00:00.000Z"
@@ -12666,16 +12576,16 @@ export interface operations {
                      *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
                      *       "status": "requires_payment_method",
                      *       "setup_url": "http://127.0.0.1:3000/hosted/setup/LksCHRVBSgCF3Z03kYIokOAU0U9MzBPmNib5GzGi",
-                     *       "return_url": "https://shop.example.com/account",
+                     *       "return_url": null,
                      *       "payment_method_types": [
                      *         "card"
                      *       ],
-                     *       "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *       "payment_method_id": null,
                      *       "metadata": {
                      *         "order_id": "6735"
                      *       },
                      *       "expires_at": "2026-11-24T12:00:00.000Z",
-                     *       "completed_at": "2026-11-24T12:00:00.000Z",
+                     *       "completed_at": null,
                      *       "created_at": "2026-11-24T12:00:00.000Z"
                      *     }
                      */
@@ -12907,7 +12817,7 @@ export interface operations {
                      *       "status": "pending",
                      *       "checkout_url": "http://127.0.0.1:3000/hosted/checkout/uM2zQrF7KS0TYV2snsaPXLobvEZiMpqGSJG7dLkE",
                      *       "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
-                     *       "transaction_id": "wtx_hN0TDxBakP1cCnOxqVFGFR",
+                     *       "transaction_id": null,
                      *       "created_at": "2026-11-24T12:00:00.000Z",
                      *       "updated_at": "2026-11-24T12:00:00.000Z"
                      *     }
@@ -13970,12 +13880,12 @@ export interface operations {
                      *       "amount": 1250,
                      *       "balance_before": 5000,
                      *       "balance_after": 3750,
-                     *       "reference": "order-6735",
-                     *       "description": "Order #6735",
+                     *       "reference": null,
+                     *       "description": null,
                      *       "metadata": {
                      *         "order_id": "6735"
                      *       },
-                     *       "expires_at": "2026-11-24T12:00:00.000Z",
+                     *       "expires_at": null,
                      *       "created_at": "2026-11-24T12:00:00.000Z"
                      *     }
                      */
@@ -13997,12 +13907,12 @@ export interface operations {
                      *       "amount": 1250,
                      *       "balance_before": 5000,
                      *       "balance_after": 3750,
-                     *       "reference": "order-6735",
-                     *       "description": "Order #6735",
+                     *       "reference": null,
+                     *       "description": null,
                      *       "metadata": {
                      *         "order_id": "6735"
                      *       },
-                     *       "expires_at": "2026-11-24T12:00:00.000Z",
+                     *       "expires_at": null,
                      *       "created_at": "2026-11-24T12:00:00.000Z"
                      *     }
                      */
@@ -14257,12 +14167,12 @@ export interface operations {
                      *       "amount": 1250,
                      *       "balance_before": 5000,
                      *       "balance_after": 3750,
-                     *       "reference": "order-6735",
-                     *       "description": "Order #6735",
+                     *       "reference": null,
+                     *       "description": null,
                      *       "metadata": {
                      *         "order_id": "6735"
                      *       },
-                     *       "expires_at": "2026-11-24T12:00:00.000Z",
+                     *       "expires_at": null,
                      *       "created_at": "2026-11-24T12:00:00.000Z"
                      *     }
                      */
@@ -14713,7 +14623,7 @@ export interface operations {
                      *           "status": "pending",
                      *           "checkout_url": "http://127.0.0.1:3000/hosted/checkout/uM2zQrF7KS0TYV2snsaPXLobvEZiMpqGSJG7dLkE",
                      *           "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
-                     *           "transaction_id": "wtx_hN0TDxBakP1cCnOxqVFGFR",
+                     *           "transaction_id": null,
                      *           "created_at": "2026-11-24T12:00:00.000Z",
                      *           "updated_at": "2026-11-24T12:00:00.000Z"
                      *         }
@@ -14904,7 +14814,7 @@ export interface operations {
                      *       "status": "pending",
                      *       "checkout_url": "http://127.0.0.1:3000/hosted/checkout/uM2zQrF7KS0TYV2snsaPXLobvEZiMpqGSJG7dLkE",
                      *       "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
-                     *       "transaction_id": "wtx_hN0TDxBakP1cCnOxqVFGFR",
+                     *       "transaction_id": null,
                      *       "created_at": "2026-11-24T12:00:00.000Z",
                      *       "updated_at": "2026-11-24T12:00:00.000Z"
                      *     }
@@ -15130,12 +15040,12 @@ export interface operations {
                      *           "amount": 1250,
                      *           "balance_before": 5000,
                      *           "balance_after": 3750,
-                     *           "reference": "order-6735",
-                     *           "description": "Order #6735",
+                     *           "reference": null,
+                     *           "description": null,
                      *           "metadata": {
                      *             "order_id": "6735"
                      *           },
-                     *           "expires_at": "2026-11-24T12:00:00.000Z",
+                     *           "expires_at": null,
                      *           "created_at": "2026-11-24T12:00:00.000Z"
                      *         }
                      *       ],
@@ -15515,7 +15425,7 @@ export interface operations {
                      *           "events": [
                      *             "customer.created"
                      *           ],
-                     *           "description": "Order fulfilment",
+                     *           "description": null,
                      *           "status": "active",
                      *           "created_at": "2026-11-24T12:00:00.000Z",
                      *           "updated_at": "2026-11-24T12:00:00.000Z",
@@ -15702,7 +15612,7 @@ export interface operations {
                      *       "events": [
                      *         "customer.created"
                      *       ],
-                     *       "description": "Order fulfilment",
+                     *       "description": null,
                      *       "status": "active",
                      *       "created_at": "2026-11-24T12:00:00.000Z",
                      *       "updated_at": "2026-11-24T12:00:00.000Z",
@@ -15920,7 +15830,7 @@ export interface operations {
                      *       "events": [
                      *         "customer.created"
                      *       ],
-                     *       "description": "Order fulfilment",
+                     *       "description": null,
                      *       "status": "active",
                      *       "created_at": "2026-11-24T12:00:00.000Z",
                      *       "updated_at": "2026-11-24T12:00:00.000Z",
@@ -16321,7 +16231,7 @@ export interface operations {
                      *       "events": [
                      *         "customer.created"
                      *       ],
-                     *       "description": "Order fulfilment",
+                     *       "description": null,
                      *       "status": "active",
                      *       "created_at": "2026-11-24T12:00:00.000Z",
                      *       "updated_at": "2026-11-24T12:00:00.000Z",
@@ -16547,7 +16457,7 @@ export interface operations {
                      *       "events": [
                      *         "customer.created"
                      *       ],
-                     *       "description": "Order fulfilment",
+                     *       "description": null,
                      *       "status": "active",
                      *       "created_at": "2026-11-24T12:00:00.000Z",
                      *       "updated_at": "2026-11-24T12:00:00.000Z",
@@ -16779,9 +16689,9 @@ export interface operations {
                  *           "amount": 1250,
                  *           "ending_balance": 1250,
                  *           "type": "adjustment",
-                 *           "invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
-                 *           "subscription_id": "sub_pupDeocVzUPdRJwkvblTTw",
-                 *           "description": "Goodwill credit",
+                 *           "invoice_id": null,
+                 *           "subscription_id": null,
+                 *           "description": null,
                  *           "created_at": "2026-11-24T12:00:00.000Z"
                  *         }
                  *       }
@@ -16860,11 +16770,11 @@ export interface operations {
                  *           "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
                  *           "object": "customer",
                  *           "email": "jane@example.com",
-                 *           "name": "Jane Doe",
-                 *           "phone": "+256700000001",
-                 *           "currency": "USD",
-                 *           "locale": "en",
-                 *           "default_payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                 *           "name": null,
+                 *           "phone": null,
+                 *           "currency": null,
+                 *           "locale": null,
+                 *           "default_payment_method_id": null,
                  *           "metadata": {
                  *             "order_id": "6735"
                  *           },
@@ -16947,11 +16857,11 @@ export interface operations {
                  *           "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
                  *           "object": "customer",
                  *           "email": "jane@example.com",
-                 *           "name": "Jane Doe",
-                 *           "phone": "+256700000001",
-                 *           "currency": "USD",
-                 *           "locale": "en",
-                 *           "default_payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                 *           "name": null,
+                 *           "phone": null,
+                 *           "currency": null,
+                 *           "locale": null,
+                 *           "default_payment_method_id": null,
                  *           "metadata": {
                  *             "order_id": "6735"
                  *           },
@@ -17035,11 +16945,11 @@ export interface operations {
                  *           "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
                  *           "object": "customer",
                  *           "email": "jane@example.com",
-                 *           "name": "Jane Doe",
-                 *           "phone": "+256700000001",
-                 *           "currency": "USD",
-                 *           "locale": "en",
-                 *           "default_payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                 *           "name": null,
+                 *           "phone": null,
+                 *           "currency": null,
+                 *           "locale": null,
+                 *           "default_payment_method_id": null,
                  *           "metadata": {
                  *             "order_id": "6735"
                  *           },
@@ -17122,8 +17032,8 @@ export interface operations {
                  *           "id": "in_D6ShWtFUwUbkHRkFKNqGEU",
                  *           "object": "invoice",
                  *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
-                 *           "subscription_id": "sub_pupDeocVzUPdRJwkvblTTw",
-                 *           "number": "INV-000123",
+                 *           "subscription_id": null,
+                 *           "number": null,
                  *           "status": "draft",
                  *           "billing_reason": "subscription_create",
                  *           "currency": "USD",
@@ -17138,7 +17048,7 @@ export interface operations {
                  *               },
                  *               "amount": 2900,
                  *               "amount_formatted": "$29.00",
-                 *               "proration": true
+                 *               "proration": false
                  *             }
                  *           ],
                  *           "subtotal": 2900,
@@ -17150,20 +17060,17 @@ export interface operations {
                  *           "amount_paid": 2900,
                  *           "amount_remaining": 0,
                  *           "attempt_count": 1,
-                 *           "next_payment_attempt": "2026-11-24T12:00:00.000Z",
-                 *           "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
-                 *           "last_payment_error": {
-                 *             "code": "card_declined",
-                 *             "message": "The card was declined."
-                 *           },
+                 *           "next_payment_attempt": null,
+                 *           "payment_id": null,
+                 *           "last_payment_error": null,
                  *           "pdf_url": "http://127.0.0.1:3000/v1/invoices/in_D6ShWtFUwUbkHRkFKNqGEU/pdf",
                  *           "period_start": "2026-11-24T12:00:00.000Z",
                  *           "period_end": "2026-11-24T12:00:00.000Z",
-                 *           "due_date": "2026-11-24T12:00:00.000Z",
+                 *           "due_date": null,
                  *           "created_at": "2026-11-24T12:00:00.000Z",
-                 *           "finalized_at": "2026-11-24T12:00:00.000Z",
-                 *           "paid_at": "2026-11-24T12:00:00.000Z",
-                 *           "voided_at": "2026-11-24T12:00:00.000Z"
+                 *           "finalized_at": null,
+                 *           "paid_at": null,
+                 *           "voided_at": null
                  *         }
                  *       }
                  *     }
@@ -17241,8 +17148,8 @@ export interface operations {
                  *           "id": "in_D6ShWtFUwUbkHRkFKNqGEU",
                  *           "object": "invoice",
                  *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
-                 *           "subscription_id": "sub_pupDeocVzUPdRJwkvblTTw",
-                 *           "number": "INV-000123",
+                 *           "subscription_id": null,
+                 *           "number": null,
                  *           "status": "draft",
                  *           "billing_reason": "subscription_create",
                  *           "currency": "USD",
@@ -17257,7 +17164,7 @@ export interface operations {
                  *               },
                  *               "amount": 2900,
                  *               "amount_formatted": "$29.00",
-                 *               "proration": true
+                 *               "proration": false
                  *             }
                  *           ],
                  *           "subtotal": 2900,
@@ -17269,20 +17176,17 @@ export interface operations {
                  *           "amount_paid": 2900,
                  *           "amount_remaining": 0,
                  *           "attempt_count": 1,
-                 *           "next_payment_attempt": "2026-11-24T12:00:00.000Z",
-                 *           "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
-                 *           "last_payment_error": {
-                 *             "code": "card_declined",
-                 *             "message": "The card was declined."
-                 *           },
+                 *           "next_payment_attempt": null,
+                 *           "payment_id": null,
+                 *           "last_payment_error": null,
                  *           "pdf_url": "http://127.0.0.1:3000/v1/invoices/in_D6ShWtFUwUbkHRkFKNqGEU/pdf",
                  *           "period_start": "2026-11-24T12:00:00.000Z",
                  *           "period_end": "2026-11-24T12:00:00.000Z",
-                 *           "due_date": "2026-11-24T12:00:00.000Z",
+                 *           "due_date": null,
                  *           "created_at": "2026-11-24T12:00:00.000Z",
-                 *           "finalized_at": "2026-11-24T12:00:00.000Z",
-                 *           "paid_at": "2026-11-24T12:00:00.000Z",
-                 *           "voided_at": "2026-11-24T12:00:00.000Z"
+                 *           "finalized_at": null,
+                 *           "paid_at": null,
+                 *           "voided_at": null
                  *         }
                  *       }
                  *     }
@@ -17360,8 +17264,8 @@ export interface operations {
                  *           "id": "in_D6ShWtFUwUbkHRkFKNqGEU",
                  *           "object": "invoice",
                  *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
-                 *           "subscription_id": "sub_pupDeocVzUPdRJwkvblTTw",
-                 *           "number": "INV-000123",
+                 *           "subscription_id": null,
+                 *           "number": null,
                  *           "status": "draft",
                  *           "billing_reason": "subscription_create",
                  *           "currency": "USD",
@@ -17376,7 +17280,7 @@ export interface operations {
                  *               },
                  *               "amount": 2900,
                  *               "amount_formatted": "$29.00",
-                 *               "proration": true
+                 *               "proration": false
                  *             }
                  *           ],
                  *           "subtotal": 2900,
@@ -17388,20 +17292,17 @@ export interface operations {
                  *           "amount_paid": 2900,
                  *           "amount_remaining": 0,
                  *           "attempt_count": 1,
-                 *           "next_payment_attempt": "2026-11-24T12:00:00.000Z",
-                 *           "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
-                 *           "last_payment_error": {
-                 *             "code": "card_declined",
-                 *             "message": "The card was declined."
-                 *           },
+                 *           "next_payment_attempt": null,
+                 *           "payment_id": null,
+                 *           "last_payment_error": null,
                  *           "pdf_url": "http://127.0.0.1:3000/v1/invoices/in_D6ShWtFUwUbkHRkFKNqGEU/pdf",
                  *           "period_start": "2026-11-24T12:00:00.000Z",
                  *           "period_end": "2026-11-24T12:00:00.000Z",
-                 *           "due_date": "2026-11-24T12:00:00.000Z",
+                 *           "due_date": null,
                  *           "created_at": "2026-11-24T12:00:00.000Z",
-                 *           "finalized_at": "2026-11-24T12:00:00.000Z",
-                 *           "paid_at": "2026-11-24T12:00:00.000Z",
-                 *           "voided_at": "2026-11-24T12:00:00.000Z"
+                 *           "finalized_at": null,
+                 *           "paid_at": null,
+                 *           "voided_at": null
                  *         }
                  *       }
                  *     }
@@ -17479,8 +17380,8 @@ export interface operations {
                  *           "id": "in_D6ShWtFUwUbkHRkFKNqGEU",
                  *           "object": "invoice",
                  *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
-                 *           "subscription_id": "sub_pupDeocVzUPdRJwkvblTTw",
-                 *           "number": "INV-000123",
+                 *           "subscription_id": null,
+                 *           "number": null,
                  *           "status": "draft",
                  *           "billing_reason": "subscription_create",
                  *           "currency": "USD",
@@ -17495,7 +17396,7 @@ export interface operations {
                  *               },
                  *               "amount": 2900,
                  *               "amount_formatted": "$29.00",
-                 *               "proration": true
+                 *               "proration": false
                  *             }
                  *           ],
                  *           "subtotal": 2900,
@@ -17507,20 +17408,17 @@ export interface operations {
                  *           "amount_paid": 2900,
                  *           "amount_remaining": 0,
                  *           "attempt_count": 1,
-                 *           "next_payment_attempt": "2026-11-24T12:00:00.000Z",
-                 *           "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
-                 *           "last_payment_error": {
-                 *             "code": "card_declined",
-                 *             "message": "The card was declined."
-                 *           },
+                 *           "next_payment_attempt": null,
+                 *           "payment_id": null,
+                 *           "last_payment_error": null,
                  *           "pdf_url": "http://127.0.0.1:3000/v1/invoices/in_D6ShWtFUwUbkHRkFKNqGEU/pdf",
                  *           "period_start": "2026-11-24T12:00:00.000Z",
                  *           "period_end": "2026-11-24T12:00:00.000Z",
-                 *           "due_date": "2026-11-24T12:00:00.000Z",
+                 *           "due_date": null,
                  *           "created_at": "2026-11-24T12:00:00.000Z",
-                 *           "finalized_at": "2026-11-24T12:00:00.000Z",
-                 *           "paid_at": "2026-11-24T12:00:00.000Z",
-                 *           "voided_at": "2026-11-24T12:00:00.000Z"
+                 *           "finalized_at": null,
+                 *           "paid_at": null,
+                 *           "voided_at": null
                  *         }
                  *       }
                  *     }
@@ -17598,14 +17496,14 @@ export interface operations {
                  *           "id": null,
                  *           "object": "invoice",
                  *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
-                 *           "subscription_id": "sub_pupDeocVzUPdRJwkvblTTw",
+                 *           "subscription_id": null,
                  *           "number": null,
                  *           "status": "draft",
                  *           "billing_reason": "subscription_create",
                  *           "currency": "USD",
                  *           "lines": [
                  *             {
-                 *               "id": "il_G5VgQU8KQ0ctj2iQr4OpLp",
+                 *               "id": null,
                  *               "object": "invoice_line",
                  *               "description": "Pro monthly (2027-01-31 – 2027-02-28)",
                  *               "period": {
@@ -17614,7 +17512,7 @@ export interface operations {
                  *               },
                  *               "amount": 2900,
                  *               "amount_formatted": "$29.00",
-                 *               "proration": true
+                 *               "proration": false
                  *             }
                  *           ],
                  *           "subtotal": 2900,
@@ -17626,20 +17524,17 @@ export interface operations {
                  *           "amount_paid": 2900,
                  *           "amount_remaining": 0,
                  *           "attempt_count": 1,
-                 *           "next_payment_attempt": "2026-11-24T12:00:00.000Z",
-                 *           "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
-                 *           "last_payment_error": {
-                 *             "code": "card_declined",
-                 *             "message": "The card was declined."
-                 *           },
+                 *           "next_payment_attempt": null,
+                 *           "payment_id": null,
+                 *           "last_payment_error": null,
                  *           "pdf_url": null,
                  *           "period_start": "2026-11-24T12:00:00.000Z",
                  *           "period_end": "2026-11-24T12:00:00.000Z",
-                 *           "due_date": "2026-11-24T12:00:00.000Z",
+                 *           "due_date": null,
                  *           "created_at": "2026-11-24T12:00:00.000Z",
-                 *           "finalized_at": "2026-11-24T12:00:00.000Z",
-                 *           "paid_at": "2026-11-24T12:00:00.000Z",
-                 *           "voided_at": "2026-11-24T12:00:00.000Z"
+                 *           "finalized_at": null,
+                 *           "paid_at": null,
+                 *           "voided_at": null
                  *         }
                  *       }
                  *     }
@@ -17717,8 +17612,8 @@ export interface operations {
                  *           "id": "in_D6ShWtFUwUbkHRkFKNqGEU",
                  *           "object": "invoice",
                  *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
-                 *           "subscription_id": "sub_pupDeocVzUPdRJwkvblTTw",
-                 *           "number": "INV-000123",
+                 *           "subscription_id": null,
+                 *           "number": null,
                  *           "status": "draft",
                  *           "billing_reason": "subscription_create",
                  *           "currency": "USD",
@@ -17733,7 +17628,7 @@ export interface operations {
                  *               },
                  *               "amount": 2900,
                  *               "amount_formatted": "$29.00",
-                 *               "proration": true
+                 *               "proration": false
                  *             }
                  *           ],
                  *           "subtotal": 2900,
@@ -17745,20 +17640,17 @@ export interface operations {
                  *           "amount_paid": 2900,
                  *           "amount_remaining": 0,
                  *           "attempt_count": 1,
-                 *           "next_payment_attempt": "2026-11-24T12:00:00.000Z",
-                 *           "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
-                 *           "last_payment_error": {
-                 *             "code": "card_declined",
-                 *             "message": "The card was declined."
-                 *           },
+                 *           "next_payment_attempt": null,
+                 *           "payment_id": null,
+                 *           "last_payment_error": null,
                  *           "pdf_url": "http://127.0.0.1:3000/v1/invoices/in_D6ShWtFUwUbkHRkFKNqGEU/pdf",
                  *           "period_start": "2026-11-24T12:00:00.000Z",
                  *           "period_end": "2026-11-24T12:00:00.000Z",
-                 *           "due_date": "2026-11-24T12:00:00.000Z",
+                 *           "due_date": null,
                  *           "created_at": "2026-11-24T12:00:00.000Z",
-                 *           "finalized_at": "2026-11-24T12:00:00.000Z",
-                 *           "paid_at": "2026-11-24T12:00:00.000Z",
-                 *           "voided_at": "2026-11-24T12:00:00.000Z"
+                 *           "finalized_at": null,
+                 *           "paid_at": null,
+                 *           "voided_at": null
                  *         }
                  *       }
                  *     }
@@ -17835,18 +17727,10 @@ export interface operations {
                  *         "object": {
                  *           "id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
                  *           "object": "payment_method",
-                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "customer_id": null,
                  *           "type": "card",
-                 *           "card": {
-                 *             "brand": "visa",
-                 *             "last4": "4242",
-                 *             "exp_month": 12,
-                 *             "exp_year": 2030
-                 *           },
-                 *           "mobile_money": {
-                 *             "phone_last4": "0100",
-                 *             "provider": "test"
-                 *           },
+                 *           "card": null,
+                 *           "mobile_money": null,
                  *           "created_at": "2026-11-24T12:00:00.000Z"
                  *         }
                  *       }
@@ -17924,18 +17808,10 @@ export interface operations {
                  *         "object": {
                  *           "id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
                  *           "object": "payment_method",
-                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "customer_id": null,
                  *           "type": "card",
-                 *           "card": {
-                 *             "brand": "visa",
-                 *             "last4": "4242",
-                 *             "exp_month": 12,
-                 *             "exp_year": 2030
-                 *           },
-                 *           "mobile_money": {
-                 *             "phone_last4": "0100",
-                 *             "provider": "test"
-                 *           },
+                 *           "card": null,
+                 *           "mobile_money": null,
                  *           "created_at": "2026-11-24T12:00:00.000Z"
                  *         }
                  *       }
@@ -18021,12 +17897,12 @@ export interface operations {
                  *           "customer": {
                  *             "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
                  *             "email": "jane@example.com",
-                 *             "name": "Jane Doe",
-                 *             "phone": "+256700000001"
+                 *             "name": null,
+                 *             "phone": null
                  *           },
-                 *           "redirect_url": "https://shop.example.com/thanks",
-                 *           "cancel_url": "https://shop.example.com/cart",
-                 *           "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                 *           "redirect_url": null,
+                 *           "cancel_url": null,
+                 *           "payment_method_id": null,
                  *           "checkout": {
                  *             "title": "Order #6735",
                  *             "description": "2 × coffee beans, 1 kg",
@@ -18039,18 +17915,10 @@ export interface operations {
                  *             "order_id": "6735"
                  *           },
                  *           "amount_refunded": 0,
-                 *           "refunded": true,
-                 *           "payment_method": {
-                 *             "type": "card",
-                 *             "card": {
-                 *               "brand": "visa",
-                 *               "last4": "4242",
-                 *               "exp_month": 12,
-                 *               "exp_year": 2030
-                 *             }
-                 *           },
-                 *           "failure_code": "card_declined",
-                 *           "failure_message": "The card was declined.",
+                 *           "refunded": false,
+                 *           "payment_method": null,
+                 *           "failure_code": null,
+                 *           "failure_message": null,
                  *           "expires_at": "2026-11-24T12:00:00.000Z",
                  *           "created_at": "2026-11-24T12:00:00.000Z",
                  *           "updated_at": "2026-11-24T12:00:00.000Z"
@@ -18138,12 +18006,12 @@ export interface operations {
                  *           "customer": {
                  *             "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
                  *             "email": "jane@example.com",
-                 *             "name": "Jane Doe",
-                 *             "phone": "+256700000001"
+                 *             "name": null,
+                 *             "phone": null
                  *           },
-                 *           "redirect_url": "https://shop.example.com/thanks",
-                 *           "cancel_url": "https://shop.example.com/cart",
-                 *           "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                 *           "redirect_url": null,
+                 *           "cancel_url": null,
+                 *           "payment_method_id": null,
                  *           "checkout": {
                  *             "title": "Order #6735",
                  *             "description": "2 × coffee beans, 1 kg",
@@ -18156,18 +18024,10 @@ export interface operations {
                  *             "order_id": "6735"
                  *           },
                  *           "amount_refunded": 0,
-                 *           "refunded": true,
-                 *           "payment_method": {
-                 *             "type": "card",
-                 *             "card": {
-                 *               "brand": "visa",
-                 *               "last4": "4242",
-                 *               "exp_month": 12,
-                 *               "exp_year": 2030
-                 *             }
-                 *           },
-                 *           "failure_code": "card_declined",
-                 *           "failure_message": "The card was declined.",
+                 *           "refunded": false,
+                 *           "payment_method": null,
+                 *           "failure_code": null,
+                 *           "failure_message": null,
                  *           "expires_at": "2026-11-24T12:00:00.000Z",
                  *           "created_at": "2026-11-24T12:00:00.000Z",
                  *           "updated_at": "2026-11-24T12:00:00.000Z"
@@ -18255,12 +18115,12 @@ export interface operations {
                  *           "customer": {
                  *             "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
                  *             "email": "jane@example.com",
-                 *             "name": "Jane Doe",
-                 *             "phone": "+256700000001"
+                 *             "name": null,
+                 *             "phone": null
                  *           },
-                 *           "redirect_url": "https://shop.example.com/thanks",
-                 *           "cancel_url": "https://shop.example.com/cart",
-                 *           "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                 *           "redirect_url": null,
+                 *           "cancel_url": null,
+                 *           "payment_method_id": null,
                  *           "checkout": {
                  *             "title": "Order #6735",
                  *             "description": "2 × coffee beans, 1 kg",
@@ -18273,18 +18133,10 @@ export interface operations {
                  *             "order_id": "6735"
                  *           },
                  *           "amount_refunded": 0,
-                 *           "refunded": true,
-                 *           "payment_method": {
-                 *             "type": "card",
-                 *             "card": {
-                 *               "brand": "visa",
-                 *               "last4": "4242",
-                 *               "exp_month": 12,
-                 *               "exp_year": 2030
-                 *             }
-                 *           },
-                 *           "failure_code": "card_declined",
-                 *           "failure_message": "The card was declined.",
+                 *           "refunded": false,
+                 *           "payment_method": null,
+                 *           "failure_code": null,
+                 *           "failure_message": null,
                  *           "expires_at": "2026-11-24T12:00:00.000Z",
                  *           "created_at": "2026-11-24T12:00:00.000Z",
                  *           "updated_at": "2026-11-24T12:00:00.000Z"
@@ -18372,12 +18224,12 @@ export interface operations {
                  *           "customer": {
                  *             "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
                  *             "email": "jane@example.com",
-                 *             "name": "Jane Doe",
-                 *             "phone": "+256700000001"
+                 *             "name": null,
+                 *             "phone": null
                  *           },
-                 *           "redirect_url": "https://shop.example.com/thanks",
-                 *           "cancel_url": "https://shop.example.com/cart",
-                 *           "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                 *           "redirect_url": null,
+                 *           "cancel_url": null,
+                 *           "payment_method_id": null,
                  *           "checkout": {
                  *             "title": "Order #6735",
                  *             "description": "2 × coffee beans, 1 kg",
@@ -18390,18 +18242,10 @@ export interface operations {
                  *             "order_id": "6735"
                  *           },
                  *           "amount_refunded": 0,
-                 *           "refunded": true,
-                 *           "payment_method": {
-                 *             "type": "card",
-                 *             "card": {
-                 *               "brand": "visa",
-                 *               "last4": "4242",
-                 *               "exp_month": 12,
-                 *               "exp_year": 2030
-                 *             }
-                 *           },
-                 *           "failure_code": "card_declined",
-                 *           "failure_message": "The card was declined.",
+                 *           "refunded": false,
+                 *           "payment_method": null,
+                 *           "failure_code": null,
+                 *           "failure_message": null,
                  *           "expires_at": "2026-11-24T12:00:00.000Z",
                  *           "created_at": "2026-11-24T12:00:00.000Z",
                  *           "updated_at": "2026-11-24T12:00:00.000Z"
@@ -18489,12 +18333,12 @@ export interface operations {
                  *           "customer": {
                  *             "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
                  *             "email": "jane@example.com",
-                 *             "name": "Jane Doe",
-                 *             "phone": "+256700000001"
+                 *             "name": null,
+                 *             "phone": null
                  *           },
-                 *           "redirect_url": "https://shop.example.com/thanks",
-                 *           "cancel_url": "https://shop.example.com/cart",
-                 *           "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                 *           "redirect_url": null,
+                 *           "cancel_url": null,
+                 *           "payment_method_id": null,
                  *           "checkout": {
                  *             "title": "Order #6735",
                  *             "description": "2 × coffee beans, 1 kg",
@@ -18507,18 +18351,10 @@ export interface operations {
                  *             "order_id": "6735"
                  *           },
                  *           "amount_refunded": 0,
-                 *           "refunded": true,
-                 *           "payment_method": {
-                 *             "type": "card",
-                 *             "card": {
-                 *               "brand": "visa",
-                 *               "last4": "4242",
-                 *               "exp_month": 12,
-                 *               "exp_year": 2030
-                 *             }
-                 *           },
-                 *           "failure_code": "card_declined",
-                 *           "failure_message": "The card was declined.",
+                 *           "refunded": false,
+                 *           "payment_method": null,
+                 *           "failure_code": null,
+                 *           "failure_message": null,
                  *           "expires_at": "2026-11-24T12:00:00.000Z",
                  *           "created_at": "2026-11-24T12:00:00.000Z",
                  *           "updated_at": "2026-11-24T12:00:00.000Z"
@@ -18610,7 +18446,7 @@ export interface operations {
                  *           "metadata": {
                  *             "order_id": "6735"
                  *           },
-                 *           "archived_at": "2026-11-24T12:00:00.000Z",
+                 *           "archived_at": null,
                  *           "created_at": "2026-11-24T12:00:00.000Z",
                  *           "updated_at": "2026-11-24T12:00:00.000Z"
                  *         }
@@ -18701,7 +18537,7 @@ export interface operations {
                  *           "metadata": {
                  *             "order_id": "6735"
                  *           },
-                 *           "archived_at": "2026-11-24T12:00:00.000Z",
+                 *           "archived_at": null,
                  *           "created_at": "2026-11-24T12:00:00.000Z",
                  *           "updated_at": "2026-11-24T12:00:00.000Z"
                  *         }
@@ -18784,8 +18620,8 @@ export interface operations {
                  *           "amount": 1250,
                  *           "currency": "USD",
                  *           "status": "pending",
-                 *           "reason": "customer_request",
-                 *           "failure_code": "card_declined",
+                 *           "reason": null,
+                 *           "failure_code": null,
                  *           "metadata": {
                  *             "order_id": "6735"
                  *           },
@@ -18871,8 +18707,8 @@ export interface operations {
                  *           "amount": 1250,
                  *           "currency": "USD",
                  *           "status": "pending",
-                 *           "reason": "customer_request",
-                 *           "failure_code": "card_declined",
+                 *           "reason": null,
+                 *           "failure_code": null,
                  *           "metadata": {
                  *             "order_id": "6735"
                  *           },
@@ -18958,8 +18794,8 @@ export interface operations {
                  *           "amount": 1250,
                  *           "currency": "USD",
                  *           "status": "pending",
-                 *           "reason": "customer_request",
-                 *           "failure_code": "card_declined",
+                 *           "reason": null,
+                 *           "failure_code": null,
                  *           "metadata": {
                  *             "order_id": "6735"
                  *           },
@@ -19044,16 +18880,16 @@ export interface operations {
                  *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
                  *           "status": "requires_payment_method",
                  *           "setup_url": "http://127.0.0.1:3000/hosted/setup/LksCHRVBSgCF3Z03kYIokOAU0U9MzBPmNib5GzGi",
-                 *           "return_url": "https://shop.example.com/account",
+                 *           "return_url": null,
                  *           "payment_method_types": [
                  *             "card"
                  *           ],
-                 *           "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                 *           "payment_method_id": null,
                  *           "metadata": {
                  *             "order_id": "6735"
                  *           },
                  *           "expires_at": "2026-11-24T12:00:00.000Z",
-                 *           "completed_at": "2026-11-24T12:00:00.000Z",
+                 *           "completed_at": null,
                  *           "created_at": "2026-11-24T12:00:00.000Z"
                  *         }
                  *       }
@@ -19137,18 +18973,16 @@ export interface operations {
                  *           "current_period_start": "2026-11-24T12:00:00.000Z",
                  *           "current_period_end": "2026-11-24T12:00:00.000Z",
                  *           "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
-                 *           "trial_start": "2026-11-24T12:00:00.000Z",
-                 *           "trial_end": "2026-11-24T12:00:00.000Z",
-                 *           "cancel_at_period_end": true,
-                 *           "cancel_at": "2026-11-24T12:00:00.000Z",
-                 *           "cancelled_at": "2026-11-24T12:00:00.000Z",
-                 *           "pause_collection": {
-                 *             "resumes_at": "2026-11-24T12:00:00.000Z"
-                 *           },
-                 *           "paused_at": "2026-11-24T12:00:00.000Z",
-                 *           "resumes_at": "2026-11-24T12:00:00.000Z",
-                 *           "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
-                 *           "latest_invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                 *           "trial_start": null,
+                 *           "trial_end": null,
+                 *           "cancel_at_period_end": false,
+                 *           "cancel_at": null,
+                 *           "cancelled_at": null,
+                 *           "pause_collection": null,
+                 *           "paused_at": null,
+                 *           "resumes_at": null,
+                 *           "payment_method_id": null,
+                 *           "latest_invoice_id": null,
                  *           "apply_wallet_balance": true,
                  *           "metadata": {
                  *             "order_id": "6735"
@@ -19237,18 +19071,16 @@ export interface operations {
                  *           "current_period_start": "2026-11-24T12:00:00.000Z",
                  *           "current_period_end": "2026-11-24T12:00:00.000Z",
                  *           "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
-                 *           "trial_start": "2026-11-24T12:00:00.000Z",
-                 *           "trial_end": "2026-11-24T12:00:00.000Z",
-                 *           "cancel_at_period_end": true,
-                 *           "cancel_at": "2026-11-24T12:00:00.000Z",
-                 *           "cancelled_at": "2026-11-24T12:00:00.000Z",
-                 *           "pause_collection": {
-                 *             "resumes_at": "2026-11-24T12:00:00.000Z"
-                 *           },
-                 *           "paused_at": "2026-11-24T12:00:00.000Z",
-                 *           "resumes_at": "2026-11-24T12:00:00.000Z",
-                 *           "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
-                 *           "latest_invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                 *           "trial_start": null,
+                 *           "trial_end": null,
+                 *           "cancel_at_period_end": false,
+                 *           "cancel_at": null,
+                 *           "cancelled_at": null,
+                 *           "pause_collection": null,
+                 *           "paused_at": null,
+                 *           "resumes_at": null,
+                 *           "payment_method_id": null,
+                 *           "latest_invoice_id": null,
                  *           "apply_wallet_balance": true,
                  *           "metadata": {
                  *             "order_id": "6735"
@@ -19337,18 +19169,16 @@ export interface operations {
                  *           "current_period_start": "2026-11-24T12:00:00.000Z",
                  *           "current_period_end": "2026-11-24T12:00:00.000Z",
                  *           "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
-                 *           "trial_start": "2026-11-24T12:00:00.000Z",
-                 *           "trial_end": "2026-11-24T12:00:00.000Z",
-                 *           "cancel_at_period_end": true,
-                 *           "cancel_at": "2026-11-24T12:00:00.000Z",
-                 *           "cancelled_at": "2026-11-24T12:00:00.000Z",
-                 *           "pause_collection": {
-                 *             "resumes_at": "2026-11-24T12:00:00.000Z"
-                 *           },
-                 *           "paused_at": "2026-11-24T12:00:00.000Z",
-                 *           "resumes_at": "2026-11-24T12:00:00.000Z",
-                 *           "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
-                 *           "latest_invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                 *           "trial_start": null,
+                 *           "trial_end": null,
+                 *           "cancel_at_period_end": false,
+                 *           "cancel_at": null,
+                 *           "cancelled_at": null,
+                 *           "pause_collection": null,
+                 *           "paused_at": null,
+                 *           "resumes_at": null,
+                 *           "payment_method_id": null,
+                 *           "latest_invoice_id": null,
                  *           "apply_wallet_balance": true,
                  *           "metadata": {
                  *             "order_id": "6735"
@@ -19437,18 +19267,16 @@ export interface operations {
                  *           "current_period_start": "2026-11-24T12:00:00.000Z",
                  *           "current_period_end": "2026-11-24T12:00:00.000Z",
                  *           "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
-                 *           "trial_start": "2026-11-24T12:00:00.000Z",
-                 *           "trial_end": "2026-11-24T12:00:00.000Z",
-                 *           "cancel_at_period_end": true,
-                 *           "cancel_at": "2026-11-24T12:00:00.000Z",
-                 *           "cancelled_at": "2026-11-24T12:00:00.000Z",
-                 *           "pause_collection": {
-                 *             "resumes_at": "2026-11-24T12:00:00.000Z"
-                 *           },
-                 *           "paused_at": "2026-11-24T12:00:00.000Z",
-                 *           "resumes_at": "2026-11-24T12:00:00.000Z",
-                 *           "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
-                 *           "latest_invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                 *           "trial_start": null,
+                 *           "trial_end": null,
+                 *           "cancel_at_period_end": false,
+                 *           "cancel_at": null,
+                 *           "cancelled_at": null,
+                 *           "pause_collection": null,
+                 *           "paused_at": null,
+                 *           "resumes_at": null,
+                 *           "payment_method_id": null,
+                 *           "latest_invoice_id": null,
                  *           "apply_wallet_balance": true,
                  *           "metadata": {
                  *             "order_id": "6735"
@@ -19537,18 +19365,16 @@ export interface operations {
                  *           "current_period_start": "2026-11-24T12:00:00.000Z",
                  *           "current_period_end": "2026-11-24T12:00:00.000Z",
                  *           "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
-                 *           "trial_start": "2026-11-24T12:00:00.000Z",
-                 *           "trial_end": "2026-11-24T12:00:00.000Z",
-                 *           "cancel_at_period_end": true,
-                 *           "cancel_at": "2026-11-24T12:00:00.000Z",
-                 *           "cancelled_at": "2026-11-24T12:00:00.000Z",
-                 *           "pause_collection": {
-                 *             "resumes_at": "2026-11-24T12:00:00.000Z"
-                 *           },
-                 *           "paused_at": "2026-11-24T12:00:00.000Z",
-                 *           "resumes_at": "2026-11-24T12:00:00.000Z",
-                 *           "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
-                 *           "latest_invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                 *           "trial_start": null,
+                 *           "trial_end": null,
+                 *           "cancel_at_period_end": false,
+                 *           "cancel_at": null,
+                 *           "cancelled_at": null,
+                 *           "pause_collection": null,
+                 *           "paused_at": null,
+                 *           "resumes_at": null,
+                 *           "payment_method_id": null,
+                 *           "latest_invoice_id": null,
                  *           "apply_wallet_balance": true,
                  *           "metadata": {
                  *             "order_id": "6735"
@@ -19637,18 +19463,16 @@ export interface operations {
                  *           "current_period_start": "2026-11-24T12:00:00.000Z",
                  *           "current_period_end": "2026-11-24T12:00:00.000Z",
                  *           "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
-                 *           "trial_start": "2026-11-24T12:00:00.000Z",
-                 *           "trial_end": "2026-11-24T12:00:00.000Z",
-                 *           "cancel_at_period_end": true,
-                 *           "cancel_at": "2026-11-24T12:00:00.000Z",
-                 *           "cancelled_at": "2026-11-24T12:00:00.000Z",
-                 *           "pause_collection": {
-                 *             "resumes_at": "2026-11-24T12:00:00.000Z"
-                 *           },
-                 *           "paused_at": "2026-11-24T12:00:00.000Z",
-                 *           "resumes_at": "2026-11-24T12:00:00.000Z",
-                 *           "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
-                 *           "latest_invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                 *           "trial_start": null,
+                 *           "trial_end": null,
+                 *           "cancel_at_period_end": false,
+                 *           "cancel_at": null,
+                 *           "cancelled_at": null,
+                 *           "pause_collection": null,
+                 *           "paused_at": null,
+                 *           "resumes_at": null,
+                 *           "payment_method_id": null,
+                 *           "latest_invoice_id": null,
                  *           "apply_wallet_balance": true,
                  *           "metadata": {
                  *             "order_id": "6735"
@@ -19737,18 +19561,16 @@ export interface operations {
                  *           "current_period_start": "2026-11-24T12:00:00.000Z",
                  *           "current_period_end": "2026-11-24T12:00:00.000Z",
                  *           "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
-                 *           "trial_start": "2026-11-24T12:00:00.000Z",
-                 *           "trial_end": "2026-11-24T12:00:00.000Z",
-                 *           "cancel_at_period_end": true,
-                 *           "cancel_at": "2026-11-24T12:00:00.000Z",
-                 *           "cancelled_at": "2026-11-24T12:00:00.000Z",
-                 *           "pause_collection": {
-                 *             "resumes_at": "2026-11-24T12:00:00.000Z"
-                 *           },
-                 *           "paused_at": "2026-11-24T12:00:00.000Z",
-                 *           "resumes_at": "2026-11-24T12:00:00.000Z",
-                 *           "payment_method_id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
-                 *           "latest_invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                 *           "trial_start": null,
+                 *           "trial_end": null,
+                 *           "cancel_at_period_end": false,
+                 *           "cancel_at": null,
+                 *           "cancelled_at": null,
+                 *           "pause_collection": null,
+                 *           "paused_at": null,
+                 *           "resumes_at": null,
+                 *           "payment_method_id": null,
+                 *           "latest_invoice_id": null,
                  *           "apply_wallet_balance": true,
                  *           "metadata": {
                  *             "order_id": "6735"
@@ -20008,12 +19830,12 @@ export interface operations {
                  *           "amount": 1250,
                  *           "balance_before": 5000,
                  *           "balance_after": 3750,
-                 *           "reference": "order-6735",
-                 *           "description": "Order #6735",
+                 *           "reference": null,
+                 *           "description": null,
                  *           "metadata": {
                  *             "order_id": "6735"
                  *           },
-                 *           "expires_at": "2026-11-24T12:00:00.000Z",
+                 *           "expires_at": null,
                  *           "created_at": "2026-11-24T12:00:00.000Z"
                  *         }
                  *       }
@@ -20096,12 +19918,12 @@ export interface operations {
                  *           "amount": 1250,
                  *           "balance_before": 5000,
                  *           "balance_after": 3750,
-                 *           "reference": "order-6735",
-                 *           "description": "Order #6735",
+                 *           "reference": null,
+                 *           "description": null,
                  *           "metadata": {
                  *             "order_id": "6735"
                  *           },
-                 *           "expires_at": "2026-11-24T12:00:00.000Z",
+                 *           "expires_at": null,
                  *           "created_at": "2026-11-24T12:00:00.000Z"
                  *         }
                  *       }
@@ -20184,12 +20006,12 @@ export interface operations {
                  *           "amount": 1250,
                  *           "balance_before": 5000,
                  *           "balance_after": 3750,
-                 *           "reference": "order-6735",
-                 *           "description": "Order #6735",
+                 *           "reference": null,
+                 *           "description": null,
                  *           "metadata": {
                  *             "order_id": "6735"
                  *           },
-                 *           "expires_at": "2026-11-24T12:00:00.000Z",
+                 *           "expires_at": null,
                  *           "created_at": "2026-11-24T12:00:00.000Z"
                  *         }
                  *       }
@@ -20359,7 +20181,7 @@ export interface operations {
                  *           "status": "pending",
                  *           "checkout_url": "http://127.0.0.1:3000/hosted/checkout/uM2zQrF7KS0TYV2snsaPXLobvEZiMpqGSJG7dLkE",
                  *           "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
-                 *           "transaction_id": "wtx_hN0TDxBakP1cCnOxqVFGFR",
+                 *           "transaction_id": null,
                  *           "created_at": "2026-11-24T12:00:00.000Z",
                  *           "updated_at": "2026-11-24T12:00:00.000Z"
                  *         }
@@ -20528,7 +20350,7 @@ export interface operations {
                  *           "events": [
                  *             "customer.created"
                  *           ],
-                 *           "description": "Order fulfilment",
+                 *           "description": null,
                  *           "status": "active",
                  *           "created_at": "2026-11-24T12:00:00.000Z",
                  *           "updated_at": "2026-11-24T12:00:00.000Z",

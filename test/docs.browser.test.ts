@@ -23,8 +23,9 @@ describe.runIf(available)('/docs in a browser', () => {
     await app?.close();
   });
 
-  // Expanding every schema deeply re-renders Swagger UI once per schema: ~50 s on a busy 2-core machine.
-  it('renders every operation and schema, with examples and no errors', { timeout: 180_000 }, async () => {
+  // Expanding every schema deeply re-renders Swagger UI once per schema: ~50 s on a quiet 2-core
+  // machine, up to ~170 s on a busy one (with the webhooks section).
+  it('renders every operation and schema, with examples and no errors', { timeout: 300_000 }, async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
     const errors: string[] = [];

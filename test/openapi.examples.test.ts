@@ -162,7 +162,7 @@ describe('the documented error examples are what the service answers', () => {
     expect(checked).toBe(routes.length);
   });
 
-  it('404 for every operation on a record, with the example id', async () => {
+  it('404 for every operation on a record, with the example id (and the test helpers of a live merchant)', async () => {
     let checked = 0;
     for (const r of routes.filter((x) => x.path.includes('{id}'))) {
       const documented = op(r).responses['404'].content['application/json'].example;
@@ -173,6 +173,14 @@ describe('the documented error examples are what the service answers', () => {
       checked++;
     }
     expect(checked).toBeGreaterThan(30);
+    // Test helpers of a live-mode merchant.
+    const live = await app.merchant({ mode: 'live' });
+    for (const r of routes.filter((x) => x.path.startsWith('/v1/test-helpers/') && !x.path.includes('{id}'))) {
+      const documented = op(r).responses['404'].content['application/json'].example;
+      const res = await live.request(r.method.toUpperCase(), pathOf(r), op(r).requestBody?.content['application/json'].example);
+      expect(res.status, `${r.operationId}: ${res.text}`).toBe(404);
+      expect(withoutRequestId(res.body), r.operationId).toEqual(withoutRequestId(documented));
+    }
   });
 
   it('the prefilled POST /v1/payments body creates a payment for a test-mode merchant', async () => {

@@ -1,6 +1,10 @@
 // The OpenAPI 3.1 document, generated from the route table and its zod schemas (JSON Schema
 // 2020-12 is OpenAPI 3.1's schema dialect, which z.toJSONSchema emits). Nothing is hand-written
-// per endpoint; a test checks that every route appears and every schema is well-formed.
+// per endpoint but a route's own request `example` and `conflict`; a test checks that every route
+// appears and every schema is well-formed. Examples (test/openapi.examples.test.ts): request bodies
+// from the route or its required fields, responses sampled from the schemas' field examples, one
+// error example per status made by the error class that answers it, the configured origin in
+// every absolute address. `webhooks`: one entry per event type (test/openapi.webhooks.test.ts).
 import { z } from 'zod';
 import { sample } from 'openapi-sampler';
 import type { RouteDef } from './route.ts';

@@ -138,6 +138,15 @@ const debit = (s: Side, pick: () => string): autocannon.Options => ({
 const scenarios: Scenario[] = [
   { name: 'GET /v1/customers/:id', opts: (s) => ({ url: `${s.url}/v1/customers/${s.customer}`, headers: { authorization: s.auth } }) },
   {
+    name: 'GraphQL node(id:) of one customer',
+    opts: (s) => ({
+      url: `${s.url}/graphql`,
+      method: 'POST',
+      headers: { authorization: s.auth, ...json },
+      body: JSON.stringify({ query: `{ node(id: "${s.customer}") { ... on Customer { id email name createdAt } } }` }),
+    }),
+  },
+  {
     name: 'POST /v1/customers',
     opts: (s) => ({ url: `${s.url}/v1/customers`, method: 'POST', headers: { authorization: s.auth, ...json }, body: JSON.stringify({ email: 'new@example.com' }) }),
   },

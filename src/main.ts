@@ -15,6 +15,7 @@ import { createLogger } from './platform/logger.ts';
 import { createApp } from './server/app.ts';
 import { firstStartLines, printLines, startLines } from './server/banner.ts';
 import { openServices } from './server/services.ts';
+import { dashboardLogin, serveCli } from './server/first-start.ts';
 
 type Config = ReturnType<typeof loadConfig>;
 type Log = ReturnType<typeof createLogger>;
@@ -29,7 +30,8 @@ async function bootstrap(services: Awaited<ReturnType<typeof openServices>>, con
   if (created) {
     log.info({ merchant_id: created.merchant_id, client_id: created.client_id }, 'test merchant created');
     // stderr, for the person at the terminal: the JSON log stream (stdout) never carries the secret.
-    printLines(firstStartLines(created, config.publicBaseUrl));
+    // The first start's lines: the merchant's key, then the dashboard sign-in (src/server/first-start.ts).
+    printLines([...firstStartLines(created, config.publicBaseUrl), ...(await dashboardLogin(services, created.merchant_id))]);
   }
 }
 
@@ -85,6 +87,7 @@ async function main() {
   const stopMaintenance = startMaintenance(services);
   const worker = startWorker(services.runtime, log.child({ component: 'worker' }), workerOptions(config));
   const app = createApp(services);
+  const stopCli = await serveCli(services);
   const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
     log.info({ port: info.port, host: config.HOST, database: services.db.kind, public_base_url: config.publicBaseUrl }, 'billing service listening');
     if (!isWorker || cluster.worker?.id === 1) {
@@ -104,6 +107,7 @@ async function main() {
     stopMaintenance();
     await worker.stop();
     await new Promise<void>((resolve) => server.close(() => resolve()));
+    await stopCli();
     await services.db.close().catch(() => {});
     unlock();
     process.exit(0);

@@ -84,6 +84,7 @@ function expectLinks(stderr: string) {
 describe('npm start: the banner on stderr, JSON logs on stdout', () => {
   let secret = '';
   let clientId = '';
+  let password = '';
 
   it('first start: credentials and links on stderr only; stdout is JSON without the secret', { timeout: 60_000 }, async () => {
     const s = await start();
@@ -103,6 +104,10 @@ describe('npm start: the banner on stderr, JSON logs on stdout', () => {
     expectOnlyJsonLogs(stdout);
     expect(stdout).not.toContain(secret);
     expect(stdout).not.toContain('shown only this once');
+    // The dashboard sign-in printed once with it: its password on stderr only.
+    password = /^ +password +(\S+)$/m.exec(stderr)?.[1] ?? '';
+    expect(password.length).toBeGreaterThanOrEqual(12);
+    expect(stdout).not.toContain(password);
     expect(stdout).toContain('"msg":"test merchant created"');
 
     // The printed credentials work, and the landing page is there.
@@ -122,6 +127,7 @@ describe('npm start: the banner on stderr, JSON logs on stdout', () => {
     const { stdout, stderr } = s.out;
     expectLinks(stderr);
     expect(stderr).not.toContain(secret);
+    expect(stderr).not.toContain(password);
     expect(stderr).not.toContain('client_secret');
     expect(stderr).not.toContain('A test-mode merchant was created');
     expectOnlyJsonLogs(stdout);

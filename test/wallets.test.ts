@@ -301,16 +301,26 @@ describe('concurrency and integrity', () => {
     } while (after);
     const refs = ledger.map((t: any) => t.reference);
     expect(new Set(refs).size).toBe(refs.length);
-    // The chain of balances is unbroken: every row starts where another ended, back to 0. (Walked by
-    // balance, earliest first: under this much concurrency two rows may list out of lock order — a
-    // row's created_at is decided before the wallet's lock and equal times sort by id — an open
-    // issue of the listing order, not of the balances: docs/wallets.md.)
-    const left = [...ledger].reverse();
+    // The ledger lists in the order its rows were applied (newest first): walked oldest first, every
+    // row starts where the one before it ended, back to 0 — also under this much concurrency on one
+    // wallet (each row is stamped after the wallet's latest: docs/wallets.md, "Order").
     let at = 0;
-    while (left.length > 0) {
-      const i = left.findIndex((t: any) => t.balance_before === at);
-      expect(i, `no ledger row starts at ${at}`).toBeGreaterThanOrEqual(0);
-      at = left.splice(i, 1)[0].balance_after;
+    for (const t of [...ledger].reverse()) {
+      expect(t.balance_before, `ledger row ${t.id} lists out of the order it was applied in`).toBe(at);
+      at = t.balance_after;
+    }
+    const times = ledger.map((t: any) => Date.parse(t.created_at));
+    for (let i = 1; i < times.length; i++) expect(times[i - 1]!).toBeGreaterThan(times[i]!);
+    // What each movement answered is what the ledger holds.
+    const byRef = new Map(ledger.map((t: any) => [t.reference, t]));
+    for (const { o, r } of rs.filter(({ r }) => r.status < 300)) {
+      const listed: any = byRef.get(o.ref);
+      const answered = r.body.transaction ?? r.body;
+      expect({ id: answered.id, created_at: answered.created_at, balance_after: answered.balance_after }).toEqual({
+        id: listed.id,
+        created_at: listed.created_at,
+        balance_after: listed.balance_after,
+      });
     }
     expect(at).toBe(await balance(api, w.id));
     expect(Math.min(...ledger.map((t: any) => t.balance_after))).toBeGreaterThanOrEqual(0);
@@ -331,6 +341,25 @@ describe('concurrency and integrity', () => {
       row(`INSERT INTO wallet_transactions (id, merchant_id, wallet_id, type, amount, balance_before, balance_after) VALUES ('wtx_bad000000000000000002', '${api.creds.merchant_id}', '${w.id}', 'debit', 500, 100, -400)`),
     ).rejects.toThrow();
     expect(await balance(api, w.id)).toBe(100);
+  });
+
+  it('a ledger row stamped before the wallet\'s latest one lists after it (the trigger stamps it 1 ms later)', async () => {
+    const w = await wallet();
+    const first: any = (await credit(api, w.id, 100, 'seed')).body;
+    const firstRow = first.transaction ?? first;
+    const prisma = app.services.db.prisma;
+    const late = `wtx_late${Date.now().toString(36)}${Math.random().toString(36).slice(2, 10)}`;
+    // A writer whose clock is behind the wallet's latest row (as a request stamped before it waited for the lock).
+    await prisma.$executeRawUnsafe(
+      `INSERT INTO wallet_transactions (id, merchant_id, wallet_id, type, amount, balance_before, balance_after, created_at)
+       VALUES ('${late}', '${api.creds.merchant_id}', '${w.id}', 'debit', 30, 100, 70, '${new Date(Date.parse(firstRow.created_at) - 60_000).toISOString()}')`,
+    );
+    const d: any = (await debit(api, w.id, 10, 'after-late')).body;
+    const list: any = (await api.get(`/v1/wallets/${w.id}/transactions`)).body.data;
+    expect(list.map((t: any) => t.id)).toEqual([d.id, late, firstRow.id]);
+    expect(Date.parse(list[1].created_at)).toBe(Date.parse(firstRow.created_at) + 1);
+    expect(Date.parse(d.created_at)).toBeGreaterThan(Date.parse(list[1].created_at));
+    expect(list.map((t: any) => [t.balance_before, t.balance_after])).toEqual([[70, 60], [100, 70], [0, 100]]);
   });
 });
 

@@ -199,7 +199,11 @@ async function advanceHoldingLease(ctx: Ctx, target: Date, lease: AdvanceLease, 
     }
   };
   // The clock runs on from the target (or from where an advance that went further left it).
-  if (complete) return place(target);
+  if (complete) {
+    const at = await place(target);
+    ctx.log.info({ merchant_id: merchant.id, to: at.toISOString(), jobs_run: ran }, 'clock advanced');
+    return at;
+  }
   const next = await earliestDue(runtime, merchant.id, target);
   const reached = next ? new Date(next.getTime() - 1) : target;
   // Parked at the stop point (or where it stands, if that is later): the jobs due just after it

@@ -5,6 +5,6 @@ import type { Prisma, PrismaClient } from './db/index.ts';
 export type ApiKeyWithMerchant = Prisma.ApiKeyGetPayload<{ include: { merchant: true } }>;
 
 /** The key of a client id (revoked or not), with its merchant; null when there is none. */
-export function findApiKeyWithMerchant(prisma: PrismaClient, clientId: string): Promise<ApiKeyWithMerchant | null> {
+export function findApiKeyWithMerchant(prisma: PrismaClient | Prisma.TransactionClient, clientId: string): Promise<ApiKeyWithMerchant | null> {
   return prisma.apiKey.findUnique({ where: { clientId }, include: { merchant: true } });
 }

@@ -83,10 +83,16 @@ export async function send(url: string, init: RequestInit = {}): Promise<Res> {
 
 export const usingPostgres = !!process.env.TEST_DATABASE_URL;
 
-export async function startApp(env: Record<string, string> = {}, opts: { worker?: boolean; graphqlPlugins?: GraphQLPlugin[] } = {}): Promise<TestApp> {
+export async function startApp(
+  env: Record<string, string> = {},
+  opts: { worker?: boolean; graphqlPlugins?: GraphQLPlugin[]; /** every log line, at `info` and up, goes here */ logLines?: string[] } = {},
+): Promise<TestApp> {
   // Loopback webhooks are allowed by default: the receivers all live on 127.0.0.1.
   const config = loadConfig({ LOG_LEVEL: 'silent', PORT: '0', BILLING_ALLOW_HTTP_WEBHOOKS: '1', ...env });
-  const log = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+  const lines = opts.logLines;
+  const log = lines
+    ? createLogger('info', { write: (line: string) => void lines.push(line) })
+    : createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
   const queries = {
     count: 0,
     sql: [] as string[],

@@ -14,6 +14,8 @@ import { wake } from '../../platform/jobs.ts';
 import { asRawTx, type RawTx } from '../../platform/db/raw.ts';
 import { clockOf, type ClockMerchant, type Clock } from '../../platform/clock.ts';
 import { countEvents, findActiveEndpoints, findEvent, findEvents, IDS_PER_EVENT, insertEvents, insertEventWithDeliveries, type EventRow, type Statement } from './store.ts';
+import { logForOperator, operatorLine } from './operator-log.ts';
+import type { Logger } from '../../platform/logger.ts';
 
 export { EVENT_TYPES, type EventType, type Statement };
 
@@ -29,6 +31,8 @@ export interface EventJSON {
 export interface EventScope {
   merchant: ClockMerchant;
   clock?: Clock | undefined;
+  /** where the operator's line of the event goes (operator-log.ts), after the change commits */
+  log?: Logger | undefined;
 }
 
 /**
@@ -62,7 +66,8 @@ export async function recordEvent(
  * BEGIN, the statement and COMMIT are three): the change (`with`, which must select FROM clock)
  * and its event commit together because they are one statement. `lead` is a read that goes first
  * (e.g. the row's lock with the change's conditions): nothing is written when it finds no row,
- * and its columns come back in `lead` (they must not be named id, n or at). Returns null, having
+ * and its columns come back in `lead` (they must not be named id, n or at); with `notBefore`, its
+ * column `not_before` is a lower bound of the statement's time. Returns null, having
  * written nothing, when `db` is a transaction or carries an idempotency guard (the work belongs in
  * that transaction), when `lead` found no row, or when more than IDS_PER_EVENT endpoints are
  * subscribed: the caller then does the change in a transaction (recordEvent).
@@ -73,7 +78,7 @@ export async function recordEventAlone<L extends object = object>(
   type: EventType,
   object: object,
   /** `set`: fields of `object` that the statement sets in the event to SQL expressions over `clock` (the caller sets them in its copy from `lead`) */
-  opts: { with: Statement[]; stamp?: string[]; lead?: Statement; set?: Record<string, string> },
+  opts: { with: Statement[]; stamp?: string[]; lead?: Statement; set?: Record<string, string>; notBefore?: boolean },
 ): Promise<{ event: Event; lead: L } | null> {
   if (isTransaction(db) || isGuarded(db)) return null;
   return writeEvent<L>(asRawTx(db), on, type, object, undefined, { ...opts, alone: true });
@@ -85,7 +90,7 @@ async function writeEvent<L extends object>(
   type: EventType,
   object: object,
   previousAttributes: Record<string, unknown> | undefined,
-  opts: { with?: Statement[]; stamp?: string[]; lead?: Statement; set?: Record<string, string>; alone?: boolean; email?: boolean },
+  opts: { with?: Statement[]; stamp?: string[]; lead?: Statement; set?: Record<string, string>; notBefore?: boolean; alone?: boolean; email?: boolean },
 ): Promise<{ event: Event; lead: L } | null> {
   const merchantId = on.merchant.id;
   const data: EventJSON['data'] = { object: object as Record<string, unknown> };
@@ -98,13 +103,14 @@ async function writeEvent<L extends object>(
   const email = opts.email ?? emailsAbout(type, object);
   const rows = await insertEventWithDeliveries(tx, {
     event, data, at, with: opts.with ?? [], stamp: opts.stamp ?? [], attemptIds: ids, excludedEndpoints: excluded, email,
-    lead: opts.lead, alone: opts.alone, set: opts.set,
+    lead: opts.lead, alone: opts.alone, set: opts.set, notBefore: opts.notBefore,
   });
   if (rows.length === 0) return null; // alone or with a lead: nothing was written
   const { id: _id, n: _n, at: createdAt, ...lead } = rows[0]!;
   event.createdAt = createdAt;
   for (const field of opts.stamp ?? []) data.object[field] = event.createdAt.toISOString();
   if (rows.some((r) => r.id !== null) || email) tx.afterCommit(wake);
+  if (operatorLine(type, data.object, data.previous_attributes)) tx.afterCommit(() => logForOperator(on.log, merchantId, { id: event.id, type, object: data.object, previous: data.previous_attributes }));
   const rest = rows.filter((r) => r.n !== null && Number(r.n) > IDS_PER_EVENT);
   if (rest.length > 0) await scheduleDeliveries(tx, event, rest.map((r) => r.id!), event.createdAt);
   return { event, lead: lead as L };
@@ -146,6 +152,13 @@ export async function recordEvents(db: Db | RawTx, on: EventScope, list: NewEven
   });
   await insertEvents(tx, merchantId, rows);
   if (rows.some((r) => r.deliveries.length > 0 || r.email)) tx.afterCommit(wake);
+  const told = rows.filter((r) => operatorLine(r.type, (r.data as EventJSON['data']).object, (r.data as EventJSON['data']).previous_attributes));
+  if (told.length > 0) tx.afterCommit(() => {
+    for (const r of told) {
+      const d = r.data as EventJSON['data'];
+      logForOperator(on.log, merchantId, { id: r.id, type: r.type, object: d.object, previous: d.previous_attributes });
+    }
+  });
   return rows.map((r) => ({ id: r.id, merchantId, type: r.type, data: r.data as Prisma.JsonObject, createdAt: r.at }));
 }
 

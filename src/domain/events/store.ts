@@ -61,6 +61,11 @@ export interface EventInsert {
    */
   email?: boolean | { optIn: OptInEmailSwitch };
   /**
+   * `lead` returns a column `not_before`: the statement's time is at least that (a wallet's ledger
+   * row comes after the wallet's latest one, for example); NULL sets no bound
+   */
+  notBefore?: boolean;
+  /**
    * A read run before everything else (CTE `lead`, e.g. a locking read with the change's
    * conditions): the statement writes only when it returns a row, and its columns are `clock`'s
    * too (`clock.balance` …). $1 is the merchant, its own parameters are renumbered like `with`'s.
@@ -114,7 +119,7 @@ export function insertEventWithDeliveries(tx: RawTx, e: EventInsert): Promise<Ev
   ctes.splice(
     clockAt,
     0,
-    `clock AS (SELECT ${billingNowSql('m', '$2::timestamptz')} AS at${e.lead ? ', lead.*' : ''} FROM merchants m${e.lead ? ', lead' : ''} WHERE m.id = $1${gate})`,
+    `clock AS (SELECT ${e.lead && e.notBefore ? `greatest(${billingNowSql('m', '$2::timestamptz')}, lead.not_before)` : billingNowSql('m', '$2::timestamptz')} AS at${e.lead ? ', lead.*' : ''} FROM merchants m${e.lead ? ', lead' : ''} WHERE m.id = $1${gate})`,
   );
   let dataSql = `${p(JSON.stringify(e.data))}::jsonb`;
   for (const field of e.stamp) dataSql = `jsonb_set(${dataSql}, ${p(`{object,${field}}`)}::text[], ${ISO_AT})`;

@@ -8,7 +8,9 @@ import {
   findMerchant,
   insertApiKey,
   insertMerchantWithKey,
+  insertMerchantWithKeyIn,
   listMerchantsWithKeys,
+  inBootstrapLock,
   revokeActiveApiKey,
 } from './store.ts';
 
@@ -22,14 +24,22 @@ export interface IssuedCredentials {
 }
 
 export async function createMerchant(prisma: PrismaClient, input: { name: string; mode?: Mode }): Promise<IssuedCredentials> {
+  const m = await newMerchant(input);
+  await insertMerchantWithKey(prisma, m.merchant, m.key);
+  return m.credentials;
+}
+
+/** A new merchant's rows and the credentials of its first key (nothing written yet). */
+async function newMerchant(input: { name: string; mode?: Mode }) {
   const name = input.name.trim();
   if (!name || name.length > 200) throw new Error('merchant name must be 1 to 200 characters');
   const mode = input.mode ?? 'test';
   const clientId = newId('client_id');
   const secret = `sk_${mode}_${randomToken(32)}`;
   const secretHash = await hashSecret(secret);
-  const merchant = await insertMerchantWithKey(prisma, { id: newId('merchant'), name, mode }, { id: newId('api_key'), clientId, secretHash, secretLast4: secret.slice(-4) });
-  return { merchant_id: merchant.id, client_id: clientId, client_secret: secret, mode };
+  const merchant = { id: newId('merchant'), name, mode };
+  const credentials: IssuedCredentials = { merchant_id: merchant.id, client_id: clientId, client_secret: secret, mode };
+  return { merchant, key: { id: newId('api_key'), clientId, secretHash, secretLast4: secret.slice(-4) }, credentials };
 }
 
 export async function createApiKey(prisma: PrismaClient, merchantId: string): Promise<IssuedCredentials> {
@@ -86,29 +96,35 @@ export async function bootstrapMerchant(
   explicit?: { clientId: string; clientSecret: string },
   log?: BootstrapLog,
 ): Promise<IssuedCredentials | null> {
-  if (explicit) {
-    const clientId = explicit.clientId;
-    const key = await findApiKeyWithMerchant(prisma, clientId);
-    if (!key) {
-      const secretHash = await hashSecret(explicit.clientSecret);
-      const { id: merchantId } = await insertMerchantWithKey(
-        prisma,
-        { id: newId('merchant'), name: 'Bootstrap merchant', mode: 'test' },
-        { id: newId('api_key'), clientId, secretHash, secretLast4: explicit.clientSecret.slice(-4) },
-      );
-      log?.info({ client_id: clientId, merchant_id: merchantId }, 'bootstrap merchant created from BILLING_BOOTSTRAP_CLIENT_ID');
+  // One decision at a time across instances starting together on one database (an advisory lock
+  // held by the transaction): the first creates, the others then find what it made.
+  return inBootstrapLock(prisma, async (tx) => {
+    if (explicit) {
+      const clientId = explicit.clientId;
+      const key = await findApiKeyWithMerchant(tx, clientId);
+      if (!key) {
+        const secretHash = await hashSecret(explicit.clientSecret);
+        const { id: merchantId } = await insertMerchantWithKeyIn(
+          tx,
+          { id: newId('merchant'), name: 'Bootstrap merchant', mode: 'test' },
+          { id: newId('api_key'), clientId, secretHash, secretLast4: explicit.clientSecret.slice(-4) },
+        );
+        log?.info({ client_id: clientId, merchant_id: merchantId }, 'bootstrap merchant created from BILLING_BOOTSTRAP_CLIENT_ID');
+        return null;
+      }
+      const about = { client_id: clientId, merchant_id: key.merchantId };
+      if (key.revokedAt) {
+        log?.warn(about, 'BILLING_BOOTSTRAP_CLIENT_ID names a revoked key: it stays revoked and the bootstrap credentials do not work. Create a new key with the CLI, or unset the bootstrap variables.');
+      } else if (key.merchant.mode !== 'test') {
+        log?.warn(about, 'BILLING_BOOTSTRAP_CLIENT_ID names a key of a live-mode merchant: bootstrap only manages test-mode merchants, so the key is left unchanged.');
+      } else if (!(await verifySecret(explicit.clientSecret, key.secretHash))) {
+        log?.warn(about, 'BILLING_BOOTSTRAP_CLIENT_SECRET does not match the existing key: its secret is left unchanged and the configured secret does not work. Rotate keys with the CLI.');
+      }
       return null;
     }
-    const about = { client_id: clientId, merchant_id: key.merchantId };
-    if (key.revokedAt) {
-      log?.warn(about, 'BILLING_BOOTSTRAP_CLIENT_ID names a revoked key: it stays revoked and the bootstrap credentials do not work. Create a new key with the CLI, or unset the bootstrap variables.');
-    } else if (key.merchant.mode !== 'test') {
-      log?.warn(about, 'BILLING_BOOTSTRAP_CLIENT_ID names a key of a live-mode merchant: bootstrap only manages test-mode merchants, so the key is left unchanged.');
-    } else if (!(await verifySecret(explicit.clientSecret, key.secretHash))) {
-      log?.warn(about, 'BILLING_BOOTSTRAP_CLIENT_SECRET does not match the existing key: its secret is left unchanged and the configured secret does not work. Rotate keys with the CLI.');
-    }
-    return null;
-  }
-  if ((await countMerchants(prisma)) > 0) return null;
-  return createMerchant(prisma, { name: 'Test merchant', mode: 'test' });
+    if ((await countMerchants(tx)) > 0) return null;
+    const m = await newMerchant({ name: 'Test merchant', mode: 'test' });
+    await insertMerchantWithKeyIn(tx, m.merchant, m.key);
+    return m.credentials;
+  });
 }

@@ -164,15 +164,31 @@ interface LedgerEntry {
   at: Date;
 }
 
+/** A locked wallet as a movement sees it: its balance and the time of its latest ledger row. */
+export interface LedgerHead {
+  id: string;
+  balance: bigint;
+  lastLedgerAt: Date | null;
+}
+
+/**
+ * A ledger row's created_at: the billing clock's now, or 1 ms after the wallet's latest row when
+ * that is not earlier (the ledger lists in the order its rows were applied; the ledger trigger
+ * stamps the same for any writer that does not).
+ */
+export function ledgerTime(at: Date, lastLedgerAt: Date | null): Date {
+  return lastLedgerAt && at.getTime() <= lastLedgerAt.getTime() ? new Date(lastLedgerAt.getTime() + 1) : at;
+}
+
 /** Appends one ledger row to a wallet locked by the caller; the trigger moves the balance (one statement). */
-export async function append(ctx: Ctx, db: TenantTx | RawTx, w: { id: string; balance: bigint }, e: LedgerEntry): Promise<WalletTransaction> {
+export async function append(ctx: Ctx, db: TenantTx | RawTx, w: LedgerHead, e: LedgerEntry): Promise<WalletTransaction> {
   const row = ledgerRow(ctx, w, e);
   await store.insertTransaction(db, ctx.merchant.id, row);
   return row;
 }
 
 /** The ledger row a movement appends (its INSERT: store.insertTransaction, or insertTransactionStatement to run with the event). */
-function ledgerRow(ctx: Ctx, w: { id: string; balance: bigint }, e: LedgerEntry): WalletTransaction {
+function ledgerRow(ctx: Ctx, w: LedgerHead, e: LedgerEntry): WalletTransaction {
   const sign = INCOMING.has(e.type) ? 1n : -1n;
   const after = w.balance + sign * e.amount;
   if (after > MAX_BALANCE) {
@@ -189,7 +205,7 @@ function ledgerRow(ctx: Ctx, w: { id: string; balance: bigint }, e: LedgerEntry)
     reference: e.reference ?? null,
     description: e.description ?? null,
     metadata: e.metadata ?? {},
-    createdAt: e.at,
+    createdAt: ledgerTime(e.at, w.lastLedgerAt),
   };
   return t;
 }
@@ -210,27 +226,27 @@ async function existingByReference(ctx: Ctx, db: TenantTx | RawTx, walletId: str
 
 /**
  * Expires, inside the caller's transaction, the given grants of a locked wallet whose time has
- * come (exactly their unused part leaves the balance). Returns the balance afterwards.
+ * come (exactly their unused part leaves the balance). Returns the wallet's head afterwards.
  */
-async function expireGrantsAt(ctx: Ctx, db: TenantTx | RawTx, w: { id: string; balance: bigint }, grants: Grant[], now: Date): Promise<bigint> {
+async function expireGrantsAt(ctx: Ctx, db: TenantTx | RawTx, w: LedgerHead, grants: Grant[], now: Date): Promise<LedgerHead> {
   const tx = asRawTx(db);
-  let balance = w.balance;
+  let head: LedgerHead = { id: w.id, balance: w.balance, lastLedgerAt: w.lastLedgerAt };
   for (const g of grants) {
     if (g.expiresAt.getTime() > now.getTime()) continue;
     if (g.remaining > 0n) {
-      const t = await append(ctx, tx, { id: w.id, balance }, {
+      const t = await append(ctx, tx, head, {
         type: 'expiry',
         amount: g.remaining,
         description: 'Credit expired',
         metadata: { credit_transaction_id: g.transactionId },
         at: now,
       });
-      balance = t.balanceAfter;
+      head = { id: w.id, balance: t.balanceAfter, lastLedgerAt: t.createdAt };
       await recordEvent(tx, ctx, 'wallet.credit.expired', transactionToJSON(t));
     }
     await store.updateGrant(tx, ctx.merchant.id, g.id, 0n, now);
   }
-  return balance;
+  return head;
 }
 
 /** Locks the wallet for a debit, reading what it needs in the same round trip (store.lockWalletForDebit). */
@@ -263,7 +279,7 @@ const SAME_REFERENCE_RACE = { retryOn: isUniqueViolation };
  * a transaction, too many endpoints, or a concurrent movement took the same reference first).
  */
 async function debitAlone(ctx: Ctx, id: string, amount: bigint, data: { reference: string; description?: string | null | undefined; metadata?: Record<string, string> | undefined }): Promise<WalletTransaction | null> {
-  const t = ledgerRow(ctx, { id, balance: 0n }, { type: 'debit', amount, reference: data.reference, description: data.description, metadata: data.metadata, at: new Date(0) });
+  const t = ledgerRow(ctx, { id, balance: 0n, lastLedgerAt: null }, { type: 'debit', amount, reference: data.reference, description: data.description, metadata: data.metadata, at: new Date(0) });
   let done;
   try {
     done = await recordEventAlone<store.DebitLead>(ctx.db, ctx, 'wallet.debited', transactionToJSON(t), {
@@ -271,6 +287,8 @@ async function debitAlone(ctx: Ctx, id: string, amount: bigint, data: { referenc
       with: [store.insertDebitFromLeadStatement(t)],
       stamp: ['created_at'],
       set: { balance_before: 'clock.balance_before', balance_after: 'clock.balance_after' },
+      // after the wallet's latest ledger row (ledgerTime's rule, in the statement)
+      notBefore: true,
     });
   } catch (err) {
     // The same reference committed by a concurrent debit while this one waited for the lock (the
@@ -302,7 +320,8 @@ export async function debitWallet(ctx: Ctx, id: string, input: WalletDebitInput)
     if (w.status === 'frozen') throw new StateError('wallet_frozen', `Wallet ${w.id} is frozen: debits are blocked until it is unfrozen.`, null);
     const now = movementNow(ctx, w);
     const grants = w.hasGrants ? await store.listOpenGrants(tx, ctx.merchant.id, w.id) : [];
-    const balance = await expireGrantsAt(ctx, tx, w, grants, now);
+    const head = await expireGrantsAt(ctx, tx, w, grants, now);
+    const balance = head.balance;
     if (balance < amount) {
       throw new InsufficientBalanceError(
         `Insufficient balance: the wallet has ${formatMoney(balance, w.currency)}, the debit needs ${formatMoney(amount, w.currency)}.`,
@@ -319,7 +338,7 @@ export async function debitWallet(ctx: Ctx, id: string, input: WalletDebitInput)
       left -= take;
     }
     // The ledger row goes in with the event, in one statement.
-    const t = ledgerRow(ctx, { id: w.id, balance }, { type: 'debit', amount, reference: data.reference, description: data.description, metadata: data.metadata, at: now });
+    const t = ledgerRow(ctx, head, { type: 'debit', amount, reference: data.reference, description: data.description, metadata: data.metadata, at: now });
     await recordEvent(tx, ctx, 'wallet.debited', transactionToJSON(t), undefined, { with: [store.insertTransactionStatement(t)] });
     return t;
   }, SAME_REFERENCE_RACE);

@@ -57,6 +57,8 @@ export interface LockedForMovement {
   clockParkedUntil: Date | null;
   priorId: string | null;
   hasGrants: boolean;
+  /** the time of the wallet's latest ledger row (the next is stamped after it) */
+  lastLedgerAt: Date | null;
 }
 
 /**
@@ -66,7 +68,7 @@ export interface LockedForMovement {
  */
 export async function lockWalletForDebit(tx: RawTx, merchantId: string, id: string, reference: string): Promise<LockedForMovement | undefined> {
   const [row] = await merchantSql(tx.raw, merchantId)<LockedForMovement>(
-    `SELECT w.id, w.balance, w.status, w.currency, m.clock_offset_ms, m.clock_parked_until, t.id AS prior_id,
+    `SELECT w.id, w.balance, w.status, w.currency, w.last_ledger_at, m.clock_offset_ms, m.clock_parked_until, t.id AS prior_id,
        EXISTS (SELECT 1 FROM wallet_grants g WHERE g.wallet_id = w.id AND g.expired_at IS NULL) AS has_grants
      FROM wallets w
      JOIN merchants m ON m.id = w.merchant_id
@@ -96,7 +98,8 @@ export interface DebitLead {
  */
 export function debitLeadStatement(id: string, reference: string, amount: bigint): Statement {
   return {
-    sql: `SELECT w.id AS wallet_id, w.balance AS balance_before, w.balance - $4::bigint AS balance_after FROM wallets w
+    sql: `SELECT w.id AS wallet_id, w.balance AS balance_before, w.balance - $4::bigint AS balance_after,
+            w.last_ledger_at + interval '1 millisecond' AS not_before FROM wallets w
           WHERE w.id = $2 AND w.merchant_id = $1 AND w.status NOT IN ('closed', 'frozen') AND w.balance >= $4::bigint
             AND NOT EXISTS (SELECT 1 FROM wallet_transactions t WHERE t.wallet_id = w.id AND t.reference = $3)
             AND NOT EXISTS (SELECT 1 FROM wallet_grants g WHERE g.wallet_id = w.id AND g.expired_at IS NULL)

@@ -1,0 +1,86 @@
+// Operators see the service's business events in its JSON log (issue 26, "Logs"): one line per
+// charge that failed, dunning step, subscription that fell into past_due/unpaid or was cancelled
+// while unpaid, webhook endpoint disabled, clock advanced — with the merchant and the ids involved,
+// at warn/info — and never a secret (API secret, webhook signing secret, card number).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApp, type TestApp } from './helpers/app.ts';
+import { clockMerchant } from './helpers/clock-merchant.ts';
+
+const NSF = '4000000000009995'; // saves, then every charge of it fails with insufficient_funds
+const DAY = 86_400;
+const lines: string[] = [];
+let app: TestApp;
+beforeAll(async () => {
+  app = await startApp({}, { logLines: lines });
+});
+afterAll(() => app?.close());
+
+const parsed = () => lines.map((l) => JSON.parse(l) as Record<string, any>);
+const withMsg = (msg: string, merchantId: string) => parsed().filter((l) => l.msg === msg && l.merchant_id === merchantId);
+
+describe('operator log lines', () => {
+  it('a declining subscription through dunning, a failing endpoint and clock advances each leave their line; no secret is logged', async () => {
+    const m = await clockMerchant(app);
+    const { api } = m;
+    const merchantId = api.creds.merchant_id;
+    const endpoint = (await api.post('/v1/webhook-endpoints', { url: 'http://127.0.0.1:9/hook' })).body;
+    expect(endpoint.secret).toMatch(/^whsec_/);
+    const c = (await api.post('/v1/customers', { email: 'ops@example.com', name: 'Ops' })).body;
+    const si = (await api.post('/v1/setup-intents', { customer_id: c.id })).body;
+    expect((await api.post(`/v1/test-helpers/setup-intents/${si.id}/complete`, { card_number: NSF })).status).toBe(200);
+    const plan = (await api.post('/v1/plans', { name: 'Pro', amount: 3000, currency: 'USD', interval: 'month', trial_period_days: 7 })).body;
+    const sub = (await api.post('/v1/subscriptions', { customer_id: c.id, plan_id: plan.id })).body;
+
+    await m.advance({ to: sub.trial_end });
+    const pastDue = (await api.get(`/v1/subscriptions/${sub.id}`)).body;
+    expect(pastDue.status).toBe('past_due');
+    const invoiceId = pastDue.latest_invoice_id;
+
+    const failed = withMsg('payment failed', merchantId);
+    expect(failed.length).toBeGreaterThanOrEqual(1);
+    expect(failed[0]).toMatchObject({ level: 'warn', customer_id: c.id, amount: 3000, currency: 'USD', failure_code: 'insufficient_funds' });
+    expect(failed[0]!.payment_id).toMatch(/^pay_/);
+    expect(failed[0]!.event_id).toMatch(/^evt_/);
+    expect(withMsg('invoice payment failed (dunning step)', merchantId)[0]).toMatchObject({
+      level: 'warn', invoice_id: invoiceId, subscription_id: sub.id, customer_id: c.id, attempt_count: 1, next_payment_attempt: expect.any(String),
+    });
+    expect(withMsg('subscription past_due', merchantId)).toEqual([
+      expect.objectContaining({ level: 'warn', subscription_id: sub.id, customer_id: c.id, from_status: 'active', status: 'past_due' }),
+    ]);
+    expect(withMsg('clock advanced', merchantId)[0]).toMatchObject({ level: 'info', to: expect.any(String), jobs_run: expect.any(Number) });
+
+    // Dunning runs its course (retries over the following weeks), and the endpoint keeps failing.
+    await m.advance({ seconds: 30 * DAY });
+    const end = (await api.get(`/v1/subscriptions/${sub.id}`)).body;
+    expect(end.status).toBe('unpaid');
+    const steps = withMsg('invoice payment failed (dunning step)', merchantId).map((l) => l.attempt_count);
+    expect(steps.length).toBeGreaterThan(1);
+    expect(steps).toEqual([...steps].sort((a, b) => a - b));
+    expect(withMsg('subscription unpaid', merchantId)).toEqual([expect.objectContaining({ level: 'warn', subscription_id: sub.id, from_status: 'past_due' })]);
+    expect(withMsg('webhook endpoint disabled after repeated failures', merchantId)).toEqual([
+      expect.objectContaining({ level: 'warn', webhook_endpoint_id: endpoint.id }),
+    ]);
+
+    expect((await api.post(`/v1/subscriptions/${sub.id}/cancel`, {})).status).toBe(200);
+    await expect.poll(() => withMsg('subscription cancelled while unpaid', merchantId)).toEqual([
+      expect.objectContaining({ level: 'warn', subscription_id: sub.id, from_status: 'unpaid' }),
+    ]);
+
+    // Every line is JSON with a level and a message; none carries a secret.
+    const text = lines.join('\n');
+    for (const secret of [api.creds.client_secret, endpoint.secret, NSF]) expect(text.includes(secret), `a log line carries ${secret.slice(0, 6)}…`).toBe(false);
+    for (const l of parsed()) expect(l).toMatchObject({ level: expect.any(String), msg: expect.any(String) });
+  });
+
+  it('a customer whose card works, renewed for a month, leaves no warning', async () => {
+    const m = await clockMerchant(app);
+    const merchantId = m.api.creds.merchant_id;
+    const c = (await m.api.post('/v1/customers', { email: 'fine@example.com' })).body;
+    const si = (await m.api.post('/v1/setup-intents', { customer_id: c.id })).body;
+    await m.api.post(`/v1/test-helpers/setup-intents/${si.id}/complete`, { card_number: '4242424242424242' });
+    const plan = (await m.api.post('/v1/plans', { name: 'Basic', amount: 1000, currency: 'USD', interval: 'month' })).body;
+    expect((await m.api.post('/v1/subscriptions', { customer_id: c.id, plan_id: plan.id })).status).toBe(201);
+    await m.advance({ seconds: 40 * DAY });
+    expect(parsed().filter((l) => l.merchant_id === merchantId && l.level !== 'info')).toEqual([]);
+  });
+});

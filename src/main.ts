@@ -8,33 +8,14 @@ import cluster from 'node:cluster';
 import { serve } from '@hono/node-server';
 import { startMaintenance } from './jobs/maintenance.ts';
 import { startWorker, workerOptions } from './jobs/worker.ts';
-import { bootstrapMerchant, type IssuedCredentials } from './domain/merchants/index.ts';
+import { bootstrapMerchant } from './domain/merchants/index.ts';
 import { ConfigError, loadConfig } from './platform/config.ts';
 import { lockDataDir } from './platform/db/data-dir-lock.ts';
 import { createLogger } from './platform/logger.ts';
 import { createApp } from './server/app.ts';
+import { firstStartLines, printLines, startLines } from './server/banner.ts';
 import { openServices } from './server/services.ts';
 import { dashboardLogin, serveCli } from './server/first-start.ts';
-
-function banner(creds: IssuedCredentials, baseUrl: string, dashboard: string[] = []) {
-  const auth = `${creds.client_id}:${creds.client_secret}`;
-  const lines = [
-    '',
-    '  A test-mode merchant was created. Its secret is shown only this once:',
-    '',
-    `    merchant_id    ${creds.merchant_id}`,
-    `    client_id      ${creds.client_id}`,
-    `    client_secret  ${creds.client_secret}`,
-    '',
-    '  Try it:',
-    `    curl -u ${auth} ${baseUrl}/v1/customers -H 'Content-Type: application/json' -d '{"email":"jane@example.com"}'`,
-    '',
-    `  GraphiQL: ${baseUrl}/graphql   API reference: ${baseUrl}/docs`,
-    '',
-    ...dashboard,
-  ];
-  process.stderr.write(lines.join('\n') + '\n');
-}
 
 type Config = ReturnType<typeof loadConfig>;
 type Log = ReturnType<typeof createLogger>;
@@ -48,7 +29,9 @@ async function bootstrap(services: Awaited<ReturnType<typeof openServices>>, con
   const created = await bootstrapMerchant(services.db.prisma, explicit, log);
   if (created) {
     log.info({ merchant_id: created.merchant_id, client_id: created.client_id }, 'test merchant created');
-    banner(created, config.publicBaseUrl, await dashboardLogin(services, created.merchant_id));
+    // stderr, for the person at the terminal: the JSON log stream (stdout) never carries the secret.
+    // The first start's lines: the merchant's key, then the dashboard sign-in (src/server/first-start.ts).
+    printLines([...firstStartLines(created, config.publicBaseUrl), ...(await dashboardLogin(services, created.merchant_id))]);
   }
 }
 
@@ -107,7 +90,13 @@ async function main() {
   const stopCli = await serveCli(services);
   const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
     log.info({ port: info.port, host: config.HOST, database: services.db.kind, public_base_url: config.publicBaseUrl }, 'billing service listening');
-    if (!isWorker || cluster.worker?.id === 1) process.stderr.write(`  Listening on http://${config.HOST}:${info.port} (database: ${services.db.kind === 'pglite' ? `embedded, ${config.DATA_DIR}` : 'PostgreSQL'})\n`);
+    if (!isWorker || cluster.worker?.id === 1) {
+      printLines(startLines({
+        listening: `http://${config.HOST}:${info.port}`,
+        database: services.db.kind === 'pglite' ? `embedded, ${config.DATA_DIR}` : 'PostgreSQL',
+        baseUrl: config.publicBaseUrl,
+      }));
+    }
   });
 
   let stopping = false;

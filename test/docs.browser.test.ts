@@ -4,6 +4,7 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '../src/rest/index.ts';
+import { exampleId } from '../src/platform/ids.ts';
 import { send, startApp, type TestApp } from './helpers/app.ts';
 import { launchBrowser, requireChromium } from './helpers/browser.ts';
 
@@ -22,8 +23,9 @@ describe.runIf(available)('/docs in a browser', () => {
     await app?.close();
   });
 
-  // Expanding every schema deeply re-renders Swagger UI once per schema: ~50 s on a busy 2-core machine.
-  it('renders every operation and schema, with examples and no errors', { timeout: 180_000 }, async () => {
+  // Expanding every schema deeply re-renders Swagger UI once per schema: ~50 s on a quiet 2-core
+  // machine, up to ~170 s on a busy one (with the webhooks section).
+  it('renders every operation and schema, with examples and no errors', { timeout: 300_000 }, async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
     const errors: string[] = [];
@@ -42,7 +44,10 @@ describe.runIf(available)('/docs in a browser', () => {
     expect(response?.headers()['x-frame-options']).toBe('DENY');
     expect(await page.title()).toBe('Billing API reference');
     await page.locator('.swagger-ui .info .title').getByText('Billing API').waitFor();
-    expect(await page.locator('.swagger-ui .opblock').count()).toBe(routes.length);
+    // Every operation, and every webhook (one per event type) in its own section.
+    const webhookCount = Object.keys((await send(`${app.url}/openapi.json`)).body.webhooks).length;
+    expect(webhookCount).toBeGreaterThan(30);
+    expect(await page.locator('.swagger-ui .opblock').count()).toBe(routes.length + webhookCount);
 
     await page.screenshot({ path: '/tmp/docs-top.png' });
     // Open one operation: its response example is real data, not "string".
@@ -50,7 +55,7 @@ describe.runIf(available)('/docs in a browser', () => {
     const example = page.locator('#operations-Payments-createPayment .responses-wrapper .microlight').first();
     await example.waitFor();
     const text = (await example.textContent()) ?? '';
-    expect(text).toContain('pay_0123456789abcdefGHIJKL');
+    expect(text).toContain(exampleId('payment'));
     expect(text).toContain('"currency": "USD"');
     expect(text).not.toMatch(/"string"/);
     await page.locator('#operations-Payments-createPayment').screenshot({ path: '/tmp/docs-create-payment.png' });

@@ -68,3 +68,27 @@ export function kindOfId(id: string): IdKind | null {
   const m = /^([a-z]+)_[0-9A-Za-z]{16,40}$/.exec(id);
   return (m && PREFIX_TO_KIND.get(m[1]!)) || null;
 }
+
+/**
+ * Documentation examples: `length` base62 characters derived from `seed` (the same string every
+ * time for a seed; it looks like a real token and is not one the service would make by chance).
+ */
+export function exampleToken(seed: string, length = 40): string {
+  // FNV-1a over the seed, then a small xorshift stream.
+  let h = 2166136261;
+  for (const ch of seed) h = Math.imul(h ^ ch.charCodeAt(0), 16777619) >>> 0;
+  let out = '';
+  while (out.length < length) {
+    h ^= h << 13;
+    h ^= h >>> 17;
+    h ^= h << 5;
+    h >>>= 0;
+    out += ALPHABET[h % 62];
+  }
+  return out;
+}
+
+/** A documentation example of an id of `kind`: its real shape (prefix and 22 base62 characters). */
+export function exampleId(kind: IdKind): string {
+  return `${ID_PREFIXES[kind]}_${exampleToken(kind, 22)}`;
+}

@@ -4,7 +4,7 @@
 // with the documented code and the offending parameter.
 import { z } from 'zod';
 import { MAX_AMOUNT, MIN_AMOUNT, normalizeCurrency } from './money.ts';
-import { kindOfId, ID_PREFIXES, type IdKind } from './ids.ts';
+import { exampleId, kindOfId, type IdKind } from './ids.ts';
 import { ValidationError } from './errors.ts';
 
 export { z };
@@ -30,7 +30,9 @@ export function issueToError(issues: z.core.$ZodIssue[], input: unknown, prefix?
     const param = joinPath([...unknown.path, unknown.keys[0]!], prefix)!;
     return new ValidationError('parameter_unknown', `Received unknown parameter: ${param}.`, param);
   }
-  const missing = issues.find((i) => i.code === 'invalid_type' && at(input, i.path) === undefined);
+  // A required field that is absent: zod says invalid_type for most, invalid_value for an enum
+  // or literal, invalid_union for a union — each is "missing" when nothing was sent there.
+  const missing = issues.find((i) => (i.code === 'invalid_type' || i.code === 'invalid_value' || i.code === 'invalid_union') && at(input, i.path) === undefined);
   if (missing) {
     const param = joinPath(missing.path, prefix);
     return new ValidationError('parameter_missing', `Missing required parameter: ${param}.`, param);
@@ -112,7 +114,7 @@ export const httpUrl = z
 
 /** An id of the given kind. A malformed id is a 404 (not a 400) at lookup time, as Stripe does; here it only must be a string. */
 export function idOf(kind: IdKind) {
-  return z.string().min(1).max(64).meta({ example: `${ID_PREFIXES[kind]}_0123456789abcdefGHIJKL` });
+  return z.string().min(1).max(64).meta({ example: exampleId(kind) });
 }
 
 export function isIdOf(kind: IdKind, id: string): boolean {

@@ -1,4 +1,5 @@
 // Plans, subscriptions and invoices.
+import { exampleId } from '../platform/ids.ts';
 import * as plans from '../domain/billing/plans.ts';
 import * as schema from '../domain/billing/schema.ts';
 import * as subs from '../domain/billing/subscriptions.ts';
@@ -15,6 +16,7 @@ const invoiceJSON = (ctx: Ctx) => (i: invoices.InvoiceWithLines) => invoices.inv
 export const billingRoutes = [
   route({
     method: 'post', path: '/v1/plans', operationId: 'createPlan', tag, summary: 'Create a plan',
+    example: { name: 'Pro monthly', amount: 2900, currency: 'USD', interval: 'month', trial_period_days: 14 },
     body: plans.planCreate,
     response: { status: 201, description: 'The new plan (active).', schema: planObject },
     handler: async (ctx, { body }) => plans.planToJSON(await plans.createPlan(ctx, body)),
@@ -61,6 +63,7 @@ export const billingRoutes = [
   }),
   route({
     method: 'patch', path: '/v1/subscriptions/{id}', operationId: 'updateSubscription', tag: subTag, summary: 'Update a subscription (plan change with proration, method, trial end, metadata)',
+    example: { plan_id: exampleId('plan'), proration_behavior: 'create_prorations' },
     params: idParam, body: schema.subscriptionUpdate,
     response: { status: 200, description: 'The subscription after the change.', schema: subscriptionObject },
     phased: true,
@@ -68,6 +71,7 @@ export const billingRoutes = [
   }),
   route({
     method: 'post', path: '/v1/subscriptions/{id}/cancel', operationId: 'cancelSubscription', tag: subTag, summary: 'Cancel now, or at the end of the period',
+    example: { cancel_at_period_end: true },
     params: idParam, body: schema.subscriptionCancel,
     response: { status: 200, description: 'The subscription: cancelled, or set to cancel at period end.', schema: subscriptionObject },
     // invoice_now charges after the cancel commits: a retry with the key finishes those charges.
@@ -76,6 +80,7 @@ export const billingRoutes = [
   }),
   route({
     method: 'post', path: '/v1/subscriptions/{id}/reactivate', operationId: 'reactivateSubscription', tag: subTag, summary: 'Undo a cancellation at period end',
+    conflict: { code: 'subscription_not_cancelling', message: `Subscription ${exampleId('subscription')} is not set to cancel at the end of its period.` },
     params: idParam,
     response: { status: 200, description: 'The subscription, no longer set to cancel.', schema: subscriptionObject },
     handler: async (ctx, { params }) => subs.subscriptionToJSON(await subs.reactivateSubscription(ctx, params.id)),
@@ -88,6 +93,7 @@ export const billingRoutes = [
   }),
   route({
     method: 'post', path: '/v1/subscriptions/{id}/resume', operationId: 'resumeSubscription', tag: subTag, summary: 'Resume a paused subscription',
+    conflict: { code: 'subscription_not_paused', message: `Subscription ${exampleId('subscription')} is active, not paused.` },
     params: idParam,
     response: { status: 200, description: 'The active subscription.', schema: subscriptionObject },
     handler: async (ctx, { params }) => subs.subscriptionToJSON(await subs.resumeSubscription(ctx, params.id)),
@@ -107,6 +113,7 @@ export const billingRoutes = [
   }),
   route({
     method: 'post', path: '/v1/invoices/{id}/void', operationId: 'voidInvoice', tag: invTag, summary: 'Void an open or uncollectible invoice',
+    conflict: { code: 'invoice_not_open', message: `Invoice ${exampleId('invoice')} is paid; only an open or uncollectible invoice can be voided.` },
     description:
       'Only an open or uncollectible invoice (else 409 invoice_not_open). Its checkout closes, what it drew from the wallet is credited back and its automatic retries stop. A past_due or unpaid subscription that owes nothing else becomes active in its current period (subscription.updated).',
     params: idParam,
@@ -115,6 +122,7 @@ export const billingRoutes = [
   }),
   route({
     method: 'post', path: '/v1/invoices/{id}/pay', operationId: 'payInvoice', tag: invTag, summary: 'Charge an open or uncollectible invoice now',
+    conflict: { code: 'invoice_not_open', message: `Invoice ${exampleId('invoice')} is paid; only an open or uncollectible invoice can be paid.` },
     description:
       "One attempt now, with payment_method_id (a saved method of the invoice's customer) or the method dunning would use (the subscription's, else the customer's default). 200 with the paid invoice (a past_due or unpaid subscription becomes active); 402 card_error with the invoice's last_payment_error when the charge fails; 409 invoice_not_open for a paid, void or draft invoice, invoice_payment_in_progress while a charge of it is at the processor. The first attempt counts in attempt_count; later manual attempts change neither attempt_count nor next_payment_attempt (as Stripe).",
     params: idParam, body: schema.invoicePay,

@@ -12,6 +12,7 @@ const tag = 'Customers';
 export const customerRoutes = [
   route({
     method: 'post', path: '/v1/customers', operationId: 'createCustomer', tag, summary: 'Create a customer',
+    example: { email: 'jane@example.com', name: 'Jane Doe', currency: 'USD', locale: 'en', metadata: { crm_id: '6735' } },
     body: customers.customerCreate,
     response: { status: 201, description: 'The new customer.', schema: customerObject },
     handler: async (ctx, { body }) => customerToJSON(await customers.createCustomer(ctx, body)),
@@ -32,6 +33,7 @@ export const customerRoutes = [
   }),
   route({
     method: 'patch', path: '/v1/customers/{id}', operationId: 'updateCustomer', tag, summary: 'Update a customer',
+    example: { name: 'Jane Smith', metadata: { crm_id: '6736' } },
     description: 'A new `default_payment_method_id` retries at once the open or uncollectible invoices of the customer’s `past_due` and `unpaid` subscriptions that charge the default.',
     params: idParam, body: customers.customerUpdate,
     response: { status: 200, description: 'The updated customer.', schema: customerObject },
@@ -57,6 +59,7 @@ export const customerRoutes = [
   }),
   route({
     method: 'post', path: '/v1/customers/{id}/balance-transactions', operationId: 'createCustomerBalanceTransaction', tag,
+    example: { amount: 500, currency: 'USD', description: 'Goodwill credit for the outage of May 3' },
     summary: 'Adjust the customer’s credit balance',
     description:
       'A positive `amount` gives the customer credit in `currency`, drawn by their invoices before charging; a negative one takes unused credit back (never below 0: 400 `balance_insufficient`). Records `customer.balance_changed`.',

@@ -14,6 +14,7 @@ export const emailRoutes = [
   }),
   route({
     method: 'patch', path: '/v1/email-settings', operationId: 'updateEmailSettings', tag,
+    example: { upcoming_renewal: true },
     summary: 'Switch customer e-mails on or off',
     description: 'Any of the booleans; the others keep their value. Applies to messages not made yet (an event whose message was already sent is not sent again).',
     body: emails.emailSettingsUpdate,

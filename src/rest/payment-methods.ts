@@ -1,4 +1,5 @@
 // Setup intents, saved payment methods and customer portal sessions.
+import { exampleId } from '../platform/ids.ts';
 import * as methods from '../domain/payment-methods/index.ts';
 import * as portal from '../domain/portal/index.ts';
 import { detachPaymentMethod } from '../services/payment-methods.ts';
@@ -8,6 +9,7 @@ import { idParam, listOf, paymentMethodObject, portalSessionObject, setupIntentO
 export const paymentMethodRoutes = [
   route({
     method: 'post', path: '/v1/setup-intents', operationId: 'createSetupIntent', tag: 'Payment methods', summary: 'Start saving a payment method',
+    example: { customer_id: exampleId('customer'), return_url: 'https://shop.example.com/account' },
     description: 'Send the customer to `setup_url`: the hosted page saves a card or mobile-money number for later charges, then redirects to `return_url?setup_intent_id=…&status=…`.',
     body: methods.setupIntentCreate,
     response: { status: 201, description: 'The new setup intent (requires_payment_method).', schema: setupIntentObject },
@@ -47,6 +49,7 @@ export const paymentMethodRoutes = [
   }),
   route({
     method: 'post', path: '/v1/test-helpers/setup-intents/{id}/complete', operationId: 'completeTestSetupIntent', tag: 'Test helpers',
+    example: { card_number: '4242424242424242' },
     summary: 'Save a card for the intent’s customer as the setup page would (test mode)',
     description: 'card_number defaults to 4242424242424242. 4000000000000002 is refused (409 card_declined, nothing saved); 4000000000009995 saves, then every charge of it fails with insufficient_funds.',
     params: idParam, body: methods.setupIntentCompleteBody, errors: [409],

@@ -1,3 +1,4 @@
+import { exampleId } from '../platform/ids.ts';
 import * as payments from '../domain/payments/index.ts';
 import * as refunds from '../domain/refunds/index.ts';
 import type { Ctx } from '../platform/context.ts';
@@ -9,6 +10,11 @@ const toJSON = (ctx: Ctx) => (p: payments.PaymentWithCustomer) => payments.payme
 export const paymentRoutes = [
   route({
     method: 'post', path: '/v1/payments', operationId: 'createPayment', tag: 'Payments', summary: 'Create a payment and its hosted checkout',
+    example: {
+      amount: 2599, currency: 'EUR', customer: { email: 'jane@example.com', name: 'Jane Doe' },
+      redirect_url: 'https://shop.example.com/thanks', cancel_url: 'https://shop.example.com/cart',
+      checkout: { title: 'Order #6735' }, metadata: { order_id: '6735' },
+    },
     description: 'Send the customer to `checkout_url`. After paying they are redirected to `redirect_url?payment_id=…&status=…`.',
     body: payments.paymentCreate,
     response: { status: 201, description: 'The new payment (status created).', schema: paymentObject },
@@ -29,6 +35,8 @@ export const paymentRoutes = [
   }),
   route({
     method: 'post', path: '/v1/refunds', operationId: 'createRefund', tag: 'Refunds', summary: 'Refund a succeeded payment, fully or partly',
+    example: { payment_id: exampleId('payment'), amount: 500, reason: 'customer_request' },
+    conflict: { code: 'payment_not_succeeded', message: 'Only succeeded payments can be refunded; this payment is created.', param: 'payment_id' },
     body: refunds.refundCreate, errors: [409],
     response: { status: 201, description: 'The refund (the test processor settles it at once).', schema: refundObject },
     phased: true,
@@ -48,6 +56,8 @@ export const paymentRoutes = [
   }),
   route({
     method: 'post', path: '/v1/test-helpers/payments/{id}/complete', operationId: 'completeTestPayment', tag: 'Test helpers',
+    example: { outcome: 'succeeded' },
+    conflict: { code: 'payment_not_pending', message: 'This payment is succeeded; only a payment awaiting checkout (created, or failed and not yet expired) can be completed.' },
     summary: 'Finish a checkout as the customer would (test mode)',
     description: 'outcome succeeded/failed runs the test processor with a succeeding/declined card or mobile-money number; cancelled cancels.',
     params: idParam, body: payments.paymentCompleteBody, errors: [409],

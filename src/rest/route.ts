@@ -29,6 +29,14 @@ export interface RouteDef<
   query?: Q;
   body?: B;
   /**
+   * The request body the reference shows and "Try it out" sends: a real one that works for a
+   * test-mode merchant as it is (ids in it have the real shape). Without it, the body's required
+   * fields with their schema examples.
+   */
+  example?: z.input<B>;
+  /** The 409 this operation answers when the record's state does not allow it (besides an idempotency conflict). */
+  conflict?: { code: string; message: string; param?: string };
+  /**
    * The success response. Its schema is the OpenAPI response schema, and the handler's result
    * must type-check against it (so the *ToJSON functions and the document cannot drift apart;
    * the test suite also validates every response it receives against the document).

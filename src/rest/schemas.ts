@@ -9,6 +9,7 @@ import { SETUP_INTENT_STATUSES } from '../domain/payment-methods/schema.ts';
 import { INTERVALS } from '../domain/billing/periods.ts';
 import { TOPUP_STATUSES, TRANSACTION_TYPES, WALLET_STATUSES } from '../domain/wallets/schema.ts';
 import { ATTEMPT_STATUSES, ENDPOINT_STATUSES } from '../domain/webhooks/index.ts';
+import { exampleId, exampleToken, type IdKind } from '../platform/ids.ts';
 
 /** Why a charge failed (an invoice's last_payment_error). */
 export const paymentErrorObject = z
@@ -25,9 +26,9 @@ export const errorObject = z
       code: z.string().meta({ example: 'parameter_missing' }),
       message: z.string().meta({ example: 'Missing required parameter: email.' }),
       param: z.string().nullable().meta({ example: 'email' }),
-      request_id: z.string().meta({ example: 'req_0123456789abcdefGHIJKL' }),
-      balance: z.number().int().optional().meta({ description: 'With insufficient_balance (402): the balance that was available.' }),
-      invoice_id: z.string().optional().meta({ example: 'in_0123456789abcdefGHIJKL', description: 'With card_error (402, POST /v1/invoices/{id}/pay): the invoice whose charge failed.' }),
+      request_id: z.string().meta({ example: exampleId('request') }),
+      balance: z.number().int().optional().meta({ description: 'With insufficient_balance (402): the balance that was available.', example: 300 }),
+      invoice_id: z.string().optional().meta({ example: exampleId('invoice'), description: 'With card_error (402, POST /v1/invoices/{id}/pay): the invoice whose charge failed.' }),
       last_payment_error: paymentErrorObject.optional().meta({ description: "With card_error (402): the invoice's last_payment_error (the same code and message)." }),
     }),
   })
@@ -39,25 +40,31 @@ export function listOf(item: z.ZodType, id: string) {
     .meta({ id });
 }
 
-const idOf = (prefix: string) => z.string().meta({ example: `${prefix}_0123456789abcdefGHIJKL` });
+/**
+ * Absolute addresses of this service in examples start with this; the OpenAPI builder puts the
+ * configured origin (PUBLIC_BASE_URL) in its place, so the reference shows the reader's own.
+ */
+export const EXAMPLE_ORIGIN = 'https://public-base-url.example.invalid';
+
+const idOf = (kind: IdKind) => z.string().meta({ example: exampleId(kind) });
 const currencyCode = z.string().meta({ example: 'USD', description: 'ISO 4217, upper case.' });
 const metadataMap = z.record(z.string(), z.string()).meta({ example: { order_id: '6735' } });
 const example = (value: string) => z.string().meta({ example: value });
 
 export const idParam = z.strictObject({ id: z.string().min(1).max(64) });
 
-const ts = z.string().meta({ format: 'date-time' });
+const ts = z.string().meta({ format: 'date-time', example: '2026-11-24T12:00:00.000Z' });
 
 export const customerObject = z
   .object({
-    id: z.string().meta({ example: 'cus_0123456789abcdefGHIJKL' }),
+    id: z.string().meta({ example: exampleId('customer') }),
     object: z.literal('customer'),
     email: example('jane@example.com'),
     name: example('Jane Doe').nullable(),
     phone: example('+256700000001').nullable(),
     currency: currencyCode.nullable(),
     locale: z.enum(CHECKOUT_LOCALES).nullable().meta({ description: LOCALE_DESCRIPTION }),
-    default_payment_method_id: idOf('pm').nullable().meta({ description: 'The saved method charged when none is named.' }),
+    default_payment_method_id: idOf('payment_method').nullable().meta({ description: 'The saved method charged when none is named.' }),
     metadata: metadataMap,
     created_at: ts,
     updated_at: ts,
@@ -65,12 +72,12 @@ export const customerObject = z
   .meta({ id: 'Customer' });
 
 export const deletedObject = z
-  .object({ id: idOf('cus'), object: example('customer'), deleted: z.literal(true) })
+  .object({ id: idOf('customer'), object: example('customer'), deleted: z.literal(true) })
   .meta({ id: 'Deleted' });
 
 export const eventObject = z
   .object({
-    id: z.string().meta({ example: 'evt_0123456789abcdefGHIJKL' }),
+    id: z.string().meta({ example: exampleId('event') }),
     object: z.literal('event'),
     type: z.string().meta({ example: 'customer.created' }),
     created_at: ts,
@@ -83,7 +90,7 @@ export const eventObject = z
 
 const methodDetails = z
   .union([
-    z.object({ type: z.literal('card'), card: z.object({ brand: example('visa'), last4: example('4242'), exp_month: z.number().int(), exp_year: z.number().int() }) }),
+    z.object({ type: z.literal('card'), card: z.object({ brand: example('visa'), last4: example('4242'), exp_month: z.number().int().meta({ example: 12 }), exp_year: z.number().int().meta({ example: 2030 }) }) }),
     z.object({ type: z.literal('mobile_money'), mobile_money: z.object({ phone: example('+256700000001') }) }),
   ])
   .nullable()
@@ -96,9 +103,9 @@ const savedMobileMoney = z.object({ phone_last4: example('0100'), provider: exam
 
 export const paymentMethodObject = z
   .object({
-    id: z.string().meta({ example: 'pm_0123456789abcdefGHIJKL' }),
+    id: z.string().meta({ example: exampleId('payment_method') }),
     object: z.literal('payment_method'),
-    customer_id: idOf('cus').nullable().meta({ description: 'Null once detached.' }),
+    customer_id: idOf('customer').nullable().meta({ description: 'Null once detached.' }),
     type: z.enum(PAYMENT_METHODS),
     card: savedCard.nullable().meta({ description: 'With type card.' }),
     mobile_money: savedMobileMoney.nullable().meta({ description: 'With type mobile_money.' }),
@@ -109,14 +116,14 @@ export const paymentMethodObject = z
 
 export const setupIntentObject = z
   .object({
-    id: z.string().meta({ example: 'seti_0123456789abcdefGHIJKL' }),
+    id: z.string().meta({ example: exampleId('setup_intent') }),
     object: z.literal('setup_intent'),
-    customer_id: idOf('cus'),
+    customer_id: idOf('customer'),
     status: z.enum(SETUP_INTENT_STATUSES),
-    setup_url: example('http://127.0.0.1:4000/hosted/setup/0123456789abcdefGHIJKL0123456789abcdefGH').meta({ description: 'Hosted page where the customer saves a method (no credentials needed).' }),
+    setup_url: example(`${EXAMPLE_ORIGIN}/hosted/setup/${exampleToken('setup')}`).meta({ description: 'Hosted page where the customer saves a method (no credentials needed).' }),
     return_url: example('https://shop.example.com/account').nullable(),
     payment_method_types: z.array(z.enum(PAYMENT_METHODS)),
-    payment_method_id: idOf('pm').nullable().meta({ description: 'The method saved, once succeeded.' }),
+    payment_method_id: idOf('payment_method').nullable().meta({ description: 'The method saved, once succeeded.' }),
     metadata: metadataMap,
     expires_at: ts.meta({ description: '24 h after creation, on the merchant’s clock.' }),
     completed_at: ts.nullable(),
@@ -126,10 +133,10 @@ export const setupIntentObject = z
 
 export const portalSessionObject = z
   .object({
-    id: z.string().meta({ example: 'cps_0123456789abcdefGHIJKL' }),
+    id: z.string().meta({ example: exampleId('portal_session') }),
     object: z.literal('customer_portal_session'),
-    customer_id: idOf('cus'),
-    url: example('http://127.0.0.1:4000/hosted/portal/0123456789abcdefGHIJKL0123456789abcdefGH').meta({ description: 'The hosted portal, for this customer only: a link that opens once (the browser that opens it gets a session cookie until expires_at), like Stripe’s.' }),
+    customer_id: idOf('customer'),
+    url: example(`${EXAMPLE_ORIGIN}/hosted/portal/${exampleToken('portal')}`).meta({ description: 'The hosted portal, for this customer only: a link that opens once (the browser that opens it gets a session cookie until expires_at), like Stripe’s.' }),
     return_url: example('https://shop.example.com/account'),
     locale: z.enum(CHECKOUT_LOCALES),
     expires_at: ts.meta({ description: '1 h after creation, on the merchant’s clock.' }),
@@ -139,17 +146,17 @@ export const portalSessionObject = z
 
 export const paymentObject = z
   .object({
-    id: z.string().meta({ example: 'pay_0123456789abcdefGHIJKL' }),
+    id: z.string().meta({ example: exampleId('payment') }),
     object: z.literal('payment'),
     amount: z.number().int().meta({ example: 1250, description: 'Smallest currency unit (cents).' }),
     currency: currencyCode,
     status: z.enum(PAYMENT_STATUSES),
-    checkout_url: example('http://127.0.0.1:3000/hosted/checkout/chk_0123456789abcdef').meta({ description: 'Hosted checkout page for the customer (no credentials needed).' }),
-    customer_id: idOf('cus'),
-    customer: z.object({ id: idOf('cus'), email: example('jane@example.com'), name: example('Jane Doe').nullable(), phone: example('+256700000001').nullable() }),
+    checkout_url: example(`${EXAMPLE_ORIGIN}/hosted/checkout/${exampleToken('checkout')}`).meta({ description: 'Hosted checkout page for the customer (no credentials needed).' }),
+    customer_id: idOf('customer'),
+    customer: z.object({ id: idOf('customer'), email: example('jane@example.com'), name: example('Jane Doe').nullable(), phone: example('+256700000001').nullable() }),
     redirect_url: example('https://shop.example.com/thanks').nullable().meta({ description: 'Null for an off-session payment of a saved method created without one.' }),
     cancel_url: example('https://shop.example.com/cart').nullable(),
-    payment_method_id: idOf('pm').nullable().meta({ description: 'The saved method this payment charged off-session.' }),
+    payment_method_id: idOf('payment_method').nullable().meta({ description: 'The saved method this payment charged off-session.' }),
     checkout: z
       .object({
         title: example('Order #6735').optional(),
@@ -160,7 +167,7 @@ export const paymentObject = z
       .meta({ description: 'The checkout options given at creation (defaults are not filled in).' }),
     metadata: metadataMap,
     amount_refunded: z.number().int().meta({ example: 0 }),
-    refunded: z.boolean(),
+    refunded: z.boolean().meta({ example: false }),
     payment_method: methodDetails,
     failure_code: example('card_declined').nullable(),
     failure_message: example('The card was declined.').nullable(),
@@ -172,9 +179,9 @@ export const paymentObject = z
 
 export const refundObject = z
   .object({
-    id: z.string().meta({ example: 're_0123456789abcdefGHIJKL' }),
+    id: z.string().meta({ example: exampleId('refund') }),
     object: z.literal('refund'),
-    payment_id: idOf('pay'),
+    payment_id: idOf('payment'),
     amount: z.number().int().meta({ example: 1250, description: 'Smallest currency unit (cents).' }),
     currency: currencyCode,
     status: z.enum(REFUND_STATUSES),
@@ -188,11 +195,11 @@ export const refundObject = z
 
 export const walletObject = z
   .object({
-    id: z.string().meta({ example: 'wal_0123456789abcdefGHIJKL' }),
+    id: z.string().meta({ example: exampleId('wallet') }),
     object: z.literal('wallet'),
-    customer_id: idOf('cus'),
+    customer_id: idOf('customer'),
     currency: currencyCode,
-    balance: z.number().int().meta({ description: 'Smallest currency unit; always the sum of the ledger.' }),
+    balance: z.number().int().meta({ description: 'Smallest currency unit; always the sum of the ledger.', example: 1234 }),
     balance_formatted: z.string().meta({ example: '$12.34' }),
     status: z.enum(WALLET_STATUSES),
     metadata: metadataMap,
@@ -203,9 +210,9 @@ export const walletObject = z
 
 export const walletTransactionObject = z
   .object({
-    id: z.string().meta({ example: 'wtx_0123456789abcdefGHIJKL' }),
+    id: z.string().meta({ example: exampleId('wallet_transaction') }),
     object: z.literal('wallet_transaction'),
-    wallet_id: idOf('wal'),
+    wallet_id: idOf('wallet'),
     type: z.enum(TRANSACTION_TYPES),
     amount: z.number().int().meta({ example: 1250, description: 'Smallest currency unit (cents).' }),
     balance_before: z.number().int().meta({ example: 5000 }),
@@ -220,15 +227,15 @@ export const walletTransactionObject = z
 
 export const walletTopupObject = z
   .object({
-    id: z.string().meta({ example: 'wtu_0123456789abcdefGHIJKL' }),
+    id: z.string().meta({ example: exampleId('wallet_topup') }),
     object: z.literal('wallet_topup'),
-    wallet_id: idOf('wal'),
+    wallet_id: idOf('wallet'),
     amount: z.number().int().meta({ example: 1250, description: 'Smallest currency unit (cents).' }),
     currency: currencyCode,
     status: z.enum(TOPUP_STATUSES),
-    checkout_url: example('http://127.0.0.1:3000/hosted/checkout/chk_0123456789abcdef'),
-    payment_id: idOf('pay'),
-    transaction_id: idOf('wtx').nullable(),
+    checkout_url: example(`${EXAMPLE_ORIGIN}/hosted/checkout/${exampleToken('topup')}`),
+    payment_id: idOf('payment'),
+    transaction_id: idOf('wallet_transaction').nullable(),
     created_at: ts,
     updated_at: ts,
   })
@@ -236,7 +243,7 @@ export const walletTopupObject = z
 
 export const webhookEndpointObject = z
   .object({
-    id: z.string().meta({ example: 'we_0123456789abcdefGHIJKL' }),
+    id: z.string().meta({ example: exampleId('webhook_endpoint') }),
     object: z.literal('webhook_endpoint'),
     url: example('https://shop.example.com/webhooks/billing'),
     events: z.array(z.string().meta({ example: 'customer.created' })).meta({ description: 'Subscribed event types; empty = all.' }),
@@ -244,31 +251,31 @@ export const webhookEndpointObject = z
     status: z.enum(ENDPOINT_STATUSES),
     created_at: ts,
     updated_at: ts,
-    secret: example('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw').optional().meta({ description: 'whsec_…: only in the create and rotate-secret responses.' }),
+    secret: example('whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD9t/aCm7MxaE=').optional().meta({ description: 'whsec_…: only in the create and rotate-secret responses.' }),
   })
   .meta({ id: 'WebhookEndpoint' });
 
 export const deliveryAttemptObject = z
   .object({
-    id: z.string().meta({ example: 'wda_0123456789abcdefGHIJKL' }),
+    id: z.string().meta({ example: exampleId('delivery_attempt') }),
     object: z.literal('delivery_attempt'),
-    event_id: idOf('evt'),
-    endpoint_id: idOf('we'),
+    event_id: idOf('event'),
+    endpoint_id: idOf('webhook_endpoint'),
     status: z.enum(ATTEMPT_STATUSES),
-    attempt_number: z.number().int().meta({ description: '1 to 8.' }),
-    response_status: z.number().int().nullable(),
+    attempt_number: z.number().int().meta({ description: '1 to 8.', example: 1 }),
+    response_status: z.number().int().meta({ example: 200 }).nullable(),
     response_body: example('{"received":true}').nullable().meta({ description: 'First 64 KiB of the response.' }),
     scheduled_at: ts,
     attempted_at: ts.nullable(),
     next_retry_at: ts.nullable().meta({ description: 'When the next attempt goes out after this one failed; null after the last.' }),
-    duration_ms: z.number().int().nullable(),
+    duration_ms: z.number().int().meta({ example: 87 }).nullable(),
     created_at: ts,
   })
   .meta({ id: 'DeliveryAttempt' });
 
 export const planObject = z
   .object({
-    id: z.string().meta({ example: 'plan_0123456789abcdefGHIJKL' }),
+    id: z.string().meta({ example: exampleId('plan') }),
     object: z.literal('plan'),
     name: example('Pro monthly'),
     amount: z.number().int().meta({ example: 2900, description: 'Price per period, smallest currency unit.' }),
@@ -288,9 +295,9 @@ export const planObject = z
 
 export const subscriptionObject = z
   .object({
-    id: z.string().meta({ example: 'sub_0123456789abcdefGHIJKL' }),
+    id: z.string().meta({ example: exampleId('subscription') }),
     object: z.literal('subscription'),
-    customer_id: idOf('cus'),
+    customer_id: idOf('customer'),
     plan_id: idOf('plan'),
     status: z.enum(SUBSCRIPTION_STATUSES),
     current_period_start: ts,
@@ -298,14 +305,14 @@ export const subscriptionObject = z
     billing_cycle_anchor: ts.meta({ description: 'Periods are counted from here (the trial end, or the start): a month-end anchor keeps its day where the month has it.' }),
     trial_start: ts.nullable(),
     trial_end: ts.nullable(),
-    cancel_at_period_end: z.boolean(),
+    cancel_at_period_end: z.boolean().meta({ example: false }),
     cancel_at: ts.nullable(),
     cancelled_at: ts.nullable(),
     pause_collection: z.object({ resumes_at: ts.nullable() }).nullable().meta({ description: 'Set while paused: no invoices until resumed.' }),
     paused_at: ts.nullable(),
     resumes_at: ts.nullable(),
-    payment_method_id: idOf('pm').nullable().meta({ description: "The saved method charged; null: the customer's default." }),
-    latest_invoice_id: idOf('in').nullable(),
+    payment_method_id: idOf('payment_method').nullable().meta({ description: "The saved method charged; null: the customer's default." }),
+    latest_invoice_id: idOf('invoice').nullable(),
     apply_wallet_balance: z.boolean(),
     metadata: metadataMap,
     created_at: ts,
@@ -315,22 +322,22 @@ export const subscriptionObject = z
 
 export const invoiceLineObject = z
   .object({
-    id: z.string().meta({ example: 'il_0123456789abcdefGHIJKL' }),
+    id: z.string().meta({ example: exampleId('invoice_line') }),
     object: z.literal('invoice_line'),
     description: example('Pro monthly (2027-01-31 – 2027-02-28)'),
     period: z.object({ start: ts, end: ts }),
     amount: z.number().int().meta({ example: 2900, description: 'Negative for a credit.' }),
     amount_formatted: example('$29.00'),
-    proration: z.boolean(),
+    proration: z.boolean().meta({ example: false }),
   })
   .meta({ id: 'InvoiceLine' });
 
 export const invoiceObject = z
   .object({
-    id: z.string().meta({ example: 'in_0123456789abcdefGHIJKL' }),
+    id: z.string().meta({ example: exampleId('invoice') }),
     object: z.literal('invoice'),
-    customer_id: idOf('cus'),
-    subscription_id: idOf('sub').nullable(),
+    customer_id: idOf('customer'),
+    subscription_id: idOf('subscription').nullable(),
     number: example('INV-000123').nullable().meta({ description: 'Per merchant, gap-free; assigned when finalised.' }),
     status: z.enum(INVOICE_STATUSES),
     billing_reason: z.enum(BILLING_REASONS),
@@ -346,9 +353,9 @@ export const invoiceObject = z
     amount_remaining: z.number().int().meta({ example: 0 }),
     attempt_count: z.number().int().meta({ example: 1 }),
     next_payment_attempt: ts.nullable().meta({ description: 'The next automatic retry after a failed charge (1, 3 and 5 days after the first failure).' }),
-    payment_id: idOf('pay').nullable().meta({ description: 'The payment of the latest charge attempt.' }),
+    payment_id: idOf('payment').nullable().meta({ description: 'The payment of the latest charge attempt.' }),
     last_payment_error: paymentErrorObject.nullable().meta({ description: 'Why the last attempt (automatic or manual) failed; null when none failed, and once paid.' }),
-    pdf_url: example('http://127.0.0.1:4000/v1/invoices/in_0123456789abcdefGHIJKL/pdf').meta({ description: 'Authenticated; redirects to a signed address of the PDF valid 5 minutes.' }),
+    pdf_url: example(`${EXAMPLE_ORIGIN}/v1/invoices/${exampleId('invoice')}/pdf`).meta({ description: 'Authenticated; redirects to a signed address of the PDF valid 5 minutes.' }),
     period_start: ts,
     period_end: ts,
     due_date: ts.nullable(),
@@ -362,20 +369,20 @@ export const invoiceObject = z
 export const redirectObject = z.object({ location: z.string() });
 
 export const creditBalanceMap = z
-  .record(z.string(), z.number().int())
+  .record(z.string(), z.number().int().meta({ example: 1250 }))
   .meta({ id: 'CreditBalance', example: { USD: 1250 }, description: 'Credit owed to the customer per currency (smallest unit), drawn by their invoices before charging; currencies with no credit are left out.' });
 
 export const balanceTransactionObject = z
   .object({
-    id: z.string().meta({ example: 'cbtxn_0123456789abcdefGHIJK' }),
+    id: z.string().meta({ example: exampleId('customer_balance_transaction') }),
     object: z.literal('customer_balance_transaction'),
-    customer_id: idOf('cus'),
+    customer_id: idOf('customer'),
     currency: currencyCode,
     amount: z.number().int().meta({ example: 1250, description: 'Smallest currency unit: > 0 added credit, < 0 used it.' }),
     ending_balance: z.number().int().meta({ example: 1250, description: 'The credit balance in this currency after this entry.' }),
     type: z.enum(['adjustment', 'subscription_credit', 'applied_to_invoice', 'unapplied_from_invoice']),
-    invoice_id: idOf('in').nullable(),
-    subscription_id: idOf('sub').nullable(),
+    invoice_id: idOf('invoice').nullable(),
+    subscription_id: idOf('subscription').nullable(),
     description: example('Goodwill credit').nullable(),
     created_at: ts,
   })
@@ -402,7 +409,7 @@ export const emailSettingsObject = z
 
 export const emailObject = z
   .object({
-    id: z.string().meta({ example: 'em_0123456789abcdefGHIJKL' }),
+    id: z.string().meta({ example: exampleId('email') }),
     object: z.literal('email'),
     kind: z.enum(['receipt', 'failed_payment', 'trial_ending', 'upcoming_renewal', 'invoice']),
     to: example('jane@example.com'),
@@ -413,9 +420,9 @@ export const emailObject = z
     status: z
       .enum(['sending', 'retrying', 'sent', 'kept', 'failed', 'not_sent'])
       .meta({ description: '`kept`: in the dev mailbox (no SMTP_URL); `sent`: the SMTP server accepted it; `retrying`/`failed`: it refused or could not be reached (see last_error).' }),
-    attempts: z.number().int().meta({ description: 'SMTP sends tried so far.' }),
-    last_error: z.string().nullable(),
-    event_id: idOf('evt').meta({ description: 'The event that caused the message.' }),
+    attempts: z.number().int().meta({ description: 'SMTP sends tried so far.', example: 1 }),
+    last_error: z.string().meta({ example: '421 4.7.0 Try again later' }).nullable(),
+    event_id: idOf('event').meta({ description: 'The event that caused the message.' }),
     created_at: ts,
     sent_at: ts.nullable(),
   })
@@ -434,3 +441,22 @@ export const accountObject = z
     created_at: ts,
   })
   .meta({ id: 'Account' });
+/** customer.deleted's `data.object`: the customer as it was, marked deleted. */
+export const deletedCustomerObject = customerObject
+  .extend({ deleted: z.literal(true) })
+  .meta({ id: 'DeletedCustomer', description: 'The customer as it was when deleted (customer.deleted).' });
+
+/** invoice.upcoming's `data.object`: the invoice the next renewal will make, not made yet (no id, number or PDF). */
+export const upcomingInvoiceObject = invoiceObject
+  .extend({
+    id: z.null().meta({ description: 'Not made yet.' }),
+    number: z.null(),
+    status: z.literal('draft'),
+    pdf_url: z.null(),
+    lines: z.array(
+      invoiceLineObject
+        .extend({ id: z.string().meta({ example: exampleId('invoice_line') }).nullable().meta({ description: 'Null for the plan line the renewal will make; the id of a line already waiting for the invoice (a proration).' }) })
+        .meta({ id: 'UpcomingInvoiceLine' }),
+    ),
+  })
+  .meta({ id: 'UpcomingInvoice', description: 'The invoice the next renewal will make (invoice.upcoming): invoice-shaped, without id, number or PDF.' });

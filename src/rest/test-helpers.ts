@@ -20,6 +20,7 @@ export const testHelperRoutes = [
   }),
   route({
     method: 'post', path: '/v1/test-helpers/clock/advance', operationId: 'advanceTestClock', tag,
+    example: { seconds: 86400 },
     summary: "Move the merchant's billing clock forward and run the work that became due",
     description:
       'Runs, before answering and in due order, every piece of work that became due: credit expiry, checkout expiry, refund settlement and webhook retries. Each runs at its own due time, as if the clock had passed through it. Advances of one merchant run one at a time: a second one waits (up to CLOCK_ADVANCE_WAIT_MS), then answers 409 clock_advance_in_progress with Retry-After. More work than fits in two minutes: 409 clock_advance_incomplete, the clock moved part-way and stands still there (up to 30 s) until the advance is repeated with `to`.',

@@ -1,3 +1,4 @@
+import { exampleId } from '../platform/ids.ts';
 import * as wallets from '../domain/wallets/index.ts';
 import * as topups from '../domain/wallets/topups.ts';
 import type { Ctx } from '../platform/context.ts';
@@ -29,12 +30,14 @@ export const walletRoutes = [
   }),
   route({
     method: 'post', path: '/v1/wallets/{id}/freeze', operationId: 'freezeWallet', tag, summary: 'Freeze a wallet: debits are blocked, credits and top-ups still work',
+    conflict: { code: 'wallet_not_active', message: 'Only an active wallet can be frozen; this one is frozen.' },
     params: idParam, errors: [409],
     response: { status: 200, description: 'The frozen wallet.', schema: walletObject },
     handler: async (ctx, { params }) => wallets.walletToJSON(await wallets.freezeWallet(ctx, params.id)),
   }),
   route({
     method: 'post', path: '/v1/wallets/{id}/unfreeze', operationId: 'unfreezeWallet', tag, summary: 'Unfreeze a frozen wallet',
+    conflict: { code: 'wallet_not_frozen', message: 'Only a frozen wallet can be unfrozen; this one is active.' },
     params: idParam, errors: [409],
     response: { status: 200, description: 'The active wallet.', schema: walletObject },
     handler: async (ctx, { params }) => wallets.walletToJSON(await wallets.unfreezeWallet(ctx, params.id)),
@@ -48,6 +51,8 @@ export const walletRoutes = [
   }),
   route({
     method: 'post', path: '/v1/wallets/{id}/debit', operationId: 'debitWallet', tag, summary: 'Debit a wallet',
+    example: { amount: 1250, description: 'API calls, November', reference: 'order_6735' },
+    conflict: { code: 'wallet_frozen', message: `Wallet ${exampleId('wallet')} is frozen: debits are blocked until it is unfrozen.` },
     description: 'Expiring credit is used first (earliest expiry first), then credit that does not expire. A repeated reference with the same amount returns the original transaction and moves nothing.',
     params: idParam, body: wallets.walletDebit, errors: [402, 409],
     response: { status: 200, description: 'The debit transaction.', schema: walletTransactionObject },
@@ -55,6 +60,7 @@ export const walletRoutes = [
   }),
   route({
     method: 'post', path: '/v1/wallets/{id}/credit', operationId: 'creditWallet', tag, summary: 'Credit a wallet (admin credit, optionally expiring)',
+    example: { amount: 5000, description: 'Prepaid credit', reference: 'grant_2026_11' },
     params: idParam, body: wallets.walletCredit, errors: [409],
     response: {
       status: 201,
@@ -75,6 +81,7 @@ export const walletRoutes = [
   }),
   route({
     method: 'post', path: '/v1/wallets/{id}/topups', operationId: 'createWalletTopup', tag, summary: 'Start a top-up paid by the customer at the hosted checkout',
+    example: { amount: 5000, redirect_url: 'https://shop.example.com/thanks' },
     params: idParam, body: wallets.topupCreate, errors: [409],
     response: { status: 201, description: 'The pending top-up with its checkout_url.', schema: walletTopupObject },
     handler: async (ctx, { params, body }) => topupJSON(ctx)(await topups.createTopup(ctx, params.id, body)),

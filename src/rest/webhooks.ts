@@ -7,6 +7,7 @@ const tag = 'Webhook endpoints';
 export const webhookRoutes = [
   route({
     method: 'post', path: '/v1/webhook-endpoints', operationId: 'createWebhookEndpoint', tag, summary: 'Register a webhook endpoint',
+    example: { url: 'https://shop.example.com/webhooks/billing', events: ['payment.succeeded', 'refund.succeeded'], description: 'Order fulfilment' },
     description: 'The response carries `secret` (whsec_…), shown only here: verify deliveries with it (Standard Webhooks).',
     body: webhooks.endpointCreate,
     response: { status: 201, description: 'The endpoint with its secret.', schema: webhookEndpointObject },
@@ -26,6 +27,7 @@ export const webhookRoutes = [
   }),
   route({
     method: 'patch', path: '/v1/webhook-endpoints/{id}', operationId: 'updateWebhookEndpoint', tag, summary: 'Change url, events, description or status',
+    example: { events: ['payment.succeeded', 'payment.failed'] },
     params: idParam, body: webhooks.endpointUpdate,
     response: { status: 200, description: 'The endpoint.', schema: webhookEndpointObject },
     handler: async (ctx, { params, body }) => webhooks.endpointToJSON(await webhooks.updateEndpoint(ctx, params.id, body)),

@@ -25,6 +25,7 @@ import { bodyText, declaredBodyLimit, isUtf8, mediaType, mountRoutes, parseJson,
 import { MAX_BODY_BYTES } from '../platform/limits.ts';
 import { clientAddress } from '../platform/client-address.ts';
 import { docsAsset, docsHtml, docsSecurityHeaders } from './docs.ts';
+import { landingHtml, landingSecurityHeaders } from './landing.ts';
 import { dashboardMerchant, mountDashboardSession } from './dashboard-auth.ts';
 import type { AuthenticatedMerchant } from '../platform/auth.ts';
 import type { AppEnv, Services } from '../platform/env.ts';
@@ -163,6 +164,13 @@ export function createApp(services: Services, opts: { graphqlPlugins?: GraphQLPl
     return ctx;
   };
 
+  // ---- the landing page: where everything is (src/server/landing.ts)
+  app.get('/', (c) => {
+    const nonce = randomToken(22);
+    for (const [k, v] of Object.entries(landingSecurityHeaders(nonce))) c.header(k, v);
+    return c.html(landingHtml({ nonce, baseUrl: services.config.publicBaseUrl, version: VERSION }));
+  });
+
   // ---- health
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {
@@ -271,6 +279,11 @@ export function createApp(services: Services, opts: { graphqlPlugins?: GraphQLPl
 
   app.notFound((c) => {
     if (c.req.path.startsWith('/hosted/')) return hostedNotFound(c);
+    if (c.req.path === '/') {
+      const e = new HttpError(405, 'method_not_allowed', `${c.req.method} is not allowed on /. Use GET.`);
+      e.headers = { Allow: 'GET, HEAD' };
+      return sendError(c, e);
+    }
     if (c.req.path === '/graphql') {
       const e = new HttpError(405, 'method_not_allowed', `${c.req.method} is not allowed on /graphql. Use GET or POST.`);
       e.headers = { Allow: 'GET, POST' };

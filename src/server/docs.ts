@@ -39,7 +39,15 @@ export const docsHtml = (nonce: string) => `<!doctype html>
   <script nonce="${nonce}">
     window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#reference', deepLinking: true,
       presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset], layout: 'StandaloneLayout',
-      persistAuthorization: false, tryItOutEnabled: false });
+      persistAuthorization: false, tryItOutEnabled: false,
+      // "Try it out" goes to the server that served this page: the document's server is the
+      // configured origin (PUBLIC_BASE_URL), which the browser may know by another name
+      // (127.0.0.1 for localhost), and the page's policy only lets it talk to its own origin.
+      requestInterceptor: (req) => {
+        const u = new URL(req.url, location.href);
+        if (u.origin !== location.origin) req.url = location.origin + u.pathname + u.search;
+        return req;
+      } });
   </script>
 </body>
 </html>`;

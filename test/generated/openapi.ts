@@ -934,7 +934,808 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "account.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * account.updated
+         * @description Sent to endpoints subscribed to `account.updated` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_account_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "customer.balance_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * customer.balance_changed
+         * @description Sent to endpoints subscribed to `customer.balance_changed` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_customer_balance_changed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "customer.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * customer.created
+         * @description Sent to endpoints subscribed to `customer.created` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_customer_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "customer.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * customer.deleted
+         * @description Sent to endpoints subscribed to `customer.deleted` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_customer_deleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "customer.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * customer.updated
+         * @description Sent to endpoints subscribed to `customer.updated` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_customer_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invoice.created
+         * @description Sent to endpoints subscribed to `invoice.created` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_invoice_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.finalized": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invoice.finalized
+         * @description Sent to endpoints subscribed to `invoice.finalized` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_invoice_finalized"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.paid": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invoice.paid
+         * @description Sent to endpoints subscribed to `invoice.paid` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_invoice_paid"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.payment_failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invoice.payment_failed
+         * @description Sent to endpoints subscribed to `invoice.payment_failed` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_invoice_payment_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.upcoming": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invoice.upcoming
+         * @description Sent to endpoints subscribed to `invoice.upcoming` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_invoice_upcoming"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.voided": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invoice.voided
+         * @description Sent to endpoints subscribed to `invoice.voided` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_invoice_voided"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment_method.attached": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment_method.attached
+         * @description Sent to endpoints subscribed to `payment_method.attached` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_payment_method_attached"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment_method.detached": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment_method.detached
+         * @description Sent to endpoints subscribed to `payment_method.detached` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_payment_method_detached"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.cancelled
+         * @description Sent to endpoints subscribed to `payment.cancelled` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_payment_cancelled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.created
+         * @description Sent to endpoints subscribed to `payment.created` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_payment_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.expired
+         * @description Sent to endpoints subscribed to `payment.expired` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_payment_expired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.failed
+         * @description Sent to endpoints subscribed to `payment.failed` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_payment_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.succeeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.succeeded
+         * @description Sent to endpoints subscribed to `payment.succeeded` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_payment_succeeded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "plan.archived": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * plan.archived
+         * @description Sent to endpoints subscribed to `plan.archived` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_plan_archived"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "plan.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * plan.created
+         * @description Sent to endpoints subscribed to `plan.created` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_plan_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * refund.created
+         * @description Sent to endpoints subscribed to `refund.created` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_refund_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * refund.failed
+         * @description Sent to endpoints subscribed to `refund.failed` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_refund_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.succeeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * refund.succeeded
+         * @description Sent to endpoints subscribed to `refund.succeeded` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_refund_succeeded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "setup_intent.succeeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * setup_intent.succeeded
+         * @description Sent to endpoints subscribed to `setup_intent.succeeded` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_setup_intent_succeeded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.cancelled
+         * @description Sent to endpoints subscribed to `subscription.cancelled` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_subscription_cancelled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.created
+         * @description Sent to endpoints subscribed to `subscription.created` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_subscription_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.paused": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.paused
+         * @description Sent to endpoints subscribed to `subscription.paused` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_subscription_paused"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.reactivated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.reactivated
+         * @description Sent to endpoints subscribed to `subscription.reactivated` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_subscription_reactivated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.resumed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.resumed
+         * @description Sent to endpoints subscribed to `subscription.resumed` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_subscription_resumed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.trial_will_end": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.trial_will_end
+         * @description Sent to endpoints subscribed to `subscription.trial_will_end` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_subscription_trial_will_end"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.updated
+         * @description Sent to endpoints subscribed to `subscription.updated` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_subscription_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "wallet.closed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * wallet.closed
+         * @description Sent to endpoints subscribed to `wallet.closed` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_wallet_closed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "wallet.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * wallet.created
+         * @description Sent to endpoints subscribed to `wallet.created` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_wallet_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "wallet.credit.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * wallet.credit.expired
+         * @description Sent to endpoints subscribed to `wallet.credit.expired` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_wallet_credit_expired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "wallet.credited": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * wallet.credited
+         * @description Sent to endpoints subscribed to `wallet.credited` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_wallet_credited"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "wallet.debited": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * wallet.debited
+         * @description Sent to endpoints subscribed to `wallet.debited` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_wallet_debited"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "wallet.frozen": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * wallet.frozen
+         * @description Sent to endpoints subscribed to `wallet.frozen` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_wallet_frozen"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "wallet.topup.succeeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * wallet.topup.succeeded
+         * @description Sent to endpoints subscribed to `wallet.topup.succeeded` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_wallet_topup_succeeded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "wallet.unfrozen": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * wallet.unfrozen
+         * @description Sent to endpoints subscribed to `wallet.unfrozen` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_wallet_unfrozen"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook_endpoint.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook_endpoint.disabled
+         * @description Sent to endpoints subscribed to `webhook_endpoint.disabled` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_webhook_endpoint_disabled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         Account: {
@@ -947,7 +1748,10 @@ export interface components {
                  */
                 logo: string | null;
             };
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             created_at: string;
             /** @example mer_3Xb1pQ9wE2rT6yU8iO0pAs */
             id: string;
@@ -968,14 +1772,17 @@ export interface components {
             [key: string]: number;
         };
         Customer: {
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             created_at: string;
             currency: string | null;
             /** @description The saved method charged when none is named. */
             default_payment_method_id: string | null;
             /** @example jane@example.com */
             email: string;
-            /** @example cus_0123456789abcdefGHIJKL */
+            /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
             id: string;
             /** @description Language of the customer’s e-mails and hosted pages (an invoice’s checkout, the portal) when no more specific one is given (a payment’s `checkout.locale`, a portal session’s `locale`): en or fr; null means en. */
             locale: ("en" | "fr") | null;
@@ -991,7 +1798,10 @@ export interface components {
             /** @constant */
             object: "customer";
             phone: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             updated_at: string;
         };
         CustomerBalanceTransaction: {
@@ -1000,14 +1810,17 @@ export interface components {
              * @example 1250
              */
             amount: number;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             created_at: string;
             /**
              * @description ISO 4217, upper case.
              * @example USD
              */
             currency: string;
-            /** @example cus_0123456789abcdefGHIJKL */
+            /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
             customer_id: string;
             description: string | null;
             /**
@@ -1015,7 +1828,7 @@ export interface components {
              * @example 1250
              */
             ending_balance: number;
-            /** @example cbtxn_0123456789abcdefGHIJK */
+            /** @example cbtxn_UWM4Gg9YOmYb38SPYWH0ly */
             id: string;
             invoice_id: string | null;
             /** @constant */
@@ -1041,16 +1854,20 @@ export interface components {
             object: "list";
         };
         CustomerPortalSession: {
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             created_at: string;
-            /** @example cus_0123456789abcdefGHIJKL */
+            /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
             customer_id: string;
             /**
              * Format: date-time
              * @description 1 h after creation, on the merchant’s clock.
+             * @example 2026-11-24T12:00:00.000Z
              */
             expires_at: string;
-            /** @example cps_0123456789abcdefGHIJKL */
+            /** @example cps_kbrOpMkaI1qrqO35pqm3a0 */
             id: string;
             /** @enum {string} */
             locale: "en" | "fr";
@@ -1060,12 +1877,15 @@ export interface components {
             return_url: string;
             /**
              * @description The hosted portal, for this customer only: a link that opens once (the browser that opens it gets a session cookie until expires_at), like Stripe’s.
-             * @example http://127.0.0.1:4000/hosted/portal/0123456789abcdefGHIJKL0123456789abcdefGH
+             * @example http://127.0.0.1:3000/hosted/portal/VffAL6EvtqB8J47jZbZh321eSSRNgOt0Tl7N3PRR
              */
             url: string;
         };
         CustomerWithEmbeds: {
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             created_at: string;
             credit_balance: components["schemas"]["CreditBalance"];
             currency: string | null;
@@ -1073,7 +1893,7 @@ export interface components {
             default_payment_method_id: string | null;
             /** @example jane@example.com */
             email: string;
-            /** @example cus_0123456789abcdefGHIJKL */
+            /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
             id: string;
             /** @description Language of the customer’s e-mails and hosted pages (an invoice’s checkout, the portal) when no more specific one is given (a payment’s `checkout.locale`, a portal session’s `locale`): en or fr; null means en. */
             locale: ("en" | "fr") | null;
@@ -1093,29 +1913,74 @@ export interface components {
             phone: string | null;
             /** @description The customer’s subscriptions, newest first (up to 100), cancelled ones included. */
             subscriptions: components["schemas"]["Subscription"][];
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             updated_at: string;
         };
         Deleted: {
             /** @constant */
             deleted: true;
-            /** @example cus_0123456789abcdefGHIJKL */
+            /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
             id: string;
             /** @example customer */
             object: string;
         };
+        /** @description The customer as it was when deleted (customer.deleted). */
+        DeletedCustomer: {
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
+            created_at: string;
+            currency: string | null;
+            /** @description The saved method charged when none is named. */
+            default_payment_method_id: string | null;
+            /** @constant */
+            deleted: true;
+            /** @example jane@example.com */
+            email: string;
+            /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
+            id: string;
+            /** @description Language of the customer’s e-mails and hosted pages (an invoice’s checkout, the portal) when no more specific one is given (a payment’s `checkout.locale`, a portal session’s `locale`): en or fr; null means en. */
+            locale: ("en" | "fr") | null;
+            /**
+             * @example {
+             *       "order_id": "6735"
+             *     }
+             */
+            metadata: {
+                [key: string]: string;
+            };
+            name: string | null;
+            /** @constant */
+            object: "customer";
+            phone: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
+            updated_at: string;
+        };
         DeliveryAttempt: {
-            /** @description 1 to 8. */
+            /**
+             * @description 1 to 8.
+             * @example 1
+             */
             attempt_number: number;
             attempted_at: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             created_at: string;
             duration_ms: number | null;
-            /** @example we_0123456789abcdefGHIJKL */
+            /** @example we_OMDRJ9xtF4tDc0dfQnqu7G */
             endpoint_id: string;
-            /** @example evt_0123456789abcdefGHIJKL */
+            /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
             event_id: string;
-            /** @example wda_0123456789abcdefGHIJKL */
+            /** @example wda_uc5ZRqmlyadhI1DQghYEw8 */
             id: string;
             /** @description When the next attempt goes out after this one failed; null after the last. */
             next_retry_at: string | null;
@@ -1124,7 +1989,10 @@ export interface components {
             /** @description First 64 KiB of the response. */
             response_body: string | null;
             response_status: number | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             scheduled_at: string;
             /** @enum {string} */
             status: "pending" | "succeeded" | "failed";
@@ -1138,13 +2006,19 @@ export interface components {
             object: "list";
         };
         Email: {
-            /** @description SMTP sends tried so far. */
+            /**
+             * @description SMTP sends tried so far.
+             * @example 1
+             */
             attempts: number;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             created_at: string;
             /**
              * @description The event that caused the message.
-             * @example evt_0123456789abcdefGHIJKL
+             * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
              */
             event_id: string;
             /**
@@ -1153,7 +2027,7 @@ export interface components {
              *     <html lang="en">…
              */
             html: string;
-            /** @example em_0123456789abcdefGHIJKL */
+            /** @example em_iw2r48MqKYiF8j7VcIt0Xx */
             id: string;
             /** @enum {string} */
             kind: "receipt" | "failed_payment" | "trial_ending" | "upcoming_renewal" | "invoice";
@@ -1219,13 +2093,16 @@ export interface components {
         };
         Error: {
             error: {
-                /** @description With insufficient_balance (402): the balance that was available. */
+                /**
+                 * @description With insufficient_balance (402): the balance that was available.
+                 * @example 300
+                 */
                 balance?: number;
                 /** @example parameter_missing */
                 code: string;
                 /**
                  * @description With card_error (402, POST /v1/invoices/{id}/pay): the invoice whose charge failed.
-                 * @example in_0123456789abcdefGHIJKL
+                 * @example in_D6ShWtFUwUbkHRkFKNqGEU
                  */
                 invoice_id?: string;
                 /** @description With card_error (402): the invoice's last_payment_error (the same code and message). */
@@ -1234,14 +2111,17 @@ export interface components {
                 message: string;
                 /** @example email */
                 param: string | null;
-                /** @example req_0123456789abcdefGHIJKL */
+                /** @example req_e4tkv7HlB8vTz0Cle1RDrH */
                 request_id: string;
                 /** @enum {string} */
                 type: "invalid_request_error" | "authentication_error" | "wallet_error" | "card_error" | "state_error" | "idempotency_error" | "rate_limit_error" | "api_error";
             };
         };
         Event: {
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             created_at: string;
             data: {
                 /** @description The record after the change, as the API returns it. */
@@ -1253,7 +2133,7 @@ export interface components {
                     [key: string]: unknown;
                 };
             };
-            /** @example evt_0123456789abcdefGHIJKL */
+            /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
             id: string;
             /** @constant */
             object: "event";
@@ -1284,7 +2164,10 @@ export interface components {
             attempt_count: number;
             /** @enum {string} */
             billing_reason: "subscription_create" | "subscription_cycle" | "subscription_update";
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             created_at: string;
             /**
              * @description Drawn from the customer's credit balance in the invoice's currency (before the wallet); given back when the invoice is voided.
@@ -1296,11 +2179,11 @@ export interface components {
              * @example USD
              */
             currency: string;
-            /** @example cus_0123456789abcdefGHIJKL */
+            /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
             customer_id: string;
             due_date: string | null;
             finalized_at: string | null;
-            /** @example in_0123456789abcdefGHIJKL */
+            /** @example in_D6ShWtFUwUbkHRkFKNqGEU */
             id: string;
             /** @description Why the last attempt (automatic or manual) failed; null when none failed, and once paid. */
             last_payment_error: components["schemas"]["PaymentError"] | null;
@@ -1316,12 +2199,18 @@ export interface components {
             payment_id: string | null;
             /**
              * @description Authenticated; redirects to a signed address of the PDF valid 5 minutes.
-             * @example http://127.0.0.1:4000/v1/invoices/in_0123456789abcdefGHIJKL/pdf
+             * @example http://127.0.0.1:3000/v1/invoices/in_D6ShWtFUwUbkHRkFKNqGEU/pdf
              */
             pdf_url: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             period_end: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             period_start: string;
             /** @enum {string} */
             status: "draft" | "open" | "paid" | "void" | "uncollectible";
@@ -1344,16 +2233,23 @@ export interface components {
             amount_formatted: string;
             /** @example Pro monthly (2027-01-31 – 2027-02-28) */
             description: string;
-            /** @example il_0123456789abcdefGHIJKL */
+            /** @example il_G5VgQU8KQ0ctj2iQr4OpLp */
             id: string;
             /** @constant */
             object: "invoice_line";
             period: {
-                /** Format: date-time */
+                /**
+                 * Format: date-time
+                 * @example 2026-11-24T12:00:00.000Z
+                 */
                 end: string;
-                /** Format: date-time */
+                /**
+                 * Format: date-time
+                 * @example 2026-11-24T12:00:00.000Z
+                 */
                 start: string;
             };
+            /** @example false */
             proration: boolean;
         };
         InvoiceList: {
@@ -1385,10 +2281,13 @@ export interface components {
             };
             /**
              * @description Hosted checkout page for the customer (no credentials needed).
-             * @example http://127.0.0.1:3000/hosted/checkout/chk_0123456789abcdef
+             * @example http://127.0.0.1:3000/hosted/checkout/yMMzxwbd3MYcmQw2kyi3Xo15JCHx39JGFKp59uQk
              */
             checkout_url: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             created_at: string;
             /**
              * @description ISO 4217, upper case.
@@ -1398,21 +2297,22 @@ export interface components {
             customer: {
                 /** @example jane@example.com */
                 email: string;
-                /** @example cus_0123456789abcdefGHIJKL */
+                /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
                 id: string;
                 name: string | null;
                 phone: string | null;
             };
-            /** @example cus_0123456789abcdefGHIJKL */
+            /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
             customer_id: string;
             /**
              * Format: date-time
              * @description When the checkout expires (24 h after creation, merchant clock).
+             * @example 2026-11-24T12:00:00.000Z
              */
             expires_at: string;
             failure_code: string | null;
             failure_message: string | null;
-            /** @example pay_0123456789abcdefGHIJKL */
+            /** @example pay_jdzUx4NkR0eqF9jA9179Ze */
             id: string;
             /**
              * @example {
@@ -1429,7 +2329,9 @@ export interface components {
                 card: {
                     /** @example visa */
                     brand: string;
+                    /** @example 12 */
                     exp_month: number;
+                    /** @example 2030 */
                     exp_year: number;
                     /** @example 4242 */
                     last4: string;
@@ -1448,10 +2350,14 @@ export interface components {
             payment_method_id: string | null;
             /** @description Null for an off-session payment of a saved method created without one. */
             redirect_url: string | null;
+            /** @example false */
             refunded: boolean;
             /** @enum {string} */
             status: "created" | "processing" | "succeeded" | "failed" | "cancelled" | "expired";
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             updated_at: string;
         };
         PaymentError: {
@@ -1471,11 +2377,14 @@ export interface components {
         PaymentMethod: {
             /** @description With type card. */
             card: components["schemas"]["SavedCard"] | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             created_at: string;
             /** @description Null once detached. */
             customer_id: string | null;
-            /** @example pm_0123456789abcdefGHIJKL */
+            /** @example pm_lxb7ubyfUc6UG4oVvH6GC5 */
             id: string;
             /** @description With type mobile_money. */
             mobile_money: components["schemas"]["SavedMobileMoney"] | null;
@@ -1505,14 +2414,17 @@ export interface components {
             /** @description Default of new subscriptions: invoices draw from the customer's wallet first. */
             apply_wallet_balance: boolean;
             archived_at: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             created_at: string;
             /**
              * @description ISO 4217, upper case.
              * @example USD
              */
             currency: string;
-            /** @example plan_0123456789abcdefGHIJKL */
+            /** @example plan_cQhBSP5gupDCEU7jr1BAge */
             id: string;
             /** @enum {string} */
             interval: "day" | "week" | "month" | "year";
@@ -1532,7 +2444,10 @@ export interface components {
             object: "plan";
             /** @example 14 */
             trial_period_days: number;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             updated_at: string;
         };
         PlanList: {
@@ -1549,7 +2464,10 @@ export interface components {
              * @example 1250
              */
             amount: number;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             created_at: string;
             /**
              * @description ISO 4217, upper case.
@@ -1557,7 +2475,7 @@ export interface components {
              */
             currency: string;
             failure_code: string | null;
-            /** @example re_0123456789abcdefGHIJKL */
+            /** @example re_Lj1ZKXCJwSWuMwyg0Gp4hk */
             id: string;
             /**
              * @example {
@@ -1569,12 +2487,15 @@ export interface components {
             };
             /** @constant */
             object: "refund";
-            /** @example pay_0123456789abcdefGHIJKL */
+            /** @example pay_jdzUx4NkR0eqF9jA9179Ze */
             payment_id: string;
             reason: ("customer_request" | "duplicate" | "fraudulent" | "other") | null;
             /** @enum {string} */
             status: "pending" | "succeeded" | "failed";
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             updated_at: string;
         };
         RefundList: {
@@ -1611,16 +2532,20 @@ export interface components {
         };
         SetupIntent: {
             completed_at: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             created_at: string;
-            /** @example cus_0123456789abcdefGHIJKL */
+            /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
             customer_id: string;
             /**
              * Format: date-time
              * @description 24 h after creation, on the merchant’s clock.
+             * @example 2026-11-24T12:00:00.000Z
              */
             expires_at: string;
-            /** @example seti_0123456789abcdefGHIJKL */
+            /** @example seti_C7zL850bMNAaYRTcsnNYji */
             id: string;
             /**
              * @example {
@@ -1638,7 +2563,7 @@ export interface components {
             return_url: string | null;
             /**
              * @description Hosted page where the customer saves a method (no credentials needed).
-             * @example http://127.0.0.1:4000/hosted/setup/0123456789abcdefGHIJKL0123456789abcdefGH
+             * @example http://127.0.0.1:3000/hosted/setup/LksCHRVBSgCF3Z03kYIokOAU0U9MzBPmNib5GzGi
              */
             setup_url: string;
             /** @enum {string} */
@@ -1649,23 +2574,32 @@ export interface components {
             /**
              * Format: date-time
              * @description Periods are counted from here (the trial end, or the start): a month-end anchor keeps its day where the month has it.
+             * @example 2026-11-24T12:00:00.000Z
              */
             billing_cycle_anchor: string;
             cancel_at: string | null;
+            /** @example false */
             cancel_at_period_end: boolean;
             cancelled_at: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             created_at: string;
             /**
              * Format: date-time
              * @description When the next invoice is created (or the subscription ends, with cancel_at_period_end).
+             * @example 2026-11-24T12:00:00.000Z
              */
             current_period_end: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             current_period_start: string;
-            /** @example cus_0123456789abcdefGHIJKL */
+            /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
             customer_id: string;
-            /** @example sub_0123456789abcdefGHIJKL */
+            /** @example sub_pupDeocVzUPdRJwkvblTTw */
             id: string;
             latest_invoice_id: string | null;
             /**
@@ -1685,14 +2619,17 @@ export interface components {
             paused_at: string | null;
             /** @description The saved method charged; null: the customer's default. */
             payment_method_id: string | null;
-            /** @example plan_0123456789abcdefGHIJKL */
+            /** @example plan_cQhBSP5gupDCEU7jr1BAge */
             plan_id: string;
             resumes_at: string | null;
             /** @enum {string} */
             status: "trialing" | "active" | "past_due" | "paused" | "cancelled" | "incomplete" | "unpaid";
             trial_end: string | null;
             trial_start: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             updated_at: string;
         };
         SubscriptionList: {
@@ -1709,21 +2646,127 @@ export interface components {
             /** @constant */
             object: "test_clock";
         };
+        /** @description The invoice the next renewal will make (invoice.upcoming): invoice-shaped, without id, number or PDF. */
+        UpcomingInvoice: {
+            /** @example 2900 */
+            amount_due: number;
+            /**
+             * @description Drawn from the customer's wallet (apply_wallet_balance).
+             * @example 0
+             */
+            amount_from_wallet: number;
+            /** @example 2900 */
+            amount_paid: number;
+            /** @example 0 */
+            amount_remaining: number;
+            /** @example 1 */
+            attempt_count: number;
+            /** @enum {string} */
+            billing_reason: "subscription_create" | "subscription_cycle" | "subscription_update";
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * @description Drawn from the customer's credit balance in the invoice's currency (before the wallet); given back when the invoice is voided.
+             * @example 0
+             */
+            credit_applied: number;
+            /**
+             * @description ISO 4217, upper case.
+             * @example USD
+             */
+            currency: string;
+            /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
+            customer_id: string;
+            due_date: string | null;
+            finalized_at: string | null;
+            /** @description Not made yet. */
+            id: null;
+            /** @description Why the last attempt (automatic or manual) failed; null when none failed, and once paid. */
+            last_payment_error: components["schemas"]["PaymentError"] | null;
+            lines: components["schemas"]["UpcomingInvoiceLine"][];
+            /** @description The next automatic retry after a failed charge (1, 3 and 5 days after the first failure). */
+            next_payment_attempt: string | null;
+            number: null;
+            /** @constant */
+            object: "invoice";
+            paid_at: string | null;
+            /** @description The payment of the latest charge attempt. */
+            payment_id: string | null;
+            pdf_url: null;
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
+            period_end: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
+            period_start: string;
+            /** @constant */
+            status: "draft";
+            subscription_id: string | null;
+            /** @example 2900 */
+            subtotal: number;
+            /** @example 2900 */
+            total: number;
+            /** @example $29.00 */
+            total_formatted: string;
+            voided_at: string | null;
+        };
+        UpcomingInvoiceLine: {
+            /**
+             * @description Negative for a credit.
+             * @example 2900
+             */
+            amount: number;
+            /** @example $29.00 */
+            amount_formatted: string;
+            /** @example Pro monthly (2027-01-31 – 2027-02-28) */
+            description: string;
+            /** @description Null for the plan line the renewal will make; the id of a line already waiting for the invoice (a proration). */
+            id: string | null;
+            /** @constant */
+            object: "invoice_line";
+            period: {
+                /**
+                 * Format: date-time
+                 * @example 2026-11-24T12:00:00.000Z
+                 */
+                end: string;
+                /**
+                 * Format: date-time
+                 * @example 2026-11-24T12:00:00.000Z
+                 */
+                start: string;
+            };
+            /** @example false */
+            proration: boolean;
+        };
         Wallet: {
-            /** @description Smallest currency unit; always the sum of the ledger. */
+            /**
+             * @description Smallest currency unit; always the sum of the ledger.
+             * @example 1234
+             */
             balance: number;
             /** @example $12.34 */
             balance_formatted: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             created_at: string;
             /**
              * @description ISO 4217, upper case.
              * @example USD
              */
             currency: string;
-            /** @example cus_0123456789abcdefGHIJKL */
+            /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
             customer_id: string;
-            /** @example wal_0123456789abcdefGHIJKL */
+            /** @example wal_dOS0UhkeqiX1Y9No607sqA */
             id: string;
             /**
              * @example {
@@ -1737,7 +2780,10 @@ export interface components {
             object: "wallet";
             /** @enum {string} */
             status: "active" | "frozen" | "closed";
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             updated_at: string;
         };
         WalletList: {
@@ -1754,27 +2800,33 @@ export interface components {
              * @example 1250
              */
             amount: number;
-            /** @example http://127.0.0.1:3000/hosted/checkout/chk_0123456789abcdef */
+            /** @example http://127.0.0.1:3000/hosted/checkout/uM2zQrF7KS0TYV2snsaPXLobvEZiMpqGSJG7dLkE */
             checkout_url: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             created_at: string;
             /**
              * @description ISO 4217, upper case.
              * @example USD
              */
             currency: string;
-            /** @example wtu_0123456789abcdefGHIJKL */
+            /** @example wtu_LYVrU04EN72gQL7Ikzcd4X */
             id: string;
             /** @constant */
             object: "wallet_topup";
-            /** @example pay_0123456789abcdefGHIJKL */
+            /** @example pay_jdzUx4NkR0eqF9jA9179Ze */
             payment_id: string;
             /** @enum {string} */
             status: "pending" | "succeeded" | "failed" | "cancelled" | "expired";
             transaction_id: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             updated_at: string;
-            /** @example wal_0123456789abcdefGHIJKL */
+            /** @example wal_dOS0UhkeqiX1Y9No607sqA */
             wallet_id: string;
         };
         WalletTopupList: {
@@ -1795,12 +2847,15 @@ export interface components {
             balance_after: number;
             /** @example 5000 */
             balance_before: number;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             created_at: string;
             description: string | null;
             /** @description For credits with an expiry. */
             expires_at: string | null;
-            /** @example wtx_0123456789abcdefGHIJKL */
+            /** @example wtx_hN0TDxBakP1cCnOxqVFGFR */
             id: string;
             /**
              * @example {
@@ -1815,7 +2870,7 @@ export interface components {
             reference: string | null;
             /** @enum {string} */
             type: "topup" | "debit" | "credit" | "expiry" | "refund" | "refund_reversal";
-            /** @example wal_0123456789abcdefGHIJKL */
+            /** @example wal_dOS0UhkeqiX1Y9No607sqA */
             wallet_id: string;
         };
         WalletTransactionList: {
@@ -1827,23 +2882,29 @@ export interface components {
             object: "list";
         };
         WebhookEndpoint: {
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             created_at: string;
             description: string | null;
             /** @description Subscribed event types; empty = all. */
             events: string[];
-            /** @example we_0123456789abcdefGHIJKL */
+            /** @example we_OMDRJ9xtF4tDc0dfQnqu7G */
             id: string;
             /** @constant */
             object: "webhook_endpoint";
             /**
              * @description whsec_…: only in the create and rotate-secret responses.
-             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             * @example whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD9t/aCm7MxaE=
              */
             secret?: string;
             /** @enum {string} */
             status: "active" | "disabled";
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
             updated_at: string;
             /** @example https://shop.example.com/webhooks/billing */
             url: string;
@@ -1880,6 +2941,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "mer_3Xb1pQ9wE2rT6yU8iO0pAs",
+                     *       "object": "account",
+                     *       "name": "Acme Coffee",
+                     *       "mode": "test",
+                     *       "branding": {
+                     *         "accent_color": null,
+                     *         "logo": "data:image/png;base64,iVBORw0KGgo…"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Account"];
                 };
             };
@@ -1889,6 +2963,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1898,6 +2983,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1907,6 +3003,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (GET: /v1/account).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1916,6 +3023,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1925,6 +3043,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1934,6 +3063,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1951,6 +3091,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": {
                     branding?: {
                         accent_color?: string | null;
@@ -1971,6 +3112,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "mer_3Xb1pQ9wE2rT6yU8iO0pAs",
+                     *       "object": "account",
+                     *       "name": "Acme Coffee",
+                     *       "mode": "test",
+                     *       "branding": {
+                     *         "accent_color": null,
+                     *         "logo": "data:image/png;base64,iVBORw0KGgo…"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Account"];
                 };
             };
@@ -1980,6 +3134,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1989,6 +3154,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1998,6 +3174,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (PATCH: /v1/account).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2007,6 +3194,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for PATCH /v1/account.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2016,6 +3214,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2025,6 +3234,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2034,6 +3254,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2043,6 +3274,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2052,6 +3294,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2069,8 +3322,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *       "return_url": "https://shop.example.com/thanks"
+                 *     }
+                 */
                 "application/json": {
-                    /** @example cus_0123456789abcdefGHIJKL */
+                    /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
                     customer_id: string;
                     /**
                      * @description Language of the portal (default: the customer’s `locale`, else en).
@@ -2093,6 +3352,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "cps_kbrOpMkaI1qrqO35pqm3a0",
+                     *       "object": "customer_portal_session",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "url": "http://127.0.0.1:3000/hosted/portal/VffAL6EvtqB8J47jZbZh321eSSRNgOt0Tl7N3PRR",
+                     *       "return_url": "https://shop.example.com/account",
+                     *       "locale": "en",
+                     *       "expires_at": "2026-11-24T12:00:00.000Z",
+                     *       "created_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CustomerPortalSession"];
                 };
             };
@@ -2102,6 +3373,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: customer_id.",
+                     *         "param": "customer_id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2111,6 +3393,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2120,6 +3413,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such customer: 'cus_cbLY0g95rEQ0IS9nuTaJZz'.",
+                     *         "param": "customer_id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2129,6 +3433,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/customer-portal/sessions.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2138,6 +3453,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2147,6 +3473,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2156,6 +3493,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2165,6 +3513,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2174,6 +3533,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2203,6 +3573,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *           "object": "customer",
+                     *           "email": "jane@example.com",
+                     *           "name": null,
+                     *           "phone": null,
+                     *           "currency": null,
+                     *           "locale": null,
+                     *           "default_payment_method_id": null,
+                     *           "metadata": {
+                     *             "order_id": "6735"
+                     *           },
+                     *           "created_at": "2026-11-24T12:00:00.000Z",
+                     *           "updated_at": "2026-11-24T12:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CustomerList"];
                 };
             };
@@ -2212,6 +3606,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_invalid",
+                     *         "message": "Invalid limit: must be an integer between 1 and 100.",
+                     *         "param": "limit",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2221,6 +3626,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2230,6 +3646,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (GET: /v1/customer).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2239,6 +3666,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2248,6 +3686,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2257,6 +3706,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2274,6 +3734,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "jane@example.com",
+                 *       "name": "Jane Doe",
+                 *       "currency": "USD",
+                 *       "locale": "en",
+                 *       "metadata": {
+                 *         "crm_id": "6735"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description Default currency (ISO 4217). */
                     currency?: string | null;
@@ -2306,6 +3777,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "object": "customer",
+                     *       "email": "jane@example.com",
+                     *       "name": null,
+                     *       "phone": null,
+                     *       "currency": null,
+                     *       "locale": null,
+                     *       "default_payment_method_id": null,
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Customer"];
                 };
             };
@@ -2315,6 +3803,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: email.",
+                     *         "param": "email",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2324,6 +3823,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2333,6 +3843,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (POST: /v1/customer).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2342,6 +3863,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/customers.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2351,6 +3883,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2360,6 +3903,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2369,6 +3923,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2378,6 +3943,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2387,6 +3963,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2397,6 +3984,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
                 id: string;
             };
             cookie?: never;
@@ -2409,6 +3997,65 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "object": "customer",
+                     *       "email": "jane@example.com",
+                     *       "name": null,
+                     *       "phone": null,
+                     *       "currency": null,
+                     *       "locale": null,
+                     *       "default_payment_method_id": null,
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z",
+                     *       "credit_balance": {
+                     *         "USD": 1250
+                     *       },
+                     *       "payment_methods": [
+                     *         {
+                     *           "id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *           "object": "payment_method",
+                     *           "customer_id": null,
+                     *           "type": "card",
+                     *           "card": null,
+                     *           "mobile_money": null,
+                     *           "created_at": "2026-11-24T12:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "subscriptions": [
+                     *         {
+                     *           "id": "sub_pupDeocVzUPdRJwkvblTTw",
+                     *           "object": "subscription",
+                     *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *           "plan_id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                     *           "status": "trialing",
+                     *           "current_period_start": "2026-11-24T12:00:00.000Z",
+                     *           "current_period_end": "2026-11-24T12:00:00.000Z",
+                     *           "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
+                     *           "trial_start": null,
+                     *           "trial_end": null,
+                     *           "cancel_at_period_end": false,
+                     *           "cancel_at": null,
+                     *           "cancelled_at": null,
+                     *           "pause_collection": null,
+                     *           "paused_at": null,
+                     *           "resumes_at": null,
+                     *           "payment_method_id": null,
+                     *           "latest_invoice_id": null,
+                     *           "apply_wallet_balance": true,
+                     *           "metadata": {
+                     *             "order_id": "6735"
+                     *           },
+                     *           "created_at": "2026-11-24T12:00:00.000Z",
+                     *           "updated_at": "2026-11-24T12:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["CustomerWithEmbeds"];
                 };
             };
@@ -2418,6 +4065,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2427,6 +4085,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2436,6 +4105,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such customer: 'cus_cbLY0g95rEQ0IS9nuTaJZz'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2445,6 +4125,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2454,6 +4145,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2463,6 +4165,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2476,6 +4189,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
                 id: string;
             };
             cookie?: never;
@@ -2488,6 +4202,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "object": "customer",
+                     *       "deleted": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["Deleted"];
                 };
             };
@@ -2497,6 +4218,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2506,6 +4238,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2515,6 +4258,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such customer: 'cus_cbLY0g95rEQ0IS9nuTaJZz'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2524,6 +4278,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for DELETE /v1/customers/cus_cbLY0g95rEQ0IS9nuTaJZz.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2533,6 +4298,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2542,6 +4318,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2551,6 +4338,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2560,6 +4358,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2569,6 +4378,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2582,12 +4402,21 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Jane Smith",
+                 *       "metadata": {
+                 *         "crm_id": "6736"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     currency?: string | null;
                     /** @description A saved method attached to this customer, charged when none is named (null: none). */
@@ -2620,6 +4449,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "object": "customer",
+                     *       "email": "jane@example.com",
+                     *       "name": null,
+                     *       "phone": null,
+                     *       "currency": null,
+                     *       "locale": null,
+                     *       "default_payment_method_id": null,
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Customer"];
                 };
             };
@@ -2629,6 +4475,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2638,6 +4495,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2647,6 +4515,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such customer: 'cus_cbLY0g95rEQ0IS9nuTaJZz'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2656,6 +4535,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for PATCH /v1/customers/cus_cbLY0g95rEQ0IS9nuTaJZz.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2665,6 +4555,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2674,6 +4575,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2683,6 +4595,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2692,6 +4615,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2701,6 +4635,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2716,6 +4661,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
                 id: string;
             };
             cookie?: never;
@@ -2728,6 +4674,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "cbtxn_UWM4Gg9YOmYb38SPYWH0ly",
+                     *           "object": "customer_balance_transaction",
+                     *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *           "currency": "USD",
+                     *           "amount": 1250,
+                     *           "ending_balance": 1250,
+                     *           "type": "adjustment",
+                     *           "invoice_id": null,
+                     *           "subscription_id": null,
+                     *           "description": null,
+                     *           "created_at": "2026-11-24T12:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CustomerBalanceTransactionList"];
                 };
             };
@@ -2737,6 +4705,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_invalid",
+                     *         "message": "Invalid limit: must be an integer between 1 and 100.",
+                     *         "param": "limit",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2746,6 +4725,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2755,6 +4745,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such customer: 'cus_cbLY0g95rEQ0IS9nuTaJZz'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2764,6 +4765,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2773,6 +4785,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2782,6 +4805,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2795,12 +4829,20 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "amount": 500,
+                 *       "currency": "USD",
+                 *       "description": "Goodwill credit for the outage of May 3"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Added to the credit balance (smallest currency unit): > 0 gives the customer credit, < 0 takes unused credit back (never below 0).
@@ -2824,6 +4866,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "cbtxn_UWM4Gg9YOmYb38SPYWH0ly",
+                     *       "object": "customer_balance_transaction",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "currency": "USD",
+                     *       "amount": 1250,
+                     *       "ending_balance": 1250,
+                     *       "type": "adjustment",
+                     *       "invoice_id": null,
+                     *       "subscription_id": null,
+                     *       "description": null,
+                     *       "created_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CustomerBalanceTransaction"];
                 };
             };
@@ -2833,6 +4890,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: amount.",
+                     *         "param": "amount",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2842,6 +4910,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2851,6 +4930,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such customer: 'cus_cbLY0g95rEQ0IS9nuTaJZz'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2860,6 +4950,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/customers/cus_cbLY0g95rEQ0IS9nuTaJZz/balance-transactions.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2869,6 +4970,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2878,6 +4990,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2887,6 +5010,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2896,6 +5030,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2905,6 +5050,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2925,6 +5081,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "email_settings",
+                     *       "receipts": true,
+                     *       "failed_payments": true,
+                     *       "trial_ending": true,
+                     *       "upcoming_renewal": true,
+                     *       "invoices": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["EmailSettings"];
                 };
             };
@@ -2934,6 +5100,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2943,6 +5120,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2952,6 +5140,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (GET: /v1/email-setting).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2961,6 +5160,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2970,6 +5180,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2979,6 +5200,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2996,6 +5228,11 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "upcoming_renewal": true
+                 *     }
+                 */
                 "application/json": components["schemas"]["EmailSettingsUpdate"];
             };
         };
@@ -3006,6 +5243,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "email_settings",
+                     *       "receipts": true,
+                     *       "failed_payments": true,
+                     *       "trial_ending": true,
+                     *       "upcoming_renewal": true,
+                     *       "invoices": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["EmailSettings"];
                 };
             };
@@ -3015,6 +5262,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3024,6 +5282,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3033,6 +5302,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (PATCH: /v1/email-setting).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3042,6 +5322,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for PATCH /v1/email-settings.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3051,6 +5342,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3060,6 +5362,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3069,6 +5382,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3078,6 +5402,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3087,6 +5422,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3116,6 +5462,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                     *           "object": "event",
+                     *           "type": "customer.created",
+                     *           "created_at": "2026-11-24T12:00:00.000Z",
+                     *           "data": {
+                     *             "object": {
+                     *               "property1": null,
+                     *               "property2": null
+                     *             },
+                     *             "previous_attributes": {
+                     *               "property1": null,
+                     *               "property2": null
+                     *             }
+                     *           }
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0"
+                     *     }
+                     */
                     "application/json": components["schemas"]["EventList"];
                 };
             };
@@ -3125,6 +5496,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_invalid",
+                     *         "message": "Invalid limit: must be an integer between 1 and 100.",
+                     *         "param": "limit",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3134,6 +5516,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3143,6 +5536,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (GET: /v1/event).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3152,6 +5556,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3161,6 +5576,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3170,6 +5596,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3180,6 +5617,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
                 id: string;
             };
             cookie?: never;
@@ -3192,6 +5630,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                     *       "object": "event",
+                     *       "type": "customer.created",
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "data": {
+                     *         "object": {
+                     *           "property1": null,
+                     *           "property2": null
+                     *         },
+                     *         "previous_attributes": {
+                     *           "property1": null,
+                     *           "property2": null
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Event"];
                 };
             };
@@ -3201,6 +5657,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3210,6 +5677,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3219,6 +5697,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such event: 'evt_ulwnxwqTEiEpoWJQfWG5Bf'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3228,6 +5717,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3237,6 +5737,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3246,6 +5757,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3262,6 +5784,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
                 id: string;
             };
             cookie?: never;
@@ -3274,6 +5797,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "wda_uc5ZRqmlyadhI1DQghYEw8",
+                     *           "object": "delivery_attempt",
+                     *           "event_id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                     *           "endpoint_id": "we_OMDRJ9xtF4tDc0dfQnqu7G",
+                     *           "status": "pending",
+                     *           "attempt_number": 1,
+                     *           "response_status": null,
+                     *           "response_body": null,
+                     *           "scheduled_at": "2026-11-24T12:00:00.000Z",
+                     *           "attempted_at": null,
+                     *           "next_retry_at": null,
+                     *           "duration_ms": null,
+                     *           "created_at": "2026-11-24T12:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0"
+                     *     }
+                     */
                     "application/json": components["schemas"]["DeliveryAttemptList"];
                 };
             };
@@ -3283,6 +5830,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_invalid",
+                     *         "message": "Invalid limit: must be an integer between 1 and 100.",
+                     *         "param": "limit",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3292,6 +5850,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3301,6 +5870,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such event: 'evt_ulwnxwqTEiEpoWJQfWG5Bf'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3310,6 +5890,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3319,6 +5910,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3328,6 +5930,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3341,12 +5954,14 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": Record<string, never>;
             };
         };
@@ -3357,6 +5972,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "wda_uc5ZRqmlyadhI1DQghYEw8",
+                     *           "object": "delivery_attempt",
+                     *           "event_id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                     *           "endpoint_id": "we_OMDRJ9xtF4tDc0dfQnqu7G",
+                     *           "status": "pending",
+                     *           "attempt_number": 1,
+                     *           "response_status": null,
+                     *           "response_body": null,
+                     *           "scheduled_at": "2026-11-24T12:00:00.000Z",
+                     *           "attempted_at": null,
+                     *           "next_retry_at": null,
+                     *           "duration_ms": null,
+                     *           "created_at": "2026-11-24T12:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ReplayedAttempts"];
                 };
             };
@@ -3366,6 +6005,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3375,6 +6025,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3384,6 +6045,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such event: 'evt_ulwnxwqTEiEpoWJQfWG5Bf'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3393,6 +6065,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/events/evt_ulwnxwqTEiEpoWJQfWG5Bf/replay.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3402,6 +6085,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3411,6 +6105,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3420,6 +6125,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3429,6 +6145,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3438,6 +6165,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3466,6 +6204,59 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                     *           "object": "invoice",
+                     *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *           "subscription_id": null,
+                     *           "number": null,
+                     *           "status": "draft",
+                     *           "billing_reason": "subscription_create",
+                     *           "currency": "USD",
+                     *           "lines": [
+                     *             {
+                     *               "id": "il_G5VgQU8KQ0ctj2iQr4OpLp",
+                     *               "object": "invoice_line",
+                     *               "description": "Pro monthly (2027-01-31 – 2027-02-28)",
+                     *               "period": {
+                     *                 "start": "2026-11-24T12:00:00.000Z",
+                     *                 "end": "2026-11-24T12:00:00.000Z"
+                     *               },
+                     *               "amount": 2900,
+                     *               "amount_formatted": "$29.00",
+                     *               "proration": false
+                     *             }
+                     *           ],
+                     *           "subtotal": 2900,
+                     *           "total": 2900,
+                     *           "total_formatted": "$29.00",
+                     *           "credit_applied": 0,
+                     *           "amount_from_wallet": 0,
+                     *           "amount_due": 2900,
+                     *           "amount_paid": 2900,
+                     *           "amount_remaining": 0,
+                     *           "attempt_count": 1,
+                     *           "next_payment_attempt": null,
+                     *           "payment_id": null,
+                     *           "last_payment_error": null,
+                     *           "pdf_url": "http://127.0.0.1:3000/v1/invoices/in_D6ShWtFUwUbkHRkFKNqGEU/pdf",
+                     *           "period_start": "2026-11-24T12:00:00.000Z",
+                     *           "period_end": "2026-11-24T12:00:00.000Z",
+                     *           "due_date": null,
+                     *           "created_at": "2026-11-24T12:00:00.000Z",
+                     *           "finalized_at": null,
+                     *           "paid_at": null,
+                     *           "voided_at": null
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0"
+                     *     }
+                     */
                     "application/json": components["schemas"]["InvoiceList"];
                 };
             };
@@ -3475,6 +6266,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_invalid",
+                     *         "message": "Invalid limit: must be an integer between 1 and 100.",
+                     *         "param": "limit",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3484,6 +6286,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3493,6 +6306,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (GET: /v1/invoice).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3502,6 +6326,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3511,6 +6346,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3520,6 +6366,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3530,6 +6387,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example in_D6ShWtFUwUbkHRkFKNqGEU */
                 id: string;
             };
             cookie?: never;
@@ -3542,6 +6400,52 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                     *       "object": "invoice",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "subscription_id": null,
+                     *       "number": null,
+                     *       "status": "draft",
+                     *       "billing_reason": "subscription_create",
+                     *       "currency": "USD",
+                     *       "lines": [
+                     *         {
+                     *           "id": "il_G5VgQU8KQ0ctj2iQr4OpLp",
+                     *           "object": "invoice_line",
+                     *           "description": "Pro monthly (2027-01-31 – 2027-02-28)",
+                     *           "period": {
+                     *             "start": "2026-11-24T12:00:00.000Z",
+                     *             "end": "2026-11-24T12:00:00.000Z"
+                     *           },
+                     *           "amount": 2900,
+                     *           "amount_formatted": "$29.00",
+                     *           "proration": false
+                     *         }
+                     *       ],
+                     *       "subtotal": 2900,
+                     *       "total": 2900,
+                     *       "total_formatted": "$29.00",
+                     *       "credit_applied": 0,
+                     *       "amount_from_wallet": 0,
+                     *       "amount_due": 2900,
+                     *       "amount_paid": 2900,
+                     *       "amount_remaining": 0,
+                     *       "attempt_count": 1,
+                     *       "next_payment_attempt": null,
+                     *       "payment_id": null,
+                     *       "last_payment_error": null,
+                     *       "pdf_url": "http://127.0.0.1:3000/v1/invoices/in_D6ShWtFUwUbkHRkFKNqGEU/pdf",
+                     *       "period_start": "2026-11-24T12:00:00.000Z",
+                     *       "period_end": "2026-11-24T12:00:00.000Z",
+                     *       "due_date": null,
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "finalized_at": null,
+                     *       "paid_at": null,
+                     *       "voided_at": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["Invoice"];
                 };
             };
@@ -3551,6 +6455,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3560,6 +6475,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3569,6 +6495,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such invoice: 'in_D6ShWtFUwUbkHRkFKNqGEU'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3578,6 +6515,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3587,6 +6535,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3596,6 +6555,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3609,16 +6579,18 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example in_D6ShWtFUwUbkHRkFKNqGEU */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": {
                     /**
                      * @description A saved method of the invoice's customer to charge; default: the subscription's method, else the customer's default.
-                     * @example pm_0123456789abcdefGHIJKL
+                     * @example pm_lxb7ubyfUc6UG4oVvH6GC5
                      */
                     payment_method_id?: string;
                 };
@@ -3631,6 +6603,52 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                     *       "object": "invoice",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "subscription_id": null,
+                     *       "number": null,
+                     *       "status": "draft",
+                     *       "billing_reason": "subscription_create",
+                     *       "currency": "USD",
+                     *       "lines": [
+                     *         {
+                     *           "id": "il_G5VgQU8KQ0ctj2iQr4OpLp",
+                     *           "object": "invoice_line",
+                     *           "description": "Pro monthly (2027-01-31 – 2027-02-28)",
+                     *           "period": {
+                     *             "start": "2026-11-24T12:00:00.000Z",
+                     *             "end": "2026-11-24T12:00:00.000Z"
+                     *           },
+                     *           "amount": 2900,
+                     *           "amount_formatted": "$29.00",
+                     *           "proration": false
+                     *         }
+                     *       ],
+                     *       "subtotal": 2900,
+                     *       "total": 2900,
+                     *       "total_formatted": "$29.00",
+                     *       "credit_applied": 0,
+                     *       "amount_from_wallet": 0,
+                     *       "amount_due": 2900,
+                     *       "amount_paid": 2900,
+                     *       "amount_remaining": 0,
+                     *       "attempt_count": 1,
+                     *       "next_payment_attempt": null,
+                     *       "payment_id": null,
+                     *       "last_payment_error": null,
+                     *       "pdf_url": "http://127.0.0.1:3000/v1/invoices/in_D6ShWtFUwUbkHRkFKNqGEU/pdf",
+                     *       "period_start": "2026-11-24T12:00:00.000Z",
+                     *       "period_end": "2026-11-24T12:00:00.000Z",
+                     *       "due_date": null,
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "finalized_at": null,
+                     *       "paid_at": null,
+                     *       "voided_at": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["Invoice"];
                 };
             };
@@ -3640,6 +6658,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3649,6 +6678,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3658,6 +6698,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "card_error",
+                     *         "code": "card_declined",
+                     *         "message": "The card was declined.",
+                     *         "param": null,
+                     *         "invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                     *         "last_payment_error": {
+                     *           "code": "card_declined",
+                     *           "message": "The card was declined."
+                     *         },
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3667,6 +6723,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such invoice: 'in_D6ShWtFUwUbkHRkFKNqGEU'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3685,6 +6752,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3694,6 +6772,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3703,6 +6792,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3712,6 +6812,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3721,6 +6832,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3731,6 +6853,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example in_D6ShWtFUwUbkHRkFKNqGEU */
                 id: string;
             };
             cookie?: never;
@@ -3752,6 +6875,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3761,6 +6895,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3770,6 +6915,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such invoice: 'in_D6ShWtFUwUbkHRkFKNqGEU'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3779,6 +6935,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3788,6 +6955,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3797,6 +6975,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3810,12 +6999,14 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example in_D6ShWtFUwUbkHRkFKNqGEU */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": Record<string, never>;
             };
         };
@@ -3826,6 +7017,52 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                     *       "object": "invoice",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "subscription_id": null,
+                     *       "number": null,
+                     *       "status": "draft",
+                     *       "billing_reason": "subscription_create",
+                     *       "currency": "USD",
+                     *       "lines": [
+                     *         {
+                     *           "id": "il_G5VgQU8KQ0ctj2iQr4OpLp",
+                     *           "object": "invoice_line",
+                     *           "description": "Pro monthly (2027-01-31 – 2027-02-28)",
+                     *           "period": {
+                     *             "start": "2026-11-24T12:00:00.000Z",
+                     *             "end": "2026-11-24T12:00:00.000Z"
+                     *           },
+                     *           "amount": 2900,
+                     *           "amount_formatted": "$29.00",
+                     *           "proration": false
+                     *         }
+                     *       ],
+                     *       "subtotal": 2900,
+                     *       "total": 2900,
+                     *       "total_formatted": "$29.00",
+                     *       "credit_applied": 0,
+                     *       "amount_from_wallet": 0,
+                     *       "amount_due": 2900,
+                     *       "amount_paid": 2900,
+                     *       "amount_remaining": 0,
+                     *       "attempt_count": 1,
+                     *       "next_payment_attempt": null,
+                     *       "payment_id": null,
+                     *       "last_payment_error": null,
+                     *       "pdf_url": "http://127.0.0.1:3000/v1/invoices/in_D6ShWtFUwUbkHRkFKNqGEU/pdf",
+                     *       "period_start": "2026-11-24T12:00:00.000Z",
+                     *       "period_end": "2026-11-24T12:00:00.000Z",
+                     *       "due_date": null,
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "finalized_at": null,
+                     *       "paid_at": null,
+                     *       "voided_at": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["Invoice"];
                 };
             };
@@ -3835,6 +7072,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3844,6 +7092,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3853,6 +7112,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such invoice: 'in_D6ShWtFUwUbkHRkFKNqGEU'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3871,6 +7141,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3880,6 +7161,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3889,6 +7181,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3898,6 +7201,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3907,6 +7221,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3934,6 +7259,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *           "object": "payment_method",
+                     *           "customer_id": null,
+                     *           "type": "card",
+                     *           "card": null,
+                     *           "mobile_money": null,
+                     *           "created_at": "2026-11-24T12:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0"
+                     *     }
+                     */
                     "application/json": components["schemas"]["PaymentMethodList"];
                 };
             };
@@ -3943,6 +7286,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: customer_id.",
+                     *         "param": "customer_id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3952,6 +7306,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3961,6 +7326,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (GET: /v1/payment-method).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3970,6 +7346,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3979,6 +7366,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3988,6 +7386,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3998,6 +7407,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example pm_lxb7ubyfUc6UG4oVvH6GC5 */
                 id: string;
             };
             cookie?: never;
@@ -4010,6 +7420,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *       "object": "payment_method",
+                     *       "customer_id": null,
+                     *       "type": "card",
+                     *       "card": null,
+                     *       "mobile_money": null,
+                     *       "created_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["PaymentMethod"];
                 };
             };
@@ -4019,6 +7440,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4028,6 +7460,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4037,6 +7480,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such payment method: 'pm_lxb7ubyfUc6UG4oVvH6GC5'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4046,6 +7500,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4055,6 +7520,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4064,6 +7540,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4077,6 +7564,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example pm_lxb7ubyfUc6UG4oVvH6GC5 */
                 id: string;
             };
             cookie?: never;
@@ -4089,6 +7577,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                     *       "object": "payment_method",
+                     *       "customer_id": null,
+                     *       "type": "card",
+                     *       "card": null,
+                     *       "mobile_money": null,
+                     *       "created_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["PaymentMethod"];
                 };
             };
@@ -4098,6 +7597,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4107,6 +7617,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4116,6 +7637,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such payment method: 'pm_lxb7ubyfUc6UG4oVvH6GC5'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4125,6 +7657,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for DELETE /v1/payment-methods/pm_lxb7ubyfUc6UG4oVvH6GC5.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4134,6 +7677,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4143,6 +7697,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4152,6 +7717,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4161,6 +7737,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4170,6 +7757,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4201,6 +7799,52 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                     *           "object": "payment",
+                     *           "amount": 1250,
+                     *           "currency": "USD",
+                     *           "status": "created",
+                     *           "checkout_url": "http://127.0.0.1:3000/hosted/checkout/yMMzxwbd3MYcmQw2kyi3Xo15JCHx39JGFKp59uQk",
+                     *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *           "customer": {
+                     *             "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *             "email": "jane@example.com",
+                     *             "name": null,
+                     *             "phone": null
+                     *           },
+                     *           "redirect_url": null,
+                     *           "cancel_url": null,
+                     *           "payment_method_id": null,
+                     *           "checkout": {
+                     *             "title": "Order #6735",
+                     *             "description": "2 × coffee beans, 1 kg",
+                     *             "locale": "en",
+                     *             "payment_methods": [
+                     *               "card"
+                     *             ]
+                     *           },
+                     *           "metadata": {
+                     *             "order_id": "6735"
+                     *           },
+                     *           "amount_refunded": 0,
+                     *           "refunded": false,
+                     *           "payment_method": null,
+                     *           "failure_code": null,
+                     *           "failure_message": null,
+                     *           "expires_at": "2026-11-24T12:00:00.000Z",
+                     *           "created_at": "2026-11-24T12:00:00.000Z",
+                     *           "updated_at": "2026-11-24T12:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0"
+                     *     }
+                     */
                     "application/json": components["schemas"]["PaymentList"];
                 };
             };
@@ -4210,6 +7854,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_invalid",
+                     *         "message": "Invalid limit: must be an integer between 1 and 100.",
+                     *         "param": "limit",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4219,6 +7874,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4228,6 +7894,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (GET: /v1/payment).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4237,6 +7914,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4246,6 +7934,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4255,6 +7954,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4272,6 +7982,24 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "amount": 2599,
+                 *       "currency": "EUR",
+                 *       "customer": {
+                 *         "email": "jane@example.com",
+                 *         "name": "Jane Doe"
+                 *       },
+                 *       "redirect_url": "https://shop.example.com/thanks",
+                 *       "cancel_url": "https://shop.example.com/cart",
+                 *       "checkout": {
+                 *         "title": "Order #6735"
+                 *       },
+                 *       "metadata": {
+                 *         "order_id": "6735"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Integer amount in the smallest currency unit.
@@ -4326,7 +8054,7 @@ export interface operations {
                     };
                     /**
                      * @description An existing customer; overrides `customer`.
-                     * @example cus_0123456789abcdefGHIJKL
+                     * @example cus_cbLY0g95rEQ0IS9nuTaJZz
                      */
                     customer_id?: string;
                     /**
@@ -4340,7 +8068,7 @@ export interface operations {
                     };
                     /**
                      * @description A saved method to charge at once, off-session (no checkout needed). Its customer is the payment’s customer; a failed charge can still be paid at checkout_url until it expires.
-                     * @example pm_0123456789abcdefGHIJKL
+                     * @example pm_lxb7ubyfUc6UG4oVvH6GC5
                      */
                     payment_method_id?: string;
                     /**
@@ -4359,6 +8087,45 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                     *       "object": "payment",
+                     *       "amount": 1250,
+                     *       "currency": "USD",
+                     *       "status": "created",
+                     *       "checkout_url": "http://127.0.0.1:3000/hosted/checkout/yMMzxwbd3MYcmQw2kyi3Xo15JCHx39JGFKp59uQk",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "customer": {
+                     *         "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *         "email": "jane@example.com",
+                     *         "name": null,
+                     *         "phone": null
+                     *       },
+                     *       "redirect_url": null,
+                     *       "cancel_url": null,
+                     *       "payment_method_id": null,
+                     *       "checkout": {
+                     *         "title": "Order #6735",
+                     *         "description": "2 × coffee beans, 1 kg",
+                     *         "locale": "en",
+                     *         "payment_methods": [
+                     *           "card"
+                     *         ]
+                     *       },
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "amount_refunded": 0,
+                     *       "refunded": false,
+                     *       "payment_method": null,
+                     *       "failure_code": null,
+                     *       "failure_message": null,
+                     *       "expires_at": "2026-11-24T12:00:00.000Z",
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Payment"];
                 };
             };
@@ -4368,6 +8135,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: amount.",
+                     *         "param": "amount",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4377,6 +8155,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4386,6 +8175,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such customer: 'cus_cbLY0g95rEQ0IS9nuTaJZz'.",
+                     *         "param": "customer_id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4395,6 +8195,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/payments.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4404,6 +8215,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4413,6 +8235,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4422,6 +8255,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4431,6 +8275,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4440,6 +8295,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4450,6 +8316,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example pay_jdzUx4NkR0eqF9jA9179Ze */
                 id: string;
             };
             cookie?: never;
@@ -4462,6 +8329,45 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                     *       "object": "payment",
+                     *       "amount": 1250,
+                     *       "currency": "USD",
+                     *       "status": "created",
+                     *       "checkout_url": "http://127.0.0.1:3000/hosted/checkout/yMMzxwbd3MYcmQw2kyi3Xo15JCHx39JGFKp59uQk",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "customer": {
+                     *         "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *         "email": "jane@example.com",
+                     *         "name": null,
+                     *         "phone": null
+                     *       },
+                     *       "redirect_url": null,
+                     *       "cancel_url": null,
+                     *       "payment_method_id": null,
+                     *       "checkout": {
+                     *         "title": "Order #6735",
+                     *         "description": "2 × coffee beans, 1 kg",
+                     *         "locale": "en",
+                     *         "payment_methods": [
+                     *           "card"
+                     *         ]
+                     *       },
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "amount_refunded": 0,
+                     *       "refunded": false,
+                     *       "payment_method": null,
+                     *       "failure_code": null,
+                     *       "failure_message": null,
+                     *       "expires_at": "2026-11-24T12:00:00.000Z",
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Payment"];
                 };
             };
@@ -4471,6 +8377,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4480,6 +8397,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4489,6 +8417,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such payment: 'pay_jdzUx4NkR0eqF9jA9179Ze'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4498,6 +8437,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4507,6 +8457,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4516,6 +8477,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4543,6 +8515,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                     *           "object": "plan",
+                     *           "name": "Pro monthly",
+                     *           "amount": 2900,
+                     *           "amount_formatted": "$29.00",
+                     *           "currency": "USD",
+                     *           "interval": "day",
+                     *           "interval_count": 1,
+                     *           "trial_period_days": 14,
+                     *           "active": true,
+                     *           "apply_wallet_balance": true,
+                     *           "metadata": {
+                     *             "order_id": "6735"
+                     *           },
+                     *           "archived_at": null,
+                     *           "created_at": "2026-11-24T12:00:00.000Z",
+                     *           "updated_at": "2026-11-24T12:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0"
+                     *     }
+                     */
                     "application/json": components["schemas"]["PlanList"];
                 };
             };
@@ -4552,6 +8552,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_invalid",
+                     *         "message": "Invalid limit: must be an integer between 1 and 100.",
+                     *         "param": "limit",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4561,6 +8572,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4570,6 +8592,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (GET: /v1/plan).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4579,6 +8612,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4588,6 +8632,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4597,6 +8652,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4614,6 +8680,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Pro monthly",
+                 *       "amount": 2900,
+                 *       "currency": "USD",
+                 *       "interval": "month",
+                 *       "trial_period_days": 14
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Price per period in the smallest currency unit (0 for a free plan).
@@ -4632,7 +8707,10 @@ export interface operations {
                      * @enum {string}
                      */
                     interval: "day" | "week" | "month" | "year";
-                    /** @description Intervals per period (default 1); a period is at most one year (365 days, 52 weeks, 12 months, 1 year). */
+                    /**
+                     * @description Intervals per period (default 1); a period is at most one year (365 days, 52 weeks, 12 months, 1 year).
+                     * @example 1
+                     */
                     interval_count?: number;
                     /**
                      * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).
@@ -4645,7 +8723,10 @@ export interface operations {
                     };
                     /** @example Pro monthly */
                     name: string;
-                    /** @description Default trial for new subscriptions, in days (default 0). */
+                    /**
+                     * @description Default trial for new subscriptions, in days (default 0).
+                     * @example 14
+                     */
                     trial_period_days?: number;
                 };
             };
@@ -4657,6 +8738,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                     *       "object": "plan",
+                     *       "name": "Pro monthly",
+                     *       "amount": 2900,
+                     *       "amount_formatted": "$29.00",
+                     *       "currency": "USD",
+                     *       "interval": "day",
+                     *       "interval_count": 1,
+                     *       "trial_period_days": 14,
+                     *       "active": true,
+                     *       "apply_wallet_balance": true,
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "archived_at": null,
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Plan"];
                 };
             };
@@ -4666,6 +8768,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: name.",
+                     *         "param": "name",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4675,6 +8788,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4684,6 +8808,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (POST: /v1/plan).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4693,6 +8828,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/plans.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4702,6 +8848,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4711,6 +8868,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4720,6 +8888,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4729,6 +8908,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4738,6 +8928,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4748,6 +8949,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example plan_cQhBSP5gupDCEU7jr1BAge */
                 id: string;
             };
             cookie?: never;
@@ -4760,6 +8962,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                     *       "object": "plan",
+                     *       "name": "Pro monthly",
+                     *       "amount": 2900,
+                     *       "amount_formatted": "$29.00",
+                     *       "currency": "USD",
+                     *       "interval": "day",
+                     *       "interval_count": 1,
+                     *       "trial_period_days": 14,
+                     *       "active": true,
+                     *       "apply_wallet_balance": true,
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "archived_at": null,
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Plan"];
                 };
             };
@@ -4769,6 +8992,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4778,6 +9012,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4787,6 +9032,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such plan: 'plan_cQhBSP5gupDCEU7jr1BAge'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4796,6 +9052,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4805,6 +9072,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4814,6 +9092,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4827,12 +9116,14 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example plan_cQhBSP5gupDCEU7jr1BAge */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": Record<string, never>;
             };
         };
@@ -4843,6 +9134,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                     *       "object": "plan",
+                     *       "name": "Pro monthly",
+                     *       "amount": 2900,
+                     *       "amount_formatted": "$29.00",
+                     *       "currency": "USD",
+                     *       "interval": "day",
+                     *       "interval_count": 1,
+                     *       "trial_period_days": 14,
+                     *       "active": true,
+                     *       "apply_wallet_balance": true,
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "archived_at": null,
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Plan"];
                 };
             };
@@ -4852,6 +9164,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4861,6 +9184,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4870,6 +9204,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such plan: 'plan_cQhBSP5gupDCEU7jr1BAge'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4879,6 +9224,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/plans/plan_cQhBSP5gupDCEU7jr1BAge/archive.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4888,6 +9244,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4897,6 +9264,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4906,6 +9284,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4915,6 +9304,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4924,6 +9324,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4957,6 +9368,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "re_Lj1ZKXCJwSWuMwyg0Gp4hk",
+                     *           "object": "refund",
+                     *           "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                     *           "amount": 1250,
+                     *           "currency": "USD",
+                     *           "status": "pending",
+                     *           "reason": null,
+                     *           "failure_code": null,
+                     *           "metadata": {
+                     *             "order_id": "6735"
+                     *           },
+                     *           "created_at": "2026-11-24T12:00:00.000Z",
+                     *           "updated_at": "2026-11-24T12:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0"
+                     *     }
+                     */
                     "application/json": components["schemas"]["RefundList"];
                 };
             };
@@ -4966,6 +9401,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_invalid",
+                     *         "message": "Invalid limit: must be an integer between 1 and 100.",
+                     *         "param": "limit",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4975,6 +9421,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4984,6 +9441,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (GET: /v1/refund).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4993,6 +9461,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5002,6 +9481,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5011,6 +9501,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5028,6 +9529,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                 *       "amount": 500,
+                 *       "reason": "customer_request"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Partial refund; omit to refund what remains.
@@ -5043,7 +9551,7 @@ export interface operations {
                     metadata?: {
                         [key: string]: string;
                     };
-                    /** @example pay_0123456789abcdefGHIJKL */
+                    /** @example pay_jdzUx4NkR0eqF9jA9179Ze */
                     payment_id: string;
                     /** @enum {string} */
                     reason?: "customer_request" | "duplicate" | "fraudulent" | "other";
@@ -5057,6 +9565,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "re_Lj1ZKXCJwSWuMwyg0Gp4hk",
+                     *       "object": "refund",
+                     *       "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                     *       "amount": 1250,
+                     *       "currency": "USD",
+                     *       "status": "pending",
+                     *       "reason": null,
+                     *       "failure_code": null,
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Refund"];
                 };
             };
@@ -5066,6 +9591,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: payment_id.",
+                     *         "param": "payment_id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5075,6 +9611,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5084,6 +9631,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such payment: 'pay_jdzUx4NkR0eqF9jA9179Ze'.",
+                     *         "param": "payment_id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5102,6 +9660,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5111,6 +9680,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5120,6 +9700,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5129,6 +9720,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5138,6 +9740,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5148,6 +9761,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example re_Lj1ZKXCJwSWuMwyg0Gp4hk */
                 id: string;
             };
             cookie?: never;
@@ -5160,6 +9774,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "re_Lj1ZKXCJwSWuMwyg0Gp4hk",
+                     *       "object": "refund",
+                     *       "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                     *       "amount": 1250,
+                     *       "currency": "USD",
+                     *       "status": "pending",
+                     *       "reason": null,
+                     *       "failure_code": null,
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Refund"];
                 };
             };
@@ -5169,6 +9800,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5178,6 +9820,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5187,6 +9840,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such refund: 're_Lj1ZKXCJwSWuMwyg0Gp4hk'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5196,6 +9860,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5205,6 +9880,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5214,6 +9900,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5231,8 +9928,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *       "return_url": "https://shop.example.com/account"
+                 *     }
+                 */
                 "application/json": {
-                    /** @example cus_0123456789abcdefGHIJKL */
+                    /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
                     customer_id: string;
                     /**
                      * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).
@@ -5261,6 +9964,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "seti_C7zL850bMNAaYRTcsnNYji",
+                     *       "object": "setup_intent",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "status": "requires_payment_method",
+                     *       "setup_url": "http://127.0.0.1:3000/hosted/setup/LksCHRVBSgCF3Z03kYIokOAU0U9MzBPmNib5GzGi",
+                     *       "return_url": null,
+                     *       "payment_method_types": [
+                     *         "card"
+                     *       ],
+                     *       "payment_method_id": null,
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "expires_at": "2026-11-24T12:00:00.000Z",
+                     *       "completed_at": null,
+                     *       "created_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SetupIntent"];
                 };
             };
@@ -5270,6 +9993,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: customer_id.",
+                     *         "param": "customer_id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5279,6 +10013,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5288,6 +10033,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such customer: 'cus_cbLY0g95rEQ0IS9nuTaJZz'.",
+                     *         "param": "customer_id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5297,6 +10053,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/setup-intents.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5306,6 +10073,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5315,6 +10093,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5324,6 +10113,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5333,6 +10133,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5342,6 +10153,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5352,6 +10174,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example seti_C7zL850bMNAaYRTcsnNYji */
                 id: string;
             };
             cookie?: never;
@@ -5364,6 +10187,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "seti_C7zL850bMNAaYRTcsnNYji",
+                     *       "object": "setup_intent",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "status": "requires_payment_method",
+                     *       "setup_url": "http://127.0.0.1:3000/hosted/setup/LksCHRVBSgCF3Z03kYIokOAU0U9MzBPmNib5GzGi",
+                     *       "return_url": null,
+                     *       "payment_method_types": [
+                     *         "card"
+                     *       ],
+                     *       "payment_method_id": null,
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "expires_at": "2026-11-24T12:00:00.000Z",
+                     *       "completed_at": null,
+                     *       "created_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SetupIntent"];
                 };
             };
@@ -5373,6 +10216,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5382,6 +10236,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5391,6 +10256,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such setup intent: 'seti_C7zL850bMNAaYRTcsnNYji'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5400,6 +10276,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5409,6 +10296,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5418,6 +10316,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5446,6 +10355,41 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "sub_pupDeocVzUPdRJwkvblTTw",
+                     *           "object": "subscription",
+                     *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *           "plan_id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                     *           "status": "trialing",
+                     *           "current_period_start": "2026-11-24T12:00:00.000Z",
+                     *           "current_period_end": "2026-11-24T12:00:00.000Z",
+                     *           "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
+                     *           "trial_start": null,
+                     *           "trial_end": null,
+                     *           "cancel_at_period_end": false,
+                     *           "cancel_at": null,
+                     *           "cancelled_at": null,
+                     *           "pause_collection": null,
+                     *           "paused_at": null,
+                     *           "resumes_at": null,
+                     *           "payment_method_id": null,
+                     *           "latest_invoice_id": null,
+                     *           "apply_wallet_balance": true,
+                     *           "metadata": {
+                     *             "order_id": "6735"
+                     *           },
+                     *           "created_at": "2026-11-24T12:00:00.000Z",
+                     *           "updated_at": "2026-11-24T12:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SubscriptionList"];
                 };
             };
@@ -5455,6 +10399,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_invalid",
+                     *         "message": "Invalid limit: must be an integer between 1 and 100.",
+                     *         "param": "limit",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5464,6 +10419,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5473,6 +10439,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (GET: /v1/subscription).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5482,6 +10459,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5491,6 +10479,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5500,6 +10499,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5517,12 +10527,18 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *       "plan_id": "plan_cQhBSP5gupDCEU7jr1BAge"
+                 *     }
+                 */
                 "application/json": {
                     /** @description Draw invoices from the customer's active wallet in the plan's currency first (default: the plan's setting). */
                     apply_wallet_balance?: boolean;
                     /** @description Cancel at the end of the first period. */
                     cancel_at_period_end?: boolean;
-                    /** @example cus_0123456789abcdefGHIJKL */
+                    /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
                     customer_id: string;
                     /**
                      * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).
@@ -5535,10 +10551,10 @@ export interface operations {
                     };
                     /**
                      * @description The saved method to charge (attached to the customer); default: the customer's default method.
-                     * @example pm_0123456789abcdefGHIJKL
+                     * @example pm_lxb7ubyfUc6UG4oVvH6GC5
                      */
                     payment_method_id?: string;
-                    /** @example plan_0123456789abcdefGHIJKL */
+                    /** @example plan_cQhBSP5gupDCEU7jr1BAge */
                     plan_id: string;
                     /**
                      * Format: date-time
@@ -5546,7 +10562,10 @@ export interface operations {
                      * @example 2026-01-31T12:00:00Z
                      */
                     trial_end?: string;
-                    /** @description Trial length in days; overrides the plan's trial_period_days. */
+                    /**
+                     * @description Trial length in days; overrides the plan's trial_period_days.
+                     * @example 14
+                     */
                     trial_period_days?: number;
                 };
             };
@@ -5558,6 +10577,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "sub_pupDeocVzUPdRJwkvblTTw",
+                     *       "object": "subscription",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "plan_id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                     *       "status": "trialing",
+                     *       "current_period_start": "2026-11-24T12:00:00.000Z",
+                     *       "current_period_end": "2026-11-24T12:00:00.000Z",
+                     *       "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
+                     *       "trial_start": null,
+                     *       "trial_end": null,
+                     *       "cancel_at_period_end": false,
+                     *       "cancel_at": null,
+                     *       "cancelled_at": null,
+                     *       "pause_collection": null,
+                     *       "paused_at": null,
+                     *       "resumes_at": null,
+                     *       "payment_method_id": null,
+                     *       "latest_invoice_id": null,
+                     *       "apply_wallet_balance": true,
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Subscription"];
                 };
             };
@@ -5567,6 +10614,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: customer_id.",
+                     *         "param": "customer_id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5576,6 +10634,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5585,6 +10654,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such customer: 'cus_cbLY0g95rEQ0IS9nuTaJZz'.",
+                     *         "param": "customer_id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5594,6 +10674,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/subscriptions.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5603,6 +10694,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5612,6 +10714,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5621,6 +10734,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5630,6 +10754,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5639,6 +10774,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5649,6 +10795,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example sub_pupDeocVzUPdRJwkvblTTw */
                 id: string;
             };
             cookie?: never;
@@ -5661,6 +10808,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "sub_pupDeocVzUPdRJwkvblTTw",
+                     *       "object": "subscription",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "plan_id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                     *       "status": "trialing",
+                     *       "current_period_start": "2026-11-24T12:00:00.000Z",
+                     *       "current_period_end": "2026-11-24T12:00:00.000Z",
+                     *       "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
+                     *       "trial_start": null,
+                     *       "trial_end": null,
+                     *       "cancel_at_period_end": false,
+                     *       "cancel_at": null,
+                     *       "cancelled_at": null,
+                     *       "pause_collection": null,
+                     *       "paused_at": null,
+                     *       "resumes_at": null,
+                     *       "payment_method_id": null,
+                     *       "latest_invoice_id": null,
+                     *       "apply_wallet_balance": true,
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Subscription"];
                 };
             };
@@ -5670,6 +10845,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5679,6 +10865,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5688,6 +10885,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such subscription: 'sub_pupDeocVzUPdRJwkvblTTw'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5697,6 +10905,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5706,6 +10925,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5715,6 +10945,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5728,12 +10969,19 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example sub_pupDeocVzUPdRJwkvblTTw */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "plan_id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                 *       "proration_behavior": "create_prorations"
+                 *     }
+                 */
                 "application/json": {
                     apply_wallet_balance?: boolean;
                     cancel_at_period_end?: boolean;
@@ -5750,7 +10998,7 @@ export interface operations {
                     payment_method_id?: string | null;
                     /**
                      * @description Move to another plan (same currency, interval and interval_count); see proration_behavior.
-                     * @example plan_0123456789abcdefGHIJKL
+                     * @example plan_cQhBSP5gupDCEU7jr1BAge
                      */
                     plan_id?: string;
                     /**
@@ -5774,6 +11022,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "sub_pupDeocVzUPdRJwkvblTTw",
+                     *       "object": "subscription",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "plan_id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                     *       "status": "trialing",
+                     *       "current_period_start": "2026-11-24T12:00:00.000Z",
+                     *       "current_period_end": "2026-11-24T12:00:00.000Z",
+                     *       "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
+                     *       "trial_start": null,
+                     *       "trial_end": null,
+                     *       "cancel_at_period_end": false,
+                     *       "cancel_at": null,
+                     *       "cancelled_at": null,
+                     *       "pause_collection": null,
+                     *       "paused_at": null,
+                     *       "resumes_at": null,
+                     *       "payment_method_id": null,
+                     *       "latest_invoice_id": null,
+                     *       "apply_wallet_balance": true,
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Subscription"];
                 };
             };
@@ -5783,6 +11059,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5792,6 +11079,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5801,6 +11099,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such subscription: 'sub_pupDeocVzUPdRJwkvblTTw'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5810,6 +11119,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for PATCH /v1/subscriptions/sub_pupDeocVzUPdRJwkvblTTw.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5819,6 +11139,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5828,6 +11159,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5837,6 +11179,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5846,6 +11199,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5855,6 +11219,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5868,12 +11243,18 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example sub_pupDeocVzUPdRJwkvblTTw */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "cancel_at_period_end": true
+                 *     }
+                 */
                 "application/json": {
                     /** @description true: cancel at the end of the current period; false (the default): cancel now. */
                     cancel_at_period_end?: boolean;
@@ -5889,6 +11270,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "sub_pupDeocVzUPdRJwkvblTTw",
+                     *       "object": "subscription",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "plan_id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                     *       "status": "trialing",
+                     *       "current_period_start": "2026-11-24T12:00:00.000Z",
+                     *       "current_period_end": "2026-11-24T12:00:00.000Z",
+                     *       "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
+                     *       "trial_start": null,
+                     *       "trial_end": null,
+                     *       "cancel_at_period_end": false,
+                     *       "cancel_at": null,
+                     *       "cancelled_at": null,
+                     *       "pause_collection": null,
+                     *       "paused_at": null,
+                     *       "resumes_at": null,
+                     *       "payment_method_id": null,
+                     *       "latest_invoice_id": null,
+                     *       "apply_wallet_balance": true,
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Subscription"];
                 };
             };
@@ -5898,6 +11307,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5907,6 +11327,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5916,6 +11347,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such subscription: 'sub_pupDeocVzUPdRJwkvblTTw'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5925,6 +11367,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/subscriptions/sub_pupDeocVzUPdRJwkvblTTw/cancel.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5934,6 +11387,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5943,6 +11407,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5952,6 +11427,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5961,6 +11447,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5970,6 +11467,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5983,12 +11491,14 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example sub_pupDeocVzUPdRJwkvblTTw */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": {
                     /**
                      * Format: date-time
@@ -6006,6 +11516,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "sub_pupDeocVzUPdRJwkvblTTw",
+                     *       "object": "subscription",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "plan_id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                     *       "status": "trialing",
+                     *       "current_period_start": "2026-11-24T12:00:00.000Z",
+                     *       "current_period_end": "2026-11-24T12:00:00.000Z",
+                     *       "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
+                     *       "trial_start": null,
+                     *       "trial_end": null,
+                     *       "cancel_at_period_end": false,
+                     *       "cancel_at": null,
+                     *       "cancelled_at": null,
+                     *       "pause_collection": null,
+                     *       "paused_at": null,
+                     *       "resumes_at": null,
+                     *       "payment_method_id": null,
+                     *       "latest_invoice_id": null,
+                     *       "apply_wallet_balance": true,
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Subscription"];
                 };
             };
@@ -6015,6 +11553,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6024,6 +11573,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6033,6 +11593,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such subscription: 'sub_pupDeocVzUPdRJwkvblTTw'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6042,6 +11613,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/subscriptions/sub_pupDeocVzUPdRJwkvblTTw/pause.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6051,6 +11633,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6060,6 +11653,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6069,6 +11673,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6078,6 +11693,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6087,6 +11713,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6100,12 +11737,14 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example sub_pupDeocVzUPdRJwkvblTTw */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": Record<string, never>;
             };
         };
@@ -6116,6 +11755,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "sub_pupDeocVzUPdRJwkvblTTw",
+                     *       "object": "subscription",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "plan_id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                     *       "status": "trialing",
+                     *       "current_period_start": "2026-11-24T12:00:00.000Z",
+                     *       "current_period_end": "2026-11-24T12:00:00.000Z",
+                     *       "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
+                     *       "trial_start": null,
+                     *       "trial_end": null,
+                     *       "cancel_at_period_end": false,
+                     *       "cancel_at": null,
+                     *       "cancelled_at": null,
+                     *       "pause_collection": null,
+                     *       "paused_at": null,
+                     *       "resumes_at": null,
+                     *       "payment_method_id": null,
+                     *       "latest_invoice_id": null,
+                     *       "apply_wallet_balance": true,
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Subscription"];
                 };
             };
@@ -6125,6 +11792,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6134,6 +11812,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6143,6 +11832,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such subscription: 'sub_pupDeocVzUPdRJwkvblTTw'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6161,6 +11861,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6170,6 +11881,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6179,6 +11901,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6188,6 +11921,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6197,6 +11941,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6210,12 +11965,14 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example sub_pupDeocVzUPdRJwkvblTTw */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": Record<string, never>;
             };
         };
@@ -6226,6 +11983,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "sub_pupDeocVzUPdRJwkvblTTw",
+                     *       "object": "subscription",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "plan_id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                     *       "status": "trialing",
+                     *       "current_period_start": "2026-11-24T12:00:00.000Z",
+                     *       "current_period_end": "2026-11-24T12:00:00.000Z",
+                     *       "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
+                     *       "trial_start": null,
+                     *       "trial_end": null,
+                     *       "cancel_at_period_end": false,
+                     *       "cancel_at": null,
+                     *       "cancelled_at": null,
+                     *       "pause_collection": null,
+                     *       "paused_at": null,
+                     *       "resumes_at": null,
+                     *       "payment_method_id": null,
+                     *       "latest_invoice_id": null,
+                     *       "apply_wallet_balance": true,
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Subscription"];
                 };
             };
@@ -6235,6 +12020,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6244,6 +12040,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6253,6 +12060,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such subscription: 'sub_pupDeocVzUPdRJwkvblTTw'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6271,6 +12089,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6280,6 +12109,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6289,6 +12129,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6298,6 +12149,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6307,6 +12169,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6327,6 +12200,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "test_clock",
+                     *       "now": "2019-08-24T14:15:22Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["TestClock"];
                 };
             };
@@ -6336,6 +12215,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6345,6 +12235,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6354,6 +12255,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such test helper.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6363,6 +12275,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6372,6 +12295,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6381,6 +12315,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6398,8 +12343,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "seconds": 86400
+                 *     }
+                 */
                 "application/json": {
-                    /** @description Seconds to move the clock forward. */
+                    /**
+                     * @description Seconds to move the clock forward.
+                     * @example 86400
+                     */
                     seconds?: number;
                     /**
                      * Format: date-time
@@ -6417,6 +12370,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "test_clock",
+                     *       "now": "2019-08-24T14:15:22Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["TestClock"];
                 };
             };
@@ -6426,6 +12385,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6435,6 +12405,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6444,6 +12425,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such test helper.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6453,6 +12445,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/test-helpers/clock/advance.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6462,6 +12465,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6471,6 +12485,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6480,6 +12505,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6489,6 +12525,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6498,6 +12545,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6525,6 +12583,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "em_iw2r48MqKYiF8j7VcIt0Xx",
+                     *           "object": "email",
+                     *           "kind": "receipt",
+                     *           "to": "jane@example.com",
+                     *           "subject": "Your receipt from Acme",
+                     *           "text": "Acme\n\nPayment received: €25.99\n\nHello Jane Doe,\n…",
+                     *           "html": "<!doctype html>\n<html lang=\"en\">…",
+                     *           "locale": "en",
+                     *           "status": "sending",
+                     *           "attempts": 1,
+                     *           "last_error": null,
+                     *           "event_id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                     *           "created_at": "2026-11-24T12:00:00.000Z",
+                     *           "sent_at": null
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0"
+                     *     }
+                     */
                     "application/json": components["schemas"]["EmailList"];
                 };
             };
@@ -6534,6 +12617,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_invalid",
+                     *         "message": "Invalid limit: must be an integer between 1 and 100.",
+                     *         "param": "limit",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6543,6 +12637,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6552,6 +12657,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such test helper.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6561,6 +12677,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6570,6 +12697,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6579,6 +12717,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6592,12 +12741,18 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example pay_jdzUx4NkR0eqF9jA9179Ze */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "outcome": "succeeded"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Default card.
@@ -6616,6 +12771,45 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                     *       "object": "payment",
+                     *       "amount": 1250,
+                     *       "currency": "USD",
+                     *       "status": "created",
+                     *       "checkout_url": "http://127.0.0.1:3000/hosted/checkout/yMMzxwbd3MYcmQw2kyi3Xo15JCHx39JGFKp59uQk",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "customer": {
+                     *         "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *         "email": "jane@example.com",
+                     *         "name": null,
+                     *         "phone": null
+                     *       },
+                     *       "redirect_url": null,
+                     *       "cancel_url": null,
+                     *       "payment_method_id": null,
+                     *       "checkout": {
+                     *         "title": "Order #6735",
+                     *         "description": "2 × coffee beans, 1 kg",
+                     *         "locale": "en",
+                     *         "payment_methods": [
+                     *           "card"
+                     *         ]
+                     *       },
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "amount_refunded": 0,
+                     *       "refunded": false,
+                     *       "payment_method": null,
+                     *       "failure_code": null,
+                     *       "failure_message": null,
+                     *       "expires_at": "2026-11-24T12:00:00.000Z",
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Payment"];
                 };
             };
@@ -6625,6 +12819,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: outcome.",
+                     *         "param": "outcome",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6634,6 +12839,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6643,6 +12859,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such payment: 'pay_jdzUx4NkR0eqF9jA9179Ze'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6661,6 +12888,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6670,6 +12908,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6679,6 +12928,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6688,6 +12948,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6697,6 +12968,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6710,12 +12992,18 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example seti_C7zL850bMNAaYRTcsnNYji */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "card_number": "4242424242424242"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Default 4242424242424242. 4000000000000002 is refused; 4000000000009995 saves, then every charge of it fails with insufficient_funds.
@@ -6732,6 +13020,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "seti_C7zL850bMNAaYRTcsnNYji",
+                     *       "object": "setup_intent",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "status": "requires_payment_method",
+                     *       "setup_url": "http://127.0.0.1:3000/hosted/setup/LksCHRVBSgCF3Z03kYIokOAU0U9MzBPmNib5GzGi",
+                     *       "return_url": null,
+                     *       "payment_method_types": [
+                     *         "card"
+                     *       ],
+                     *       "payment_method_id": null,
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "expires_at": "2026-11-24T12:00:00.000Z",
+                     *       "completed_at": null,
+                     *       "created_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SetupIntent"];
                 };
             };
@@ -6741,6 +13049,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6750,6 +13069,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6759,6 +13089,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such setup intent: 'seti_C7zL850bMNAaYRTcsnNYji'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6768,6 +13109,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/test-helpers/setup-intents/seti_C7zL850bMNAaYRTcsnNYji/complete.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6777,6 +13129,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6786,6 +13149,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6795,6 +13169,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6804,6 +13189,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6813,6 +13209,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6826,12 +13233,18 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example wtu_LYVrU04EN72gQL7Ikzcd4X */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "outcome": "succeeded"
+                 *     }
+                 */
                 "application/json": {
                     /** @enum {string} */
                     outcome: "succeeded" | "failed" | "cancelled";
@@ -6845,6 +13258,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "wtu_LYVrU04EN72gQL7Ikzcd4X",
+                     *       "object": "wallet_topup",
+                     *       "wallet_id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                     *       "amount": 1250,
+                     *       "currency": "USD",
+                     *       "status": "pending",
+                     *       "checkout_url": "http://127.0.0.1:3000/hosted/checkout/uM2zQrF7KS0TYV2snsaPXLobvEZiMpqGSJG7dLkE",
+                     *       "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                     *       "transaction_id": null,
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WalletTopup"];
                 };
             };
@@ -6854,6 +13282,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: outcome.",
+                     *         "param": "outcome",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6863,6 +13302,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6872,6 +13322,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such wallet top-up: 'wtu_LYVrU04EN72gQL7Ikzcd4X'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6881,6 +13342,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/test-helpers/wallet-topups/wtu_LYVrU04EN72gQL7Ikzcd4X/complete.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6890,6 +13362,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6899,6 +13382,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6908,6 +13402,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6917,6 +13422,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6926,6 +13442,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6955,6 +13482,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                     *           "object": "wallet",
+                     *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *           "currency": "USD",
+                     *           "balance": 1234,
+                     *           "balance_formatted": "$12.34",
+                     *           "status": "active",
+                     *           "metadata": {
+                     *             "order_id": "6735"
+                     *           },
+                     *           "created_at": "2026-11-24T12:00:00.000Z",
+                     *           "updated_at": "2026-11-24T12:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WalletList"];
                 };
             };
@@ -6964,6 +13514,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_invalid",
+                     *         "message": "Invalid limit: must be an integer between 1 and 100.",
+                     *         "param": "limit",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6973,6 +13534,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6982,6 +13554,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (GET: /v1/wallet).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6991,6 +13574,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7000,6 +13594,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7009,6 +13614,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7026,13 +13642,19 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *       "currency": "USD"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description ISO 4217 currency code, any case; returned upper-case.
                      * @example USD
                      */
                     currency: string;
-                    /** @example cus_0123456789abcdefGHIJKL */
+                    /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
                     customer_id: string;
                     /**
                      * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).
@@ -7053,6 +13675,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                     *       "object": "wallet",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "currency": "USD",
+                     *       "balance": 1234,
+                     *       "balance_formatted": "$12.34",
+                     *       "status": "active",
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Wallet"];
                 };
             };
@@ -7062,6 +13700,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: customer_id.",
+                     *         "param": "customer_id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7071,6 +13720,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7080,6 +13740,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such customer: 'cus_cbLY0g95rEQ0IS9nuTaJZz'.",
+                     *         "param": "customer_id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7089,6 +13760,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/wallets.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7098,6 +13780,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7107,6 +13800,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7116,6 +13820,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7125,6 +13840,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7134,6 +13860,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7144,6 +13881,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example wal_dOS0UhkeqiX1Y9No607sqA */
                 id: string;
             };
             cookie?: never;
@@ -7156,6 +13894,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                     *       "object": "wallet",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "currency": "USD",
+                     *       "balance": 1234,
+                     *       "balance_formatted": "$12.34",
+                     *       "status": "active",
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Wallet"];
                 };
             };
@@ -7165,6 +13919,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7174,6 +13939,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7183,6 +13959,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such wallet: 'wal_dOS0UhkeqiX1Y9No607sqA'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7192,6 +13979,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7201,6 +13999,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7210,6 +14019,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7223,12 +14043,14 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example wal_dOS0UhkeqiX1Y9No607sqA */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": Record<string, never>;
             };
         };
@@ -7239,6 +14061,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                     *       "object": "wallet",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "currency": "USD",
+                     *       "balance": 1234,
+                     *       "balance_formatted": "$12.34",
+                     *       "status": "active",
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Wallet"];
                 };
             };
@@ -7248,6 +14086,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7257,6 +14106,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7266,6 +14126,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such wallet: 'wal_dOS0UhkeqiX1Y9No607sqA'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7275,6 +14146,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/wallets/wal_dOS0UhkeqiX1Y9No607sqA/close.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7284,6 +14166,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7293,6 +14186,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7302,6 +14206,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7311,6 +14226,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7320,6 +14246,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7333,12 +14270,20 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example wal_dOS0UhkeqiX1Y9No607sqA */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "amount": 5000,
+                 *       "description": "Prepaid credit",
+                 *       "reference": "grant_2026_11"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Integer amount in the smallest currency unit.
@@ -7377,6 +14322,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "wtx_hN0TDxBakP1cCnOxqVFGFR",
+                     *       "object": "wallet_transaction",
+                     *       "wallet_id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                     *       "type": "topup",
+                     *       "amount": 1250,
+                     *       "balance_before": 5000,
+                     *       "balance_after": 3750,
+                     *       "reference": null,
+                     *       "description": null,
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "expires_at": null,
+                     *       "created_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WalletTransaction"];
                 };
             };
@@ -7386,6 +14349,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "wtx_hN0TDxBakP1cCnOxqVFGFR",
+                     *       "object": "wallet_transaction",
+                     *       "wallet_id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                     *       "type": "topup",
+                     *       "amount": 1250,
+                     *       "balance_before": 5000,
+                     *       "balance_after": 3750,
+                     *       "reference": null,
+                     *       "description": null,
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "expires_at": null,
+                     *       "created_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WalletTransaction"];
                 };
             };
@@ -7395,6 +14376,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: amount.",
+                     *         "param": "amount",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7404,6 +14396,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7413,6 +14416,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such wallet: 'wal_dOS0UhkeqiX1Y9No607sqA'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7422,6 +14436,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/wallets/wal_dOS0UhkeqiX1Y9No607sqA/credit.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7431,6 +14456,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7440,6 +14476,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7449,6 +14496,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7458,6 +14516,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7467,6 +14536,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7480,12 +14560,20 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example wal_dOS0UhkeqiX1Y9No607sqA */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "amount": 1250,
+                 *       "description": "API calls, November",
+                 *       "reference": "order_6735"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Integer amount in the smallest currency unit.
@@ -7521,6 +14609,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "wtx_hN0TDxBakP1cCnOxqVFGFR",
+                     *       "object": "wallet_transaction",
+                     *       "wallet_id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                     *       "type": "topup",
+                     *       "amount": 1250,
+                     *       "balance_before": 5000,
+                     *       "balance_after": 3750,
+                     *       "reference": null,
+                     *       "description": null,
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "expires_at": null,
+                     *       "created_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WalletTransaction"];
                 };
             };
@@ -7530,6 +14636,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: amount.",
+                     *         "param": "amount",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7539,6 +14656,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7548,6 +14676,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "wallet_error",
+                     *         "code": "insufficient_balance",
+                     *         "message": "Insufficient balance: the wallet has $3.00, the debit needs $12.50.",
+                     *         "param": "amount",
+                     *         "balance": 300,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7557,6 +14697,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such wallet: 'wal_dOS0UhkeqiX1Y9No607sqA'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7575,6 +14726,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7584,6 +14746,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7593,6 +14766,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7602,6 +14786,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7611,6 +14806,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7624,12 +14830,14 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example wal_dOS0UhkeqiX1Y9No607sqA */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": Record<string, never>;
             };
         };
@@ -7640,6 +14848,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                     *       "object": "wallet",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "currency": "USD",
+                     *       "balance": 1234,
+                     *       "balance_formatted": "$12.34",
+                     *       "status": "active",
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Wallet"];
                 };
             };
@@ -7649,6 +14873,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7658,6 +14893,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7667,6 +14913,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such wallet: 'wal_dOS0UhkeqiX1Y9No607sqA'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7685,6 +14942,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7694,6 +14962,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7703,6 +14982,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7712,6 +15002,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7721,6 +15022,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7736,6 +15048,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @example wal_dOS0UhkeqiX1Y9No607sqA */
                 id: string;
             };
             cookie?: never;
@@ -7748,6 +15061,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "wtu_LYVrU04EN72gQL7Ikzcd4X",
+                     *           "object": "wallet_topup",
+                     *           "wallet_id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                     *           "amount": 1250,
+                     *           "currency": "USD",
+                     *           "status": "pending",
+                     *           "checkout_url": "http://127.0.0.1:3000/hosted/checkout/uM2zQrF7KS0TYV2snsaPXLobvEZiMpqGSJG7dLkE",
+                     *           "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                     *           "transaction_id": null,
+                     *           "created_at": "2026-11-24T12:00:00.000Z",
+                     *           "updated_at": "2026-11-24T12:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WalletTopupList"];
                 };
             };
@@ -7757,6 +15092,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_invalid",
+                     *         "message": "Invalid limit: must be an integer between 1 and 100.",
+                     *         "param": "limit",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7766,6 +15112,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7775,6 +15132,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such wallet: 'wal_dOS0UhkeqiX1Y9No607sqA'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7784,6 +15152,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7793,6 +15172,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7802,6 +15192,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7815,12 +15216,19 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example wal_dOS0UhkeqiX1Y9No607sqA */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "amount": 5000,
+                 *       "redirect_url": "https://shop.example.com/thanks"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description What the customer pays, credited to the wallet once paid.
@@ -7847,6 +15255,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "wtu_LYVrU04EN72gQL7Ikzcd4X",
+                     *       "object": "wallet_topup",
+                     *       "wallet_id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                     *       "amount": 1250,
+                     *       "currency": "USD",
+                     *       "status": "pending",
+                     *       "checkout_url": "http://127.0.0.1:3000/hosted/checkout/uM2zQrF7KS0TYV2snsaPXLobvEZiMpqGSJG7dLkE",
+                     *       "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                     *       "transaction_id": null,
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WalletTopup"];
                 };
             };
@@ -7856,6 +15279,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: amount.",
+                     *         "param": "amount",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7865,6 +15299,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7874,6 +15319,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such wallet: 'wal_dOS0UhkeqiX1Y9No607sqA'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7883,6 +15339,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/wallets/wal_dOS0UhkeqiX1Y9No607sqA/topups.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7892,6 +15359,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7901,6 +15379,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7910,6 +15399,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7919,6 +15419,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7928,6 +15439,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7944,6 +15466,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @example wal_dOS0UhkeqiX1Y9No607sqA */
                 id: string;
             };
             cookie?: never;
@@ -7956,6 +15479,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "wtx_hN0TDxBakP1cCnOxqVFGFR",
+                     *           "object": "wallet_transaction",
+                     *           "wallet_id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                     *           "type": "topup",
+                     *           "amount": 1250,
+                     *           "balance_before": 5000,
+                     *           "balance_after": 3750,
+                     *           "reference": null,
+                     *           "description": null,
+                     *           "metadata": {
+                     *             "order_id": "6735"
+                     *           },
+                     *           "expires_at": null,
+                     *           "created_at": "2026-11-24T12:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WalletTransactionList"];
                 };
             };
@@ -7965,6 +15513,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_invalid",
+                     *         "message": "Invalid limit: must be an integer between 1 and 100.",
+                     *         "param": "limit",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7974,6 +15533,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7983,6 +15553,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such wallet: 'wal_dOS0UhkeqiX1Y9No607sqA'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7992,6 +15573,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8001,6 +15593,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8010,6 +15613,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8023,12 +15637,14 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example wal_dOS0UhkeqiX1Y9No607sqA */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": Record<string, never>;
             };
         };
@@ -8039,6 +15655,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                     *       "object": "wallet",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "currency": "USD",
+                     *       "balance": 1234,
+                     *       "balance_formatted": "$12.34",
+                     *       "status": "active",
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Wallet"];
                 };
             };
@@ -8048,6 +15680,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8057,6 +15700,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8066,6 +15720,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such wallet: 'wal_dOS0UhkeqiX1Y9No607sqA'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8084,6 +15749,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8093,6 +15769,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8102,6 +15789,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8111,6 +15809,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8120,6 +15829,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8145,6 +15865,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "we_OMDRJ9xtF4tDc0dfQnqu7G",
+                     *           "object": "webhook_endpoint",
+                     *           "url": "https://shop.example.com/webhooks/billing",
+                     *           "events": [
+                     *             "customer.created"
+                     *           ],
+                     *           "description": null,
+                     *           "status": "active",
+                     *           "created_at": "2026-11-24T12:00:00.000Z",
+                     *           "updated_at": "2026-11-24T12:00:00.000Z",
+                     *           "secret": "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD9t/aCm7MxaE="
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpointList"];
                 };
             };
@@ -8154,6 +15896,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_invalid",
+                     *         "message": "Invalid limit: must be an integer between 1 and 100.",
+                     *         "param": "limit",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8163,6 +15916,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8172,6 +15936,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (GET: /v1/webhook-endpoint).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8181,6 +15956,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8190,6 +15976,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8199,6 +15996,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8216,6 +16024,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://shop.example.com/webhooks/billing",
+                 *       "events": [
+                 *         "payment.succeeded",
+                 *         "refund.succeeded"
+                 *       ],
+                 *       "description": "Order fulfilment"
+                 *     }
+                 */
                 "application/json": {
                     /** @example Order service */
                     description?: string;
@@ -8237,6 +16055,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "we_OMDRJ9xtF4tDc0dfQnqu7G",
+                     *       "object": "webhook_endpoint",
+                     *       "url": "https://shop.example.com/webhooks/billing",
+                     *       "events": [
+                     *         "customer.created"
+                     *       ],
+                     *       "description": null,
+                     *       "status": "active",
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z",
+                     *       "secret": "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD9t/aCm7MxaE="
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
@@ -8246,6 +16079,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: url.",
+                     *         "param": "url",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8255,6 +16099,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8264,6 +16119,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (POST: /v1/webhook-endpoint).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8273,6 +16139,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/webhook-endpoints.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8282,6 +16159,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8291,6 +16179,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8300,6 +16199,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8309,6 +16219,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8318,6 +16239,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8328,6 +16260,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example we_OMDRJ9xtF4tDc0dfQnqu7G */
                 id: string;
             };
             cookie?: never;
@@ -8340,6 +16273,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "we_OMDRJ9xtF4tDc0dfQnqu7G",
+                     *       "object": "webhook_endpoint",
+                     *       "url": "https://shop.example.com/webhooks/billing",
+                     *       "events": [
+                     *         "customer.created"
+                     *       ],
+                     *       "description": null,
+                     *       "status": "active",
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z",
+                     *       "secret": "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD9t/aCm7MxaE="
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
@@ -8349,6 +16297,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8358,6 +16317,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8367,6 +16337,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such webhook endpoint: 'we_OMDRJ9xtF4tDc0dfQnqu7G'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8376,6 +16357,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8385,6 +16377,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8394,6 +16397,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8407,6 +16421,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example we_OMDRJ9xtF4tDc0dfQnqu7G */
                 id: string;
             };
             cookie?: never;
@@ -8419,6 +16434,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "object": "customer",
+                     *       "deleted": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["Deleted"];
                 };
             };
@@ -8428,6 +16450,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8437,6 +16470,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8446,6 +16490,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such webhook endpoint: 'we_OMDRJ9xtF4tDc0dfQnqu7G'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8455,6 +16510,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for DELETE /v1/webhook-endpoints/we_OMDRJ9xtF4tDc0dfQnqu7G.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8464,6 +16530,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8473,6 +16550,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8482,6 +16570,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8491,6 +16590,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8500,6 +16610,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8513,12 +16634,21 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example we_OMDRJ9xtF4tDc0dfQnqu7G */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "events": [
+                 *         "payment.succeeded",
+                 *         "payment.failed"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     description?: string | null;
                     /** @description Subscribed event types; omitted or empty = all. */
@@ -8544,6 +16674,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "we_OMDRJ9xtF4tDc0dfQnqu7G",
+                     *       "object": "webhook_endpoint",
+                     *       "url": "https://shop.example.com/webhooks/billing",
+                     *       "events": [
+                     *         "customer.created"
+                     *       ],
+                     *       "description": null,
+                     *       "status": "active",
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z",
+                     *       "secret": "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD9t/aCm7MxaE="
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
@@ -8553,6 +16698,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8562,6 +16718,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8571,6 +16738,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such webhook endpoint: 'we_OMDRJ9xtF4tDc0dfQnqu7G'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8580,6 +16758,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for PATCH /v1/webhook-endpoints/we_OMDRJ9xtF4tDc0dfQnqu7G.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8589,6 +16778,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8598,6 +16798,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8607,6 +16818,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8616,6 +16838,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8625,6 +16858,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8638,12 +16882,14 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example we_OMDRJ9xtF4tDc0dfQnqu7G */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": Record<string, never>;
             };
         };
@@ -8654,6 +16900,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "we_OMDRJ9xtF4tDc0dfQnqu7G",
+                     *       "object": "webhook_endpoint",
+                     *       "url": "https://shop.example.com/webhooks/billing",
+                     *       "events": [
+                     *         "customer.created"
+                     *       ],
+                     *       "description": null,
+                     *       "status": "active",
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z",
+                     *       "secret": "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD9t/aCm7MxaE="
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
@@ -8663,6 +16924,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8672,6 +16944,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8681,6 +16964,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such webhook endpoint: 'we_OMDRJ9xtF4tDc0dfQnqu7G'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8690,6 +16984,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/webhook-endpoints/we_OMDRJ9xtF4tDc0dfQnqu7G/rotate-secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8699,6 +17004,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8708,6 +17024,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8717,6 +17044,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8726,6 +17064,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8735,8 +17084,3849 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
+            };
+        };
+    };
+    on_account_updated: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "account.updated",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "mer_3Xb1pQ9wE2rT6yU8iO0pAs",
+                 *           "object": "account",
+                 *           "name": "Acme Coffee",
+                 *           "mode": "test",
+                 *           "branding": {
+                 *             "accent_color": null,
+                 *             "logo": "data:image/png;base64,iVBORw0KGgo…"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Account"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "account.updated";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_customer_balance_changed: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "customer.balance_changed",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "cbtxn_UWM4Gg9YOmYb38SPYWH0ly",
+                 *           "object": "customer_balance_transaction",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "currency": "USD",
+                 *           "amount": 1250,
+                 *           "ending_balance": 1250,
+                 *           "type": "adjustment",
+                 *           "invoice_id": null,
+                 *           "subscription_id": null,
+                 *           "description": null,
+                 *           "created_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["CustomerBalanceTransaction"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "customer.balance_changed";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_customer_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "customer.created",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "object": "customer",
+                 *           "email": "jane@example.com",
+                 *           "name": null,
+                 *           "phone": null,
+                 *           "currency": null,
+                 *           "locale": null,
+                 *           "default_payment_method_id": null,
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Customer"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "customer.created";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_customer_deleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "customer.deleted",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "object": "customer",
+                 *           "email": "jane@example.com",
+                 *           "name": null,
+                 *           "phone": null,
+                 *           "currency": null,
+                 *           "locale": null,
+                 *           "default_payment_method_id": null,
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z",
+                 *           "deleted": true
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["DeletedCustomer"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "customer.deleted";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_customer_updated: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "customer.updated",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "object": "customer",
+                 *           "email": "jane@example.com",
+                 *           "name": null,
+                 *           "phone": null,
+                 *           "currency": null,
+                 *           "locale": null,
+                 *           "default_payment_method_id": null,
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Customer"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "customer.updated";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_invoice_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "invoice.created",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                 *           "object": "invoice",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "subscription_id": null,
+                 *           "number": null,
+                 *           "status": "draft",
+                 *           "billing_reason": "subscription_create",
+                 *           "currency": "USD",
+                 *           "lines": [
+                 *             {
+                 *               "id": "il_G5VgQU8KQ0ctj2iQr4OpLp",
+                 *               "object": "invoice_line",
+                 *               "description": "Pro monthly (2027-01-31 – 2027-02-28)",
+                 *               "period": {
+                 *                 "start": "2026-11-24T12:00:00.000Z",
+                 *                 "end": "2026-11-24T12:00:00.000Z"
+                 *               },
+                 *               "amount": 2900,
+                 *               "amount_formatted": "$29.00",
+                 *               "proration": false
+                 *             }
+                 *           ],
+                 *           "subtotal": 2900,
+                 *           "total": 2900,
+                 *           "total_formatted": "$29.00",
+                 *           "credit_applied": 0,
+                 *           "amount_from_wallet": 0,
+                 *           "amount_due": 2900,
+                 *           "amount_paid": 2900,
+                 *           "amount_remaining": 0,
+                 *           "attempt_count": 1,
+                 *           "next_payment_attempt": null,
+                 *           "payment_id": null,
+                 *           "last_payment_error": null,
+                 *           "pdf_url": "http://127.0.0.1:3000/v1/invoices/in_D6ShWtFUwUbkHRkFKNqGEU/pdf",
+                 *           "period_start": "2026-11-24T12:00:00.000Z",
+                 *           "period_end": "2026-11-24T12:00:00.000Z",
+                 *           "due_date": null,
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "finalized_at": null,
+                 *           "paid_at": null,
+                 *           "voided_at": null
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Invoice"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "invoice.created";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_invoice_finalized: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "invoice.finalized",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                 *           "object": "invoice",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "subscription_id": null,
+                 *           "number": null,
+                 *           "status": "draft",
+                 *           "billing_reason": "subscription_create",
+                 *           "currency": "USD",
+                 *           "lines": [
+                 *             {
+                 *               "id": "il_G5VgQU8KQ0ctj2iQr4OpLp",
+                 *               "object": "invoice_line",
+                 *               "description": "Pro monthly (2027-01-31 – 2027-02-28)",
+                 *               "period": {
+                 *                 "start": "2026-11-24T12:00:00.000Z",
+                 *                 "end": "2026-11-24T12:00:00.000Z"
+                 *               },
+                 *               "amount": 2900,
+                 *               "amount_formatted": "$29.00",
+                 *               "proration": false
+                 *             }
+                 *           ],
+                 *           "subtotal": 2900,
+                 *           "total": 2900,
+                 *           "total_formatted": "$29.00",
+                 *           "credit_applied": 0,
+                 *           "amount_from_wallet": 0,
+                 *           "amount_due": 2900,
+                 *           "amount_paid": 2900,
+                 *           "amount_remaining": 0,
+                 *           "attempt_count": 1,
+                 *           "next_payment_attempt": null,
+                 *           "payment_id": null,
+                 *           "last_payment_error": null,
+                 *           "pdf_url": "http://127.0.0.1:3000/v1/invoices/in_D6ShWtFUwUbkHRkFKNqGEU/pdf",
+                 *           "period_start": "2026-11-24T12:00:00.000Z",
+                 *           "period_end": "2026-11-24T12:00:00.000Z",
+                 *           "due_date": null,
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "finalized_at": null,
+                 *           "paid_at": null,
+                 *           "voided_at": null
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Invoice"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "invoice.finalized";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_invoice_paid: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "invoice.paid",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                 *           "object": "invoice",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "subscription_id": null,
+                 *           "number": null,
+                 *           "status": "draft",
+                 *           "billing_reason": "subscription_create",
+                 *           "currency": "USD",
+                 *           "lines": [
+                 *             {
+                 *               "id": "il_G5VgQU8KQ0ctj2iQr4OpLp",
+                 *               "object": "invoice_line",
+                 *               "description": "Pro monthly (2027-01-31 – 2027-02-28)",
+                 *               "period": {
+                 *                 "start": "2026-11-24T12:00:00.000Z",
+                 *                 "end": "2026-11-24T12:00:00.000Z"
+                 *               },
+                 *               "amount": 2900,
+                 *               "amount_formatted": "$29.00",
+                 *               "proration": false
+                 *             }
+                 *           ],
+                 *           "subtotal": 2900,
+                 *           "total": 2900,
+                 *           "total_formatted": "$29.00",
+                 *           "credit_applied": 0,
+                 *           "amount_from_wallet": 0,
+                 *           "amount_due": 2900,
+                 *           "amount_paid": 2900,
+                 *           "amount_remaining": 0,
+                 *           "attempt_count": 1,
+                 *           "next_payment_attempt": null,
+                 *           "payment_id": null,
+                 *           "last_payment_error": null,
+                 *           "pdf_url": "http://127.0.0.1:3000/v1/invoices/in_D6ShWtFUwUbkHRkFKNqGEU/pdf",
+                 *           "period_start": "2026-11-24T12:00:00.000Z",
+                 *           "period_end": "2026-11-24T12:00:00.000Z",
+                 *           "due_date": null,
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "finalized_at": null,
+                 *           "paid_at": null,
+                 *           "voided_at": null
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Invoice"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "invoice.paid";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_invoice_payment_failed: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "invoice.payment_failed",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                 *           "object": "invoice",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "subscription_id": null,
+                 *           "number": null,
+                 *           "status": "draft",
+                 *           "billing_reason": "subscription_create",
+                 *           "currency": "USD",
+                 *           "lines": [
+                 *             {
+                 *               "id": "il_G5VgQU8KQ0ctj2iQr4OpLp",
+                 *               "object": "invoice_line",
+                 *               "description": "Pro monthly (2027-01-31 – 2027-02-28)",
+                 *               "period": {
+                 *                 "start": "2026-11-24T12:00:00.000Z",
+                 *                 "end": "2026-11-24T12:00:00.000Z"
+                 *               },
+                 *               "amount": 2900,
+                 *               "amount_formatted": "$29.00",
+                 *               "proration": false
+                 *             }
+                 *           ],
+                 *           "subtotal": 2900,
+                 *           "total": 2900,
+                 *           "total_formatted": "$29.00",
+                 *           "credit_applied": 0,
+                 *           "amount_from_wallet": 0,
+                 *           "amount_due": 2900,
+                 *           "amount_paid": 2900,
+                 *           "amount_remaining": 0,
+                 *           "attempt_count": 1,
+                 *           "next_payment_attempt": null,
+                 *           "payment_id": null,
+                 *           "last_payment_error": null,
+                 *           "pdf_url": "http://127.0.0.1:3000/v1/invoices/in_D6ShWtFUwUbkHRkFKNqGEU/pdf",
+                 *           "period_start": "2026-11-24T12:00:00.000Z",
+                 *           "period_end": "2026-11-24T12:00:00.000Z",
+                 *           "due_date": null,
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "finalized_at": null,
+                 *           "paid_at": null,
+                 *           "voided_at": null
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Invoice"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "invoice.payment_failed";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_invoice_upcoming: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "invoice.upcoming",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": null,
+                 *           "object": "invoice",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "subscription_id": null,
+                 *           "number": null,
+                 *           "status": "draft",
+                 *           "billing_reason": "subscription_create",
+                 *           "currency": "USD",
+                 *           "lines": [
+                 *             {
+                 *               "id": null,
+                 *               "object": "invoice_line",
+                 *               "description": "Pro monthly (2027-01-31 – 2027-02-28)",
+                 *               "period": {
+                 *                 "start": "2026-11-24T12:00:00.000Z",
+                 *                 "end": "2026-11-24T12:00:00.000Z"
+                 *               },
+                 *               "amount": 2900,
+                 *               "amount_formatted": "$29.00",
+                 *               "proration": false
+                 *             }
+                 *           ],
+                 *           "subtotal": 2900,
+                 *           "total": 2900,
+                 *           "total_formatted": "$29.00",
+                 *           "credit_applied": 0,
+                 *           "amount_from_wallet": 0,
+                 *           "amount_due": 2900,
+                 *           "amount_paid": 2900,
+                 *           "amount_remaining": 0,
+                 *           "attempt_count": 1,
+                 *           "next_payment_attempt": null,
+                 *           "payment_id": null,
+                 *           "last_payment_error": null,
+                 *           "pdf_url": null,
+                 *           "period_start": "2026-11-24T12:00:00.000Z",
+                 *           "period_end": "2026-11-24T12:00:00.000Z",
+                 *           "due_date": null,
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "finalized_at": null,
+                 *           "paid_at": null,
+                 *           "voided_at": null
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["UpcomingInvoice"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "invoice.upcoming";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_invoice_voided: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "invoice.voided",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                 *           "object": "invoice",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "subscription_id": null,
+                 *           "number": null,
+                 *           "status": "draft",
+                 *           "billing_reason": "subscription_create",
+                 *           "currency": "USD",
+                 *           "lines": [
+                 *             {
+                 *               "id": "il_G5VgQU8KQ0ctj2iQr4OpLp",
+                 *               "object": "invoice_line",
+                 *               "description": "Pro monthly (2027-01-31 – 2027-02-28)",
+                 *               "period": {
+                 *                 "start": "2026-11-24T12:00:00.000Z",
+                 *                 "end": "2026-11-24T12:00:00.000Z"
+                 *               },
+                 *               "amount": 2900,
+                 *               "amount_formatted": "$29.00",
+                 *               "proration": false
+                 *             }
+                 *           ],
+                 *           "subtotal": 2900,
+                 *           "total": 2900,
+                 *           "total_formatted": "$29.00",
+                 *           "credit_applied": 0,
+                 *           "amount_from_wallet": 0,
+                 *           "amount_due": 2900,
+                 *           "amount_paid": 2900,
+                 *           "amount_remaining": 0,
+                 *           "attempt_count": 1,
+                 *           "next_payment_attempt": null,
+                 *           "payment_id": null,
+                 *           "last_payment_error": null,
+                 *           "pdf_url": "http://127.0.0.1:3000/v1/invoices/in_D6ShWtFUwUbkHRkFKNqGEU/pdf",
+                 *           "period_start": "2026-11-24T12:00:00.000Z",
+                 *           "period_end": "2026-11-24T12:00:00.000Z",
+                 *           "due_date": null,
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "finalized_at": null,
+                 *           "paid_at": null,
+                 *           "voided_at": null
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Invoice"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "invoice.voided";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_payment_method_attached: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "payment_method.attached",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                 *           "object": "payment_method",
+                 *           "customer_id": null,
+                 *           "type": "card",
+                 *           "card": null,
+                 *           "mobile_money": null,
+                 *           "created_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["PaymentMethod"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "payment_method.attached";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_payment_method_detached: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "payment_method.detached",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
+                 *           "object": "payment_method",
+                 *           "customer_id": null,
+                 *           "type": "card",
+                 *           "card": null,
+                 *           "mobile_money": null,
+                 *           "created_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["PaymentMethod"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "payment_method.detached";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_payment_cancelled: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "payment.cancelled",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                 *           "object": "payment",
+                 *           "amount": 1250,
+                 *           "currency": "USD",
+                 *           "status": "created",
+                 *           "checkout_url": "http://127.0.0.1:3000/hosted/checkout/yMMzxwbd3MYcmQw2kyi3Xo15JCHx39JGFKp59uQk",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "customer": {
+                 *             "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *             "email": "jane@example.com",
+                 *             "name": null,
+                 *             "phone": null
+                 *           },
+                 *           "redirect_url": null,
+                 *           "cancel_url": null,
+                 *           "payment_method_id": null,
+                 *           "checkout": {
+                 *             "title": "Order #6735",
+                 *             "description": "2 × coffee beans, 1 kg",
+                 *             "locale": "en",
+                 *             "payment_methods": [
+                 *               "card"
+                 *             ]
+                 *           },
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "amount_refunded": 0,
+                 *           "refunded": false,
+                 *           "payment_method": null,
+                 *           "failure_code": null,
+                 *           "failure_message": null,
+                 *           "expires_at": "2026-11-24T12:00:00.000Z",
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Payment"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "payment.cancelled";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_payment_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "payment.created",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                 *           "object": "payment",
+                 *           "amount": 1250,
+                 *           "currency": "USD",
+                 *           "status": "created",
+                 *           "checkout_url": "http://127.0.0.1:3000/hosted/checkout/yMMzxwbd3MYcmQw2kyi3Xo15JCHx39JGFKp59uQk",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "customer": {
+                 *             "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *             "email": "jane@example.com",
+                 *             "name": null,
+                 *             "phone": null
+                 *           },
+                 *           "redirect_url": null,
+                 *           "cancel_url": null,
+                 *           "payment_method_id": null,
+                 *           "checkout": {
+                 *             "title": "Order #6735",
+                 *             "description": "2 × coffee beans, 1 kg",
+                 *             "locale": "en",
+                 *             "payment_methods": [
+                 *               "card"
+                 *             ]
+                 *           },
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "amount_refunded": 0,
+                 *           "refunded": false,
+                 *           "payment_method": null,
+                 *           "failure_code": null,
+                 *           "failure_message": null,
+                 *           "expires_at": "2026-11-24T12:00:00.000Z",
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Payment"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "payment.created";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_payment_expired: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "payment.expired",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                 *           "object": "payment",
+                 *           "amount": 1250,
+                 *           "currency": "USD",
+                 *           "status": "created",
+                 *           "checkout_url": "http://127.0.0.1:3000/hosted/checkout/yMMzxwbd3MYcmQw2kyi3Xo15JCHx39JGFKp59uQk",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "customer": {
+                 *             "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *             "email": "jane@example.com",
+                 *             "name": null,
+                 *             "phone": null
+                 *           },
+                 *           "redirect_url": null,
+                 *           "cancel_url": null,
+                 *           "payment_method_id": null,
+                 *           "checkout": {
+                 *             "title": "Order #6735",
+                 *             "description": "2 × coffee beans, 1 kg",
+                 *             "locale": "en",
+                 *             "payment_methods": [
+                 *               "card"
+                 *             ]
+                 *           },
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "amount_refunded": 0,
+                 *           "refunded": false,
+                 *           "payment_method": null,
+                 *           "failure_code": null,
+                 *           "failure_message": null,
+                 *           "expires_at": "2026-11-24T12:00:00.000Z",
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Payment"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "payment.expired";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_payment_failed: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "payment.failed",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                 *           "object": "payment",
+                 *           "amount": 1250,
+                 *           "currency": "USD",
+                 *           "status": "created",
+                 *           "checkout_url": "http://127.0.0.1:3000/hosted/checkout/yMMzxwbd3MYcmQw2kyi3Xo15JCHx39JGFKp59uQk",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "customer": {
+                 *             "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *             "email": "jane@example.com",
+                 *             "name": null,
+                 *             "phone": null
+                 *           },
+                 *           "redirect_url": null,
+                 *           "cancel_url": null,
+                 *           "payment_method_id": null,
+                 *           "checkout": {
+                 *             "title": "Order #6735",
+                 *             "description": "2 × coffee beans, 1 kg",
+                 *             "locale": "en",
+                 *             "payment_methods": [
+                 *               "card"
+                 *             ]
+                 *           },
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "amount_refunded": 0,
+                 *           "refunded": false,
+                 *           "payment_method": null,
+                 *           "failure_code": null,
+                 *           "failure_message": null,
+                 *           "expires_at": "2026-11-24T12:00:00.000Z",
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Payment"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "payment.failed";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_payment_succeeded: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "payment.succeeded",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                 *           "object": "payment",
+                 *           "amount": 1250,
+                 *           "currency": "USD",
+                 *           "status": "created",
+                 *           "checkout_url": "http://127.0.0.1:3000/hosted/checkout/yMMzxwbd3MYcmQw2kyi3Xo15JCHx39JGFKp59uQk",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "customer": {
+                 *             "id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *             "email": "jane@example.com",
+                 *             "name": null,
+                 *             "phone": null
+                 *           },
+                 *           "redirect_url": null,
+                 *           "cancel_url": null,
+                 *           "payment_method_id": null,
+                 *           "checkout": {
+                 *             "title": "Order #6735",
+                 *             "description": "2 × coffee beans, 1 kg",
+                 *             "locale": "en",
+                 *             "payment_methods": [
+                 *               "card"
+                 *             ]
+                 *           },
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "amount_refunded": 0,
+                 *           "refunded": false,
+                 *           "payment_method": null,
+                 *           "failure_code": null,
+                 *           "failure_message": null,
+                 *           "expires_at": "2026-11-24T12:00:00.000Z",
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Payment"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "payment.succeeded";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_plan_archived: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "plan.archived",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                 *           "object": "plan",
+                 *           "name": "Pro monthly",
+                 *           "amount": 2900,
+                 *           "amount_formatted": "$29.00",
+                 *           "currency": "USD",
+                 *           "interval": "day",
+                 *           "interval_count": 1,
+                 *           "trial_period_days": 14,
+                 *           "active": true,
+                 *           "apply_wallet_balance": true,
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "archived_at": null,
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Plan"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "plan.archived";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_plan_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "plan.created",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                 *           "object": "plan",
+                 *           "name": "Pro monthly",
+                 *           "amount": 2900,
+                 *           "amount_formatted": "$29.00",
+                 *           "currency": "USD",
+                 *           "interval": "day",
+                 *           "interval_count": 1,
+                 *           "trial_period_days": 14,
+                 *           "active": true,
+                 *           "apply_wallet_balance": true,
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "archived_at": null,
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Plan"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "plan.created";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_refund_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "refund.created",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "re_Lj1ZKXCJwSWuMwyg0Gp4hk",
+                 *           "object": "refund",
+                 *           "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                 *           "amount": 1250,
+                 *           "currency": "USD",
+                 *           "status": "pending",
+                 *           "reason": null,
+                 *           "failure_code": null,
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Refund"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "refund.created";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_refund_failed: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "refund.failed",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "re_Lj1ZKXCJwSWuMwyg0Gp4hk",
+                 *           "object": "refund",
+                 *           "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                 *           "amount": 1250,
+                 *           "currency": "USD",
+                 *           "status": "pending",
+                 *           "reason": null,
+                 *           "failure_code": null,
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Refund"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "refund.failed";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_refund_succeeded: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "refund.succeeded",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "re_Lj1ZKXCJwSWuMwyg0Gp4hk",
+                 *           "object": "refund",
+                 *           "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                 *           "amount": 1250,
+                 *           "currency": "USD",
+                 *           "status": "pending",
+                 *           "reason": null,
+                 *           "failure_code": null,
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Refund"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "refund.succeeded";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_setup_intent_succeeded: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "setup_intent.succeeded",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "seti_C7zL850bMNAaYRTcsnNYji",
+                 *           "object": "setup_intent",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "status": "requires_payment_method",
+                 *           "setup_url": "http://127.0.0.1:3000/hosted/setup/LksCHRVBSgCF3Z03kYIokOAU0U9MzBPmNib5GzGi",
+                 *           "return_url": null,
+                 *           "payment_method_types": [
+                 *             "card"
+                 *           ],
+                 *           "payment_method_id": null,
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "expires_at": "2026-11-24T12:00:00.000Z",
+                 *           "completed_at": null,
+                 *           "created_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["SetupIntent"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "setup_intent.succeeded";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_subscription_cancelled: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "subscription.cancelled",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "sub_pupDeocVzUPdRJwkvblTTw",
+                 *           "object": "subscription",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "plan_id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                 *           "status": "trialing",
+                 *           "current_period_start": "2026-11-24T12:00:00.000Z",
+                 *           "current_period_end": "2026-11-24T12:00:00.000Z",
+                 *           "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
+                 *           "trial_start": null,
+                 *           "trial_end": null,
+                 *           "cancel_at_period_end": false,
+                 *           "cancel_at": null,
+                 *           "cancelled_at": null,
+                 *           "pause_collection": null,
+                 *           "paused_at": null,
+                 *           "resumes_at": null,
+                 *           "payment_method_id": null,
+                 *           "latest_invoice_id": null,
+                 *           "apply_wallet_balance": true,
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Subscription"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "subscription.cancelled";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_subscription_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "subscription.created",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "sub_pupDeocVzUPdRJwkvblTTw",
+                 *           "object": "subscription",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "plan_id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                 *           "status": "trialing",
+                 *           "current_period_start": "2026-11-24T12:00:00.000Z",
+                 *           "current_period_end": "2026-11-24T12:00:00.000Z",
+                 *           "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
+                 *           "trial_start": null,
+                 *           "trial_end": null,
+                 *           "cancel_at_period_end": false,
+                 *           "cancel_at": null,
+                 *           "cancelled_at": null,
+                 *           "pause_collection": null,
+                 *           "paused_at": null,
+                 *           "resumes_at": null,
+                 *           "payment_method_id": null,
+                 *           "latest_invoice_id": null,
+                 *           "apply_wallet_balance": true,
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Subscription"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "subscription.created";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_subscription_paused: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "subscription.paused",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "sub_pupDeocVzUPdRJwkvblTTw",
+                 *           "object": "subscription",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "plan_id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                 *           "status": "trialing",
+                 *           "current_period_start": "2026-11-24T12:00:00.000Z",
+                 *           "current_period_end": "2026-11-24T12:00:00.000Z",
+                 *           "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
+                 *           "trial_start": null,
+                 *           "trial_end": null,
+                 *           "cancel_at_period_end": false,
+                 *           "cancel_at": null,
+                 *           "cancelled_at": null,
+                 *           "pause_collection": null,
+                 *           "paused_at": null,
+                 *           "resumes_at": null,
+                 *           "payment_method_id": null,
+                 *           "latest_invoice_id": null,
+                 *           "apply_wallet_balance": true,
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Subscription"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "subscription.paused";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_subscription_reactivated: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "subscription.reactivated",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "sub_pupDeocVzUPdRJwkvblTTw",
+                 *           "object": "subscription",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "plan_id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                 *           "status": "trialing",
+                 *           "current_period_start": "2026-11-24T12:00:00.000Z",
+                 *           "current_period_end": "2026-11-24T12:00:00.000Z",
+                 *           "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
+                 *           "trial_start": null,
+                 *           "trial_end": null,
+                 *           "cancel_at_period_end": false,
+                 *           "cancel_at": null,
+                 *           "cancelled_at": null,
+                 *           "pause_collection": null,
+                 *           "paused_at": null,
+                 *           "resumes_at": null,
+                 *           "payment_method_id": null,
+                 *           "latest_invoice_id": null,
+                 *           "apply_wallet_balance": true,
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Subscription"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "subscription.reactivated";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_subscription_resumed: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "subscription.resumed",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "sub_pupDeocVzUPdRJwkvblTTw",
+                 *           "object": "subscription",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "plan_id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                 *           "status": "trialing",
+                 *           "current_period_start": "2026-11-24T12:00:00.000Z",
+                 *           "current_period_end": "2026-11-24T12:00:00.000Z",
+                 *           "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
+                 *           "trial_start": null,
+                 *           "trial_end": null,
+                 *           "cancel_at_period_end": false,
+                 *           "cancel_at": null,
+                 *           "cancelled_at": null,
+                 *           "pause_collection": null,
+                 *           "paused_at": null,
+                 *           "resumes_at": null,
+                 *           "payment_method_id": null,
+                 *           "latest_invoice_id": null,
+                 *           "apply_wallet_balance": true,
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Subscription"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "subscription.resumed";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_subscription_trial_will_end: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "subscription.trial_will_end",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "sub_pupDeocVzUPdRJwkvblTTw",
+                 *           "object": "subscription",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "plan_id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                 *           "status": "trialing",
+                 *           "current_period_start": "2026-11-24T12:00:00.000Z",
+                 *           "current_period_end": "2026-11-24T12:00:00.000Z",
+                 *           "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
+                 *           "trial_start": null,
+                 *           "trial_end": null,
+                 *           "cancel_at_period_end": false,
+                 *           "cancel_at": null,
+                 *           "cancelled_at": null,
+                 *           "pause_collection": null,
+                 *           "paused_at": null,
+                 *           "resumes_at": null,
+                 *           "payment_method_id": null,
+                 *           "latest_invoice_id": null,
+                 *           "apply_wallet_balance": true,
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Subscription"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "subscription.trial_will_end";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_subscription_updated: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "subscription.updated",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "sub_pupDeocVzUPdRJwkvblTTw",
+                 *           "object": "subscription",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "plan_id": "plan_cQhBSP5gupDCEU7jr1BAge",
+                 *           "status": "trialing",
+                 *           "current_period_start": "2026-11-24T12:00:00.000Z",
+                 *           "current_period_end": "2026-11-24T12:00:00.000Z",
+                 *           "billing_cycle_anchor": "2026-11-24T12:00:00.000Z",
+                 *           "trial_start": null,
+                 *           "trial_end": null,
+                 *           "cancel_at_period_end": false,
+                 *           "cancel_at": null,
+                 *           "cancelled_at": null,
+                 *           "pause_collection": null,
+                 *           "paused_at": null,
+                 *           "resumes_at": null,
+                 *           "payment_method_id": null,
+                 *           "latest_invoice_id": null,
+                 *           "apply_wallet_balance": true,
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Subscription"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "subscription.updated";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_wallet_closed: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "wallet.closed",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                 *           "object": "wallet",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "currency": "USD",
+                 *           "balance": 1234,
+                 *           "balance_formatted": "$12.34",
+                 *           "status": "active",
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Wallet"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "wallet.closed";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_wallet_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "wallet.created",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                 *           "object": "wallet",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "currency": "USD",
+                 *           "balance": 1234,
+                 *           "balance_formatted": "$12.34",
+                 *           "status": "active",
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Wallet"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "wallet.created";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_wallet_credit_expired: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "wallet.credit.expired",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "wtx_hN0TDxBakP1cCnOxqVFGFR",
+                 *           "object": "wallet_transaction",
+                 *           "wallet_id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                 *           "type": "topup",
+                 *           "amount": 1250,
+                 *           "balance_before": 5000,
+                 *           "balance_after": 3750,
+                 *           "reference": null,
+                 *           "description": null,
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "expires_at": null,
+                 *           "created_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["WalletTransaction"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "wallet.credit.expired";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_wallet_credited: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "wallet.credited",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "wtx_hN0TDxBakP1cCnOxqVFGFR",
+                 *           "object": "wallet_transaction",
+                 *           "wallet_id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                 *           "type": "topup",
+                 *           "amount": 1250,
+                 *           "balance_before": 5000,
+                 *           "balance_after": 3750,
+                 *           "reference": null,
+                 *           "description": null,
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "expires_at": null,
+                 *           "created_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["WalletTransaction"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "wallet.credited";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_wallet_debited: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "wallet.debited",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "wtx_hN0TDxBakP1cCnOxqVFGFR",
+                 *           "object": "wallet_transaction",
+                 *           "wallet_id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                 *           "type": "topup",
+                 *           "amount": 1250,
+                 *           "balance_before": 5000,
+                 *           "balance_after": 3750,
+                 *           "reference": null,
+                 *           "description": null,
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "expires_at": null,
+                 *           "created_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["WalletTransaction"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "wallet.debited";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_wallet_frozen: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "wallet.frozen",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                 *           "object": "wallet",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "currency": "USD",
+                 *           "balance": 1234,
+                 *           "balance_formatted": "$12.34",
+                 *           "status": "active",
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Wallet"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "wallet.frozen";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_wallet_topup_succeeded: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "wallet.topup.succeeded",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "wtu_LYVrU04EN72gQL7Ikzcd4X",
+                 *           "object": "wallet_topup",
+                 *           "wallet_id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                 *           "amount": 1250,
+                 *           "currency": "USD",
+                 *           "status": "pending",
+                 *           "checkout_url": "http://127.0.0.1:3000/hosted/checkout/uM2zQrF7KS0TYV2snsaPXLobvEZiMpqGSJG7dLkE",
+                 *           "payment_id": "pay_jdzUx4NkR0eqF9jA9179Ze",
+                 *           "transaction_id": null,
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["WalletTopup"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "wallet.topup.succeeded";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_wallet_unfrozen: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "wallet.unfrozen",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "wal_dOS0UhkeqiX1Y9No607sqA",
+                 *           "object": "wallet",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "currency": "USD",
+                 *           "balance": 1234,
+                 *           "balance_formatted": "$12.34",
+                 *           "status": "active",
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Wallet"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "wallet.unfrozen";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_webhook_endpoint_disabled: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "webhook_endpoint.disabled",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "we_OMDRJ9xtF4tDc0dfQnqu7G",
+                 *           "object": "webhook_endpoint",
+                 *           "url": "https://shop.example.com/webhooks/billing",
+                 *           "events": [
+                 *             "customer.created"
+                 *           ],
+                 *           "description": null,
+                 *           "status": "active",
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "updated_at": "2026-11-24T12:00:00.000Z",
+                 *           "secret": "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD9t/aCm7MxaE="
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["WebhookEndpoint"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "webhook_endpoint.disabled";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

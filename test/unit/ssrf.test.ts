@@ -182,9 +182,9 @@ describe('endpoint URL check', () => {
     expect(checkEndpointUrl('http://[::1]:8080/x', true)).toBeNull();
     expect(checkEndpointUrl('http://[::ffff:7f00:1]:8080/x', true)).toBeNull();
     expect(checkEndpointUrl('http://localhost:8080/x', true)).toBeNull();
-    expect(checkEndpointUrl('http://[::7f00:1]:8080/x', true)).toMatch(/only allowed to loopback/);
-    expect(checkEndpointUrl('http://[64:ff9b::7f00:1]/x', true)).toMatch(/only allowed to loopback/);
-    expect(checkEndpointUrl('http://[::1]:8080/x', false)).toMatch(/https/);
+    expect(checkEndpointUrl('http://[::7f00:1]:8080/x', true)).toMatch(/only allowed to a loopback address/);
+    expect(checkEndpointUrl('http://[64:ff9b::7f00:1]/x', true)).toMatch(/only allowed to a loopback address/);
+    expect(checkEndpointUrl('http://[::1]:8080/x', false)).toMatch(/^must use https:\/\/\. For local development, start the service with BILLING_ALLOW_HTTP_WEBHOOKS=1 /);
   });
 });
 

@@ -28,14 +28,14 @@ export const planCreate = z
       .min(1, { error: 'must be at least 1' })
       .max(365, { error: 'must be at most 365' })
       .optional()
-      .meta({ description: 'Intervals per period (default 1); a period is at most one year (365 days, 52 weeks, 12 months, 1 year).' }),
+      .meta({ description: 'Intervals per period (default 1); a period is at most one year (365 days, 52 weeks, 12 months, 1 year).', example: 1 }),
     trial_period_days: z
       .number()
       .int({ error: 'must be a whole number of days' })
       .min(0, { error: 'must be at least 0' })
       .max(MAX_TRIAL_DAYS, { error: `must be at most ${MAX_TRIAL_DAYS}` })
       .optional()
-      .meta({ description: 'Default trial for new subscriptions, in days (default 0).' }),
+      .meta({ description: 'Default trial for new subscriptions, in days (default 0).', example: 14 }),
     apply_wallet_balance: z
       .boolean()
       .optional()

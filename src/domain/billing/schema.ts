@@ -27,7 +27,7 @@ export const subscriptionCreate = z
     payment_method_id: idOf('payment_method')
       .optional()
       .meta({ description: "The saved method to charge (attached to the customer); default: the customer's default method." }),
-    trial_period_days: trialDays.optional().meta({ description: "Trial length in days; overrides the plan's trial_period_days." }),
+    trial_period_days: trialDays.optional().meta({ description: "Trial length in days; overrides the plan's trial_period_days.", example: 14 }),
     trial_end: timestamp.optional().meta({ description: 'An explicit end of the trial (in the future, at most 730 days ahead); overrides trial_period_days.' }),
     cancel_at_period_end: z.boolean().optional().meta({ description: 'Cancel at the end of the first period.' }),
     apply_wallet_balance: z

@@ -40,7 +40,7 @@ export const clockAdvanceBody = z
       .min(1, { error: 'must be at least 1' })
       .max(MAX_ADVANCE_SECONDS, { error: `must be at most ${MAX_ADVANCE_SECONDS}` })
       .optional()
-      .meta({ description: 'Seconds to move the clock forward.' }),
+      .meta({ description: 'Seconds to move the clock forward.', example: 86400 }),
   })
   .superRefine((v, ctx) => {
     if ((v.to === undefined) === (v.seconds === undefined)) {

@@ -177,6 +177,15 @@ export function isForbiddenAddress(address: string, allowLoopback = false): bool
 
 export type UrlProblem = string | null;
 
+/**
+ * The refusal of an http:// URL says how a developer allows one for a receiver on their own machine
+ * (the setting is the operator's: docs/webhooks.md "Local development").
+ */
+export const HTTP_REFUSED =
+  'must use https://. For local development, start the service with BILLING_ALLOW_HTTP_WEBHOOKS=1 to allow http:// to a loopback address (localhost, 127.0.0.1, [::1])';
+export const HTTP_NOT_LOOPBACK =
+  'http:// is only allowed to a loopback address (localhost, 127.0.0.1, [::1]), for local development with BILLING_ALLOW_HTTP_WEBHOOKS=1; use https:// for any other host';
+
 /** Static check of an endpoint URL (at create/update): literal IP hosts are judged like resolved ones. */
 export function checkEndpointUrl(raw: string, allowHttpLoopback: boolean): UrlProblem {
   let u: URL;
@@ -190,8 +199,8 @@ export function checkEndpointUrl(raw: string, allowHttpLoopback: boolean): UrlPr
   const literal = parseIp(u.hostname);
   const loopbackHost = u.hostname === 'localhost' || (literal !== null && loopbackBytes(literal));
   if (u.protocol === 'http:') {
-    if (!allowHttpLoopback) return 'must use https://';
-    if (!loopbackHost) return 'http:// is only allowed to loopback addresses (BILLING_ALLOW_HTTP_WEBHOOKS)';
+    if (!allowHttpLoopback) return HTTP_REFUSED;
+    if (!loopbackHost) return HTTP_NOT_LOOPBACK;
     return null;
   }
   if (u.protocol !== 'https:') return 'must use https://';

@@ -25,6 +25,7 @@ import { bodyText, declaredBodyLimit, isUtf8, mediaType, mountRoutes, parseJson,
 import { MAX_BODY_BYTES } from '../platform/limits.ts';
 import { clientAddress } from '../platform/client-address.ts';
 import { docsAsset, docsHtml, docsSecurityHeaders } from './docs.ts';
+import { mountDashboard } from './dashboard.ts';
 import type { AppEnv, Services } from '../platform/env.ts';
 import type { Logger } from '../platform/logger.ts';
 
@@ -193,6 +194,9 @@ export function createApp(services: Services, opts: { graphqlPlugins?: GraphQLPl
   mountPortal(app, services);
   mountInvoicePdf(app, services);
   mountEmailLinks(app, services);
+
+  // ---- the merchant dashboard (a single-page app on /graphql; its session API is /dashboard/api/*)
+  mountDashboard(app);
 
   // ---- CORS: only the configured origins (none by default), never with credentials: a browser
   // on an allowed origin sends the API key explicitly in the Authorization header.

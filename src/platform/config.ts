@@ -40,6 +40,11 @@ const schema = z.object({
    * given back, so this counts failures; 0 = no limit); above it: 429 rate_limited, no scrypt.
    */
   AUTH_FAILURES_PER_ADDRESS_PER_MINUTE: z.coerce.number().int().min(0).max(1_000_000).default(30),
+  /**
+   * Merchant dashboard sessions: absolute lifetime in hours from sign-in (fractions allowed), after
+   * which the session cookie stops working whatever the activity.
+   */
+  DASHBOARD_SESSION_HOURS: z.coerce.number().positive().max(24 * 90).default(12),
   /** Take the client address from the last X-Forwarded-For entry (only behind a proxy that sets it). */
   TRUST_PROXY: bool.default(false),
   /**

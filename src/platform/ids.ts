@@ -24,6 +24,8 @@ export const ID_PREFIXES = {
   request: 'req',
   merchant: 'mer',
   api_key: 'key',
+  dashboard_user: 'usr',
+  dashboard_session: 'dses',
   client_id: 'ck',
   client_secret: 'sk',
 } as const;

@@ -63,8 +63,12 @@ export class AuthFailureLimiter {
   private readonly byAddress: RateLimiterMemory | null;
   private readonly failuresByClient: RateLimiterMemory | null;
   private readonly freePerClient: number;
+  private readonly failuresByAccount: RateLimiterMemory | null;
 
   constructor(opts: { perClientPerMinute: number; perAddressPerMinute: number }) {
+    // Dashboard sign-in: failures per email (known or not, alike), the same number per minute as
+    // a client id's free failures; over it the email is refused (429) until its minute is over.
+    this.failuresByAccount = opts.perClientPerMinute > 0 ? new RateLimiterMemory({ keyPrefix: 'auth_account', points: opts.perClientPerMinute, duration: 60 }) : null;
     this.byAddress = opts.perAddressPerMinute > 0 ? new RateLimiterMemory({ keyPrefix: 'auth_addr', points: opts.perAddressPerMinute, duration: 60 }) : null;
     this.freePerClient = opts.perClientPerMinute;
     // Only counted (penalty), never consumed: `points` plays no part.
@@ -96,6 +100,29 @@ export class AuthFailureLimiter {
     if (!this.failuresByClient) return 0;
     const res = await this.failuresByClient.penalty(clientId, 1);
     return authTarpitMs(res.consumedPoints, this.freePerClient);
+  }
+
+  /**
+   * Dashboard sign-in, per email. Unlike a
+   * client id — a random secret nobody guesses — a password is chosen by a person, so an email whose
+   * failures reach the limit within a minute is refused outright (429 with Retry-After, no scrypt)
+   * until the minute is over. The price, documented in docs/dashboard.md: someone who knows a user's
+   * email can keep that user from *signing in* for a minute at a time (signed-in sessions and API
+   * keys keep working).
+   * An attempt is counted before its scrypt (concurrent guesses cannot slip past) and given back
+   * when it succeeds, as for addresses. Throws RateLimitError (429, Retry-After) when the account
+   * is over its limit, counting nothing; returns the function that gives the attempt back.
+   */
+  async takeAccount(account: string): Promise<() => void> {
+    const limiter = this.failuresByAccount;
+    if (!limiter) return () => {};
+    try {
+      await limiter.consume(account);
+    } catch (res) {
+      if (res instanceof RateLimiterRes) throw new RateLimitError(retryAfter(res));
+      throw res;
+    }
+    return () => void limiter.reward(account).catch(() => {});
   }
 }
 

@@ -26,6 +26,8 @@ import { MAX_BODY_BYTES } from '../platform/limits.ts';
 import { clientAddress } from '../platform/client-address.ts';
 import { docsAsset, docsHtml, docsSecurityHeaders } from './docs.ts';
 import { mountDashboard } from './dashboard.ts';
+import { dashboardMerchant, mountDashboardSession } from './dashboard-auth.ts';
+import type { AuthenticatedMerchant } from '../platform/auth.ts';
 import type { AppEnv, Services } from '../platform/env.ts';
 import type { Logger } from '../platform/logger.ts';
 
@@ -135,11 +137,16 @@ export function createApp(services: Services, opts: { graphqlPlugins?: GraphQLPl
   });
 
 
-  const authenticate = async (c: Context<AppEnv>) => {
-    const merchant = await services.auth.authenticate(c.req.header('authorization'), {
-      source: clientAddress(c, services.config.TRUST_PROXY),
-      limiter: authFailures,
-    });
+  const authenticate = async (c: Context<AppEnv>, dashboardCookie = false) => {
+    // The dashboard's session cookie authenticates /graphql when there is no Authorization header
+    // (src/server/dashboard-auth.ts: 403 unless the request is the dashboard's own); its merchant's
+    // clientId is the user id, the key of the per-key request rate limit.
+    const merchant: AuthenticatedMerchant =
+      (dashboardCookie && c.req.header('authorization') === undefined ? await dashboardMerchant(c, services) : null) ??
+      (await services.auth.authenticate(c.req.header('authorization'), {
+        source: clientAddress(c, services.config.TRUST_PROXY),
+        limiter: authFailures,
+      }));
     await rateLimiter.consume(merchant.clientId);
     const requestLog = c.get('log');
     let log: Logger | undefined;
@@ -187,6 +194,13 @@ export function createApp(services: Services, opts: { graphqlPlugins?: GraphQLPl
     c.header('Cache-Control', 'public, max-age=86400');
     return c.body(new Uint8Array(asset.body), 200, { 'Content-Type': asset.type });
   });
+
+  // ---- the merchant dashboard's sign-in (its session cookie also authenticates /graphql)
+  app.use('/dashboard/api/*', async (c, next) => {
+    await next();
+    c.res.headers.set('Cache-Control', 'no-store');
+  });
+  mountDashboardSession(app, services, authFailures);
 
   // ---- hosted pages (end customers, no credentials)
   mountCheckout(app, services);
@@ -237,7 +251,7 @@ export function createApp(services: Services, opts: { graphqlPlugins?: GraphQLPl
       for (const [k, v] of Object.entries(graphiqlSecurityHeaders(nonce))) c.header(k, v);
       return c.body(withNonce(new Uint8Array(await res.arrayBuffer()), nonce), 200, { 'Content-Type': 'text/html; charset=UTF-8' });
     }
-    const ctx = await authenticate(c);
+    const ctx = await authenticate(c, true);
     const params = c.req.method === 'POST' ? await graphqlPostParams(c) : graphqlGetParams(c);
     if (typeof params.query !== 'string') {
       throw new ValidationError('parameter_missing', 'A GraphQL request needs a "query" string (and optionally "variables" and "operationName").', 'query');

@@ -49,3 +49,45 @@ export function listMerchantsWithKeys(db: MerchantsDb) {
 export function countMerchants(db: MerchantsDb): Promise<number> {
   return db.merchant.count();
 }
+
+// ---- dashboard users and their sessions (dashboard.ts). Read across merchants on the unscoped
+// client: sign-in has only an email, a request only its cookie's token hash.
+
+export function insertDashboardUser(db: MerchantsDb, data: { id: string; merchantId: string; email: string; passwordHash: string }) {
+  return db.dashboardUser.create({ data });
+}
+
+export function findDashboardUserByEmail(db: MerchantsDb, email: string) {
+  return db.dashboardUser.findUnique({ where: { email }, include: { merchant: true } });
+}
+
+export function countDashboardUsers(db: MerchantsDb, merchantId: string): Promise<number> {
+  return db.dashboardUser.count({ where: { merchantId } });
+}
+
+export function insertDashboardSession(db: MerchantsDb, data: { id: string; merchantId: string; userId: string; tokenHash: string; createdAt: Date; expiresAt: Date }) {
+  return db.dashboardSession.create({ data });
+}
+
+/** The session of a token hash with its user and merchant (expired and revoked ones too: the caller decides). */
+export function findDashboardSession(db: MerchantsDb, tokenHash: string) {
+  return db.dashboardSession.findUnique({ where: { tokenHash }, include: { user: true, merchant: true } });
+}
+
+/** Ends the live session of a token hash; how many it ended (0 or 1). */
+export async function revokeDashboardSession(db: MerchantsDb, tokenHash: string, revokedAt: Date): Promise<number> {
+  const r = await db.dashboardSession.updateMany({ where: { tokenHash, revokedAt: null }, data: { revokedAt } });
+  return r.count;
+}
+
+/** Deletes sessions that ended (expired or revoked) before `before`, up to `limit` of them; how many. */
+export async function deleteEndedDashboardSessions(db: MerchantsDb, before: Date, limit: number): Promise<number> {
+  const rows = await db.dashboardSession.findMany({
+    where: { OR: [{ expiresAt: { lt: before } }, { revokedAt: { lt: before } }] },
+    select: { id: true },
+    take: limit,
+  });
+  if (rows.length === 0) return 0;
+  const r = await db.dashboardSession.deleteMany({ where: { id: { in: rows.map((x) => x.id) } } });
+  return r.count;
+}

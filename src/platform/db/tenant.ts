@@ -11,9 +11,10 @@ import { isRetryableConflict } from '../errors.ts';
 
 /**
  * Models with a merchant_id that are read across merchants on purpose, never through a request's
- * client: API keys are looked up by client id to find the merchant in the first place.
+ * client: API keys are looked up by client id to find the merchant in the first place, dashboard
+ * users by email (sign-in has no merchant field) and their sessions by the cookie's token hash.
  */
-export const CROSS_MERCHANT_MODELS = new Set<string>(['ApiKey']);
+export const CROSS_MERCHANT_MODELS = new Set<string>(['ApiKey', 'DashboardUser', 'DashboardSession']);
 
 /** Models that carry merchant_id. Every new merchant-owned model must be added here (a test checks it). */
 export const TENANT_MODELS = new Set<string>(['Customer', 'Event', 'IdempotencyKey', 'Job', 'Payment', 'Refund', 'Wallet', 'WalletTransaction', 'WalletGrant', 'WalletTopup', 'WebhookEndpoint', 'DeliveryAttempt', 'SetupIntent', 'PaymentMethod', 'PortalSession', 'Plan', 'Subscription', 'Invoice', 'InvoiceItem', 'CustomerBalance', 'CustomerBalanceTransaction', 'EmailSettings', 'Email']);

@@ -22,10 +22,10 @@ export async function signIn(email: string, password: string): Promise<{ session
     body: JSON.stringify({ email, password }),
   });
   if (res.ok) return { session: (await res.json()) as Session };
-  let message = res.status === 429 ? 'Too many attempts. Wait a moment and try again.' : 'The email or password is not right.';
+  let message = res.status === 429 ? 'Too many attempts. Wait a moment and try again.' : 'Invalid email or password.';
   try {
     const body = (await res.json()) as { error?: { message?: string } };
-    if (res.status !== 401 && body.error?.message) message = body.error.message;
+    if (body.error?.message) message = body.error.message;
   } catch {
     /* not JSON */
   }

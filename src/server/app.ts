@@ -25,7 +25,7 @@ import { bodyText, declaredBodyLimit, isUtf8, mediaType, mountRoutes, parseJson,
 import { MAX_BODY_BYTES } from '../platform/limits.ts';
 import { clientAddress } from '../platform/client-address.ts';
 import { docsAsset, docsHtml, docsSecurityHeaders } from './docs.ts';
-import { mountDashboard } from './dashboard.ts';
+import { dashboardUnauthorized, mountDashboard } from './dashboard.ts';
 import { dashboardMerchant, mountDashboardSession } from './dashboard-auth.ts';
 import type { AuthenticatedMerchant } from '../platform/auth.ts';
 import type { AppEnv, Services } from '../platform/env.ts';
@@ -225,6 +225,7 @@ export function createApp(services: Services, opts: { graphqlPlugins?: GraphQLPl
   });
   app.use('/v1/*', async (c, next) => (allowedOrigins.size > 0 ? corsPolicy(c, next) : next()));
   app.use('/graphql', async (c, next) => (allowedOrigins.size > 0 ? corsPolicy(c, next) : next()));
+  app.use('/graphql', dashboardUnauthorized);
 
   // ---- REST
   // The body is read (and its size checked) by the router, from node's request: no web Request.

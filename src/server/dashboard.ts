@@ -5,7 +5,7 @@
 // /dashboard/api/* (the session) is not answered here.
 import { readFile, readdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import type { Context, Hono } from 'hono';
+import type { Context, Hono, MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../platform/env.ts';
 
 export const DASHBOARD_DIST = fileURLToPath(new URL('../../dashboard/dist/', import.meta.url));
@@ -84,3 +84,13 @@ export function mountDashboard(app: Hono<AppEnv>, opts: { dist?: string } = {}) 
     return page(c);
   });
 }
+
+/**
+ * For /graphql: a 401 to the dashboard's own request (it sends X-Billing-Dashboard) carries no
+ * `WWW-Authenticate: Basic` — that header makes a browser open its own sign-in prompt over the
+ * page (or, headless, wait on it) instead of letting the app go back to its sign-in page.
+ */
+export const dashboardUnauthorized: MiddlewareHandler<AppEnv> = async (c, next) => {
+  await next();
+  if (c.res.status === 401 && c.req.header('x-billing-dashboard') !== undefined) c.res.headers.delete('WWW-Authenticate');
+};

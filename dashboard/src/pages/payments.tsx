@@ -168,9 +168,9 @@ function RefundForm({ paymentId, currency, remaining }: { paymentId: string; cur
     e.preventDefault();
     const f = new FormData(e.currentTarget);
     const raw = String(f.get('amount') ?? '').trim();
-    const reason = (String(f.get('reason') ?? '') || null) as RefundReason | null;
+    const reason = (String(f.get('reason') ?? '') || undefined) as RefundReason | undefined;
     setDone(null);
-    const r = await refund({ input: { paymentId, amount: raw === '' ? null : Number(raw), reason, idempotencyKey: idempotencyKey() } });
+    const r = await refund({ input: { paymentId, amount: raw === '' ? undefined : Number(raw), reason, idempotencyKey: idempotencyKey() } });
     const err = mutationError(r, 'createRefund');
     setMessage(err);
     if (!err && r.data?.createRefund.__typename === 'CreateRefundSuccess') setDone(`Refund ${r.data.createRefund.refund.id} created (${r.data.createRefund.refund.status}).`);

@@ -49,7 +49,7 @@ export function WebhooksPage() {
     const events = String(f.get('events') ?? '')
       .split(/[\s,]+/)
       .filter(Boolean);
-    const description = String(f.get('description') ?? '').trim() || null;
+    const description = String(f.get('description') ?? '').trim() || undefined;
     const r = await create({ input: { url: String(f.get('url') ?? '').trim(), events, description, idempotencyKey: idempotencyKey() } });
     const err = mutationError(r, 'createWebhookEndpoint');
     setMessage(err);

@@ -32,8 +32,10 @@ export async function buildDashboard({ force = false, quiet = false } = {}) {
   const hash = sourceHash();
   if (!force && existsSync(hashFile) && readFileSync(hashFile, 'utf8') === hash && existsSync(join(dist, 'index.html'))) return false;
   const started = Date.now();
+  // Always React's production build, whatever NODE_ENV the caller has (vitest sets "test").
+  process.env.NODE_ENV = 'production';
   const { build } = await import('vite');
-  await build({ configFile: join(dir, 'vite.config.ts'), logLevel: quiet ? 'silent' : 'warn' });
+  await build({ configFile: join(dir, 'vite.config.ts'), mode: 'production', logLevel: quiet ? 'silent' : 'warn' });
   writeFileSync(hashFile, hash);
   if (!quiet) process.stderr.write(`dashboard built in ${Date.now() - started} ms (dashboard/dist)\n`);
   return true;

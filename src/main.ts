@@ -14,8 +14,9 @@ import { lockDataDir } from './platform/db/data-dir-lock.ts';
 import { createLogger } from './platform/logger.ts';
 import { createApp } from './server/app.ts';
 import { openServices } from './server/services.ts';
+import { dashboardLogin, serveCli } from './server/first-start.ts';
 
-function banner(creds: IssuedCredentials, baseUrl: string) {
+function banner(creds: IssuedCredentials, baseUrl: string, dashboard: string[] = []) {
   const auth = `${creds.client_id}:${creds.client_secret}`;
   const lines = [
     '',
@@ -30,6 +31,7 @@ function banner(creds: IssuedCredentials, baseUrl: string) {
     '',
     `  GraphiQL: ${baseUrl}/graphql   API reference: ${baseUrl}/docs`,
     '',
+    ...dashboard,
   ];
   process.stderr.write(lines.join('\n') + '\n');
 }
@@ -46,7 +48,7 @@ async function bootstrap(services: Awaited<ReturnType<typeof openServices>>, con
   const created = await bootstrapMerchant(services.db.prisma, explicit, log);
   if (created) {
     log.info({ merchant_id: created.merchant_id, client_id: created.client_id }, 'test merchant created');
-    banner(created, config.publicBaseUrl);
+    banner(created, config.publicBaseUrl, await dashboardLogin(services, created.merchant_id));
   }
 }
 
@@ -102,6 +104,7 @@ async function main() {
   const stopMaintenance = startMaintenance(services);
   const worker = startWorker(services.runtime, log.child({ component: 'worker' }), workerOptions(config));
   const app = createApp(services);
+  const stopCli = await serveCli(services);
   const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
     log.info({ port: info.port, host: config.HOST, database: services.db.kind, public_base_url: config.publicBaseUrl }, 'billing service listening');
     if (!isWorker || cluster.worker?.id === 1) process.stderr.write(`  Listening on http://${config.HOST}:${info.port} (database: ${services.db.kind === 'pglite' ? `embedded, ${config.DATA_DIR}` : 'PostgreSQL'})\n`);
@@ -115,6 +118,7 @@ async function main() {
     stopMaintenance();
     await worker.stop();
     await new Promise<void>((resolve) => server.close(() => resolve()));
+    await stopCli();
     await services.db.close().catch(() => {});
     unlock();
     process.exit(0);

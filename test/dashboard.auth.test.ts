@@ -3,7 +3,7 @@
 // the cross-site checks around it, tenancy, expiry, sign-out and failure limits.
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDashboardUser } from '../src/domain/merchants/dashboard.ts';
+import { createDashboardUser, purgeEndedDashboardSessions } from '../src/domain/merchants/dashboard.ts';
 import { startApp, type Client, type TestApp } from './helpers/app.ts';
 
 const PASSWORD = 'correct horse battery';
@@ -149,7 +149,14 @@ describe('sign-in', () => {
     const typed = await call(app, 'POST', SESSION, { body: JSON.stringify({ email: emailA, password: 5 }), headers: json(app) });
     expect(typed.status).toBe(400);
     expect(typed.body.error).toMatchObject({ code: 'parameter_invalid', param: 'password' });
-    for (const r of [form, text, bad, missing, typed]) expect(r.headers.get('set-cookie')).toBeNull();
+    const nul = await call(app, 'POST', SESSION, { body: JSON.stringify({ email: 'a\u0000b@shop.example', password: PASSWORD }), headers: json(app) });
+    expect(nul.status).toBe(400);
+    expect(nul.body.error).toMatchObject({ code: 'parameter_invalid', param: 'email' });
+    const arr = await call(app, 'POST', SESSION, { body: '[1]', headers: json(app) });
+    expect(arr.status).toBe(400);
+    const long = await signIn(app, `${'x'.repeat(5000)}@shop.example`, 'p'.repeat(5000));
+    expect(long.status).toBe(401);
+    for (const r of [form, text, bad, missing, typed, nul, arr, long]) expect(r.headers.get('set-cookie')).toBeNull();
   });
 
   it('login CSRF: sign-in without our Origin, or from another one, is 403 and signs nobody in', async () => {
@@ -304,6 +311,13 @@ describe('PUBLIC_BASE_URL https, a short session lifetime and tight failure limi
     expect((await call(app2, 'GET', SESSION, { cookie })).status).toBe(401);
     const g = await gql(app2, cookie, '{ customers(first: 1) { totalCount } }', undefined, { origin: base });
     expect(g.status).toBe(401);
+    // Housekeeping deletes it a day after it ended.
+    const hash = createHash('sha256').update(cookie).digest('hex');
+    const count = async () => (await app2.services.db.query('SELECT 1 FROM dashboard_sessions WHERE token_hash = $1', [hash])).length;
+    await purgeEndedDashboardSessions(app2.services.db.prisma);
+    expect(await count()).toBe(1);
+    await purgeEndedDashboardSessions(app2.services.db.prisma, new Date(Date.now() + 86_400_000 + 5_000));
+    expect(await count()).toBe(0);
   });
 
   it('failures are limited per email (429, Retry-After, even for the right password) and per source address', async () => {
@@ -324,9 +338,9 @@ describe('PUBLIC_BASE_URL https, a short session lifetime and tight failure limi
   });
 });
 
-describe('behind TRUST_PROXY', () => {
-  it('the cookie is Secure when the proxy says the request came over https', async () => {
-    const app3 = await startApp({ TRUST_PROXY: '1' }, { worker: false });
+describe('behind TRUST_PROXY, with a low request rate limit', () => {
+  it('the cookie is Secure when the proxy says the request came over https; the rate limit counts per user, across sessions', async () => {
+    const app3 = await startApp({ TRUST_PROXY: '1', RATE_LIMIT_PER_SECOND: '2' }, { worker: false });
     try {
       const m = await app3.merchant();
       const email = await user(app3, m);
@@ -337,6 +351,14 @@ describe('behind TRUST_PROXY', () => {
       const plain = await signIn(app3, email, PASSWORD, json(app3));
       expect(plain.status).toBe(200);
       expect(plain.headers.get('set-cookie')).not.toMatch(/Secure/);
+      // Two sessions of one user share one budget (RATE_LIMIT_PER_SECOND, keyed by the user id).
+      const sessions = [cookieOf(viaHttps), cookieOf(plain)];
+      const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => gql(app3, sessions[i % 2]!, '{ customers(first: 1) { totalCount } }')));
+      const limited = answers.filter((r) => r.status === 429);
+      expect(answers.filter((r) => r.status === 200).length).toBeLessThanOrEqual(4);
+      expect(limited.length).toBeGreaterThanOrEqual(4);
+      expect(limited[0]!.body.errors[0].extensions.code).toBe('rate_limited');
+      expect(Number(limited[0]!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     } finally {
       await app3.close();
     }

@@ -1,6 +1,8 @@
 // Periodic housekeeping: expired idempotency keys are deleted (they are kept 24 h), and finished
 // jobs (done or cancelled) once they are JOBS_RETENTION_DAYS old, so the table does not grow
-// without bound. Failed jobs stay (they are what an operator investigates).
+// without bound. Failed jobs stay (they are what an operator investigates). Dashboard sessions
+// that ended (expired or signed out) more than a day ago are deleted too.
+import { purgeEndedDashboardSessions } from '../domain/merchants/dashboard.ts';
 import type { Services } from '../platform/env.ts';
 import { deleteExpiredIdempotencyKeys } from '../platform/idempotency.store.ts';
 import { deleteFinishedJobs } from '../platform/jobs.store.ts';
@@ -28,6 +30,8 @@ export function startMaintenance(services: Services, everyMs = 15 * 60 * 1000): 
     try {
       const n = await purgeExpiredIdempotencyKeys(services);
       if (n > 0) services.log.info({ deleted: n }, 'expired idempotency keys purged');
+      const sessions = await purgeEndedDashboardSessions(services.db.prisma);
+      if (sessions > 0) services.log.info({ deleted: sessions }, 'ended dashboard sessions purged');
       const days = services.config.JOBS_RETENTION_DAYS;
       if (days > 0) {
         const jobs = await purgeFinishedJobs(services, new Date(Date.now() - days * 86_400_000));

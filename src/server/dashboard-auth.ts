@@ -18,6 +18,7 @@ import type { AuthenticatedMerchant } from '../platform/auth.ts';
 import type { Config } from '../platform/config.ts';
 import { clientAddress } from '../platform/client-address.ts';
 import { HttpError, ValidationError } from '../platform/errors.ts';
+import { checkInputText } from '../platform/validation.ts';
 import type { AuthFailureLimiter } from '../platform/rate-limit.ts';
 import type { AppEnv, Services } from '../platform/env.ts';
 import { bodyText, declaredBodyLimit, isUtf8, mediaType, parseJson } from '../rest/router.ts';
@@ -90,6 +91,7 @@ export function mountDashboardSession(app: Hono<AppEnv>, services: Services, lim
     checkJson(c);
     const input = parseJson(await bodyText(c));
     if (!input || typeof input !== 'object' || Array.isArray(input)) throw new ValidationError('invalid_json', 'The request body must be a JSON object.');
+    checkInputText(input); // no NUL or lone surrogate (PostgreSQL cannot hold them), bounded nesting
     const { email, password } = input as Record<string, unknown>;
     for (const [name, v] of [['email', email], ['password', password]] as const) {
       if (v === undefined || v === null || v === '') throw new ValidationError('parameter_missing', `Missing required parameter: ${name}.`, name);

@@ -29,7 +29,7 @@ export const MIN_PASSWORD_LENGTH = 12;
 const MAX_PASSWORD_LENGTH = 1024;
 const MAX_EMAIL_LENGTH = 254;
 // One @, a local part, a domain of dot-separated labels (admin@localhost is allowed: a host name).
-const EMAIL_SHAPE = /^[^\s@<>()[\]\\,;:"]+@[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*$/;
+const EMAIL_SHAPE = /^[^\s\x00-\x1f\x7f@<>()[\]\\,;:"]+@[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*$/;
 
 /** The one message for a wrong email and a wrong password: the answer never tells them apart. */
 export const SIGN_IN_FAILED = 'Invalid email or password.';

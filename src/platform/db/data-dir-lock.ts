@@ -12,6 +12,16 @@ function alive(pid: number): boolean {
   }
 }
 
+/** DATA_DIR is held by another live process (a running server): the CLI then asks that server. */
+export class DataDirInUse extends Error {
+  constructor(
+    readonly dir: string,
+    readonly pid: number,
+  ) {
+    super(`DATA_DIR ${dir} is in use by process ${pid}. Stop it first, or set DATABASE_URL to use a PostgreSQL server.`);
+  }
+}
+
 export function lockDataDir(dir: string): () => void {
   mkdirSync(dir, { recursive: true, mode: 0o700 }); // owner-only, like every file in it (see restrictDataDir)
   const file = join(dir, 'billing.pid');
@@ -25,7 +35,7 @@ export function lockDataDir(dir: string): () => void {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
       const pid = Number(readFileSync(file, 'utf8').trim());
       if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
-        throw new Error(`DATA_DIR ${dir} is in use by process ${pid}. Stop it first, or set DATABASE_URL to use a PostgreSQL server.`);
+        throw new DataDirInUse(dir, pid);
       }
       rmSync(file, { force: true });
     }

@@ -152,7 +152,7 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
     // The route asked for before signing in is the one shown after.
     await settled(page, 'Customers');
     expect(await page.getByTestId('merchant-name').textContent()).toContain('Kampala Coffee');
-    expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents()).toEqual(['Payments', 'Customers', 'Invoices', 'Events', 'Webhooks', 'Test clock']);
+    expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents()).toEqual(['Payments', 'Customers', 'Invoices', 'Subscriptions', 'Plans', 'Events', 'Webhooks', 'Test clock']);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in to your dashboard' }).waitFor();
     // The session is over on the server too: a reload stays signed out.
@@ -173,6 +173,8 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
         ['/customers', 'Customers', seed.newest.email],
         [`/customers/${seed.customer.id}`, 'Amina Nakato', 'Coffee club'],
         ['/invoices', 'Invoices', seed.invoice.number],
+        ['/subscriptions', 'Subscriptions', 'Coffee club'],
+        ['/plans', 'Plans', 'Coffee club'],
         ['/events', 'Events', 'customer.created'],
         [`/events/${seed.event.id}`, 'payment.succeeded', seed.payment.id],
         ['/webhooks', 'Webhooks', seed.endpoint.url],
@@ -367,6 +369,52 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
     } else {
       throw new Error(`expected an open invoice, got ${inv.status}`);
     }
+    expect(errors).toEqual([]);
+    await ctx.close();
+  });
+
+  it('creates a plan, subscribes a customer with a saved card, cancels at period end, reactivates, archives the plan', async () => {
+    const errors: string[] = [];
+    const { ctx, page } = await signedIn(1280, errors);
+    await page.goto(`${app.url}/dashboard/plans`);
+    await settled(page, 'Plans');
+    // Refused by the API (a currency that is none): its message next to the form.
+    await page.getByLabel('Plan name').fill('Espresso');
+    await page.getByLabel('Price (smallest unit)').fill('2900');
+    await page.getByLabel('Plan currency').fill('ZZZ');
+    await page.getByRole('button', { name: 'Create plan' }).click();
+    const refused = page.locator('form', { has: page.getByRole('button', { name: 'Create plan' }) }).getByRole('alert');
+    await refused.waitFor();
+    expect(await refused.textContent()).toMatch(/currency/i);
+    await page.getByLabel('Plan currency').fill('USD');
+    await page.getByRole('button', { name: 'Create plan' }).click();
+    await page.getByText('Plan Espresso created.').waitFor();
+    await page.getByRole('table', { name: 'Plans' }).getByText('Espresso').waitFor();
+    const plan = (await api.get('/v1/plans?limit=100')).body.data.find((p: any) => p.name === 'Espresso');
+    expect([plan.amount, plan.currency, plan.interval]).toEqual([2900, 'USD', 'month']);
+
+    await page.goto(`${app.url}/dashboard/subscriptions`);
+    await settled(page, 'Subscriptions');
+    await page.getByLabel('Subscriber customer ID').fill(seed.customer.id);
+    await page.getByLabel('Subscribed plan ID').fill(plan.id);
+    await page.getByRole('button', { name: 'Create subscription' }).click();
+    await page.getByText(/^Subscription sub_\w+ created \(active\)\./).waitFor();
+    await page.goto(`${app.url}/dashboard/subscriptions?plan=${plan.id}`);
+    await settled(page, 'Subscriptions');
+    const who = `the subscription of ${seed.customer.email}`;
+    await page.getByRole('button', { name: `Cancel at period end ${who}` }).click();
+    await page.getByRole('button', { name: `Reactivate ${who}` }).waitFor();
+    const sub = (await api.get(`/v1/subscriptions?customer_id=${seed.customer.id}&limit=100`)).body.data.find((x: any) => x.plan_id === plan.id || x.plan?.id === plan.id);
+    expect(sub.cancel_at_period_end).toBe(true);
+    await page.getByRole('button', { name: `Reactivate ${who}` }).click();
+    await page.getByRole('button', { name: `Cancel at period end ${who}` }).waitFor();
+    expect((await api.get(`/v1/subscriptions/${sub.id}`)).body.cancel_at_period_end).toBe(false);
+
+    await page.goto(`${app.url}/dashboard/plans?active=true`);
+    await settled(page, 'Plans');
+    await page.getByRole('button', { name: 'Archive Espresso' }).click();
+    await page.getByRole('button', { name: 'Archive Espresso' }).waitFor({ state: 'detached' });
+    expect((await api.get(`/v1/plans/${plan.id}`)).body.active).toBe(false);
     expect(errors).toEqual([]);
     await ctx.close();
   });

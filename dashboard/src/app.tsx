@@ -14,6 +14,8 @@ import { EventsPage, EventPage } from './pages/events.tsx';
 import { WebhooksPage, WebhookEndpointPage } from './pages/webhooks.tsx';
 import { TestClockPage } from './pages/test-clock.tsx';
 import { InvoicesPage } from './pages/invoices.tsx';
+import { PlansPage } from './pages/plans.tsx';
+import { SubscriptionsPage } from './pages/subscriptions.tsx';
 import { NotFoundPage } from './pages/not-found.tsx';
 
 type State = { kind: 'loading' } | { kind: 'signed-out'; notice?: string } | { kind: 'signed-in'; session: Session } | { kind: 'error'; message: string };
@@ -63,6 +65,8 @@ export function App() {
               <Route path="/webhooks/:id">{(p) => <WebhookEndpointPage id={p.id} />}</Route>
               <Route path="/test-clock">{() => <TestClockPage mode={state.session.merchant.mode} />}</Route>
               <Route path="/invoices" component={InvoicesPage} />
+              <Route path="/subscriptions" component={SubscriptionsPage} />
+              <Route path="/plans" component={PlansPage} />
               <Route component={NotFoundPage} />
             </Switch>
           </Layout>

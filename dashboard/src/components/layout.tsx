@@ -7,6 +7,8 @@ const NAV: [string, string][] = [
   ['/payments', 'Payments'],
   ['/customers', 'Customers'],
   ['/invoices', 'Invoices'],
+  ['/subscriptions', 'Subscriptions'],
+  ['/plans', 'Plans'],
   ['/events', 'Events'],
   ['/webhooks', 'Webhooks'],
   ['/test-clock', 'Test clock'],

@@ -26,7 +26,7 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
   const hooks = receivers();
   let email: string;
   let otherEmail: string;
-  const seed = {} as { newest: any; customer: any; payment: any; failed: any; invoice: any; endpoint: any; event: any; otherCustomer: any; otherPayment: any };
+  const seed = {} as { wallet: any; newest: any; customer: any; payment: any; failed: any; invoice: any; endpoint: any; event: any; otherCustomer: any; otherPayment: any };
 
   beforeAll(async () => {
     app = await startApp();
@@ -49,6 +49,8 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
     const sub = (await api.post('/v1/subscriptions', { customer_id: seed.customer.id, plan_id: plan.id })).body;
     expect(sub.status).toBe('active');
     seed.invoice = (await api.get(`/v1/invoices/${sub.latest_invoice_id}`)).body;
+    seed.wallet = (await api.post('/v1/wallets', { customer_id: seed.customer.id, currency: 'KES' })).body;
+    expect(seed.wallet.id).toMatch(/^wal/);
     // 22 more customers: the customers list has a second page.
     for (let i = 0; i < 22; i++) seed.newest = (await api.post('/v1/customers', { email: `c${i}.${stamp}@example.com` })).body;
     await app.idle(api);
@@ -152,7 +154,7 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
     // The route asked for before signing in is the one shown after.
     await settled(page, 'Customers');
     expect(await page.getByTestId('merchant-name').textContent()).toContain('Kampala Coffee');
-    expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents()).toEqual(['Payments', 'Customers', 'Invoices', 'Subscriptions', 'Plans', 'Events', 'Webhooks', 'Test clock']);
+    expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents()).toEqual(['Payments', 'Customers', 'Invoices', 'Subscriptions', 'Plans', 'Wallets', 'Events', 'Webhooks', 'Test clock']);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in to your dashboard' }).waitFor();
     // The session is over on the server too: a reload stays signed out.
@@ -175,6 +177,8 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
         ['/invoices', 'Invoices', seed.invoice.number],
         ['/subscriptions', 'Subscriptions', 'Coffee club'],
         ['/plans', 'Plans', 'Coffee club'],
+        ['/wallets', 'Wallets', seed.wallet.id],
+        [`/wallets/${seed.wallet.id}`, /^Wallet /, 'Credit this wallet'],
         ['/events', 'Events', 'customer.created'],
         [`/events/${seed.event.id}`, 'payment.succeeded', seed.payment.id],
         ['/webhooks', 'Webhooks', seed.endpoint.url],
@@ -415,6 +419,36 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
     await page.getByRole('button', { name: 'Archive Espresso' }).click();
     await page.getByRole('button', { name: 'Archive Espresso' }).waitFor({ state: 'detached' });
     expect((await api.get(`/v1/plans/${plan.id}`)).body.active).toBe(false);
+    expect(errors).toEqual([]);
+    await ctx.close();
+  });
+
+  it('credits a wallet (a refused credit explained next to the form), freezes, unfreezes and closes it', async () => {
+    const errors: string[] = [];
+    const { ctx, page } = await signedIn(390, errors);
+    const w = (await api.post('/v1/wallets', { customer_id: seed.customer.id, currency: 'EUR' })).body;
+    await page.goto(`${app.url}/dashboard/wallets/${w.id}`);
+    await settled(page, /^Wallet /);
+    await page.getByLabel('Credit amount (smallest unit)').fill('0');
+    await page.getByLabel('Description').fill('Goodwill');
+    await page.getByRole('button', { name: 'Credit', exact: true }).click();
+    await page.locator('form', { has: page.getByRole('button', { name: 'Credit', exact: true }) }).getByRole('alert').waitFor();
+    await page.getByLabel('Credit amount (smallest unit)').fill('1250');
+    await page.getByRole('button', { name: 'Credit', exact: true }).click();
+    await page.getByRole('heading', { level: 1, name: 'Wallet €12.50' }).waitFor();
+    await page.getByRole('table', { name: 'Ledger' }).getByText('Goodwill').waitFor();
+    expect((await api.get(`/v1/wallets/${w.id}`)).body.balance).toBe(1250);
+    await page.getByRole('button', { name: 'Freeze wallet' }).click();
+    await page.getByRole('button', { name: 'Unfreeze wallet' }).waitFor();
+    expect((await api.get(`/v1/wallets/${w.id}`)).body.status).toBe('frozen');
+    await page.getByRole('button', { name: 'Unfreeze wallet' }).click();
+    await page.getByRole('button', { name: 'Freeze wallet' }).waitFor();
+    expect(await page.getByRole('alert').allTextContents()).toEqual([]);
+    await expect.poll(async () => (await api.get(`/v1/wallets/${w.id}`)).body.status).toBe('active');
+    await page.getByRole('button', { name: 'Close wallet' }).click();
+    await page.getByRole('button', { name: 'Close wallet' }).waitFor({ state: 'detached' });
+    expect((await api.get(`/v1/wallets/${w.id}`)).body.status).toBe('closed');
+    await page.locator('.status', { hasText: /^closed$/ }).waitFor();
     expect(errors).toEqual([]);
     await ctx.close();
   });

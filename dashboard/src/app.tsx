@@ -15,6 +15,7 @@ import { WebhooksPage, WebhookEndpointPage } from './pages/webhooks.tsx';
 import { TestClockPage } from './pages/test-clock.tsx';
 import { InvoicesPage } from './pages/invoices.tsx';
 import { PlansPage } from './pages/plans.tsx';
+import { WalletsPage, WalletPage } from './pages/wallets.tsx';
 import { SubscriptionsPage } from './pages/subscriptions.tsx';
 import { NotFoundPage } from './pages/not-found.tsx';
 
@@ -67,6 +68,8 @@ export function App() {
               <Route path="/invoices" component={InvoicesPage} />
               <Route path="/subscriptions" component={SubscriptionsPage} />
               <Route path="/plans" component={PlansPage} />
+              <Route path="/wallets" component={WalletsPage} />
+              <Route path="/wallets/:id">{(p) => <WalletPage id={p.id} />}</Route>
               <Route component={NotFoundPage} />
             </Switch>
           </Layout>

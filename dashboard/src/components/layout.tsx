@@ -9,6 +9,7 @@ const NAV: [string, string][] = [
   ['/invoices', 'Invoices'],
   ['/subscriptions', 'Subscriptions'],
   ['/plans', 'Plans'],
+  ['/wallets', 'Wallets'],
   ['/events', 'Events'],
   ['/webhooks', 'Webhooks'],
   ['/test-clock', 'Test clock'],

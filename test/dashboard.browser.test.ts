@@ -368,6 +368,9 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
       // The saved card declines: the error is shown on the row.
       await page.getByRole('table', { name: 'Invoices' }).getByRole('alert').waitFor();
       await page.getByRole('button', { name: `Void ${name}` }).click();
+      // Asked first: nothing is voided by one press.
+      expect((await api.get(`/v1/invoices/${inv.id}`)).body.status).toBe('open');
+      await page.getByRole('button', { name: `Yes, void ${name}` }).click();
       await page.getByRole('table', { name: 'Invoices' }).locator('.status', { hasText: /^void$/ }).waitFor();
       expect((await api.get(`/v1/invoices/${inv.id}`)).body.status).toBe('void');
     } else {
@@ -446,6 +449,10 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
     expect(await page.getByRole('alert').allTextContents()).toEqual([]);
     await expect.poll(async () => (await api.get(`/v1/wallets/${w.id}`)).body.status).toBe('active');
     await page.getByRole('button', { name: 'Close wallet' }).click();
+    await page.getByRole('button', { name: 'Keep it' }).click();
+    await page.getByRole('button', { name: 'Close wallet' }).click();
+    expect((await api.get(`/v1/wallets/${w.id}`)).body.status).toBe('active');
+    await page.getByRole('button', { name: 'Yes, close this wallet' }).click();
     await page.getByRole('button', { name: 'Close wallet' }).waitFor({ state: 'detached' });
     expect((await api.get(`/v1/wallets/${w.id}`)).body.status).toBe('closed');
     await page.locator('.status', { hasText: /^closed$/ }).waitFor();

@@ -201,3 +201,34 @@ export function mutationError(result: { error?: CombinedError | undefined; data?
 }
 
 export const idempotencyKey = () => crypto.randomUUID();
+
+/** A button for an action that cannot be undone: a first press asks, a second one does it. */
+export function ConfirmButton({ label, confirmLabel, onConfirm, disabled, className = 'secondary', ariaLabel }: { label: string; confirmLabel: string; onConfirm: () => void | Promise<void>; disabled?: boolean; className?: string; ariaLabel?: string }) {
+  const [asking, setAsking] = useState(false);
+  if (!asking) {
+    return (
+      <button type="button" className={className} disabled={disabled} aria-label={ariaLabel} onClick={() => setAsking(true)}>
+        {label}
+      </button>
+    );
+  }
+  return (
+    <span className="row-actions" role="group" aria-label={ariaLabel ?? label}>
+      <button
+        type="button"
+        className={`${className} danger`}
+        disabled={disabled}
+        autoFocus
+        onClick={async () => {
+          setAsking(false);
+          await onConfirm();
+        }}
+      >
+        {confirmLabel}
+      </button>
+      <button type="button" className={className} onClick={() => setAsking(false)}>
+        Keep it
+      </button>
+    </span>
+  );
+}

@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { Link, useSearchParams } from 'wouter';
 import { graphql, type VariablesOf } from '../graphql.ts';
-import { DateTime, Field, FormError, PageHeader, Pager, QueryState, Status, Table, idempotencyKey, mutationError, usePager } from '../components/ui.tsx';
+import { ConfirmButton, DateTime, Field, FormError, PageHeader, Pager, QueryState, Status, Table, idempotencyKey, mutationError, usePager } from '../components/ui.tsx';
 
 const InvoicesQuery = graphql(`
   query DashboardInvoices($first: Int, $after: String, $status: InvoiceStatus, $customerId: ID) {
@@ -119,9 +119,14 @@ function InvoiceActions({ invoice }: { invoice: { id: string; number?: string | 
           <button type="button" className="small" disabled={paying.fetching} aria-label={`Pay ${name}`} onClick={async () => setMessage(mutationError(await pay({ input: { id: invoice.id, idempotencyKey: idempotencyKey() } }), 'payInvoice'))}>
             Pay
           </button>
-          <button type="button" className="small secondary" disabled={voiding.fetching} aria-label={`Void ${name}`} onClick={async () => setMessage(mutationError(await voidIt({ input: { id: invoice.id, idempotencyKey: idempotencyKey() } }), 'voidInvoice'))}>
-            Void
-          </button>
+          <ConfirmButton
+            className="small secondary"
+            label="Void"
+            ariaLabel={`Void ${name}`}
+            confirmLabel={`Yes, void ${name}`}
+            disabled={voiding.fetching}
+            onConfirm={async () => setMessage(mutationError(await voidIt({ input: { id: invoice.id, idempotencyKey: idempotencyKey() } }), 'voidInvoice'))}
+          />
         </>
       )}
       <FormError message={message} />

@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { Link, useSearchParams } from 'wouter';
 import { graphql, type VariablesOf } from '../graphql.ts';
-import { DateTime, Field, FormError, PageHeader, Pager, QueryState, Status, Table, idempotencyKey, mutationError, usePager } from '../components/ui.tsx';
+import { ConfirmButton, DateTime, Field, FormError, PageHeader, Pager, QueryState, Status, Table, idempotencyKey, mutationError, usePager } from '../components/ui.tsx';
 
 const SubscriptionsQuery = graphql(`
   query DashboardSubscriptions($first: Int, $after: String, $status: SubscriptionStatus, $customerId: ID, $planId: ID) {
@@ -177,9 +177,14 @@ function SubscriptionActions({ sub }: { sub: { id: string; status: string; cance
           Cancel at period end
         </button>
       )}
-      <button type="button" className="small secondary" disabled={busy} aria-label={`Cancel now ${who}`} onClick={async () => setMessage(mutationError(await cancel({ input: { ...key(), cancelAtPeriodEnd: false } }), 'cancelSubscription'))}>
-        Cancel now
-      </button>
+      <ConfirmButton
+        className="small secondary"
+        label="Cancel now"
+        ariaLabel={`Cancel now ${who}`}
+        confirmLabel="Yes, cancel now"
+        disabled={busy}
+        onConfirm={async () => setMessage(mutationError(await cancel({ input: { ...key(), cancelAtPeriodEnd: false } }), 'cancelSubscription'))}
+      />
       <FormError message={message} />
     </div>
   );

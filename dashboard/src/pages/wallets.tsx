@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { Link, useSearchParams } from 'wouter';
 import { graphql, type VariablesOf } from '../graphql.ts';
-import { DateTime, Details, Field, FormError, Money, PageHeader, Pager, QueryState, Status, Table, formatMoney, idempotencyKey, mutationError, usePager } from '../components/ui.tsx';
+import { ConfirmButton, DateTime, Details, Field, FormError, Money, PageHeader, Pager, QueryState, Status, Table, formatMoney, idempotencyKey, mutationError, usePager } from '../components/ui.tsx';
 
 const WalletsQuery = graphql(`
   query DashboardWallets($first: Int, $after: String, $status: WalletStatus, $currency: String, $customerId: ID) {
@@ -171,9 +171,12 @@ export function WalletPage({ id }: { id: string }) {
                       Unfreeze wallet
                     </button>
                   )}
-                  <button type="button" className="secondary" disabled={busy} onClick={async () => setStatusMessage(mutationError(await close({ input: { id, idempotencyKey: idempotencyKey() } }), 'closeWallet'))}>
-                    Close wallet
-                  </button>
+                  <ConfirmButton
+                    label="Close wallet"
+                    confirmLabel="Yes, close this wallet"
+                    disabled={busy}
+                    onConfirm={async () => setStatusMessage(mutationError(await close({ input: { id, idempotencyKey: idempotencyKey() } }), 'closeWallet'))}
+                  />
                 </div>
                 <FormError message={statusMessage} />
               </div>

@@ -193,7 +193,7 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
         expect(await axe(page), path).toEqual([]);
         const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
         expect(overflow, `${path} scrolls sideways at ${width} px`).toBeLessThanOrEqual(0);
-        if (width === 390) await page.screenshot({ path: `/tmp/dashboard-${path.split('/')[1]}-${width}.png`, fullPage: false });
+        await page.screenshot({ path: `/tmp/dashboard-${path.replace(/\//g, '_')}-${width}.png`, fullPage: false });
       }
       // The sign-in page too.
       await page.getByRole('button', { name: 'Sign out' }).click();

@@ -460,6 +460,73 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
     await ctx.close();
   });
 
+  it('the story, through the UI only: plan → subscription with the saved card → clock → paid renewal → refund → webhook delivery', async () => {
+    const errors: string[] = [];
+    const { ctx, page } = await signedIn(1280, errors);
+    const main = page.getByRole('main');
+    const nav = page.getByRole('navigation', { name: 'Main' });
+    // The customer, found by email.
+    await nav.getByRole('link', { name: 'Customers' }).click();
+    await settled(page, 'Customers');
+    await page.getByLabel('Email (exact)').fill(seed.customer.email);
+    await page.getByRole('button', { name: 'Find' }).click();
+    await page.getByText(/^1 customers/).waitFor();
+    await main.getByRole('link', { name: seed.customer.email }).click();
+    await settled(page, 'Amina Nakato');
+    const customerId = (await main.locator('dd code').first().textContent())!;
+    // A plan.
+    await nav.getByRole('link', { name: 'Plans' }).click();
+    await settled(page, 'Plans');
+    await page.getByLabel('Plan name').fill('Story plan');
+    await page.getByLabel('Price (smallest unit)').fill('1000');
+    await page.getByRole('button', { name: 'Create plan' }).click();
+    await page.getByText('Plan Story plan created.').waitFor();
+    const planId = (await page.getByRole('row', { name: /Story plan/ }).locator('code').textContent())!;
+    // The subscription, charged to the saved card.
+    await nav.getByRole('link', { name: 'Subscriptions' }).click();
+    await settled(page, 'Subscriptions');
+    await page.getByLabel('Subscriber customer ID').fill(customerId);
+    await page.getByLabel('Subscribed plan ID').fill(planId);
+    await page.getByRole('button', { name: 'Create subscription' }).click();
+    await page.getByText(/^Subscription sub_\w+ created \(active\)\./).waitFor();
+    // A month later: the renewal is invoiced and paid.
+    await nav.getByRole('link', { name: 'Test clock' }).click();
+    await settled(page, 'Test clock');
+    await page.getByRole('button', { name: 'Advance 31 days' }).click();
+    await page.getByText('The clock moved on; the work that became due has run.').waitFor({ timeout: 60_000 });
+    await nav.getByRole('link', { name: 'Invoices' }).click();
+    await settled(page, 'Invoices');
+    await page.getByLabel('Customer ID').fill(customerId);
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    const paid = page.getByRole('table', { name: 'Invoices' }).getByRole('row').filter({ hasText: '$10.00' }).filter({ hasText: /paid/ });
+    await expect.poll(() => paid.count()).toBeGreaterThanOrEqual(2);
+    // Refund the renewal's payment.
+    await nav.getByRole('link', { name: 'Payments' }).click();
+    await settled(page, 'Payments');
+    await page.getByLabel('Customer ID').fill(customerId);
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.getByRole('table', { name: 'Payments' }).getByRole('row').filter({ hasText: '$10.00' }).first().getByRole('link').first().click();
+    await settled(page, 'Payment $10.00');
+    await page.getByRole('button', { name: 'Refund', exact: true }).click();
+    await page.getByText(/^Refund re_\w+ created/).waitFor();
+    // The webhook endpoint got the refund's event.
+    await nav.getByRole('link', { name: 'Events' }).click();
+    await settled(page, 'Events');
+    await page.getByLabel('Event type').fill('refund.*');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.getByRole('table', { name: 'Events' }).getByRole('link', { name: /^refund\./ }).first().click();
+    await settled(page, /^refund\./);
+    await expect
+      .poll(async () => {
+        await page.reload();
+        await settled(page, /^refund\./);
+        return page.getByRole('table', { name: 'Delivery attempts' }).locator('.status', { hasText: /^succeeded$/ }).count();
+      })
+      .toBeGreaterThanOrEqual(1);
+    expect(errors).toEqual([]);
+    await ctx.close();
+  });
+
   it('a session that ends (signed out elsewhere) brings the next request back to sign-in', async () => {
     const errors: string[] = [];
     const ctx = await context(1280, errors, (text, url) => /status of 401/.test(text) && url.endsWith('/graphql'));

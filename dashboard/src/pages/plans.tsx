@@ -105,6 +105,7 @@ export function PlansPage() {
               rowKey={(n) => n.id}
               columns={[
                 { header: 'Plan', cell: (n) => n.name },
+                { header: 'ID', cell: (n) => <code>{n.id}</code> },
                 { header: 'Price', className: 'num', cell: (n) => `${n.amountFormatted} / ${n.intervalCount > 1 ? `${n.intervalCount} ` : ''}${n.interval}` },
                 { header: 'Status', cell: (n) => <Status value={n.active ? 'active' : 'archived'} /> },
                 { header: 'Created', cell: (n) => <DateTime value={n.createdAt} /> },

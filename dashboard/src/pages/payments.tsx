@@ -147,7 +147,7 @@ export function PaymentPage({ id }: { id: string }) {
                   ]}
                 />
               )}
-              {p.status === 'succeeded' && !p.refunded && <RefundForm paymentId={p.id} currency={p.currency} remaining={p.amount - p.amountRefunded} />}
+              {p.status === 'succeeded' && <RefundForm paymentId={p.id} currency={p.currency} remaining={p.amount - p.amountRefunded} />}
             </section>
             <section aria-labelledby="meta-h">
               <h2 id="meta-h">Metadata</h2>
@@ -175,6 +175,13 @@ function RefundForm({ paymentId, currency, remaining }: { paymentId: string; cur
     setMessage(err);
     if (!err && r.data?.createRefund.__typename === 'CreateRefundSuccess') setDone(`Refund ${r.data.createRefund.refund.id} created (${r.data.createRefund.refund.status}).`);
   }
+  const doneNote = done && (
+    <p className="success" role="status">
+      {done}
+    </p>
+  );
+  // Fully refunded: no form, but the outcome of the refund just made stays in view.
+  if (remaining <= 0) return <div className="inline-form">{doneNote ?? <p className="muted">Fully refunded.</p>}</div>;
   return (
     <form className="card inline-form" onSubmit={submit} aria-labelledby="refund-h">
       <h3 id="refund-h">Refund this payment</h3>
@@ -197,11 +204,7 @@ function RefundForm({ paymentId, currency, remaining }: { paymentId: string; cur
         Refund
       </button>
       <FormError message={message} />
-      {done && (
-        <p className="success" role="status">
-          {done}
-        </p>
-      )}
+      {doneNote}
     </form>
   );
 }

@@ -12,6 +12,8 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
+    // Builds the dashboard once (a no-op when dashboard/dist matches its sources).
+    globalSetup: ['test/helpers/dashboard-build.ts'],
     pool: 'forks',
     // Each test file gets its own embedded database (or its own merchants on PostgreSQL).
     maxWorkers: 2,

@@ -26,6 +26,7 @@ import { MAX_BODY_BYTES } from '../platform/limits.ts';
 import { clientAddress } from '../platform/client-address.ts';
 import { docsAsset, docsHtml, docsSecurityHeaders } from './docs.ts';
 import { landingHtml, landingSecurityHeaders } from './landing.ts';
+import { dashboardUnauthorized, mountDashboard } from './dashboard.ts';
 import { dashboardMerchant, mountDashboardSession } from './dashboard-auth.ts';
 import type { AuthenticatedMerchant } from '../platform/auth.ts';
 import type { AppEnv, Services } from '../platform/env.ts';
@@ -216,6 +217,9 @@ export function createApp(services: Services, opts: { graphqlPlugins?: GraphQLPl
   mountInvoicePdf(app, services);
   mountEmailLinks(app, services);
 
+  // ---- the merchant dashboard (a single-page app on /graphql; its session API is /dashboard/api/*)
+  mountDashboard(app);
+
   // ---- CORS: only the configured origins (none by default), never with credentials: a browser
   // on an allowed origin sends the API key explicitly in the Authorization header.
   const allowedOrigins = new Set(services.config.CORS_ALLOWED_ORIGINS);
@@ -229,6 +233,7 @@ export function createApp(services: Services, opts: { graphqlPlugins?: GraphQLPl
   });
   app.use('/v1/*', async (c, next) => (allowedOrigins.size > 0 ? corsPolicy(c, next) : next()));
   app.use('/graphql', async (c, next) => (allowedOrigins.size > 0 ? corsPolicy(c, next) : next()));
+  app.use('/graphql', dashboardUnauthorized);
 
   // ---- REST
   // The body is read (and its size checked) by the router, from node's request: no web Request.

@@ -1,0 +1,64 @@
+// The signed-in layout: a banner with the merchant and "Sign out", the main navigation, the page.
+import { useState, type ReactNode } from 'react';
+import { Link, useLocation } from 'wouter';
+import type { Session } from '../session.ts';
+
+const NAV: [string, string][] = [
+  ['/payments', 'Payments'],
+  ['/customers', 'Customers'],
+  ['/invoices', 'Invoices'],
+  ['/subscriptions', 'Subscriptions'],
+  ['/plans', 'Plans'],
+  ['/wallets', 'Wallets'],
+  ['/events', 'Events'],
+  ['/webhooks', 'Webhooks'],
+  ['/test-clock', 'Test clock'],
+];
+
+export function Layout({ session, onSignOut, children }: { session: Session; onSignOut: () => Promise<void>; children: ReactNode }) {
+  const [location] = useLocation();
+  const [signingOut, setSigningOut] = useState(false);
+  return (
+    <div className="layout">
+      <a className="skip" href="#main">
+        Skip to content
+      </a>
+      <header className="banner">
+        <span className="brand">open-billing</span>
+        <span className="merchant" data-testid="merchant-name">
+          {session.merchant.name}
+          {session.merchant.mode === 'test' && <span className="mode">Test mode</span>}
+        </span>
+        <span className="user muted">{session.user.email}</span>
+        <button
+          type="button"
+          className="secondary"
+          disabled={signingOut}
+          onClick={() => {
+            setSigningOut(true);
+            void onSignOut().finally(() => setSigningOut(false));
+          }}
+        >
+          Sign out
+        </button>
+      </header>
+      <nav className="nav" aria-label="Main">
+        <ul>
+          {NAV.map(([href, label]) => {
+            const current = location === href || location.startsWith(href + '/');
+            return (
+              <li key={href}>
+                <Link href={href} aria-current={current ? 'page' : undefined}>
+                  {label}
+                </Link>
+              </li>
+            );
+          })}
+        </ul>
+      </nav>
+      <main id="main" className="main">
+        {children}
+      </main>
+    </div>
+  );
+}

@@ -1,0 +1,13 @@
+import { Link } from 'wouter';
+import { PageHeader } from '../components/ui.tsx';
+
+export function NotFoundPage() {
+  return (
+    <>
+      <PageHeader title="Page not found" />
+      <p>
+        There is no such page. <Link href="/payments">Go to payments</Link>.
+      </p>
+    </>
+  );
+}

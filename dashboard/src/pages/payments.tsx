@@ -1,0 +1,210 @@
+import { useState, type FormEvent } from 'react';
+import { useMutation, useQuery } from 'urql';
+import { Link, useSearchParams } from 'wouter';
+import { graphql, type VariablesOf } from '../graphql.ts';
+import { DateTime, Details, Field, FormError, Json, Money, PageHeader, Pager, QueryState, Status, Table, formatMoney, idempotencyKey, mutationError, usePager } from '../components/ui.tsx';
+
+const PaymentsQuery = graphql(`
+  query DashboardPayments($first: Int, $after: String, $status: PaymentStatus, $currency: String, $customerId: ID) {
+    payments(first: $first, after: $after, status: $status, currency: $currency, customerId: $customerId) {
+      totalCount
+      pageInfo { hasNextPage endCursor }
+      edges { node { id amount amountRefunded currency status createdAt customer { id email } } }
+    }
+  }
+`);
+
+type PaymentStatus = NonNullable<VariablesOf<typeof PaymentsQuery>['status']>;
+export const PAYMENT_STATUSES: PaymentStatus[] = ['created', 'processing', 'succeeded', 'failed', 'cancelled', 'expired'];
+
+export function PaymentsPage() {
+  const [params, setParams] = useSearchParams();
+  const status = (params.get('status') || null) as PaymentStatus | null;
+  const currency = params.get('currency') || null;
+  const customerId = params.get('customer') || null;
+  const pager = usePager(params.toString());
+  const [{ data, fetching, error }] = useQuery({ query: PaymentsQuery, variables: { first: 20, after: pager.after, status, currency, customerId } });
+  const conn = data?.payments;
+
+  function applyFilters(e: FormEvent<HTMLFormElement>) {
+    e.preventDefault();
+    const f = new FormData(e.currentTarget);
+    const next = new URLSearchParams();
+    for (const k of ['status', 'currency', 'customer']) {
+      const v = String(f.get(k) ?? '').trim();
+      if (v) next.set(k, k === 'currency' ? v.toUpperCase() : v);
+    }
+    setParams(next);
+  }
+
+  return (
+    <>
+      <PageHeader title="Payments" />
+      <form className="filters" role="search" aria-label="Filter payments" onSubmit={applyFilters}>
+        <Field label="Status">
+          {(p) => (
+            <select {...p} name="status" defaultValue={status ?? ''}>
+              <option value="">Any</option>
+              {PAYMENT_STATUSES.map((s) => (
+                <option key={s} value={s}>
+                  {s}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field label="Currency">{(p) => <input {...p} name="currency" defaultValue={currency ?? ''} placeholder="USD" maxLength={3} size={5} />}</Field>
+        <Field label="Customer ID">{(p) => <input {...p} name="customer" defaultValue={customerId ?? ''} placeholder="cus_…" />}</Field>
+        <button type="submit">Apply filters</button>
+      </form>
+      <QueryState fetching={fetching} error={error} empty={conn ? conn.edges.length === 0 : undefined} emptyText="No payments match.">
+        {conn && (
+          <>
+            <Table
+              caption="Payments"
+              rows={conn.edges.map((e) => e.node)}
+              rowKey={(n) => n.id}
+              columns={[
+                { header: 'Payment', cell: (n) => <Link href={`/payments/${n.id}`}>{n.id}</Link> },
+                { header: 'Amount', className: 'num', cell: (n) => <Money amount={n.amount} currency={n.currency} /> },
+                { header: 'Status', cell: (n) => <Status value={n.amountRefunded > 0 ? (n.amountRefunded >= n.amount ? 'refunded' : 'partially_refunded') : n.status} /> },
+                { header: 'Customer', cell: (n) => <Link href={`/customers/${n.customer.id}`}>{n.customer.email}</Link> },
+                { header: 'Created', cell: (n) => <DateTime value={n.createdAt} /> },
+              ]}
+            />
+            <Pager pager={pager} pageInfo={conn.pageInfo} total={conn.totalCount} noun="payments" />
+          </>
+        )}
+      </QueryState>
+    </>
+  );
+}
+
+const PaymentQuery = graphql(`
+  query DashboardPayment($id: ID!) {
+    payment(id: $id) {
+      id amount amountRefunded currency status refunded createdAt updatedAt expiresAt failureCode failureMessage checkoutUrl metadata
+      customer { id email name }
+      paymentMethod { type card { brand last4 expMonth expYear } mobileMoney { phone } }
+      refunds { id amount currency status reason createdAt }
+    }
+  }
+`);
+
+const CreateRefund = graphql(`
+  mutation DashboardCreateRefund($input: CreateRefundInput!) {
+    createRefund(input: $input) {
+      __typename
+      ... on CreateRefundSuccess { refund { id amount status payment { id amountRefunded refunded refunds { id amount currency status reason createdAt } } } }
+      ... on Error { code message param }
+    }
+  }
+`);
+
+type RefundReason = NonNullable<VariablesOf<typeof CreateRefund>['input']['reason']>;
+const REASONS: RefundReason[] = ['customer_request', 'duplicate', 'fraudulent', 'other'];
+
+export function PaymentPage({ id }: { id: string }) {
+  const [{ data, fetching, error }] = useQuery({ query: PaymentQuery, variables: { id } });
+  const p = data?.payment;
+  return (
+    <>
+      <PageHeader title={p ? `Payment ${formatMoney(p.amount, p.currency)}` : 'Payment'} />
+      <p>
+        <Link href="/payments">← All payments</Link>
+      </p>
+      <QueryState fetching={fetching} error={error} empty={data ? !p : undefined} emptyText={`No payment ${id}.`}>
+        {p && (
+          <>
+            <Details
+              items={[
+                ['ID', <code>{p.id}</code>],
+                ['Status', <Status value={p.status} />],
+                ['Amount', <Money amount={p.amount} currency={p.currency} />],
+                ['Refunded', <Money amount={p.amountRefunded} currency={p.currency} />],
+                ['Customer', <Link href={`/customers/${p.customer.id}`}>{p.customer.name ? `${p.customer.name} (${p.customer.email})` : p.customer.email}</Link>],
+                ['Method', p.paymentMethod?.card ? `${p.paymentMethod.card.brand} •••• ${p.paymentMethod.card.last4}` : p.paymentMethod?.mobileMoney ? `Mobile money ${p.paymentMethod.mobileMoney.phone}` : null],
+                ['Failure', p.failureMessage ? `${p.failureMessage} (${p.failureCode})` : null],
+                ['Created', <DateTime value={p.createdAt} />],
+                ['Checkout expires', <DateTime value={p.expiresAt} />],
+              ]}
+            />
+            <section aria-labelledby="refunds-h">
+              <h2 id="refunds-h">Refunds</h2>
+              {p.refunds.length === 0 ? (
+                <p className="empty">No refunds.</p>
+              ) : (
+                <Table
+                  caption="Refunds"
+                  rows={p.refunds}
+                  rowKey={(r) => r.id}
+                  columns={[
+                    { header: 'Refund', cell: (r) => <code>{r.id}</code> },
+                    { header: 'Amount', className: 'num', cell: (r) => <Money amount={r.amount} currency={r.currency} /> },
+                    { header: 'Status', cell: (r) => <Status value={r.status} /> },
+                    { header: 'Reason', cell: (r) => r.reason?.replace(/_/g, ' ') ?? '—' },
+                    { header: 'Created', cell: (r) => <DateTime value={r.createdAt} /> },
+                  ]}
+                />
+              )}
+              {p.status === 'succeeded' && <RefundForm paymentId={p.id} currency={p.currency} remaining={p.amount - p.amountRefunded} />}
+            </section>
+            <section aria-labelledby="meta-h">
+              <h2 id="meta-h">Metadata</h2>
+              <Json value={p.metadata} label="Metadata as JSON" />
+            </section>
+          </>
+        )}
+      </QueryState>
+    </>
+  );
+}
+
+function RefundForm({ paymentId, currency, remaining }: { paymentId: string; currency: string; remaining: number }) {
+  const [result, refund] = useMutation(CreateRefund);
+  const [message, setMessage] = useState<string | null>(null);
+  const [done, setDone] = useState<string | null>(null);
+  async function submit(e: FormEvent<HTMLFormElement>) {
+    e.preventDefault();
+    const f = new FormData(e.currentTarget);
+    const raw = String(f.get('amount') ?? '').trim();
+    const reason = (String(f.get('reason') ?? '') || undefined) as RefundReason | undefined;
+    setDone(null);
+    const r = await refund({ input: { paymentId, amount: raw === '' ? undefined : Number(raw), reason, idempotencyKey: idempotencyKey() } });
+    const err = mutationError(r, 'createRefund');
+    setMessage(err);
+    if (!err && r.data?.createRefund.__typename === 'CreateRefundSuccess') setDone(`Refund ${r.data.createRefund.refund.id} created (${r.data.createRefund.refund.status}).`);
+  }
+  const doneNote = done && (
+    <p className="success" role="status">
+      {done}
+    </p>
+  );
+  // Fully refunded: no form, but the outcome of the refund just made stays in view.
+  if (remaining <= 0) return <div className="inline-form">{doneNote ?? <p className="muted">Fully refunded.</p>}</div>;
+  return (
+    <form className="card inline-form" onSubmit={submit} aria-labelledby="refund-h">
+      <h3 id="refund-h">Refund this payment</h3>
+      <Field label="Refund amount (smallest unit)" hint={`Leave empty to refund what remains: ${formatMoney(remaining, currency)} (${remaining}).`}>
+        {(p) => <input {...p} name="amount" inputMode="numeric" pattern="[0-9]*" />}
+      </Field>
+      <Field label="Reason">
+        {(p) => (
+          <select {...p} name="reason" defaultValue="">
+            <option value="">None</option>
+            {REASONS.map((r) => (
+              <option key={r} value={r}>
+                {r.replace(/_/g, ' ')}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <button type="submit" disabled={result.fetching}>
+        Refund
+      </button>
+      <FormError message={message} />
+      {doneNote}
+    </form>
+  );
+}

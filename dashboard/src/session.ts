@@ -1,0 +1,37 @@
+// The dashboard session (server: /dashboard/api/session, a cookie set HttpOnly and SameSite=Strict).
+export interface Session {
+  user: { id: string; email: string };
+  merchant: { id: string; name: string; mode: string };
+}
+
+const SESSION_URL = '/dashboard/api/session';
+
+/** The signed-in session, or null when signed out. */
+export async function loadSession(): Promise<Session | null> {
+  const res = await fetch(SESSION_URL, { credentials: 'same-origin', headers: { accept: 'application/json' } });
+  if (res.status === 401 || res.status === 404) return null;
+  if (!res.ok) throw new Error(`The session could not be checked (HTTP ${res.status}).`);
+  return (await res.json()) as Session;
+}
+
+export async function signIn(email: string, password: string): Promise<{ session: Session } | { error: string }> {
+  const res = await fetch(SESSION_URL, {
+    method: 'POST',
+    credentials: 'same-origin',
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({ email, password }),
+  });
+  if (res.ok) return { session: (await res.json()) as Session };
+  let message = res.status === 429 ? 'Too many attempts. Wait a moment and try again.' : 'Invalid email or password.';
+  try {
+    const body = (await res.json()) as { error?: { message?: string } };
+    if (body.error?.message) message = body.error.message;
+  } catch {
+    /* not JSON */
+  }
+  return { error: message };
+}
+
+export async function signOut(): Promise<void> {
+  await fetch(SESSION_URL, { method: 'DELETE', credentials: 'same-origin' });
+}

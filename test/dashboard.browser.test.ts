@@ -1,0 +1,580 @@
+// The merchant dashboard (dashboard/, served at /dashboard) in headless Chromium: how it is served
+// (CSP, caching, the SPA fallback), sign-in and sign-out, every page at 1280 and 390 px wide with
+// axe-core (no serious or critical violation) and zero console errors, the actions (refund, portal
+// link, rotate a secret, replay an event, advance the clock, pay and void an invoice) with their
+// errors shown next to the control, pagination and filters, a session that ends, and another
+// merchant's data never shown.
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDashboardUser } from '../src/domain/merchants/dashboard.ts';
+import { startApp, type Client, type TestApp } from './helpers/app.ts';
+import { launchBrowser, requireChromium } from './helpers/browser.ts';
+import { receivers } from './helpers/receivers.ts';
+
+const available = requireChromium('dashboard.browser.test');
+const require = createRequire(import.meta.url);
+const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+const PASSWORD = 'correct horse battery staple';
+
+describe.runIf(available)('the merchant dashboard in a browser', () => {
+  let app: TestApp;
+  let api: Client;
+  let other: Client;
+  let browser: Browser;
+  const hooks = receivers();
+  let email: string;
+  let otherEmail: string;
+  const seed = {} as { wallet: any; newest: any; customer: any; payment: any; failed: any; invoice: any; endpoint: any; event: any; otherCustomer: any; otherPayment: any };
+
+  beforeAll(async () => {
+    app = await startApp();
+    api = await app.merchant({ name: 'Kampala Coffee' });
+    other = await app.merchant({ name: 'Other Shop' });
+    const stamp = Date.now();
+    email = (await createDashboardUser(app.services.db.prisma, { merchantId: api.creds.merchant_id, email: `owner.${stamp}@kampala.example`, password: PASSWORD })).email;
+    otherEmail = (await createDashboardUser(app.services.db.prisma, { merchantId: other.creds.merchant_id, email: `owner.${stamp}@other.example`, password: PASSWORD })).email;
+
+    const url = await hooks.listen((_req, res) => res.writeHead(200).end('ok'));
+    seed.endpoint = (await api.post('/v1/webhook-endpoints', { url, description: 'Shop backend' })).body;
+    seed.customer = (await api.post('/v1/customers', { email: `amina.${stamp}@example.com`, name: 'Amina Nakato' })).body;
+    const si = (await api.post('/v1/setup-intents', { customer_id: seed.customer.id })).body;
+    const pm = (await api.post(`/v1/test-helpers/setup-intents/${si.id}/complete`, {})).body.payment_method_id;
+    seed.payment = (await api.post('/v1/payments', { amount: 2599, currency: 'USD', payment_method_id: pm })).body;
+    expect(seed.payment.status).toBe('succeeded');
+    seed.failed = (await api.post('/v1/payments', { amount: 1200, currency: 'EUR', customer: { email: `dembe.${stamp}@example.com` }, redirect_url: 'https://shop.example/thanks' })).body;
+    await api.post(`/v1/test-helpers/payments/${seed.failed.id}/complete`, { outcome: 'failed' });
+    const plan = (await api.post('/v1/plans', { name: 'Coffee club', amount: 1500, currency: 'USD', interval: 'month' })).body;
+    const sub = (await api.post('/v1/subscriptions', { customer_id: seed.customer.id, plan_id: plan.id })).body;
+    expect(sub.status).toBe('active');
+    seed.invoice = (await api.get(`/v1/invoices/${sub.latest_invoice_id}`)).body;
+    seed.wallet = (await api.post('/v1/wallets', { customer_id: seed.customer.id, currency: 'KES' })).body;
+    expect(seed.wallet.id).toMatch(/^wal/);
+    // 22 more customers: the customers list has a second page.
+    for (let i = 0; i < 22; i++) seed.newest = (await api.post('/v1/customers', { email: `c${i}.${stamp}@example.com` })).body;
+    await app.idle(api);
+    seed.event = (await api.get('/v1/events?limit=100')).body.data.find((e: any) => e.type === 'payment.succeeded' && e.data.object.id === seed.payment.id);
+    expect(seed.event).toBeTruthy();
+
+    seed.otherCustomer = (await other.post('/v1/customers', { email: `secret.${stamp}@other.example`, name: 'Other Customer' })).body;
+    seed.otherPayment = (await other.post('/v1/payments', { amount: 999, currency: 'USD', customer: { email: seed.otherCustomer.email } })).body;
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    hooks.close();
+    await app?.close();
+  });
+
+  /** A browser context (its own cookies) whose pages record every console error and failed request. */
+  async function context(width: number, errors: string[], allow: (text: string, url: string) => boolean = () => false): Promise<BrowserContext> {
+    const ctx = await browser.newContext({ viewport: { width, height: 900 } });
+    ctx.on('page', (page) => watch(page, errors, allow));
+    return ctx;
+  }
+
+  function watch(page: Page, errors: string[], allow: (text: string, url: string) => boolean) {
+    page.on('pageerror', (e) => errors.push(`${page.url()}: ${e.message}`));
+    page.on('console', (m) => {
+      if (m.type() !== 'error') return;
+      const url = m.location().url;
+      // Signed out, the app's first question (GET /dashboard/api/session) is answered 401 on purpose.
+      const signedOutProbe = /status of 401/.test(m.text()) && url.endsWith('/dashboard/api/session');
+      if (!signedOutProbe && !allow(m.text(), url)) errors.push(`${page.url()}: ${m.text()} (${url})`);
+    });
+  }
+
+  async function signIn(page: Page, who = email, password = PASSWORD) {
+    await page.getByLabel('Email').fill(who);
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+  }
+
+  async function signedIn(width: number, errors: string[], who = email): Promise<{ ctx: BrowserContext; page: Page }> {
+    const ctx = await context(width, errors);
+    const page = await ctx.newPage();
+    await page.goto(`${app.url}/dashboard`);
+    await signIn(page, who);
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    return { ctx, page };
+  }
+
+  /** Waits for the page's heading and for its data (no "Loading…" left). */
+  async function settled(page: Page, heading: string | RegExp) {
+    await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+    await page.getByRole('status').filter({ hasText: 'Loading…' }).waitFor({ state: 'detached' });
+  }
+
+  async function axe(page: Page): Promise<string[]> {
+    // Evaluated through the DevTools protocol: the page's own CSP (no inline script) stays on.
+    await page.evaluate(AXE);
+    const result = await page.evaluate(async () => (globalThis as any).axe.run(document, { resultTypes: ['violations'] }));
+    return (result.violations as any[])
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`);
+  }
+
+  it('is served by the same process: index for every client route (no-cache, strict CSP), hashed assets cached, the session API left alone', async () => {
+    for (const path of ['/dashboard', '/dashboard/', '/dashboard/payments/pay_x', '/dashboard/customers']) {
+      const res = await fetch(app.url + path);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(res.headers.get('cache-control')).toBe('no-cache');
+      const csp = res.headers.get('content-security-policy')!;
+      expect(csp).toContain("script-src 'self';");
+      expect(csp).toContain("default-src 'none'");
+      expect(csp).toContain("frame-ancestors 'none'");
+      expect(csp).not.toMatch(/unsafe-inline|unsafe-eval|https?:/);
+      const html = await res.text();
+      expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/); // no inline script
+      expect(html).not.toMatch(/(src|href)="(https?:)?\/\//); // nothing from another origin
+    }
+    const index = await (await fetch(`${app.url}/dashboard`)).text();
+    const asset = /src="(\/dashboard\/assets\/[^"]+\.js)"/.exec(index)![1]!;
+    const a = await fetch(app.url + asset);
+    expect(a.status).toBe(200);
+    expect(a.headers.get('content-type')).toMatch(/javascript/);
+    expect(a.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect((await fetch(`${app.url}/dashboard/assets/nope.js`)).status).toBe(404);
+    const s = await fetch(`${app.url}/dashboard/api/session`);
+    expect(s.status).toBe(401);
+    expect(s.headers.get('content-type')).toMatch(/json/);
+  });
+
+  it('signs in (a wrong password is refused on the page), shows the merchant, signs out', async () => {
+    const errors: string[] = [];
+    const ctx = await context(1280, errors, (text, url) => /status of 401/.test(text) && url.endsWith('/dashboard/api/session'));
+    const page = await ctx.newPage();
+    await page.goto(`${app.url}/dashboard/customers`);
+    await page.getByRole('heading', { name: 'Sign in to your dashboard' }).waitFor();
+    await signIn(page, email, 'not the password at all');
+    await page.getByRole('alert').getByText('Invalid email or password.').waitFor();
+    await signIn(page);
+    // The route asked for before signing in is the one shown after.
+    await settled(page, 'Customers');
+    expect(await page.getByTestId('merchant-name').textContent()).toContain('Kampala Coffee');
+    expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents()).toEqual(['Payments', 'Customers', 'Invoices', 'Subscriptions', 'Plans', 'Wallets', 'Events', 'Webhooks', 'Test clock']);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in to your dashboard' }).waitFor();
+    // The session is over on the server too: a reload stays signed out.
+    await page.reload();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    expect((await ctx.cookies()).find((c) => c.name === 'billing_session')).toBeUndefined();
+    expect(errors).toEqual([]);
+    await ctx.close();
+  });
+
+  for (const width of [1280, 390]) {
+    it(`every page at ${width} px: data shown, no serious or critical axe violation, no console error, no sideways scrolling`, async () => {
+      const errors: string[] = [];
+      const { ctx, page } = await signedIn(width, errors);
+      const pages: [string, string | RegExp, string][] = [
+        ['/payments', 'Payments', seed.payment.id],
+        [`/payments/${seed.payment.id}`, 'Payment $25.99', 'Refund this payment'],
+        ['/customers', 'Customers', seed.newest.email],
+        [`/customers/${seed.customer.id}`, 'Amina Nakato', 'Coffee club'],
+        ['/invoices', 'Invoices', seed.invoice.number],
+        ['/subscriptions', 'Subscriptions', 'Coffee club'],
+        ['/plans', 'Plans', 'Coffee club'],
+        ['/wallets', 'Wallets', seed.wallet.id],
+        [`/wallets/${seed.wallet.id}`, /^Wallet /, 'Credit this wallet'],
+        ['/events', 'Events', 'customer.created'],
+        [`/events/${seed.event.id}`, 'payment.succeeded', seed.payment.id],
+        ['/webhooks', 'Webhooks', seed.endpoint.url],
+        [`/webhooks/${seed.endpoint.id}`, /^Endpoint /, 'customer.created'],
+        ['/test-clock', 'Test clock', 'Billing clock now'],
+        ['/nowhere', 'Page not found', 'There is no such page'],
+      ];
+      for (const [path, heading, text] of pages) {
+        await page.goto(`${app.url}/dashboard${path}`);
+        await settled(page, heading);
+        await page.getByRole('main').getByText(text).first().waitFor();
+        expect(await axe(page), path).toEqual([]);
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+        expect(overflow, `${path} scrolls sideways at ${width} px`).toBeLessThanOrEqual(0);
+        await page.screenshot({ path: `/tmp/dashboard-${path.replace(/\//g, '_')}-${width}.png`, fullPage: false });
+      }
+      // The sign-in page too.
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.getByRole('button', { name: 'Sign in' }).waitFor();
+      expect(await axe(page)).toEqual([]);
+      expect(errors).toEqual([]);
+      await ctx.close();
+    });
+  }
+
+  it('never shows another merchant’s data: lists, and a detail page by id', async () => {
+    const errors: string[] = [];
+    const { ctx, page } = await signedIn(1280, errors);
+    await page.goto(`${app.url}/dashboard/customers`);
+    await settled(page, 'Customers');
+    await page.getByText(seed.newest.email).waitFor();
+    expect(await page.content()).not.toContain(seed.otherCustomer.email);
+    await page.goto(`${app.url}/dashboard/customers?email=${encodeURIComponent(seed.otherCustomer.email)}`);
+    await page.getByText('No customers match.').waitFor();
+    await page.goto(`${app.url}/dashboard/customers/${seed.otherCustomer.id}`);
+    await page.getByText(`No customer ${seed.otherCustomer.id}.`).waitFor();
+    expect(await page.content()).not.toContain('Other Customer');
+    await page.goto(`${app.url}/dashboard/payments/${seed.otherPayment.id}`);
+    await page.getByText(`No payment ${seed.otherPayment.id}.`).waitFor();
+    await page.goto(`${app.url}/dashboard/payments`);
+    await settled(page, 'Payments');
+    expect(await page.content()).not.toContain(seed.otherPayment.id);
+    await ctx.close();
+
+    // …and the other merchant, signed in, sees theirs and not Kampala Coffee's.
+    const b = await signedIn(1280, errors, otherEmail);
+    await b.page.goto(`${app.url}/dashboard/customers`);
+    await settled(b.page, 'Customers');
+    await b.page.getByText(seed.otherCustomer.email).waitFor();
+    expect(await b.page.getByTestId('merchant-name').textContent()).toContain('Other Shop');
+    expect(await b.page.content()).not.toContain(seed.customer.email);
+    await b.ctx.close();
+    expect(errors).toEqual([]);
+  });
+
+  it('pages through customers with Relay cursors and filters by email; filters payments by status', async () => {
+    const errors: string[] = [];
+    const { ctx, page } = await signedIn(1280, errors);
+    await page.goto(`${app.url}/dashboard/customers`);
+    await settled(page, 'Customers');
+    const total = (await api.get('/v1/customers?limit=100')).body.data.length;
+    expect(total).toBeGreaterThan(20);
+    expect(total).toBeLessThanOrEqual(40);
+    const rows = page.getByRole('table', { name: 'Customers' }).locator('tbody tr');
+    expect(await rows.count()).toBe(20);
+    const first = await rows.first().textContent();
+    await page.getByText(`${total} customers · page 1`).waitFor();
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await page.getByText(`${total} customers · page 2`).waitFor();
+    await expect.poll(() => rows.count()).toBe(total - 20);
+    expect(await page.getByRole('button', { name: 'Next page' }).isDisabled()).toBe(true);
+    await page.getByRole('button', { name: 'Previous page' }).click();
+    await page.getByText(/page 1/).waitFor();
+    expect(await rows.first().textContent()).toBe(first);
+
+    await page.getByLabel('Email (exact)').fill(seed.customer.email);
+    await page.getByRole('button', { name: 'Find' }).click();
+    await page.getByText(/^1 customers/).waitFor();
+    expect(page.url()).toContain('email=');
+    await page.getByLabel('Email (exact)').fill('nobody@example.com');
+    await page.getByRole('button', { name: 'Find' }).click();
+    await page.getByText('No customers match.').waitFor();
+
+    await page.goto(`${app.url}/dashboard/payments`);
+    await settled(page, 'Payments');
+    await page.getByLabel('Status').selectOption('failed');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.getByRole('link', { name: seed.payment.id }).waitFor({ state: 'detached' });
+    await page.getByRole('link', { name: seed.failed.id }).waitFor();
+    expect(page.url()).toContain('status=failed');
+    await page.getByLabel('Status').selectOption('expired');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.getByText('No payments match.').waitFor();
+    expect(errors).toEqual([]);
+    await ctx.close();
+  });
+
+  it('refunds a payment: a refused amount is explained next to the control, then a refund is made', async () => {
+    const errors: string[] = [];
+    const { ctx, page } = await signedIn(390, errors);
+    await page.goto(`${app.url}/dashboard/payments/${seed.payment.id}`);
+    await settled(page, 'Payment $25.99');
+    await page.getByLabel('Refund amount (smallest unit)').fill('999999');
+    await page.getByRole('button', { name: 'Refund', exact: true }).click();
+    const refused = page.locator('form', { has: page.getByRole('button', { name: 'Refund', exact: true }) }).getByRole('alert');
+    await refused.waitFor();
+    expect(await refused.textContent()).toMatch(/exceed|more than|remain/i);
+    await page.getByLabel('Refund amount (smallest unit)').fill('500');
+    await page.getByLabel('Reason').selectOption('customer_request');
+    await page.getByRole('button', { name: 'Refund', exact: true }).click();
+    await page.getByText(/^Refund re_\w+ created/).waitFor();
+    const refunds = (await api.get(`/v1/refunds?payment_id=${seed.payment.id}`)).body.data;
+    expect(refunds.map((r: any) => [r.amount, r.reason])).toEqual([[500, 'customer_request']]);
+    await page.getByRole('table', { name: 'Refunds' }).getByText(refunds[0].id).waitFor();
+    expect(errors).toEqual([]);
+    await ctx.close();
+  });
+
+  it('customer detail: creates a portal link; webhooks: rotates a secret; events: filters by type, replays', async () => {
+    const errors: string[] = [];
+    const { ctx, page } = await signedIn(1280, errors);
+    await page.goto(`${app.url}/dashboard/customers/${seed.customer.id}`);
+    await settled(page, 'Amina Nakato');
+    await page.getByRole('button', { name: 'Create portal link' }).click();
+    const link = page.getByRole('link', { name: 'Open portal link' });
+    await link.waitFor();
+    expect(await link.getAttribute('href')).toMatch(/\/hosted\/portal\//);
+
+    await page.goto(`${app.url}/dashboard/webhooks/${seed.endpoint.id}`);
+    await settled(page, /^Endpoint /);
+    await page.getByRole('button', { name: 'Rotate signing secret' }).click();
+    await page.getByText(/^whsec_/).waitFor();
+
+    await page.goto(`${app.url}/dashboard/webhooks`);
+    await settled(page, 'Webhooks');
+    await page.getByLabel('Endpoint URL').fill('http://example.com/hooks');
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    // Errors as data: the API's message, next to the form.
+    const refused = page.locator('form', { has: page.getByRole('button', { name: 'Add endpoint' }) }).getByRole('alert');
+    await refused.waitFor();
+    expect((await refused.textContent())!.length).toBeGreaterThan(10);
+
+    await page.goto(`${app.url}/dashboard/events`);
+    await settled(page, 'Events');
+    await page.getByLabel('Event type').fill('customer.*');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    // Only customer events once the filtered page has come (the unfiltered one has payments' too).
+    const firstColumn = page.getByRole('table', { name: 'Events' }).locator('tbody tr td:first-child');
+    await expect.poll(async () => (await firstColumn.allTextContents()).filter((t) => !t.startsWith('customer.')).length).toBe(0);
+    expect(await firstColumn.count()).toBeGreaterThan(0);
+    expect(page.url()).toContain('type=customer.*');
+
+    await page.goto(`${app.url}/dashboard/events/${seed.event.id}`);
+    await settled(page, 'payment.succeeded');
+    const json = await page.getByLabel('Event object as JSON').textContent();
+    expect(JSON.parse(json!).id).toBe(seed.payment.id);
+    await page.getByRole('button', { name: 'Replay to webhook endpoints' }).click();
+    await page.getByText('Replayed to 1 endpoint(s).').waitFor();
+    expect(errors).toEqual([]);
+    await ctx.close();
+  });
+
+  it('advances the test clock; pays and voids invoices from the list', async () => {
+    const errors: string[] = [];
+    const { ctx, page } = await signedIn(1280, errors);
+    await page.goto(`${app.url}/dashboard/test-clock`);
+    await settled(page, 'Test clock');
+    const before = (await api.get('/v1/test-helpers/clock')).body;
+    await page.getByRole('button', { name: 'Advance 1 day' }).click();
+    await page.getByText('The clock moved on; the work that became due has run.').waitFor();
+    const after = (await api.get('/v1/test-helpers/clock')).body;
+    const moved = Date.parse(after.now) - Date.parse(before.now);
+    expect(moved).toBeGreaterThanOrEqual(86_400_000);
+    expect(moved).toBeLessThan(86_400_000 + 60_000);
+
+    // An open invoice: a subscription whose first charge fails stays incomplete with it open.
+    const c = (await api.post('/v1/customers', { email: `dunning.${Date.now()}@example.com` })).body;
+    const si = (await api.post('/v1/setup-intents', { customer_id: c.id })).body;
+    await api.post(`/v1/test-helpers/setup-intents/${si.id}/complete`, { card_number: '4000000000009995' });
+    const plan = (await api.post('/v1/plans', { name: 'Beans', amount: 900, currency: 'USD', interval: 'month' })).body;
+    const sub = (await api.post('/v1/subscriptions', { customer_id: c.id, plan_id: plan.id })).body;
+    const inv = (await api.get(`/v1/invoices/${sub.latest_invoice_id}`)).body;
+    await page.goto(`${app.url}/dashboard/invoices?customer=${c.id}`);
+    await settled(page, 'Invoices');
+    if (inv.status === 'open') {
+      const name = inv.number ?? inv.id;
+      await page.getByRole('button', { name: `Pay ${name}` }).click();
+      // The saved card declines: the error is shown on the row.
+      await page.getByRole('table', { name: 'Invoices' }).getByRole('alert').waitFor();
+      await page.getByRole('button', { name: `Void ${name}` }).click();
+      // Asked first: nothing is voided by one press.
+      expect((await api.get(`/v1/invoices/${inv.id}`)).body.status).toBe('open');
+      await page.getByRole('button', { name: `Yes, void ${name}` }).click();
+      await page.getByRole('table', { name: 'Invoices' }).locator('.status', { hasText: /^void$/ }).waitFor();
+      expect((await api.get(`/v1/invoices/${inv.id}`)).body.status).toBe('void');
+    } else {
+      throw new Error(`expected an open invoice, got ${inv.status}`);
+    }
+    expect(errors).toEqual([]);
+    await ctx.close();
+  });
+
+  it('creates a plan, subscribes a customer with a saved card, cancels at period end, reactivates, archives the plan', async () => {
+    const errors: string[] = [];
+    const { ctx, page } = await signedIn(1280, errors);
+    await page.goto(`${app.url}/dashboard/plans`);
+    await settled(page, 'Plans');
+    // Refused by the API (a currency that is none): its message next to the form.
+    await page.getByLabel('Plan name').fill('Espresso');
+    await page.getByLabel('Price (smallest unit)').fill('2900');
+    await page.getByLabel('Plan currency').fill('ZZZ');
+    await page.getByRole('button', { name: 'Create plan' }).click();
+    const refused = page.locator('form', { has: page.getByRole('button', { name: 'Create plan' }) }).getByRole('alert');
+    await refused.waitFor();
+    expect(await refused.textContent()).toMatch(/currency/i);
+    await page.getByLabel('Plan currency').fill('USD');
+    await page.getByRole('button', { name: 'Create plan' }).click();
+    await page.getByText('Plan Espresso created.').waitFor();
+    await page.getByRole('table', { name: 'Plans' }).getByText('Espresso').waitFor();
+    const plan = (await api.get('/v1/plans?limit=100')).body.data.find((p: any) => p.name === 'Espresso');
+    expect([plan.amount, plan.currency, plan.interval]).toEqual([2900, 'USD', 'month']);
+
+    await page.goto(`${app.url}/dashboard/subscriptions`);
+    await settled(page, 'Subscriptions');
+    await page.getByLabel('Subscriber customer ID').fill(seed.customer.id);
+    await page.getByLabel('Subscribed plan ID').fill(plan.id);
+    await page.getByRole('button', { name: 'Create subscription' }).click();
+    await page.getByText(/^Subscription sub_\w+ created \(active\)\./).waitFor();
+    await page.goto(`${app.url}/dashboard/subscriptions?plan=${plan.id}`);
+    await settled(page, 'Subscriptions');
+    const who = `the subscription of ${seed.customer.email}`;
+    await page.getByRole('button', { name: `Cancel at period end ${who}` }).click();
+    await page.getByRole('button', { name: `Reactivate ${who}` }).waitFor();
+    const sub = (await api.get(`/v1/subscriptions?customer_id=${seed.customer.id}&limit=100`)).body.data.find((x: any) => x.plan_id === plan.id || x.plan?.id === plan.id);
+    expect(sub.cancel_at_period_end).toBe(true);
+    await page.getByRole('button', { name: `Reactivate ${who}` }).click();
+    await page.getByRole('button', { name: `Cancel at period end ${who}` }).waitFor();
+    expect((await api.get(`/v1/subscriptions/${sub.id}`)).body.cancel_at_period_end).toBe(false);
+
+    await page.goto(`${app.url}/dashboard/plans?active=true`);
+    await settled(page, 'Plans');
+    await page.getByRole('button', { name: 'Archive Espresso' }).click();
+    await page.getByRole('button', { name: 'Archive Espresso' }).waitFor({ state: 'detached' });
+    expect((await api.get(`/v1/plans/${plan.id}`)).body.active).toBe(false);
+    expect(errors).toEqual([]);
+    await ctx.close();
+  });
+
+  it('credits a wallet (a refused credit explained next to the form), freezes, unfreezes and closes it', async () => {
+    const errors: string[] = [];
+    const { ctx, page } = await signedIn(390, errors);
+    const w = (await api.post('/v1/wallets', { customer_id: seed.customer.id, currency: 'EUR' })).body;
+    await page.goto(`${app.url}/dashboard/wallets/${w.id}`);
+    await settled(page, /^Wallet /);
+    await page.getByLabel('Credit amount (smallest unit)').fill('0');
+    await page.getByLabel('Description').fill('Goodwill');
+    await page.getByRole('button', { name: 'Credit', exact: true }).click();
+    await page.locator('form', { has: page.getByRole('button', { name: 'Credit', exact: true }) }).getByRole('alert').waitFor();
+    await page.getByLabel('Credit amount (smallest unit)').fill('1250');
+    await page.getByRole('button', { name: 'Credit', exact: true }).click();
+    await page.getByRole('heading', { level: 1, name: 'Wallet €12.50' }).waitFor();
+    await page.getByRole('table', { name: 'Ledger' }).getByText('Goodwill').waitFor();
+    expect((await api.get(`/v1/wallets/${w.id}`)).body.balance).toBe(1250);
+    await page.getByRole('button', { name: 'Freeze wallet' }).click();
+    await page.getByRole('button', { name: 'Unfreeze wallet' }).waitFor();
+    expect((await api.get(`/v1/wallets/${w.id}`)).body.status).toBe('frozen');
+    await page.getByRole('button', { name: 'Unfreeze wallet' }).click();
+    await page.getByRole('button', { name: 'Freeze wallet' }).waitFor();
+    expect(await page.getByRole('alert').allTextContents()).toEqual([]);
+    await expect.poll(async () => (await api.get(`/v1/wallets/${w.id}`)).body.status).toBe('active');
+    await page.getByRole('button', { name: 'Close wallet' }).click();
+    await page.getByRole('button', { name: 'Keep it' }).click();
+    await page.getByRole('button', { name: 'Close wallet' }).click();
+    expect((await api.get(`/v1/wallets/${w.id}`)).body.status).toBe('active');
+    await page.getByRole('button', { name: 'Yes, close this wallet' }).click();
+    await page.getByRole('button', { name: 'Close wallet' }).waitFor({ state: 'detached' });
+    expect((await api.get(`/v1/wallets/${w.id}`)).body.status).toBe('closed');
+    await page.locator('.status', { hasText: /^closed$/ }).waitFor();
+    expect(errors).toEqual([]);
+    await ctx.close();
+  });
+
+  it('the story, through the UI only: plan → subscription with the saved card → clock → paid renewal → refund → webhook delivery', async () => {
+    const errors: string[] = [];
+    const { ctx, page } = await signedIn(1280, errors);
+    const main = page.getByRole('main');
+    const nav = page.getByRole('navigation', { name: 'Main' });
+    // The customer, found by email.
+    await nav.getByRole('link', { name: 'Customers' }).click();
+    await settled(page, 'Customers');
+    await page.getByLabel('Email (exact)').fill(seed.customer.email);
+    await page.getByRole('button', { name: 'Find' }).click();
+    await page.getByText(/^1 customers/).waitFor();
+    await main.getByRole('link', { name: seed.customer.email }).click();
+    await settled(page, 'Amina Nakato');
+    const customerId = (await main.locator('dd code').first().textContent())!;
+    // A plan.
+    await nav.getByRole('link', { name: 'Plans' }).click();
+    await settled(page, 'Plans');
+    await page.getByLabel('Plan name').fill('Story plan');
+    await page.getByLabel('Price (smallest unit)').fill('1000');
+    await page.getByRole('button', { name: 'Create plan' }).click();
+    await page.getByText('Plan Story plan created.').waitFor();
+    const planId = (await page.getByRole('row', { name: /Story plan/ }).locator('code').textContent())!;
+    // The subscription, charged to the saved card.
+    await nav.getByRole('link', { name: 'Subscriptions' }).click();
+    await settled(page, 'Subscriptions');
+    await page.getByLabel('Subscriber customer ID').fill(customerId);
+    await page.getByLabel('Subscribed plan ID').fill(planId);
+    await page.getByRole('button', { name: 'Create subscription' }).click();
+    await page.getByText(/^Subscription sub_\w+ created \(active\)\./).waitFor();
+    // A month later: the renewal is invoiced and paid.
+    await nav.getByRole('link', { name: 'Test clock' }).click();
+    await settled(page, 'Test clock');
+    await page.getByRole('button', { name: 'Advance 31 days' }).click();
+    await page.getByText('The clock moved on; the work that became due has run.').waitFor({ timeout: 60_000 });
+    await nav.getByRole('link', { name: 'Invoices' }).click();
+    await settled(page, 'Invoices');
+    await page.getByLabel('Customer ID').fill(customerId);
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    const paid = page.getByRole('table', { name: 'Invoices' }).getByRole('row').filter({ hasText: '$10.00' }).filter({ hasText: /paid/ });
+    await expect.poll(() => paid.count()).toBeGreaterThanOrEqual(2);
+    // Refund the renewal's payment.
+    await nav.getByRole('link', { name: 'Payments' }).click();
+    await settled(page, 'Payments');
+    await page.getByLabel('Customer ID').fill(customerId);
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.getByRole('table', { name: 'Payments' }).getByRole('row').filter({ hasText: '$10.00' }).first().getByRole('link').first().click();
+    await settled(page, 'Payment $10.00');
+    await page.getByRole('button', { name: 'Refund', exact: true }).click();
+    const outcome = page.getByText(/^Refund re_\w+ created/).or(page.getByRole('main').getByRole('alert'));
+    await outcome.first().waitFor();
+    expect(await outcome.first().textContent()).toMatch(/^Refund re_\w+ created/);
+    // The webhook endpoint got the refund's event.
+    await nav.getByRole('link', { name: 'Events' }).click();
+    await settled(page, 'Events');
+    await page.getByLabel('Event type').fill('refund.*');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.getByRole('table', { name: 'Events' }).getByRole('link', { name: /^refund\./ }).first().click();
+    await settled(page, /^refund\./);
+    await expect
+      .poll(async () => {
+        await page.reload();
+        await settled(page, /^refund\./);
+        return page.getByRole('table', { name: 'Delivery attempts' }).locator('.status', { hasText: /^succeeded$/ }).count();
+      })
+      .toBeGreaterThanOrEqual(1);
+    expect(errors).toEqual([]);
+    await ctx.close();
+  });
+
+  it('a page on another origin can do nothing with a signed-in browser: a form post and a no-cors fetch to /graphql change nothing', async () => {
+    const errors: string[] = [];
+    const { ctx, page } = await signedIn(1280, errors);
+    const victim = `forged.${Date.now()}@example.com`;
+    const mutation = `mutation { createCustomer(input: { email: "${victim}" }) { __typename } }`;
+    // Another origin on the same host (same site, so even SameSite=Strict sends the cookie): only the
+    // server's checks (JSON, the dashboard header, the Origin) stand between it and the API.
+    const evil = await hooks.listen((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><html lang="en"><title>Win a prize</title>
+        <form id="f" method="POST" action="${app.url}/graphql" enctype="text/plain"><input name='{"query":"${mutation.replace(/"/g, '\\&quot;')}","x":"' value='"}'></form>
+        <script>
+          fetch('${app.url}/graphql', { method: 'POST', mode: 'no-cors', credentials: 'include', headers: { 'content-type': 'text/plain' }, body: JSON.stringify({ query: ${JSON.stringify(mutation)} }) })
+            .finally(() => document.getElementById('f').submit());
+        </script></html>`);
+    });
+    const attacker = await ctx.newPage();
+    const answers: number[] = [];
+    attacker.on('response', (r) => {
+      if (r.url() === `${app.url}/graphql`) answers.push(r.status());
+    });
+    await attacker.goto(evil);
+    await expect.poll(() => answers.length).toBe(2);
+    expect(answers.every((s) => s === 403 || s === 415)).toBe(true);
+    expect((await api.get(`/v1/customers?email=${encodeURIComponent(victim)}`)).body.data).toEqual([]);
+    // The session itself is untouched: the dashboard still works.
+    await page.goto(`${app.url}/dashboard/customers`);
+    await settled(page, 'Customers');
+    // (The attacker's page logs its refusals; the dashboard's pages log nothing.)
+    expect(errors.filter((e) => e.startsWith(`${app.url}/dashboard`))).toEqual([]);
+    await ctx.close();
+  });
+
+  it('a session that ends (signed out elsewhere) brings the next request back to sign-in', async () => {
+    const errors: string[] = [];
+    const ctx = await context(1280, errors, (text, url) => /status of 401/.test(text) && url.endsWith('/graphql'));
+    const page = await ctx.newPage();
+    await page.goto(`${app.url}/dashboard/payments`);
+    await signIn(page);
+    await settled(page, 'Payments');
+    // Another tab signs out: the cookie is gone, this tab does not know yet.
+    await page.evaluate(() => fetch('/dashboard/api/session', { method: 'DELETE' }));
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Customers' }).click();
+    await page.getByText('Your session has ended. Sign in again.').waitFor();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    expect(errors).toEqual([]);
+    await ctx.close();
+  });
+});

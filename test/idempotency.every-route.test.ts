@@ -106,6 +106,10 @@ describe('an Idempotency-Key on every mutating REST route (a UUID per request, e
     // Customer e-mail switches.
     expect((await twice('PATCH', '/v1/email-settings', '/v1/email-settings', { upcoming_renewal: true })).body.upcoming_renewal).toBe(true);
 
+    // The merchant's name and branding: one change, one account.updated event.
+    expect((await twice('PATCH', '/v1/account', '/v1/account', { name: 'Every Route Ltd', branding: { accent_color: '#0A7C66' } })).body.name).toBe('Every Route Ltd');
+    expect((await api.get('/v1/events?type=account.updated')).body.data).toHaveLength(1);
+
     // Portal, webhooks, events.
     await twice('POST', '/v1/customer-portal/sessions', '/v1/customer-portal/sessions', { customer_id: customer.id, return_url: 'https://shop.example/account' });
     const ep = (await twice('POST', '/v1/webhook-endpoints', '/v1/webhook-endpoints', { url: 'http://127.0.0.1:9/hook', events: ['customer.updated'] })).body;

@@ -70,6 +70,7 @@ export const EVENT_OBJECTS: Record<EventType, z.ZodType> = {
   'customer.updated': customerObject,
   'customer.deleted': deletedCustomerObject,
   'customer.balance_changed': balanceTransactionObject,
+  'account.updated': accountObject,
   'setup_intent.succeeded': setupIntentObject,
   'payment_method.attached': paymentMethodObject,
   'payment_method.detached': paymentMethodObject,
@@ -96,7 +97,6 @@ export const EVENT_OBJECTS: Record<EventType, z.ZodType> = {
   'wallet.credited': walletTransactionObject,
   'wallet.topup.succeeded': walletTopupObject,
   'wallet.credit.expired': walletTransactionObject,
-  'account.updated': accountObject,
   'webhook_endpoint.disabled': webhookEndpointObject,
 };
 

@@ -14,7 +14,7 @@ import { wake } from '../../platform/jobs.ts';
 import { asRawTx, type RawTx } from '../../platform/db/raw.ts';
 import { clockOf, type ClockMerchant, type Clock } from '../../platform/clock.ts';
 import { countEvents, findActiveEndpoints, findEvent, findEvents, IDS_PER_EVENT, insertEvents, insertEventWithDeliveries, type EventRow, type Statement } from './store.ts';
-import { logForOperator, operatorLine } from './operator-log.ts';
+import { operatorLine, writeOperatorLine, type OperatorLine } from './operator-log.ts';
 import type { Logger } from '../../platform/logger.ts';
 
 export { EVENT_TYPES, type EventType, type Statement };
@@ -110,7 +110,7 @@ async function writeEvent<L extends object>(
   event.createdAt = createdAt;
   for (const field of opts.stamp ?? []) data.object[field] = event.createdAt.toISOString();
   if (rows.some((r) => r.id !== null) || email) tx.afterCommit(wake);
-  if (operatorLine(type, data.object, data.previous_attributes)) tx.afterCommit(() => logForOperator(on.log, merchantId, { id: event.id, type, object: data.object, previous: data.previous_attributes }));
+  tellOperator(tx, on, [{ id: event.id, type, data }]);
   const rest = rows.filter((r) => r.n !== null && Number(r.n) > IDS_PER_EVENT);
   if (rest.length > 0) await scheduleDeliveries(tx, event, rest.map((r) => r.id!), event.createdAt);
   return { event, lead: lead as L };
@@ -152,14 +152,21 @@ export async function recordEvents(db: Db | RawTx, on: EventScope, list: NewEven
   });
   await insertEvents(tx, merchantId, rows);
   if (rows.some((r) => r.deliveries.length > 0 || r.email)) tx.afterCommit(wake);
-  const told = rows.filter((r) => operatorLine(r.type, (r.data as EventJSON['data']).object, (r.data as EventJSON['data']).previous_attributes));
-  if (told.length > 0) tx.afterCommit(() => {
-    for (const r of told) {
-      const d = r.data as EventJSON['data'];
-      logForOperator(on.log, merchantId, { id: r.id, type: r.type, object: d.object, previous: d.previous_attributes });
-    }
-  });
+  tellOperator(tx, on, rows as { id: string; type: string; data: EventJSON['data'] }[]);
   return rows.map((r) => ({ id: r.id, merchantId, type: r.type, data: r.data as Prisma.JsonObject, createdAt: r.at }));
+}
+
+/** After the change commits, the operator's log line of each event that has one (operator-log.ts). */
+function tellOperator(tx: RawTx, on: EventScope, events: { id: string; type: string; data: EventJSON['data'] }[]): void {
+  const lines: { id: string; type: string; line: OperatorLine }[] = [];
+  for (const e of events) {
+    const line = operatorLine(e.type, e.data.object, e.data.previous_attributes);
+    if (line) lines.push({ id: e.id, type: e.type, line });
+  }
+  if (lines.length === 0) return;
+  tx.afterCommit(() => {
+    for (const l of lines) writeOperatorLine(on.log, on.merchant.id, l, l.line);
+  });
 }
 
 export function eventToJSON(e: Event): EventJSON {

@@ -54,10 +54,7 @@ export function operatorLine(type: string, object: Obj, previous?: Obj): Operato
   }
 }
 
-/** Writes the event's operator line (if it has one) to `log`, with the merchant and the event's id. */
-export function logForOperator(log: Logger | undefined, merchantId: string, e: { id: string; type: string; object: Obj; previous?: Obj | undefined }): void {
-  if (!log) return;
-  const line = operatorLine(e.type, e.object, e.previous);
-  if (!line) return;
-  log[line.level]({ merchant_id: merchantId, event_id: e.id, event_type: e.type, ...line.fields }, line.msg);
+/** Writes an event's operator line to `log`, with the merchant and the event's id and type. */
+export function writeOperatorLine(log: Logger | undefined, merchantId: string, e: { id: string; type: string }, line: OperatorLine): void {
+  log?.[line.level]({ merchant_id: merchantId, event_id: e.id, event_type: e.type, ...line.fields }, line.msg);
 }

@@ -230,7 +230,7 @@ async function existingByReference(ctx: Ctx, db: TenantTx | RawTx, walletId: str
  */
 async function expireGrantsAt(ctx: Ctx, db: TenantTx | RawTx, w: LedgerHead, grants: Grant[], now: Date): Promise<LedgerHead> {
   const tx = asRawTx(db);
-  let head: LedgerHead = { id: w.id, balance: w.balance, lastLedgerAt: w.lastLedgerAt };
+  let head: LedgerHead = w;
   for (const g of grants) {
     if (g.expiresAt.getTime() > now.getTime()) continue;
     if (g.remaining > 0n) {

@@ -171,6 +171,24 @@ export function Field({ label, children, hint }: { label: string; hint?: string;
   );
 }
 
+/** A list's status filter: a "Status" select with "Any" and the given statuses (the form field `status`). */
+export function StatusFilter({ statuses, value, label = (s) => s }: { statuses: readonly string[]; value: string | null | undefined; label?: (status: string) => string }) {
+  return (
+    <Field label="Status">
+      {(p) => (
+        <select {...p} name="status" defaultValue={value ?? ''}>
+          <option value="">Any</option>
+          {statuses.map((s) => (
+            <option key={s} value={s}>
+              {label(s)}
+            </option>
+          ))}
+        </select>
+      )}
+    </Field>
+  );
+}
+
 export function Details({ items }: { items: [string, ReactNode][] }) {
   return (
     <dl className="details">

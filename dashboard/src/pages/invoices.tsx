@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { Link, useSearchParams } from 'wouter';
 import { graphql, type VariablesOf } from '../graphql.ts';
-import { ConfirmButton, DateTime, Field, FormError, PageHeader, Pager, QueryState, Status, Table, idempotencyKey, mutationError, usePager } from '../components/ui.tsx';
+import { ConfirmButton, DateTime, Field, FormError, PageHeader, Pager, QueryState, Status, Table, idempotencyKey, mutationError, usePager, StatusFilter } from '../components/ui.tsx';
 
 const InvoicesQuery = graphql(`
   query DashboardInvoices($first: Int, $after: String, $status: InvoiceStatus, $customerId: ID) {
@@ -62,18 +62,7 @@ export function InvoicesPage() {
           setParams(next);
         }}
       >
-        <Field label="Status">
-          {(p) => (
-            <select {...p} name="status" defaultValue={status ?? ''}>
-              <option value="">Any</option>
-              {STATUSES.map((s) => (
-                <option key={s} value={s}>
-                  {s}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <StatusFilter statuses={STATUSES} value={status} />
         <Field label="Customer ID">{(p) => <input {...p} name="customer" defaultValue={customerId ?? ''} placeholder="cus_…" />}</Field>
         <button type="submit">Apply filters</button>
       </form>

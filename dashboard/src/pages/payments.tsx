@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { Link, useSearchParams } from 'wouter';
 import { graphql, type VariablesOf } from '../graphql.ts';
-import { DateTime, Details, Field, FormError, Json, Money, PageHeader, Pager, QueryState, Status, Table, formatMoney, idempotencyKey, mutationError, usePager } from '../components/ui.tsx';
+import { DateTime, Details, Field, FormError, Json, Money, PageHeader, Pager, QueryState, Status, Table, formatMoney, idempotencyKey, mutationError, usePager, StatusFilter } from '../components/ui.tsx';
 
 const PaymentsQuery = graphql(`
   query DashboardPayments($first: Int, $after: String, $status: PaymentStatus, $currency: String, $customerId: ID) {
@@ -41,18 +41,7 @@ export function PaymentsPage() {
     <>
       <PageHeader title="Payments" />
       <form className="filters" role="search" aria-label="Filter payments" onSubmit={applyFilters}>
-        <Field label="Status">
-          {(p) => (
-            <select {...p} name="status" defaultValue={status ?? ''}>
-              <option value="">Any</option>
-              {PAYMENT_STATUSES.map((s) => (
-                <option key={s} value={s}>
-                  {s}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <StatusFilter statuses={PAYMENT_STATUSES} value={status} />
         <Field label="Currency">{(p) => <input {...p} name="currency" defaultValue={currency ?? ''} placeholder="USD" maxLength={3} size={5} />}</Field>
         <Field label="Customer ID">{(p) => <input {...p} name="customer" defaultValue={customerId ?? ''} placeholder="cus_…" />}</Field>
         <button type="submit">Apply filters</button>

@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { Link, useSearchParams } from 'wouter';
 import { graphql, type VariablesOf } from '../graphql.ts';
-import { ConfirmButton, DateTime, Field, FormError, PageHeader, Pager, QueryState, Status, Table, idempotencyKey, mutationError, usePager } from '../components/ui.tsx';
+import { ConfirmButton, DateTime, Field, FormError, PageHeader, Pager, QueryState, Status, Table, idempotencyKey, mutationError, usePager, StatusFilter } from '../components/ui.tsx';
 
 const SubscriptionsQuery = graphql(`
   query DashboardSubscriptions($first: Int, $after: String, $status: SubscriptionStatus, $customerId: ID, $planId: ID) {
@@ -91,18 +91,7 @@ export function SubscriptionsPage() {
           setParams(next);
         }}
       >
-        <Field label="Status">
-          {(p) => (
-            <select {...p} name="status" defaultValue={status ?? ''}>
-              <option value="">Any</option>
-              {STATUSES.map((s) => (
-                <option key={s} value={s}>
-                  {s.replace('_', ' ')}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <StatusFilter statuses={STATUSES} value={status} label={(s) => s.replace('_', ' ')} />
         <Field label="Customer ID">{(p) => <input {...p} name="customer" defaultValue={customerId ?? ''} placeholder="cus_…" />}</Field>
         <Field label="Plan ID">{(p) => <input {...p} name="plan" defaultValue={planId ?? ''} placeholder="plan_…" />}</Field>
         <button type="submit">Apply filters</button>

@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { Link, useSearchParams } from 'wouter';
 import { graphql, type VariablesOf } from '../graphql.ts';
-import { ConfirmButton, DateTime, Details, Field, FormError, Money, PageHeader, Pager, QueryState, Status, Table, formatMoney, idempotencyKey, mutationError, usePager } from '../components/ui.tsx';
+import { ConfirmButton, DateTime, Details, Field, FormError, Money, PageHeader, Pager, QueryState, Status, Table, formatMoney, idempotencyKey, mutationError, usePager, StatusFilter } from '../components/ui.tsx';
 
 const WalletsQuery = graphql(`
   query DashboardWallets($first: Int, $after: String, $status: WalletStatus, $currency: String, $customerId: ID) {
@@ -43,18 +43,7 @@ export function WalletsPage() {
           setParams(next);
         }}
       >
-        <Field label="Status">
-          {(p) => (
-            <select {...p} name="status" defaultValue={status ?? ''}>
-              <option value="">Any</option>
-              {STATUSES.map((s) => (
-                <option key={s} value={s}>
-                  {s}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <StatusFilter statuses={STATUSES} value={status} />
         <Field label="Currency">{(p) => <input {...p} name="currency" defaultValue={currency ?? ''} maxLength={3} size={5} />}</Field>
         <Field label="Customer ID">{(p) => <input {...p} name="customer" defaultValue={customerId ?? ''} placeholder="cus_…" />}</Field>
         <button type="submit">Apply filters</button>

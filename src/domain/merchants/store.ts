@@ -135,7 +135,7 @@ export function findApiKeyOfMerchant(db: MerchantsDb, merchantId: string, client
  */
 export function revokeApiKeyOfMerchant(prisma: PrismaClient, merchantId: string, clientId: string, revokedAt: Date): Promise<{ outcome: 'revoked' | 'last' | 'missing'; key: ApiKey | null }> {
   return prisma.$transaction(async (tx) => {
-    await tx.$queryRawUnsafe(`SELECT id FROM merchants WHERE id = $1 FOR UPDATE`, merchantId);
+    await lockMerchant(tx, merchantId);
     const key = await tx.apiKey.findFirst({ where: { merchantId, clientId, revokedAt: null } });
     if (!key) return { outcome: 'missing' as const, key: null };
     const active = await tx.apiKey.count({ where: { merchantId, revokedAt: null } });
@@ -148,8 +148,13 @@ export function revokeApiKeyOfMerchant(prisma: PrismaClient, merchantId: string,
 
 /** The merchant's row, locked (FOR UPDATE) in the caller's transaction, for a settings change. */
 export async function lockMerchantRow(tx: Prisma.TransactionClient, id: string): Promise<Merchant | null> {
-  await tx.$queryRawUnsafe(`SELECT id FROM merchants WHERE id = $1 FOR UPDATE`, id);
+  await lockMerchant(tx, id);
   return tx.merchant.findUnique({ where: { id } });
+}
+
+/** Locks the merchant's row (FOR UPDATE) until the caller's transaction ends: changes to its keys or settings, one at a time. */
+async function lockMerchant(tx: Prisma.TransactionClient, id: string): Promise<void> {
+  await tx.$queryRawUnsafe(`SELECT id FROM merchants WHERE id = $1 FOR UPDATE`, id);
 }
 
 export function updateMerchantSettingsRow(

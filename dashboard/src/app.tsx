@@ -16,7 +16,7 @@ import { TestClockPage } from './pages/test-clock.tsx';
 import { InvoicesPage } from './pages/invoices.tsx';
 import { PlansPage } from './pages/plans.tsx';
 import { WalletsPage, WalletPage } from './pages/wallets.tsx';
-import { SubscriptionsPage } from './pages/subscriptions.tsx';
+import { SubscriptionsPage, SubscriptionPage } from './pages/subscriptions.tsx';
 import { NotFoundPage } from './pages/not-found.tsx';
 
 type State = { kind: 'loading' } | { kind: 'signed-out'; notice?: string } | { kind: 'signed-in'; session: Session } | { kind: 'error'; message: string };
@@ -67,6 +67,7 @@ export function App() {
               <Route path="/test-clock">{() => <TestClockPage mode={state.session.merchant.mode} />}</Route>
               <Route path="/invoices" component={InvoicesPage} />
               <Route path="/subscriptions" component={SubscriptionsPage} />
+              <Route path="/subscriptions/:id">{(p) => <SubscriptionPage id={p.id} />}</Route>
               <Route path="/plans" component={PlansPage} />
               <Route path="/wallets" component={WalletsPage} />
               <Route path="/wallets/:id">{(p) => <WalletPage id={p.id} />}</Route>

@@ -136,7 +136,7 @@ export function CustomerPage({ id }: { id: string }) {
                   rows={c.subscriptions.edges.map((e) => e.node)}
                   rowKey={(s) => s.id}
                   columns={[
-                    { header: 'Subscription', cell: (s) => <code>{s.id}</code> },
+                    { header: 'Subscription', cell: (s) => <Link href={`/subscriptions/${s.id}`}><code>{s.id}</code></Link> },
                     { header: 'Plan', cell: (s) => `${s.plan.name} · ${s.plan.amountFormatted}` },
                     { header: 'Status', cell: (s) => <Status value={s.cancelAtPeriodEnd ? `${s.status} (cancels)` : s.status} /> },
                     { header: 'Period ends', cell: (s) => <DateTime value={s.currentPeriodEnd} /> },

@@ -155,7 +155,7 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
     // The route asked for before signing in is the one shown after.
     await settled(page, 'Customers');
     expect(await page.getByTestId('merchant-name').textContent()).toContain('Kampala Coffee');
-    expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents()).toEqual(['Payments', 'Customers', 'Invoices', 'Subscriptions', 'Plans', 'Wallets', 'Events', 'Webhooks', 'Test clock']);
+    expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents()).toEqual(['Overview', 'Payments', 'Customers', 'Invoices', 'Subscriptions', 'Plans', 'Wallets', 'Events', 'Webhooks', 'Test clock', 'Settings']);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in to your dashboard' }).waitFor();
     // The session is over on the server too: a reload stays signed out.

@@ -256,12 +256,17 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
     await page.getByText(/page 1/).waitFor();
     expect(await rows.first().textContent()).toBe(first);
 
-    await page.getByLabel('Email (exact)').fill(seed.customer.email);
-    await page.getByRole('button', { name: 'Find' }).click();
+    // Search as the API does it: an email prefix, or a word prefix of the name ("amina nak").
+    await page.getByLabel('Email or name').fill(seed.customer.email);
+    await page.getByRole('button', { name: 'Search' }).click();
     await page.getByText(/^1 customers/).waitFor();
-    expect(page.url()).toContain('email=');
-    await page.getByLabel('Email (exact)').fill('nobody@example.com');
-    await page.getByRole('button', { name: 'Find' }).click();
+    expect(page.url()).toContain('search=');
+    await page.getByLabel('Email or name').fill('Amina Nak');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('link', { name: seed.customer.email }).waitFor();
+    await page.getByText(/^1 customers/).waitFor();
+    await page.getByLabel('Email or name').fill('nobody@example.com');
+    await page.getByRole('button', { name: 'Search' }).click();
     await page.getByText('No customers match.').waitFor();
 
     await page.goto(`${app.url}/dashboard/payments`);
@@ -551,8 +556,8 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
     // The customer, found by email.
     await nav.getByRole('link', { name: 'Customers' }).click();
     await settled(page, 'Customers');
-    await page.getByLabel('Email (exact)').fill(seed.customer.email);
-    await page.getByRole('button', { name: 'Find' }).click();
+    await page.getByLabel('Email or name').fill(seed.customer.email);
+    await page.getByRole('button', { name: 'Search' }).click();
     await page.getByText(/^1 customers/).waitFor();
     await main.getByRole('link', { name: seed.customer.email }).click();
     await settled(page, 'Amina Nakato');

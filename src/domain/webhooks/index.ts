@@ -22,6 +22,7 @@ import { rawQuery } from '../../platform/db/raw.ts';
 import { sendWebhook } from './send.ts';
 import { newSecret, signatureHeader } from './signing.ts';
 import { checkEndpointUrl } from './ssrf.ts';
+import { countWebhookDelivery } from '../../platform/metrics.ts';
 import {
   countAttemptsOfEvent,
   countLiveEndpoints,
@@ -273,6 +274,7 @@ export async function deliverAttempt(ctx: JobCtx, attemptId: string, jobId?: big
   const endpoint = attempt.endpoint;
   if (endpoint.deletedAt || endpoint.status !== 'active') {
     await failPendingAttempt(ctx.db, attemptId, 'cancelled: endpoint not active');
+    countWebhookDelivery('cancelled');
     return false;
   }
   if (!(await acquireSlot(endpoint.id))) throw new EndpointBusy(endpoint.id);
@@ -304,8 +306,10 @@ async function recordOutcome(ctx: JobCtx, attempt: FullAttempt, result: Awaited<
   const outcome = { responseStatus: result.status, responseBody: result.body, attemptedAt: now, durationMs: result.durationMs };
   if (result.ok) {
     await markAttemptSucceeded(rawQuery(ctx.db), ctx.merchant.id, attempt.id, outcome, jobId);
+    countWebhookDelivery('succeeded');
     return jobId !== undefined;
   }
+  countWebhookDelivery(attempt.attemptNumber >= MAX_ATTEMPTS ? 'gave_up' : 'failed');
   await inTransaction(ctx.db, async (tx) => {
     const last = attempt.attemptNumber >= MAX_ATTEMPTS;
     const delay = RETRY_DELAYS_MS[attempt.attemptNumber - 1] ?? 0;

@@ -65,6 +65,8 @@ const schema = z.object({
   JOBS_LEASE_MS: z.coerce.number().int().min(1000).max(3_600_000).default(60_000),
   /** Finished jobs (done or cancelled) are deleted once this many days old (0 = kept forever); failed ones are kept. */
   JOBS_RETENTION_DAYS: z.coerce.number().int().min(0).max(3650).default(7),
+  /** Finished webhook delivery attempts (succeeded or failed) are deleted once this many days old (0 = kept forever); pending ones never. */
+  RETENTION_DELIVERY_ATTEMPTS_DAYS: z.coerce.number().int().min(0).max(3650).default(30),
   /**
    * Test clock advances run one at a time per merchant. At most this many due jobs a second for
    * one advance (a second's worth at once, then paced); and how long an advance waits for the

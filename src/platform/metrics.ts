@@ -8,6 +8,8 @@
 //     oldest due age per kind, invoices by status, and the database pools' connections.
 // Node's default process metrics (CPU, memory, event-loop lag, GC) come from collectDefaultMetrics.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Database } from './db/index.ts';
+import { dueJobsByKind, invoiceCountsByStatus } from './metrics.store.ts';
 
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry });
@@ -48,28 +50,28 @@ const paymentFailures = new Counter({
   registers: [registry],
 });
 
-export const jobsDue = new Gauge({
+const jobsDue = new Gauge({
   name: 'jobs_due',
   help: 'Background jobs due now (pending, run_at at or before the wall clock) and not run yet, by kind. Computed at scrape time.',
   labelNames: ['kind'] as const,
   registers: [registry],
 });
 
-export const jobsOldestDueAge = new Gauge({
+const jobsOldestDueAge = new Gauge({
   name: 'jobs_oldest_due_age_seconds',
   help: 'How long the oldest due job of each kind has been waiting (wall clock). Computed at scrape time.',
   labelNames: ['kind'] as const,
   registers: [registry],
 });
 
-export const invoicesByStatus = new Gauge({
+const invoicesByStatus = new Gauge({
   name: 'billing_invoices_total',
   help: 'Invoices that exist now, by status, all merchants (a gauge computed at scrape time, not a counter).',
   labelNames: ['status'] as const,
   registers: [registry],
 });
 
-export const poolConnections = new Gauge({
+const poolConnections = new Gauge({
   name: 'db_pool_connections',
   help: "This process's PostgreSQL pool connections by state: active (checked out), idle, waiting (requests queued for one), max (the configured size of both pools). Not reported on the embedded database.",
   labelNames: ['state'] as const,
@@ -139,4 +141,28 @@ export function countEvent(type: string, object: Record<string, unknown>, previo
       return;
     default:
   }
+}
+
+// ---- at scrape time
+
+/** Refreshes the scrape-time gauges (one query each) and renders every family. */
+export async function renderMetrics(db: Database): Promise<string> {
+  const [due, invoices] = await Promise.all([dueJobsByKind(db.prisma), invoiceCountsByStatus(db.prisma)]);
+  jobsDue.reset();
+  jobsOldestDueAge.reset();
+  for (const j of due) {
+    jobsDue.labels(j.kind).set(j.due);
+    jobsOldestDueAge.labels(j.kind).set(Math.max(0, j.oldestAgeSeconds));
+  }
+  invoicesByStatus.reset();
+  for (const r of invoices) invoicesByStatus.labels(r.status).set(r.n);
+  poolConnections.reset();
+  const pool = db.poolStats();
+  if (pool) {
+    poolConnections.labels('active').set(pool.total - pool.idle);
+    poolConnections.labels('idle').set(pool.idle);
+    poolConnections.labels('waiting').set(pool.waiting);
+    poolConnections.labels('max').set(pool.max);
+  }
+  return registry.metrics();
 }

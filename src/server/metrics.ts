@@ -6,8 +6,7 @@
 import { Hono, type Context } from 'hono';
 import { matchedRoutes } from 'hono/route';
 import { timingSafeEqual, createHash } from 'node:crypto';
-import { invoicesByStatus, jobsDue, jobsOldestDueAge, poolConnections, registry } from '../platform/metrics.ts';
-import { dueJobsByKind, invoiceCountsByStatus } from '../platform/metrics.store.ts';
+import { registry, renderMetrics } from '../platform/metrics.ts';
 import { AuthenticationError, errorBody, HttpError } from '../platform/errors.ts';
 import type { AppEnv, Services } from '../platform/env.ts';
 
@@ -26,30 +25,8 @@ export function routeTemplate(c: Context): string {
   return 'unmatched';
 }
 
-/** Refreshes the scrape-time gauges and renders every family. */
-export async function renderMetrics(services: Services): Promise<string> {
-  const [due, invoices] = await Promise.all([dueJobsByKind(services.db.prisma), invoiceCountsByStatus(services.db.prisma)]);
-  jobsDue.reset();
-  jobsOldestDueAge.reset();
-  for (const j of due) {
-    jobsDue.labels(j.kind).set(j.due);
-    jobsOldestDueAge.labels(j.kind).set(Math.max(0, j.oldestAgeSeconds));
-  }
-  invoicesByStatus.reset();
-  for (const r of invoices) invoicesByStatus.labels(r.status).set(r.n);
-  poolConnections.reset();
-  const pool = services.db.poolStats();
-  if (pool) {
-    poolConnections.labels('active').set(pool.total - pool.idle);
-    poolConnections.labels('idle').set(pool.idle);
-    poolConnections.labels('waiting').set(pool.waiting);
-    poolConnections.labels('max').set(pool.max);
-  }
-  return registry.metrics();
-}
-
 async function answer(c: Context, services: Services) {
-  const text = await renderMetrics(services);
+  const text = await renderMetrics(services.db);
   return c.body(text, 200, { 'Content-Type': registry.contentType, 'Cache-Control': 'no-store' });
 }
 

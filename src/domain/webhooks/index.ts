@@ -5,7 +5,7 @@
 // 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (8 attempts in all), on the merchant's clock. An
 // endpoint whose deliveries have all failed for 5 days is disabled. Delivery is at least once:
 // receivers dedupe by the webhook-id header (the event id).
-import type { DeliveryAttempt, Event, WebhookEndpoint } from '../../generated/prisma/client.ts';
+import type { DeliveryAttempt, Event, PrismaClient, WebhookEndpoint } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
 import { inTransaction } from '../../platform/db/tenant.ts';
 import { NotFoundError, ValidationError } from '../../platform/errors.ts';
@@ -45,6 +45,7 @@ import {
   replaceEndpointSecret,
   updateEndpointFields,
   type FullAttempt,
+  deleteFinishedAttempts,
 } from './store.ts';
 
 export { DELIVER_JOB } from '../events/types.ts';
@@ -332,4 +333,17 @@ async function recordOutcome(ctx: JobCtx, attempt: FullAttempt, result: Awaited<
     }
   });
   return false;
+}
+
+/**
+ * Housekeeping (src/jobs/maintenance.ts): deletes the finished delivery attempts (succeeded or
+ * failed, never pending) created before `before`, `batch` rows per statement; how many.
+ */
+export async function purgeOldDeliveryAttempts(prisma: PrismaClient, before: Date, batch = 5_000): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const n = await deleteFinishedAttempts(prisma, before, batch);
+    total += n;
+    if (n < batch) return total;
+  }
 }

@@ -7,7 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { send, startApp, usingPostgres, type TestApp } from './helpers/app.ts';
 import { clockMerchant } from './helpers/clock-merchant.ts';
 import { receivers } from './helpers/receivers.ts';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { loadConfig } from '../src/platform/config.ts';
+
+const root = join(import.meta.dirname, '..');
 
 const TOKEN = 'metrics-token-0123456789abcdef';
 const NSF = '4000000000009995'; // saves, then every charge of it fails with insufficient_funds
@@ -153,5 +157,18 @@ describe('GET /metrics', () => {
     expect(sample(text, 'db_pool_connections', { state: 'idle' })).toBeGreaterThanOrEqual(0);
     expect(sample(text, 'db_pool_connections', { state: 'active' })).toBeGreaterThanOrEqual(0);
     expect(sample(text, 'db_pool_connections', { state: 'waiting' })).toBe(0);
+  });
+
+  it('the example alert rules and the Grafana dashboard (docs/monitoring) use only families the service exports', async () => {
+    const text = await scrape();
+    const exported = new Set([...text.matchAll(/^# TYPE (\S+) (\w+)$/gm)].flatMap((m) => (m[2] === 'histogram' ? [`${m[1]}_bucket`, `${m[1]}_count`, `${m[1]}_sum`] : [m[1]!])));
+    const dashboard = JSON.parse(readFileSync(join(root, 'docs', 'monitoring', 'grafana-dashboard.json'), 'utf8'));
+    const exprs: string[] = dashboard.panels.flatMap((p: any) => p.targets.map((t: any) => t.expr));
+    const alerts = readFileSync(join(root, 'docs', 'monitoring', 'alerts.yml'), 'utf8');
+    const used = new Set([...[...exprs, alerts].join('\n').matchAll(/\b([a-z_:][a-z0-9_:]*)\{/g)].map((m) => m[1]!));
+    used.delete('up'); // Prometheus's own
+    expect(used.size).toBeGreaterThan(8);
+    expect([...used].filter((n) => !exported.has(n))).toEqual([]);
+    expect(dashboard.panels.length).toBeGreaterThanOrEqual(10);
   });
 });

@@ -17,7 +17,10 @@ COPY package.json package-lock.json ./
 COPY vendor ./vendor
 COPY scripts ./scripts
 COPY prisma ./prisma
-RUN npm ci --no-audit --no-fund
+# No dependency install scripts (nothing is downloaded while installing: Prisma's engines are not
+# needed, esbuild's binary comes as an optional dependency); the Prisma client is generated
+# offline by the project's own script.
+RUN npm ci --ignore-scripts --no-audit --no-fund && npm run --silent generate
 COPY tsconfig.json ./
 COPY src ./src
 COPY dashboard ./dashboard

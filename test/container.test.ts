@@ -59,9 +59,9 @@ describe('Dockerfile', () => {
     expect([...schema.matchAll(/output\s*=\s*"([^"]+)"/g)].map((m) => m[1]!.startsWith('../src/generated/'))).toEqual([true, true]);
     expect(readFileSync(join(root, 'dashboard', 'vite.config.ts'), 'utf8')).toMatch(/outDir: 'dist'/);
     const build = ins.filter((i) => i.stage === 'build' && i.op === 'RUN').map((i) => i.args);
-    expect(build).toContain('npm ci --no-audit --no-fund');
+    expect(build).toContain('npm ci --ignore-scripts --no-audit --no-fund && npm run --silent generate');
     expect(build).toContain('node scripts/build-dashboard.mjs --force');
-    expect(pkg.scripts.postinstall).toBe('node scripts/prisma-generate.mjs');
+    expect(pkg.scripts.generate).toBe('node scripts/prisma-generate.mjs');
   });
 
   it('pins the base images to one exact Node release that satisfies "engines"', () => {

@@ -104,12 +104,18 @@ describe('GET /metrics', () => {
   });
 
   it('jobs due and the oldest due age per kind, computed at scrape time', async () => {
-    // The plain app has no worker: a webhook delivery stays due.
-    const api = await plain.merchant();
-    expect((await api.post('/v1/webhook-endpoints', { url: 'http://127.0.0.1:9/hook' })).status).toBe(201);
-    expect((await api.post('/v1/customers', { email: 'due@example.com' })).status).toBe(201);
-    await new Promise((r) => setTimeout(r, 1100));
-    const text = await scrape();
+    // An app without a worker: a webhook delivery stays due.
+    const idle = await startApp({ METRICS_TOKEN: TOKEN }, { worker: false });
+    let text: string;
+    try {
+      const api = await idle.merchant();
+      expect((await api.post('/v1/webhook-endpoints', { url: 'http://127.0.0.1:9/hook' })).status).toBe(201);
+      expect((await api.post('/v1/customers', { email: 'due@example.com' })).status).toBe(201);
+      await new Promise((r) => setTimeout(r, 1100));
+      text = await scrape(idle);
+    } finally {
+      await idle.close();
+    }
     const kinds = [...text.matchAll(/^jobs_due\{kind="([^"]+)"\} (\S+)$/gm)].map((m) => [m[1], Number(m[2])] as const);
     const deliver = kinds.find(([k]) => /webhook/.test(k!));
     expect(deliver, text.split('\n').filter((l) => l.startsWith('jobs_')).join('\n')).toBeDefined();

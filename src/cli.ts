@@ -7,6 +7,7 @@
 //   key revoke ck_…                                 revoke a key (stops working within seconds)
 //   user create --merchant-id mer_… --email E --password P [--json]   a merchant dashboard user
 //   db migrate                                      apply migrations and exit
+//   db export --to postgresql://… [--json]          copy the embedded DATA_DIR into an empty PostgreSQL database
 // Uses the same DATABASE_URL / DATA_DIR as the server, and works while the server runs: on
 // PostgreSQL it opens the database itself; on the embedded database, when a running server holds
 // DATA_DIR, it sends the command to that server over DATA_DIR/billing.sock and the server runs it

@@ -13,6 +13,7 @@ import { ConfigError, loadConfig } from './platform/config.ts';
 import { lockDataDir } from './platform/db/data-dir-lock.ts';
 import { createLogger } from './platform/logger.ts';
 import { createApp } from './server/app.ts';
+import { createMetricsApp } from './server/metrics.ts';
 import { firstStartLines, printLines, startLines } from './server/banner.ts';
 import { openServices } from './server/services.ts';
 import { startTracing } from './platform/tracing.ts';
@@ -91,8 +92,16 @@ async function main() {
   if (!isWorker) await bootstrap(services, config, log);
   const stopMaintenance = startMaintenance(services);
   const worker = startWorker(services.runtime, log.child({ component: 'worker' }), workerOptions(config));
-  const app = createApp(services);
+  const draining = { on: false };
+  const app = createApp(services, { draining: () => draining.on });
   const stopCli = await serveCli(services);
+  // Prometheus metrics on a port of their own (METRICS_PORT), without authentication.
+  const metricsServer =
+    config.METRICS_PORT !== undefined
+      ? serve({ fetch: createMetricsApp(services).fetch, port: config.METRICS_PORT, hostname: config.METRICS_HOST ?? config.HOST }, (info) =>
+          log.info({ port: info.port, host: config.METRICS_HOST ?? config.HOST }, 'metrics listening'),
+        )
+      : undefined;
   const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
     log.info({ port: info.port, host: config.HOST, database: services.db.kind, public_base_url: config.publicBaseUrl }, 'billing service listening');
     if (!isWorker || cluster.worker?.id === 1) {
@@ -104,18 +113,33 @@ async function main() {
     }
   });
 
-  let stopping = false;
+  // Graceful shutdown (SIGTERM, SIGINT): stop accepting connections; a request that still arrives
+  // on an open keep-alive connection is refused with 503 + Retry-After + Connection: close (the
+  // client retries elsewhere); requests in flight are answered; the job worker claims nothing more
+  // and waits for its running jobs. After SHUTDOWN_TIMEOUT_MS, the jobs still running are given
+  // back (pending, lease released) and the process exits anyway. Exit code 0.
   const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'shutting down');
+    if (draining.on) return;
+    draining.on = true;
+    const started = Date.now();
+    log.info({ signal }, 'shutting down: draining requests and jobs');
     stopMaintenance();
-    await worker.stop();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const timeout = config.SHUTDOWN_TIMEOUT_MS;
+    const closed = (s: typeof server | undefined) =>
+      new Promise<void>((resolve) => {
+        if (!s) return resolve();
+        s.close(() => resolve());
+        (s as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
+      });
+    const requests = Promise.race([closed(server), new Promise<void>((r) => setTimeout(r, timeout).unref())]);
+    const [, givenBack] = await Promise.all([requests, worker.stop(timeout)]);
+    metricsServer?.close();
+    (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
     await stopCli();
     await services.db.close().catch(() => {});
     await stopTracing?.().catch(() => {});
     unlock();
+    log.info({ duration_ms: Date.now() - started, jobs_given_back: givenBack.length }, 'stopped');
     process.exit(0);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));

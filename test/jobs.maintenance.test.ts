@@ -1,7 +1,10 @@
 // Housekeeping: finished jobs are purged once JOBS_RETENTION_DAYS old (in batches), failed and
-// unfinished ones never; expired idempotency keys are purged.
+// unfinished ones never; finished webhook delivery attempts once RETENTION_DELIVERY_ATTEMPTS_DAYS
+// old, pending ones never; expired idempotency keys are purged.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { purgeExpiredIdempotencyKeys, purgeFinishedJobs } from '../src/jobs/maintenance.ts';
+import { purgeOldDeliveryAttempts } from '../src/domain/webhooks/index.ts';
+import { loadConfig } from '../src/platform/config.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
 
 let app: TestApp;
@@ -52,5 +55,44 @@ describe('maintenance', () => {
     expect(await purgeExpiredIdempotencyKeys(app.services)).toBeGreaterThanOrEqual(1);
     const keys = await prisma.idempotencyKey.findMany({ where: { merchantId: m.creds.merchant_id }, select: { key: true } });
     expect(keys.map((k) => k.key)).toEqual(['kept-key']);
+  });
+
+  it('purges finished delivery attempts older than the retention, a batch at a time; keeps pending and recent ones', async () => {
+    const m = await app.merchant();
+    const prisma = app.services.db.prisma;
+    expect((await m.post('/v1/webhook-endpoints', { url: 'http://127.0.0.1:9/hook' })).status).toBe(201);
+    expect((await m.post('/v1/customers', { email: 'attempts@example.com' })).status).toBe(201);
+    // The worker is off: the delivery is pending.
+    const [pending] = await prisma.deliveryAttempt.findMany({ where: { merchantId: m.creds.merchant_id } });
+    expect(pending!.status).toBe('pending');
+    const old = new Date(Date.now() - 40 * DAY);
+    const rows = [
+      ['succeeded', old],
+      ['failed', old],
+      ['succeeded', old],
+      ['succeeded', new Date()],
+      ['pending', old],
+    ] as const;
+    for (const [i, [status, at]] of rows.entries()) {
+      await prisma.deliveryAttempt.create({
+        data: { id: `${pending!.id}_${i}`, merchantId: m.creds.merchant_id, eventId: pending!.eventId, endpointId: pending!.endpointId, status, attemptNumber: i + 2, scheduledAt: at, createdAt: at },
+      });
+    }
+    const deleted = await purgeOldDeliveryAttempts(prisma, new Date(Date.now() - 30 * DAY), 2);
+    expect(deleted).toBeGreaterThanOrEqual(3);
+    const left = await prisma.deliveryAttempt.findMany({ where: { merchantId: m.creds.merchant_id }, orderBy: { attemptNumber: 'asc' } });
+    expect(left.map((a) => [a.attemptNumber, a.status])).toEqual([[1, 'pending'], [5, 'succeeded'], [6, 'pending']]);
+    // The event still lists what is left of its attempts.
+    const listed = await m.get(`/v1/events/${pending!.eventId}/delivery-attempts`);
+    expect(listed.status).toBe(200);
+    expect(listed.body.data).toHaveLength(3);
+  });
+
+  it('retention settings: defaults, 0 keeps forever, bad values refused', () => {
+    const c = loadConfig({});
+    expect(c.JOBS_RETENTION_DAYS).toBe(7);
+    expect(c.RETENTION_DELIVERY_ATTEMPTS_DAYS).toBe(30);
+    expect(loadConfig({ RETENTION_DELIVERY_ATTEMPTS_DAYS: '0' }).RETENTION_DELIVERY_ATTEMPTS_DAYS).toBe(0);
+    expect(() => loadConfig({ RETENTION_DELIVERY_ATTEMPTS_DAYS: '-1' })).toThrow(/RETENTION_DELIVERY_ATTEMPTS_DAYS/);
   });
 });

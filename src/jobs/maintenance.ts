@@ -1,11 +1,17 @@
-// Periodic housekeeping: expired idempotency keys are deleted (they are kept 24 h), and finished
-// jobs (done or cancelled) once they are JOBS_RETENTION_DAYS old, so the table does not grow
-// without bound. Failed jobs stay (they are what an operator investigates). Dashboard sessions
-// that ended (expired or signed out) more than a day ago are deleted too.
+// Periodic housekeeping, so that no table grows without bound (docs/operations.md "Retention"):
+//   - expired idempotency keys (they are kept 24 h);
+//   - finished jobs (done or cancelled) once JOBS_RETENTION_DAYS old; failed jobs stay (they are
+//     what an operator investigates);
+//   - finished webhook delivery attempts (succeeded or failed) once RETENTION_DELIVERY_ATTEMPTS_DAYS
+//     old; pending ones are work still to do;
+//   - dashboard sessions that ended (expired or signed out) more than a day ago.
+// Every process runs it (a first pass a minute after the start, then every 15 minutes): each pass
+// deletes in batches of short statements, and several processes doing so at once only share the work.
 import { purgeEndedDashboardSessions } from '../domain/merchants/dashboard.ts';
 import type { Services } from '../platform/env.ts';
 import { deleteExpiredIdempotencyKeys } from '../platform/idempotency.store.ts';
 import { deleteFinishedJobs } from '../platform/jobs.store.ts';
+import { purgeOldDeliveryAttempts } from '../domain/webhooks/index.ts';
 
 /** Rows deleted per statement: short transactions, short locks. */
 const PURGE_BATCH = 5_000;
@@ -25,7 +31,7 @@ export async function purgeExpiredIdempotencyKeys(services: Services, now = new 
 }
 
 /** Starts the housekeeping loop; returns a function that stops it. */
-export function startMaintenance(services: Services, everyMs = 15 * 60 * 1000): () => void {
+export function startMaintenance(services: Services, everyMs = 15 * 60 * 1000, firstAfterMs = 60_000): () => void {
   const tick = async () => {
     try {
       const n = await purgeExpiredIdempotencyKeys(services);
@@ -37,11 +43,22 @@ export function startMaintenance(services: Services, everyMs = 15 * 60 * 1000): 
         const jobs = await purgeFinishedJobs(services, new Date(Date.now() - days * 86_400_000));
         if (jobs > 0) services.log.info({ deleted: jobs }, 'finished jobs purged');
       }
+      const attemptDays = services.config.RETENTION_DELIVERY_ATTEMPTS_DAYS;
+      if (attemptDays > 0) {
+        const attempts = await purgeOldDeliveryAttempts(services.db.prisma, new Date(Date.now() - attemptDays * 86_400_000));
+        if (attempts > 0) services.log.info({ deleted: attempts }, 'old webhook delivery attempts purged');
+      }
     } catch (err) {
       services.log.warn({ err }, 'maintenance tick failed');
     }
   };
   const timer = setInterval(tick, everyMs);
   timer.unref();
-  return () => clearInterval(timer);
+  // A process restarted more often than every 15 minutes still purges.
+  const first = setTimeout(tick, Math.min(everyMs, firstAfterMs));
+  first.unref();
+  return () => {
+    clearInterval(timer);
+    clearTimeout(first);
+  };
 }

@@ -203,11 +203,12 @@ async function runBatchFrom(runtime: Runtime, log: Logger, first: Claimed, merch
  * jobs of that kind, up to `size` with this one, run together at the time of the claim (as each
  * would run alone: the worker runs a due job at the clock's now). How many jobs ran.
  */
-export async function runWorkerBatch(runtime: Runtime, log: Logger, first: Claimed, leaseMs?: number): Promise<number> {
+export async function runWorkerBatch(runtime: Runtime, log: Logger, first: Claimed, leaseMs?: number, stopping: () => boolean = () => false): Promise<number> {
   const batch = runtime.jobs.get(first.kind)!.batch!;
   const now = await claimTime(runtime, first);
-  const more = batch.size > 1 ? await claimDueJobs(runtime.prisma, { limit: batch.size - 1, kinds: [first.kind], merchantIds: [first.merchantId], leaseMs }) : [];
-  return runBatch(runtime, log, [first, ...more], () => now);
+  const more = batch.size > 1 && !stopping() ? await claimDueJobs(runtime.prisma, { limit: batch.size - 1, kinds: [first.kind], merchantIds: [first.merchantId], leaseMs }) : [];
+  // A worker stopping (graceful shutdown) runs no further leftovers one by one: they go back to pending.
+  return runBatch(runtime, log, [first, ...more], () => now, async () => !stopping());
 }
 
 /**

@@ -14,6 +14,7 @@ import type { Runtime } from '../platform/context.ts';
 import type { Logger } from '../platform/logger.ts';
 import { onWake } from '../platform/jobs.ts';
 import type { Lane } from '../platform/jobs.ts';
+import { releaseClaimedJobs } from '../platform/jobs.store.ts';
 import { claimDueJobs, runJob, runWorkerBatch } from './runner.ts';
 
 export interface LaneOptions {
@@ -74,7 +75,8 @@ export function workerOptions(config: Config): WorkerOptions {
 export function startWorker(runtime: Runtime, log: Logger, opts: WorkerOptions = {}) {
   const pollMs = opts.pollMs ?? 500;
   let stopped = false;
-  const inflight = new Set<Promise<unknown>>();
+  /** the jobs running here, by the promise of their run */
+  const inflight = new Map<Promise<unknown>, bigint>();
   const lanes: LaneState[] = (
     [
       ['internal', { concurrency: opts.concurrency ?? 16, perMerchant: opts.perMerchant ?? 8 }],
@@ -114,7 +116,7 @@ export function startWorker(runtime: Runtime, log: Logger, opts: WorkerOptions =
           lane.running++;
           lane.byMerchant.set(job.merchantId, (lane.byMerchant.get(job.merchantId) ?? 0) + 1);
           // A kind that batches takes the merchant's other due jobs of that kind along (JobKind.batch).
-          const p = (runtime.jobs.get(job.kind)?.batch ? runWorkerBatch(runtime, log, job, opts.leaseMs) : runJob(runtime, log, job))
+          const p = (runtime.jobs.get(job.kind)?.batch ? runWorkerBatch(runtime, log, job, opts.leaseMs, () => stopped) : runJob(runtime, log, job))
             .catch((err) => log.error({ err: err instanceof Error ? err.message : String(err), job_id: String(job.id) }, 'job outcome not recorded'))
             .finally(() => {
             lane.running--;
@@ -124,7 +126,7 @@ export function startWorker(runtime: Runtime, log: Logger, opts: WorkerOptions =
             inflight.delete(p);
             if (!stopped) tickLane(lane, true);
           });
-          inflight.add(p);
+          inflight.set(p, job.id);
         }
         // One claim sees every merchant with due work and takes all it may: the next one is due
         // when a job finishes, work is enqueued here (wake) or at the next poll.
@@ -161,15 +163,33 @@ export function startWorker(runtime: Runtime, log: Logger, opts: WorkerOptions =
   tickAll();
 
   return {
-    /** Stops polling and waits for running jobs to finish. */
-    async stop() {
+    /**
+     * Stops claiming and waits for the running jobs to finish (a batch runs no further leftovers:
+     * they go back to pending). With `timeoutMs`, waits that long at most, then gives the jobs
+     * still running back (pending, lease released) so another process runs them at once instead
+     * of after their lease; returns the ids given back.
+     */
+    async stop(timeoutMs?: number): Promise<bigint[]> {
       stopped = true;
       clearInterval(timer);
       for (const lane of lanes) clearTimeout(lane.later);
       unsubscribe();
-      // A claim in progress may still start jobs: wait for it, then for every job it started.
-      await Promise.allSettled([...ticks]);
-      while (inflight.size > 0) await Promise.allSettled([...inflight]);
+      let timedOut = false;
+      const deadline =
+        timeoutMs === undefined
+          ? undefined
+          : new Promise<void>((resolve) => setTimeout(() => ((timedOut = true), resolve()), timeoutMs).unref());
+      const drain = async () => {
+        // A claim in progress may still start jobs: wait for it, then for every job it started.
+        await Promise.allSettled([...ticks]);
+        while (inflight.size > 0 && !timedOut) await Promise.allSettled([...inflight.keys()]);
+      };
+      await (deadline ? Promise.race([drain(), deadline]) : drain());
+      if (!timedOut || inflight.size === 0) return [];
+      const left = [...inflight.values()];
+      await releaseClaimedJobs(runtime.prisma, left);
+      log.warn({ jobs: left.map(String) }, 'shutdown: jobs still running given back to pending');
+      return left;
     },
   };
 }

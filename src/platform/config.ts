@@ -65,6 +65,8 @@ const schema = z.object({
   JOBS_LEASE_MS: z.coerce.number().int().min(1000).max(3_600_000).default(60_000),
   /** Finished jobs (done or cancelled) are deleted once this many days old (0 = kept forever); failed ones are kept. */
   JOBS_RETENTION_DAYS: z.coerce.number().int().min(0).max(3650).default(7),
+  /** Finished webhook delivery attempts (succeeded or failed) are deleted once this many days old (0 = kept forever); pending ones never. */
+  RETENTION_DELIVERY_ATTEMPTS_DAYS: z.coerce.number().int().min(0).max(3650).default(30),
   /**
    * Test clock advances run one at a time per merchant. At most this many due jobs a second for
    * one advance (a second's worth at once, then paced); and how long an advance waits for the
@@ -127,6 +129,19 @@ const schema = z.object({
     .string()
     .regex(/^([^<>\r\n]*<[^<>\s@]+@[^<>\s@]+>|[^<>\s@]+@[^<>\s@]+)$/, 'must be an address such as billing@example.com or "Acme Billing <billing@example.com>"')
     .default('billing@localhost'),
+  /**
+   * GET /metrics (Prometheus): on this port of its own, without authentication, when set (listening
+   * on METRICS_HOST, default HOST); otherwise on the main port behind `Authorization: Bearer
+   * METRICS_TOKEN`. Neither set: no /metrics (404).
+   */
+  METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional().or(z.literal('').transform(() => undefined)),
+  METRICS_HOST: z.string().min(1).optional().or(z.literal('').transform(() => undefined)),
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional().or(z.literal('').transform(() => undefined)),
+  /**
+   * On SIGTERM/SIGINT, how long requests in flight and running jobs are waited for; then the jobs
+   * still running are given back (pending) and the process exits.
+   */
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(25_000),
   /** GraphQL limits: maximum query depth and estimated cost. */
   GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(2).max(50).default(12),
   GRAPHQL_MAX_COMPLEXITY: z.coerce.number().int().min(10).default(20000),
@@ -153,6 +168,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   if (c.WEB_CONCURRENCY > 1 && !c.DATABASE_URL) {
     throw new ConfigError('Invalid configuration:\n  WEB_CONCURRENCY: more than one process needs DATABASE_URL (the embedded database serves one process)');
+  }
+  if (c.METRICS_PORT !== undefined && c.METRICS_PORT === c.PORT) {
+    throw new ConfigError('Invalid configuration:\n  METRICS_PORT must differ from PORT (or leave it unset and set METRICS_TOKEN to serve /metrics on the main port)');
   }
   const publicBaseUrl = (c.PUBLIC_BASE_URL ?? `http://localhost:${c.PORT}`).replace(/\/+$/, '');
   return { ...c, publicBaseUrl };

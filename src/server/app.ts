@@ -25,6 +25,8 @@ import { bodyText, declaredBodyLimit, isUtf8, mediaType, mountRoutes, parseJson,
 import { MAX_BODY_BYTES } from '../platform/limits.ts';
 import { clientAddress } from '../platform/client-address.ts';
 import { inServerSpan } from '../platform/tracing.ts';
+import { observeRequest } from '../platform/metrics.ts';
+import { mountMetrics, routeTemplate } from './metrics.ts';
 import { docsAsset, docsHtml, docsSecurityHeaders } from './docs.ts';
 import { landingHtml, landingSecurityHeaders } from './landing.ts';
 import { dashboardUnauthorized, mountDashboard } from './dashboard.ts';
@@ -91,7 +93,7 @@ function graphqlGetParams(c: Context<AppEnv>): GraphQLParams {
   return { query: c.req.query('query'), operationName: c.req.query('operationName'), variables: json('variables'), extensions: json('extensions') };
 }
 
-export function createApp(services: Services, opts: { graphqlPlugins?: GraphQLPlugin[] } = {}) {
+export function createApp(services: Services, opts: { graphqlPlugins?: GraphQLPlugin[]; draining?: () => boolean } = {}) {
   const app = new Hono<AppEnv>();
   const rateLimiter = new RateLimiter(services.config.RATE_LIMIT_PER_SECOND);
   const authFailures = new AuthFailureLimiter({
@@ -100,6 +102,7 @@ export function createApp(services: Services, opts: { graphqlPlugins?: GraphQLPl
   });
   const yoga = createGraphQLServer({ maxDepth: services.config.GRAPHQL_MAX_DEPTH, maxAliases: 100, rateLimiter, log: services.log, plugins: opts.graphqlPlugins });
   let openapi: unknown;
+  const draining = opts.draining ?? (() => false);
 
   // Request id and access log.
   app.use('*', async (c, next) => {
@@ -111,10 +114,16 @@ export function createApp(services: Services, opts: { graphqlPlugins?: GraphQLPl
     c.set('log', requestLog);
     const started = performance.now();
     await inServerSpan(`${c.req.method} request`, { traceparent: c.req.header('traceparent'), tracestate: c.req.header('tracestate') }, {}, async (span) => {
-      await next();
+      if (draining()) {
+        // Shutting down (src/main.ts): a request that arrives now, on a connection opened before, is
+        // refused so that its client retries elsewhere (or after the restart); none is half-done.
+        const e = new ServiceUnavailableError('The service is shutting down. Retry shortly.');
+        e.headers = { 'Retry-After': '1', Connection: 'close' };
+        c.res = sendError(c, e);
+      } else await next();
       if (!span) return;
-      // The route template (never the ids in the path): the handler's path, as mounted.
-      const route = c.req.routePath;
+      // The route template (never the ids in the path), as the metrics label it.
+      const route = routeTemplate(c);
       span.updateName(`${c.req.method} ${route}`);
       span.setAttributes({
         'http.request.method': c.req.method,
@@ -134,11 +143,13 @@ export function createApp(services: Services, opts: { graphqlPlugins?: GraphQLPl
     // API answers carry merchant data: no cache (browser, proxy) keeps them.
     if (!headers.has('Cache-Control') && (c.req.path.startsWith('/v1/') || c.req.path === '/graphql')) headers.set('Cache-Control', 'no-store');
     const status = c.res.status;
+    const elapsed = performance.now() - started;
+    observeRequest(routeTemplate(c), c.req.method, status, elapsed / 1000);
     const entry = {
       method: c.req.method,
       path: loggedPath(c.req.path),
       status,
-      duration_ms: Math.round((performance.now() - started) * 10) / 10,
+      duration_ms: Math.round(elapsed * 10) / 10,
       merchant_id: c.get('ctx')?.merchant.id,
     };
     if (status >= 500) requestLog().error(entry, 'request failed');
@@ -201,6 +212,9 @@ export function createApp(services: Services, opts: { graphqlPlugins?: GraphQLPl
       return sendError(c, new ServiceUnavailableError());
     }
   });
+
+  // ---- Prometheus metrics (behind METRICS_TOKEN here; on METRICS_PORT it has its own listener)
+  mountMetrics(app, services);
 
   // ---- API reference
   app.get('/openapi.json', (c) => {

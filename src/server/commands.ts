@@ -10,7 +10,8 @@ import { accountToJSON } from '../domain/merchants/account.ts';
 import { updateAccount } from '../services/account.ts';
 import { forMerchant } from '../platform/db/tenant.ts';
 import { createDashboardUser } from '../domain/merchants/dashboard.ts';
-import type { Database } from '../platform/db/index.ts';
+import { openDatabase, type Database } from '../platform/db/index.ts';
+import { describeTarget, exportDatabase, ExportRefused } from '../platform/db/export.ts';
 import { migrate } from '../platform/db/migrate.ts';
 import { AppError } from '../platform/errors.ts';
 
@@ -21,7 +22,8 @@ export const USAGE = `usage:
   cli key create --merchant MERCHANT_ID [--json]
   cli key revoke CLIENT_ID
   cli user create --merchant-id MERCHANT_ID --email EMAIL --password PASSWORD [--json]
-  cli db migrate`;
+  cli db migrate
+  cli db export --to postgresql://USER@HOST:PORT/DATABASE [--json]`;
 
 export interface CommandResult {
   code: number;
@@ -69,6 +71,7 @@ export async function runCommand(argv: string[], env: CommandEnv): Promise<Comma
             password: { type: 'string' },
             'accent-color': { type: 'string' },
             logo: { type: 'string' },
+            to: { type: 'string' },
             help: { type: 'boolean', short: 'h', default: false },
           },
         });
@@ -91,6 +94,27 @@ export async function runCommand(argv: string[], env: CommandEnv): Promise<Comma
       } else {
         const { applied } = await migrate(env.db);
         out({ applied }, applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');
+      }
+    } else if (area === 'db' && action === 'export') {
+      if (env.where === 'server') {
+        fail('db export needs the embedded database to itself, and the running server holds DATA_DIR: stop the server, then run the export again', 1);
+      }
+      if (env.db.kind !== 'pglite') fail('db export copies the embedded database (DATA_DIR) into PostgreSQL; DATABASE_URL is set, so there is nothing embedded to export (unset it)');
+      if (!values.to || !/^postgres(ql)?:\/\//.test(values.to)) fail('db export needs --to postgresql://USER@HOST:PORT/DATABASE (an empty database)');
+      const target = await openDatabase({ url: values.to!, poolSize: 2 });
+      try {
+        const r = await exportDatabase(env.db, target);
+        const total = r.tables.reduce((n, t) => n + t.rows, 0);
+        const width = Math.max(...r.tables.map((t) => t.table.length));
+        out(
+          { target: describeTarget(values.to!), tables: r.tables, sequences: r.sequences, total_rows: total },
+          [`exported to ${describeTarget(values.to!)}:`, ...r.tables.map((t) => `  ${t.table.padEnd(width)}  ${t.rows}`), `  ${'total'.padEnd(width)}  ${total}`].join('\n'),
+        );
+      } catch (e) {
+        if (e instanceof ExportRefused) fail(`db export: ${e.message}`, 1);
+        throw e;
+      } finally {
+        await target.close();
       }
     } else if (area === 'merchant' && action === 'create') {
       if (!values.name) fail('merchant create needs --name NAME');

@@ -14,6 +14,7 @@ import { wake } from '../../platform/jobs.ts';
 import { asRawTx, type RawTx } from '../../platform/db/raw.ts';
 import { clockOf, type ClockMerchant, type Clock } from '../../platform/clock.ts';
 import { countEvents, findActiveEndpoints, findEvent, findEvents, IDS_PER_EVENT, insertEvents, insertEventWithDeliveries, type EventRow, type Statement } from './store.ts';
+import { countEvent } from '../../platform/metrics.ts';
 import { operatorLine, writeOperatorLine, type OperatorLine } from './operator-log.ts';
 import type { Logger } from '../../platform/logger.ts';
 
@@ -158,14 +159,18 @@ export async function recordEvents(db: Db | RawTx, on: EventScope, list: NewEven
 
 /** After the change commits, the operator's log line of each event that has one (operator-log.ts). */
 function tellOperator(tx: RawTx, on: EventScope, events: { id: string; type: string; data: EventJSON['data'] }[]): void {
-  const lines: { id: string; type: string; line: OperatorLine }[] = [];
+  const lines: { id: string; type: string; line: OperatorLine; object: Record<string, unknown>; previous?: Record<string, unknown> }[] = [];
   for (const e of events) {
     const line = operatorLine(e.type, e.data.object, e.data.previous_attributes);
-    if (line) lines.push({ id: e.id, type: e.type, line });
+    if (line) lines.push({ id: e.id, type: e.type, line, object: e.data.object, previous: e.data.previous_attributes });
   }
   if (lines.length === 0) return;
   tx.afterCommit(() => {
-    for (const l of lines) writeOperatorLine(on.log, on.merchant.id, l, l.line);
+    for (const l of lines) {
+      writeOperatorLine(on.log, on.merchant.id, l, l.line);
+      // The same events are what the metrics count (failed payments, dunning outcomes).
+      countEvent(l.type, l.object, l.previous);
+    }
   });
 }
 

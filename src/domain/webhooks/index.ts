@@ -5,7 +5,7 @@
 // 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (8 attempts in all), on the merchant's clock. An
 // endpoint whose deliveries have all failed for 5 days is disabled. Delivery is at least once:
 // receivers dedupe by the webhook-id header (the event id).
-import type { DeliveryAttempt, Event, WebhookEndpoint } from '../../generated/prisma/client.ts';
+import type { DeliveryAttempt, Event, PrismaClient, WebhookEndpoint } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
 import { inTransaction } from '../../platform/db/tenant.ts';
 import { NotFoundError, ValidationError } from '../../platform/errors.ts';
@@ -23,6 +23,7 @@ import { sendWebhook } from './send.ts';
 import { inSpan, SpanKind, SpanStatusCode } from '../../platform/tracing.ts';
 import { newSecret, signatureHeader } from './signing.ts';
 import { checkEndpointUrl } from './ssrf.ts';
+import { countWebhookDelivery } from '../../platform/metrics.ts';
 import {
   countAttemptsOfEvent,
   countLiveEndpoints,
@@ -45,6 +46,7 @@ import {
   replaceEndpointSecret,
   updateEndpointFields,
   type FullAttempt,
+  deleteFinishedAttempts,
 } from './store.ts';
 
 export { DELIVER_JOB } from '../events/types.ts';
@@ -274,6 +276,7 @@ export async function deliverAttempt(ctx: JobCtx, attemptId: string, jobId?: big
   const endpoint = attempt.endpoint;
   if (endpoint.deletedAt || endpoint.status !== 'active') {
     await failPendingAttempt(ctx.db, attemptId, 'cancelled: endpoint not active');
+    countWebhookDelivery('cancelled');
     return false;
   }
   if (!(await acquireSlot(endpoint.id))) throw new EndpointBusy(endpoint.id);
@@ -319,8 +322,10 @@ async function recordOutcome(ctx: JobCtx, attempt: FullAttempt, result: Awaited<
   const outcome = { responseStatus: result.status, responseBody: result.body, attemptedAt: now, durationMs: result.durationMs };
   if (result.ok) {
     await markAttemptSucceeded(rawQuery(ctx.db), ctx.merchant.id, attempt.id, outcome, jobId);
+    countWebhookDelivery('succeeded');
     return jobId !== undefined;
   }
+  countWebhookDelivery(attempt.attemptNumber >= MAX_ATTEMPTS ? 'gave_up' : 'failed');
   await inTransaction(ctx.db, async (tx) => {
     const last = attempt.attemptNumber >= MAX_ATTEMPTS;
     const delay = RETRY_DELAYS_MS[attempt.attemptNumber - 1] ?? 0;
@@ -343,4 +348,17 @@ async function recordOutcome(ctx: JobCtx, attempt: FullAttempt, result: Awaited<
     }
   });
   return false;
+}
+
+/**
+ * Housekeeping (src/jobs/maintenance.ts): deletes the finished delivery attempts (succeeded or
+ * failed, never pending) created before `before`, `batch` rows per statement; how many.
+ */
+export async function purgeOldDeliveryAttempts(prisma: PrismaClient, before: Date, batch = 5_000): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const n = await deleteFinishedAttempts(prisma, before, batch);
+    total += n;
+    if (n < batch) return total;
+  }
 }

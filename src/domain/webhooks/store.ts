@@ -1,6 +1,6 @@
 // Statements about webhook endpoints and delivery attempts. The rules (and delivery itself) are in
 // index.ts.
-import type { DeliveryAttempt, Event, WebhookEndpoint } from '../../generated/prisma/client.ts';
+import type { DeliveryAttempt, Event, PrismaClient, WebhookEndpoint } from '../../generated/prisma/client.ts';
 import { jsonRows, merchantSql, type RawQuery } from '../../platform/db/raw.ts';
 import type { Prisma, Db, TenantTx } from '../../platform/db/tenant.ts';
 import type { PageQuery } from '../../platform/pagination.ts';
@@ -153,4 +153,18 @@ export function markAttemptFailed(tx: TenantTx, id: string, r: AttemptResult, ne
       nextRetryAt,
     },
   });
+}
+
+/**
+ * Deletes up to `limit` finished delivery attempts (succeeded or failed; never pending) created
+ * before `before` (real time), oldest first, through the partial index
+ * delivery_attempts_finished_created_at_idx; how many. System work (every merchant's).
+ */
+export function deleteFinishedAttempts(prisma: PrismaClient, before: Date, limit: number): Promise<number> {
+  return prisma.$executeRawUnsafe(
+    `DELETE FROM delivery_attempts WHERE id IN (
+       SELECT id FROM delivery_attempts WHERE status <> 'pending' AND created_at < $1 ORDER BY created_at LIMIT $2)`,
+    before,
+    limit,
+  );
 }

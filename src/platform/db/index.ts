@@ -34,6 +34,8 @@ export interface Database {
    * migration); any other role is held by FORCE ROW LEVEL SECURITY already. Says which applies.
    */
   enforceTenancy(): Promise<TenancyEnforcement>;
+  /** The connection pools' state, summed over both pools (metrics); null on the embedded database (one connection). */
+  poolStats(): { total: number; idle: number; waiting: number; max: number } | null;
   close(): Promise<void>;
 }
 
@@ -227,6 +229,12 @@ function openPostgres(url: string, poolSize: number, logger?: Logger, onQuery?: 
       if (mode === 'role') tenancy.role = TENANT_ROLE;
       return mode;
     },
+    poolStats: () => ({
+      total: pool.totalCount + rawPool.totalCount,
+      idle: pool.idleCount + rawPool.idleCount,
+      waiting: pool.waitingCount + rawPool.waitingCount,
+      max: poolSize * 2,
+    }),
     close: async () => {
       await prisma.$disconnect();
       await Promise.all([pool.end(), rawPool.end()]);
@@ -313,6 +321,7 @@ async function openPglite(dataDir: string | null, onQuery?: (sql: string) => voi
       }
       return mode;
     },
+    poolStats: () => null,
     close: async () => {
       await prisma.$disconnect();
       await db.close();

@@ -1,0 +1,180 @@
+// GET /metrics (issue 26, "Metrics"; conventions "Operations"): Prometheus text format behind the
+// METRICS_TOKEN bearer on the main port (404 when neither a token nor METRICS_PORT is configured,
+// 401 with the documented error body for a wrong token), requests counted by ROUTE TEMPLATE (never
+// an id), the scrape-time families (jobs due and their age, invoices by status, pool connections),
+// webhook and dunning outcomes, Node's default process metrics.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { send, startApp, usingPostgres, type TestApp } from './helpers/app.ts';
+import { clockMerchant } from './helpers/clock-merchant.ts';
+import { receivers } from './helpers/receivers.ts';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadConfig } from '../src/platform/config.ts';
+
+const root = join(import.meta.dirname, '..');
+
+const TOKEN = 'metrics-token-0123456789abcdef';
+const NSF = '4000000000009995'; // saves, then every charge of it fails with insufficient_funds
+let app: TestApp;
+let plain: TestApp;
+const hooks = receivers();
+beforeAll(async () => {
+  app = await startApp({ METRICS_TOKEN: TOKEN });
+  plain = await startApp({}, { worker: false });
+});
+afterAll(async () => {
+  hooks.close();
+  await app?.close();
+  await plain?.close();
+});
+
+const scrape = async (a: TestApp = app) => {
+  const r = await fetch(`${a.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
+  expect(r.status).toBe(200);
+  expect(r.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+  return r.text();
+};
+
+/** The value of one sample (name and exact label set), or undefined. */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const got = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1], x[2]]));
+    const want = Object.entries(labels);
+    if (want.length === Object.keys(got).length && want.every(([k, v]) => got[k] === v)) return Number(m[3]);
+  }
+  return undefined;
+}
+
+describe('GET /metrics', () => {
+  it('does not exist without METRICS_TOKEN or METRICS_PORT; a wrong or missing token gets 401 with the error body', async () => {
+    const none = await fetch(`${plain.url}/metrics`);
+    expect(none.status).toBe(404);
+    const missing = await send(`${app.url}/metrics`);
+    expect(missing.status).toBe(401);
+    expect(missing.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    expect(missing.body).toEqual({ error: expect.objectContaining({ type: 'authentication_error', code: 'unauthorized', request_id: expect.stringMatching(/^req_/) }) });
+    const wrong = await send(`${app.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}x` } });
+    expect(wrong.status).toBe(401);
+    expect(wrong.body.error.code).toBe('unauthorized');
+    expect(wrong.text).not.toContain('http_requests_total');
+  });
+
+  it('METRICS_PORT takes /metrics off the main port; a short token and METRICS_PORT = PORT are refused at start', async () => {
+    const other = await startApp({ METRICS_TOKEN: TOKEN, METRICS_PORT: '9464' }, { worker: false });
+    try {
+      expect((await fetch(`${other.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(404);
+    } finally {
+      await other.close();
+    }
+    expect(() => loadConfig({ METRICS_TOKEN: 'short' })).toThrow(/METRICS_TOKEN/);
+    expect(() => loadConfig({ PORT: '4000', METRICS_PORT: '4000' })).toThrow(/METRICS_PORT must differ from PORT/);
+  });
+
+  it('counts requests by route template, method and status: never an id, GraphQL as /graphql, unknown paths as unmatched', async () => {
+    const api = await app.merchant();
+    const c = (await api.post('/v1/customers', { email: 'metrics@example.com' })).body;
+    expect((await api.get(`/v1/customers/${c.id}`)).status).toBe(200);
+    expect((await api.get(`/v1/customers/${c.id}`)).status).toBe(200);
+    expect((await api.get('/v1/customers/cus_doesnotexist0000')).status).toBe(404);
+    expect((await api.gql(`{ customer(id: "${c.id}") { id } }`)).status).toBe(200);
+    expect((await fetch(`${app.url}/v1/customers`)).status).toBe(401); // refused by the auth middleware
+    expect((await fetch(`${app.url}/no/such/path/${c.id}`)).status).toBe(404);
+
+    const text = await scrape();
+    expect(text).not.toContain(c.id);
+    expect(text).not.toContain('cus_doesnotexist0000');
+    expect(sample(text, 'http_requests_total', { route: '/v1/customers/:id', method: 'GET', status: '200' })).toBeGreaterThanOrEqual(2);
+    expect(sample(text, 'http_requests_total', { route: '/v1/customers/:id', method: 'GET', status: '404' })).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'http_requests_total', { route: '/v1/customers', method: 'POST', status: '201' })).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'http_requests_total', { route: '/v1/customers', method: 'GET', status: '401' })).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'http_requests_total', { route: '/graphql', method: 'POST', status: '200' })).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'http_requests_total', { route: 'unmatched', method: 'GET', status: '404' })).toBeGreaterThanOrEqual(1);
+    // The histogram: every route's count, sum and buckets.
+    expect(sample(text, 'http_request_duration_seconds_count', { route: '/v1/customers/:id', method: 'GET' })).toBeGreaterThanOrEqual(3);
+    expect(sample(text, 'http_request_duration_seconds_bucket', { route: '/v1/customers/:id', method: 'GET', le: '+Inf' })).toBeGreaterThanOrEqual(3);
+    // Every route label is a template: no segment that looks like an id (prefix_…).
+    const routes = [...text.matchAll(/route="([^"]*)"/g)].map((m) => m[1]!);
+    expect(routes.filter((r) => /\/[a-z]+_[A-Za-z0-9]{6,}/.test(r))).toEqual([]);
+    // Node's default process metrics.
+    expect(sample(text, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
+    expect(text).toMatch(/^nodejs_eventloop_lag_seconds \S+$/m);
+    expect(text).toMatch(/^nodejs_heap_size_used_bytes \S+$/m);
+  });
+
+  it('jobs due and the oldest due age per kind, computed at scrape time', async () => {
+    // An app without a worker: a webhook delivery stays due.
+    const idle = await startApp({ METRICS_TOKEN: TOKEN }, { worker: false });
+    let text: string;
+    try {
+      const api = await idle.merchant();
+      expect((await api.post('/v1/webhook-endpoints', { url: 'http://127.0.0.1:9/hook' })).status).toBe(201);
+      expect((await api.post('/v1/customers', { email: 'due@example.com' })).status).toBe(201);
+      await new Promise((r) => setTimeout(r, 1100));
+      text = await scrape(idle);
+    } finally {
+      await idle.close();
+    }
+    const kinds = [...text.matchAll(/^jobs_due\{kind="([^"]+)"\} (\S+)$/gm)].map((m) => [m[1], Number(m[2])] as const);
+    const deliver = kinds.find(([k]) => /webhook/.test(k!));
+    expect(deliver, text.split('\n').filter((l) => l.startsWith('jobs_')).join('\n')).toBeDefined();
+    expect(deliver![1]).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'jobs_oldest_due_age_seconds', { kind: deliver![0]! })).toBeGreaterThanOrEqual(1);
+  });
+
+  it('webhook outcomes, invoices by status, failed payments and dunning outcomes', async () => {
+    const before = await scrape();
+    const value = (text: string, name: string, labels: Record<string, string>) => sample(text, name, labels) ?? 0;
+
+    // A delivery to a receiver that answers 200.
+    const url = await hooks.listen((_req, res) => res.writeHead(200).end('ok'));
+    const m = await clockMerchant(app);
+    const { api } = m;
+    expect((await api.post('/v1/webhook-endpoints', { url })).status).toBe(201);
+    // A paid subscription, then one on a card that declines into dunning.
+    const plan = (await api.post('/v1/plans', { name: 'Pro', amount: 3000, currency: 'USD', interval: 'month', trial_period_days: 7 })).body;
+    const subscribe = async (card?: string) => {
+      const c = (await api.post('/v1/customers', { email: 'dun@example.com' })).body;
+      const si = (await api.post('/v1/setup-intents', { customer_id: c.id })).body;
+      expect((await api.post(`/v1/test-helpers/setup-intents/${si.id}/complete`, card ? { card_number: card } : {})).status).toBe(200);
+      return (await api.post('/v1/subscriptions', { customer_id: c.id, plan_id: plan.id })).body;
+    };
+    await subscribe();
+    const sub = await subscribe(NSF);
+    await m.advance({ to: sub.trial_end });
+    expect((await api.get(`/v1/subscriptions/${sub.id}`)).body.status).toBe('past_due');
+    await app.idle(api);
+
+    const after = await scrape();
+    expect(value(after, 'webhook_deliveries_total', { outcome: 'succeeded' })).toBeGreaterThan(value(before, 'webhook_deliveries_total', { outcome: 'succeeded' }));
+    expect(value(after, 'billing_invoices_total', { status: 'paid' })).toBeGreaterThanOrEqual(1);
+    expect(value(after, 'billing_invoices_total', { status: 'open' })).toBeGreaterThanOrEqual(1);
+    expect(value(after, 'billing_payment_failures_total', { failure_code: 'insufficient_funds' })).toBeGreaterThan(
+      value(before, 'billing_payment_failures_total', { failure_code: 'insufficient_funds' }),
+    );
+    expect(value(after, 'billing_dunning_outcomes_total', { outcome: 'retry_scheduled' })).toBe(value(before, 'billing_dunning_outcomes_total', { outcome: 'retry_scheduled' }) + 1);
+    expect(value(after, 'billing_dunning_outcomes_total', { outcome: 'past_due' })).toBe(value(before, 'billing_dunning_outcomes_total', { outcome: 'past_due' }) + 1);
+  });
+
+  it.runIf(usingPostgres)('the database pools: connections by state and the configured maximum', async () => {
+    const text = await scrape();
+    expect(sample(text, 'db_pool_connections', { state: 'max' })).toBe(2 * app.services.config.DB_POOL_SIZE);
+    expect(sample(text, 'db_pool_connections', { state: 'idle' })).toBeGreaterThanOrEqual(0);
+    expect(sample(text, 'db_pool_connections', { state: 'active' })).toBeGreaterThanOrEqual(0);
+    expect(sample(text, 'db_pool_connections', { state: 'waiting' })).toBe(0);
+  });
+
+  it('the example alert rules and the Grafana dashboard (docs/monitoring) use only families the service exports', async () => {
+    const text = await scrape();
+    const exported = new Set([...text.matchAll(/^# TYPE (\S+) (\w+)$/gm)].flatMap((m) => (m[2] === 'histogram' ? [`${m[1]}_bucket`, `${m[1]}_count`, `${m[1]}_sum`] : [m[1]!])));
+    const dashboard = JSON.parse(readFileSync(join(root, 'docs', 'monitoring', 'grafana-dashboard.json'), 'utf8'));
+    const exprs: string[] = dashboard.panels.flatMap((p: any) => p.targets.map((t: any) => t.expr));
+    const alerts = readFileSync(join(root, 'docs', 'monitoring', 'alerts.yml'), 'utf8');
+    const used = new Set([...[...exprs, alerts].join('\n').matchAll(/\b([a-z_:][a-z0-9_:]*)\{/g)].map((m) => m[1]!));
+    used.delete('up'); // Prometheus's own
+    expect(used.size).toBeGreaterThan(8);
+    expect([...used].filter((n) => !exported.has(n))).toEqual([]);
+    expect(dashboard.panels.length).toBeGreaterThanOrEqual(10);
+  });
+});

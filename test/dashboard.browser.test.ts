@@ -213,7 +213,7 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
     await settled(page, 'Customers');
     await page.getByText(seed.newest.email).waitFor();
     expect(await page.content()).not.toContain(seed.otherCustomer.email);
-    await page.goto(`${app.url}/dashboard/customers?email=${encodeURIComponent(seed.otherCustomer.email)}`);
+    await page.goto(`${app.url}/dashboard/customers?search=${encodeURIComponent(seed.otherCustomer.email)}`);
     await page.getByText('No customers match.').waitFor();
     await page.goto(`${app.url}/dashboard/customers/${seed.otherCustomer.id}`);
     await page.getByText(`No customer ${seed.otherCustomer.id}.`).waitFor();

@@ -171,6 +171,11 @@ export function insertInvoiceLine(tx: TenantTx, data: Prisma.InvoiceItemUnchecke
   return tx.invoiceItem.create({ data });
 }
 
+/** A line's share of its invoice's discount and its taxes (set when the invoice is finalised). */
+export async function setLinePricing(tx: TenantTx, id: string, data: { discountAmount: bigint; taxAmounts: Prisma.InputJsonValue }): Promise<void> {
+  await tx.invoiceItem.update({ where: { id }, data });
+}
+
 /** Puts the subscription's lines waiting for the next invoice on `invoiceId`. */
 export async function attachPendingLines(tx: TenantTx, subscriptionId: string, invoiceId: string): Promise<void> {
   await tx.invoiceItem.updateMany({ where: { subscriptionId, invoiceId: null }, data: { invoiceId } });
@@ -307,7 +312,8 @@ export async function insertInvoices(q: RawQuery, rows: Invoice[]): Promise<void
 
 const LINE_COLUMNS = [
   ['id', 'text'], ['merchant_id', 'text'], ['subscription_id', 'text'], ['invoice_id', 'text'], ['description', 'text'],
-  ['period_start', 'timestamptz'], ['period_end', 'timestamptz'], ['amount', 'int8'], ['proration', 'bool'], ['created_at', 'timestamptz'],
+  ['period_start', 'timestamptz'], ['period_end', 'timestamptz'], ['amount', 'int8'], ['proration', 'bool'], ['quantity', 'int4'], ['unit_amount', 'int8'],
+  ['created_at', 'timestamptz'],
 ] as const;
 
 /** Many invoice lines in one statement (a renewal batch's). */
@@ -316,7 +322,7 @@ export async function insertLines(q: RawQuery, rows: InvoiceItem[]): Promise<voi
     q,
     'invoice_items',
     LINE_COLUMNS,
-    rows.map((l) => [l.id, l.merchantId, l.subscriptionId, l.invoiceId, l.description, l.periodStart, l.periodEnd, l.amount, l.proration, l.createdAt]),
+    rows.map((l) => [l.id, l.merchantId, l.subscriptionId, l.invoiceId, l.description, l.periodStart, l.periodEnd, l.amount, l.proration, l.quantity, l.unitAmount, l.createdAt]),
   );
 }
 

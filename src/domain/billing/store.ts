@@ -388,14 +388,14 @@ export interface MrrRow {
 }
 
 /**
- * MRR per currency over active and past_due subscriptions: the plan's amount brought to a month
- * (day × 365/12, week × 52/12, year ÷ 12, each ÷ interval_count), summed exactly (numeric) and
+ * MRR per currency over active and past_due subscriptions: the plan's amount × the subscription's
+ * quantity brought to a month (before discounts and taxes; day × 365/12, week × 52/12, year ÷ 12, each ÷ interval_count), summed exactly (numeric) and
  * rounded once per currency. Trialing, paused, unpaid, incomplete and cancelled ones are left out.
  */
 export function findMrr(db: Db, merchantId: string): Promise<MrrRow[]> {
   return merchantSql(rawQuery(db), merchantId)<MrrRow>(
     `SELECT p.currency,
-            round(sum(p.amount::numeric * CASE p.interval WHEN 'day' THEN 365 WHEN 'week' THEN 52 WHEN 'month' THEN 12 ELSE 1 END
+            round(sum(p.amount::numeric * s.quantity * CASE p.interval WHEN 'day' THEN 365 WHEN 'week' THEN 52 WHEN 'month' THEN 12 ELSE 1 END
                       / (12 * p.interval_count)))::text AS mrr,
             count(*) AS subscriptions,
             count(*) FILTER (WHERE s.status = 'active') AS active

@@ -11,7 +11,7 @@ const LAYERS = [
   ['server', '^src/(server|main\\.ts|cli\\.ts)'],
 ];
 // Inside the domain, the areas, lowest first: an area imports only the areas before it.
-const AREAS = ['clock', 'merchants', 'processor', 'events', 'webhooks', 'customers', 'payment-methods', 'payments', 'refunds', 'wallets', 'billing', 'portal', 'emails'];
+const AREAS = ['clock', 'merchants', 'processor', 'events', 'webhooks', 'customers', 'payment-methods', 'payments', 'refunds', 'wallets', 'pricing', 'billing', 'portal', 'emails'];
 
 const forbidden = [
   {

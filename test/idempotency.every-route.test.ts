@@ -75,8 +75,15 @@ describe('an Idempotency-Key on every mutating REST route (a UUID per request, e
     // cancel at period end and reactivate, the clock, a void, an archive.
     const plan = (await twice('POST', '/v1/plans', '/v1/plans', { name: 'Every', amount: 3000, currency: 'USD', interval: 'month' })).body;
     const big = (await api.post('/v1/plans', { name: 'Every+', amount: 6000, currency: 'USD', interval: 'month' })).body;
-    const sub = (await twice('POST', '/v1/subscriptions', '/v1/subscriptions', { customer_id: customer.id, plan_id: plan.id })).body;
+    // Coupons and tax rates: created once (times_redeemed counts one redemption), deleted once.
+    const coupon = (await twice('POST', '/v1/coupons', '/v1/coupons', { name: 'Every', percent_off: 10, duration: 'forever' })).body;
+    const doomed = (await api.post('/v1/coupons', { name: 'Doomed', amount_off: 100, currency: 'USD', duration: 'once' })).body;
+    expect((await twice('DELETE', '/v1/coupons/{id}', `/v1/coupons/${doomed.id}`)).body.deleted).toBe(true);
+    const tax = (await twice('POST', '/v1/tax-rates', '/v1/tax-rates', { display_name: 'Every VAT', percentage: 20 })).body;
+    expect((await api.get('/v1/tax-rates')).body.data.filter((t: any) => t.display_name === 'Every VAT')).toHaveLength(1);
+    const sub = (await twice('POST', '/v1/subscriptions', '/v1/subscriptions', { customer_id: customer.id, plan_id: plan.id, coupon: coupon.id, default_tax_rates: [tax.id] })).body;
     expect(sub.status).toBe('active');
+    expect((await api.get(`/v1/coupons/${coupon.id}`)).body.times_redeemed).toBe(1);
     await twice('PATCH', '/v1/subscriptions/{id}', `/v1/subscriptions/${sub.id}`, { plan_id: big.id, proration_behavior: 'always_invoice' });
     expect(await count('invoice', { subscriptionId: sub.id })).toBe(2);
     await twice('POST', '/v1/subscriptions/{id}/pause', `/v1/subscriptions/${sub.id}/pause`, {});

@@ -13,6 +13,10 @@ import { builder, connectionComplexity, nodeKind } from './builder.ts';
 import { COMMON_ERRORS, ErrorInterface } from './errors.ts';
 import { connectionType, domainInput, listArgs, mutate, PHASED, nestedConnection, orNull, requestLoader, toConnection } from './helpers.ts';
 import { Payment } from './payments.ts';
+import { Coupon, TaxRate } from './pricing.ts';
+import * as coupons from '../domain/pricing/coupons.ts';
+import * as taxRates from '../domain/pricing/tax-rates.ts';
+import type { LineTax } from '../domain/pricing/rules.ts';
 
 
 const PlanInterval = builder.enumType('PlanInterval', { values: INTERVALS });
@@ -112,6 +116,19 @@ const InvoiceLine = builder.objectRef<Line>('InvoiceLine').implement({
     amount: t.field({ type: 'Money', description: 'Negative for a credit.', resolve: (l) => l.amount }),
     amountFormatted: t.string({ resolve: (l) => formatMoney(l.amount, l.currency) }),
     proration: t.exposeBoolean('proration'),
+    quantity: t.exposeInt('quantity', { nullable: true, description: 'Units billed (plan lines and prorations).' }),
+    unitAmount: t.field({ type: 'Money', nullable: true, description: 'Price of one unit on a plan line (amount = unitAmount × quantity).', resolve: (l) => l.unitAmount }),
+    discountAmount: t.field({ type: 'Money', description: "This line's share of the invoice's discount.", resolve: (l) => l.discountAmount }),
+    taxAmounts: t.field({ type: [InvoiceLineTax], resolve: (l) => (l.taxAmounts ?? []) as unknown as LineTax[] }),
+  }),
+});
+
+const InvoiceLineTax = builder.objectRef<LineTax>('InvoiceLineTax').implement({
+  description: "One tax of a line: on the line amount after its discount share, rounded half away from zero.",
+  fields: (t) => ({
+    taxRateId: t.exposeID('tax_rate'),
+    amount: t.field({ type: 'Money', resolve: (x) => BigInt(x.amount) }),
+    inclusive: t.exposeBoolean('inclusive', { description: 'Contained in the line amount (not added to the total).' }),
   }),
 });
 
@@ -136,8 +153,11 @@ export const Invoice = builder.prismaNode('Invoice', {
     billingReason: t.field({ type: InvoiceBillingReason, resolve: (i) => i.billingReason as schema.BillingReason }),
     currency: t.exposeString('currency'),
     lines: t.field({ type: [InvoiceLine], resolve: (i) => i.lines.map((l) => ({ ...l, currency: i.currency })) }),
-    subtotal: t.field({ type: 'Money', resolve: (i) => i.subtotal }),
-    total: t.field({ type: 'Money', resolve: (i) => i.total }),
+    subtotal: t.field({ type: 'Money', description: 'The sum of the line amounts (inclusive taxes within).', resolve: (i) => i.subtotal }),
+    discountAmount: t.field({ type: 'Money', description: "The coupon's discount.", resolve: (i) => i.discountAmount }),
+    couponId: t.exposeString('couponId', { nullable: true, description: 'The coupon whose discount it got.' }),
+    taxAmount: t.field({ type: 'Money', description: 'Every tax of its lines, inclusive and exclusive.', resolve: (i) => i.taxAmount }),
+    total: t.field({ type: 'Money', description: 'subtotal − discountAmount + exclusive taxes.', resolve: (i) => i.total }),
     totalFormatted: t.string({ resolve: (i) => formatMoney(i.total, i.currency) }),
     creditApplied: t.field({ type: 'Money', description: "Drawn from the customer's credit balance (before the wallet); given back if voided.", resolve: (i) => i.creditApplied }),
     amountFromWallet: t.field({ type: 'Money', description: "Drawn from the customer's wallet (applyWalletBalance).", resolve: (i) => i.amountFromWallet }),
@@ -192,6 +212,16 @@ const PauseCollection = builder.objectRef<{ resumesAt: Date | null }>('PauseColl
   }),
 });
 
+const SubscriptionDiscount = builder.objectRef<{ couponId: string; start: Date; end: Date | null }>('SubscriptionDiscount').implement({
+  description: "A subscription's active discount.",
+  fields: (t) => ({
+    couponId: t.exposeID('couponId'),
+    coupon: t.field({ type: Coupon, nullable: true, description: 'The coupon (deleted coupons too: applied discounts go on).', resolve: (d, _, { ctx }) => orNull(coupons.findCouponAny(ctx, d.couponId)) }),
+    start: t.expose('start', { type: 'DateTime' }),
+    end: t.expose('end', { type: 'DateTime', nullable: true, description: 'When a repeating discount ends; null for forever and once.' }),
+  }),
+});
+
 // Named BillingSubscription: a type called Subscription is GraphQL's root subscription type by
 // convention (graphql-js and every SDL reader would take it for the root).
 export const Subscription = builder.prismaNode('Subscription', {
@@ -228,6 +258,13 @@ export const Subscription = builder.prismaNode('Subscription', {
           : null,
     }),
     applyWalletBalance: t.exposeBoolean('applyWalletBalance', { description: "Invoices are drawn from the customer's wallet in the plan's currency first." }),
+    quantity: t.exposeInt('quantity', { description: 'Units of the plan billed each period.' }),
+    discount: t.field({
+      type: SubscriptionDiscount,
+      nullable: true,
+      resolve: (s) => (s.couponId && s.discountStart ? { couponId: s.couponId, start: s.discountStart, end: s.discountEnd } : null),
+    }),
+    defaultTaxRates: t.field({ type: [TaxRate], description: 'Applied to every line of its invoices, in this order.', resolve: (s, _, { ctx }) => taxRates.taxRatesByIds(ctx, s.defaultTaxRates) }),
     metadata: t.field({ type: 'JSON', resolve: (s) => s.metadata }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
@@ -296,6 +333,9 @@ const CreateSubscriptionInput = builder.inputType('CreateSubscriptionInput', {
     trialEnd: t.field({ type: 'DateTime', description: 'An explicit end of the trial (in the future, at most 730 days ahead); not with trialPeriodDays.' }),
     cancelAtPeriodEnd: t.boolean({ description: 'Cancel at the end of the first period.' }),
     applyWalletBalance: t.boolean({ description: "Draw invoices from the customer's active wallet in the plan's currency first." }),
+    quantity: t.int({ description: 'Units of the plan billed each period (1 to 10,000; default 1).' }),
+    coupon: t.string({ description: 'A coupon id: its discount applies to the invoices made while it lasts.' }),
+    defaultTaxRates: t.idList({ description: 'Tax rate ids applied to every line of its invoices (at most 5).' }),
     metadata: t.field({ type: 'JSON' }),
     idempotencyKey: t.string(),
   }),
@@ -305,11 +345,14 @@ const UpdateSubscriptionInput = builder.inputType('UpdateSubscriptionInput', {
   fields: (t) => ({
     id: t.id({ required: true }),
     planId: t.id({ description: 'Move to another plan (same currency, interval and intervalCount); see prorationBehavior.' }),
-    prorationBehavior: t.field({ type: ProrationBehavior, description: 'With planId; default create_prorations.' }),
+    prorationBehavior: t.field({ type: ProrationBehavior, description: 'With planId or quantity; default create_prorations.' }),
     cancelAtPeriodEnd: t.boolean(),
     paymentMethodId: t.id({ description: "A saved method of the customer; null: the customer's default." }),
     trialEnd: t.field({ type: 'DateTime', description: 'A new end of the trial (only while trialing; in the future).' }),
     applyWalletBalance: t.boolean(),
+    quantity: t.int({ description: 'A new number of units (1 to 10,000), prorated like a plan change (prorationBehavior).' }),
+    coupon: t.string({ description: 'A coupon id to apply (replaces the discount); null removes the discount.' }),
+    defaultTaxRates: t.idList({ description: 'Replaces the tax rate ids ([] for none), from the next invoice on.' }),
     metadata: t.field({ type: 'JSON', description: 'Merged into the existing metadata; a key set to an empty string is removed.' }),
     idempotencyKey: t.string(),
   }),

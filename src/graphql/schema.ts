@@ -8,6 +8,7 @@ import './events.ts';
 import './payments.ts';
 import './payment-methods.ts';
 import './wallets.ts';
+import './pricing.ts';
 import './billing.ts';
 import './webhooks.ts';
 import './emails.ts';

@@ -17,6 +17,8 @@ export const ID_PREFIXES = {
   subscription: 'sub',
   invoice: 'in',
   invoice_line: 'il',
+  coupon: 'coupon',
+  tax_rate: 'txr',
   webhook_endpoint: 'we',
   event: 'evt',
   delivery_attempt: 'wda',

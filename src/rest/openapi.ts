@@ -17,7 +17,7 @@ import { exampleId, type IdKind } from '../platform/ids.ts';
 import { MAX_BODY_BYTES } from '../platform/limits.ts';
 import {
   balanceTransactionObject, customerObject, deletedCustomerObject, errorObject, EXAMPLE_ORIGIN, invoiceObject, paymentMethodObject,
-  paymentObject, planObject, refundObject, setupIntentObject, subscriptionObject, upcomingInvoiceObject, walletObject,
+  couponObject, paymentObject, planObject, refundObject, setupIntentObject, subscriptionObject, upcomingInvoiceObject, walletObject,
   walletTopupObject, walletTransactionObject, webhookEndpointObject, accountObject,
 } from './schemas.ts';
 import { EVENT_TYPES, type EventType } from '../domain/events/types.ts';
@@ -42,6 +42,8 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   'Payment methods': 'Saved cards and mobile-money numbers: a setup intent’s hosted page saves one (nothing is charged), payments charge it later off-session with payment_method_id.',
   'Customer portal': 'A hosted page where a customer manages their own details, saved methods and wallets for an hour.',
   Plans: 'Prices per billing interval that subscriptions follow; archiving one stops new subscriptions.',
+  Coupons: 'Percent or amount discounts applied to subscriptions (once, repeating N months, forever); deleting one stops new redemptions only.',
+  'Tax rates': 'Exclusive or inclusive percentages that subscriptions apply to every line of their invoices.',
   Payments: 'One-off payments, each with a hosted checkout page the customer pays on.',
   Refunds: 'Full or partial refunds of succeeded payments.',
   Wallets: 'Prepaid credit: a balance per customer and currency that always equals the sum of its ledger.',
@@ -76,6 +78,8 @@ export const EVENT_OBJECTS: Record<EventType, z.ZodType> = {
   'payment_method.detached': paymentMethodObject,
   'plan.created': planObject,
   'plan.archived': planObject,
+  'coupon.created': couponObject,
+  'coupon.deleted': couponObject,
   'subscription.created': subscriptionObject,
   'subscription.updated': subscriptionObject,
   'subscription.paused': subscriptionObject,
@@ -123,6 +127,8 @@ const RESOURCES: Record<string, [IdKind, string]> = {
   plans: ['plan', 'plan'],
   subscriptions: ['subscription', 'subscription'],
   invoices: ['invoice', 'invoice'],
+  coupons: ['coupon', 'coupon'],
+  'tax-rates': ['tax_rate', 'tax rate'],
   'webhook-endpoints': ['webhook_endpoint', 'webhook endpoint'],
   events: ['event', 'event'],
 };

@@ -314,11 +314,57 @@ export const subscriptionObject = z
     payment_method_id: idOf('payment_method').nullable().meta({ description: "The saved method charged; null: the customer's default." }),
     latest_invoice_id: idOf('invoice').nullable(),
     apply_wallet_balance: z.boolean(),
+    quantity: z.number().int().meta({ example: 1, description: 'Units of the plan billed each period (1 to 10,000).' }),
+    discount: z
+      .object({
+        coupon: z.string().meta({ example: 'SUMMER25', description: 'The coupon id.' }),
+        start: ts,
+        end: ts.nullable().meta({ description: 'When a repeating discount ends; null for forever and once (a once discount is removed after the invoice it applied to).' }),
+      })
+      .nullable()
+      .meta({ description: 'The active discount; null without one.' }),
+    default_tax_rates: z.array(z.string().meta({ example: exampleId('tax_rate') })).meta({ description: 'Tax rate ids applied to every line of its invoices.' }),
     metadata: metadataMap,
     created_at: ts,
     updated_at: ts,
   })
   .meta({ id: 'Subscription' });
+
+export const couponObject = z
+  .object({
+    id: z.string().meta({ example: 'SUMMER25' }),
+    object: z.literal('coupon'),
+    name: example('Summer sale'),
+    percent_off: z.number().nullable().meta({ example: 25, description: 'Percent off (up to 2 decimals); null for an amount off.' }),
+    amount_off: z.number().int().nullable().meta({ example: null, description: 'Amount off each discounted invoice (at most its subtotal); null for a percent off.' }),
+    amount_off_formatted: z.string().nullable().meta({ example: null }),
+    currency: currencyCode.nullable().meta({ description: 'The currency of amount_off.' }),
+    duration: z.enum(['once', 'repeating', 'forever']),
+    duration_in_months: z.number().int().nullable().meta({ example: null }),
+    max_redemptions: z.number().int().nullable().meta({ example: 100 }),
+    redeem_by: ts.nullable(),
+    times_redeemed: z.number().int().meta({ example: 0, description: 'Subscriptions it was applied to.' }),
+    valid: z.boolean().meta({ description: 'Whether it can still be applied: not deleted, not past redeem_by, redemptions left.' }),
+    deleted: z.boolean().meta({ description: 'Deleted: no new redemptions; applied discounts go on.' }),
+    metadata: metadataMap,
+    created_at: ts,
+  })
+  .meta({ id: 'Coupon' });
+
+export const taxRateObject = z
+  .object({
+    id: z.string().meta({ example: exampleId('tax_rate') }),
+    object: z.literal('tax_rate'),
+    display_name: example('VAT'),
+    percentage: z.number().meta({ example: 19.6, description: 'Percent, up to 4 decimals.' }),
+    inclusive: z.boolean().meta({ description: 'true: contained in the line amounts (extracted); false: added to them.' }),
+    country: z.string().nullable().meta({ example: 'FR' }),
+    jurisdiction: z.string().nullable().meta({ example: 'FR' }),
+    active: z.boolean(),
+    metadata: metadataMap,
+    created_at: ts,
+  })
+  .meta({ id: 'TaxRate' });
 
 export const invoiceLineObject = z
   .object({
@@ -329,6 +375,18 @@ export const invoiceLineObject = z
     amount: z.number().int().meta({ example: 2900, description: 'Negative for a credit.' }),
     amount_formatted: example('$29.00'),
     proration: z.boolean().meta({ example: false }),
+    quantity: z.number().int().nullable().meta({ example: 1, description: 'Units billed (plan lines and prorations); null for a carried credit.' }),
+    unit_amount: z.number().int().nullable().meta({ example: 2900, description: 'Price of one unit on a plan line (amount = unit_amount × quantity); null on prorations and credits.' }),
+    discount_amount: z.number().int().meta({ example: 0, description: "This line's share of the invoice's discount." }),
+    tax_amounts: z
+      .array(
+        z.object({
+          tax_rate: z.string().meta({ example: exampleId('tax_rate') }),
+          amount: z.number().int().meta({ example: 580, description: 'On the line amount after its discount share, rounded half away from zero.' }),
+          inclusive: z.boolean(),
+        }),
+      )
+      .meta({ description: 'The taxes of this line, one per tax rate.' }),
   })
   .meta({ id: 'InvoiceLine' });
 
@@ -343,8 +401,11 @@ export const invoiceObject = z
     billing_reason: z.enum(BILLING_REASONS),
     currency: currencyCode,
     lines: z.array(invoiceLineObject),
-    subtotal: z.number().int().meta({ example: 2900 }),
-    total: z.number().int().meta({ example: 2900 }),
+    subtotal: z.number().int().meta({ example: 2900, description: 'The sum of the line amounts (inclusive taxes within).' }),
+    discount_amount: z.number().int().meta({ example: 0, description: "The coupon's discount (percent: rounded half away from zero on the positive subtotal; amount_off: at most the subtotal)." }),
+    coupon_id: z.string().nullable().meta({ example: null, description: 'The coupon whose discount it got.' }),
+    tax_amount: z.number().int().meta({ example: 0, description: 'Every tax of its lines, inclusive and exclusive.' }),
+    total: z.number().int().meta({ example: 2900, description: 'subtotal − discount_amount + exclusive taxes.' }),
     total_formatted: example('$29.00'),
     credit_applied: z.number().int().meta({ example: 0, description: "Drawn from the customer's credit balance in the invoice's currency (before the wallet); given back when the invoice is voided." }),
     amount_from_wallet: z.number().int().meta({ example: 0, description: "Drawn from the customer's wallet (apply_wallet_balance)." }),

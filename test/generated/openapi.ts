@@ -21,6 +21,45 @@ export interface paths {
         patch: operations["updateMerchantSettings"];
         trace?: never;
     };
+    "/v1/coupons": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List coupons, newest first (deleted ones left out) */
+        get: operations["listCoupons"];
+        put?: never;
+        /**
+         * Create a coupon
+         * @description percent_off (0 < x ≤ 100, up to 2 decimals) or amount_off with currency; duration once (the next invoice), repeating (duration_in_months) or forever. `id` may be a code of your choosing (409 resource_already_exists when taken). Records coupon.created.
+         */
+        post: operations["createCoupon"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/coupons/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a coupon */
+        get: operations["getCoupon"];
+        put?: never;
+        post?: never;
+        /** Delete a coupon: no new redemptions; applied discounts go on */
+        delete: operations["deleteCoupon"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/customer-portal/sessions": {
         parameters: {
             query?: never;
@@ -598,6 +637,44 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tax-rates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List tax rates, newest first */
+        get: operations["listTaxRates"];
+        put?: never;
+        /**
+         * Create a tax rate
+         * @description percentage 0 to 100 with up to 4 decimals; inclusive (default false): contained in the line amounts rather than added. Name it in a subscription’s default_tax_rates.
+         */
+        post: operations["createTaxRate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tax-rates/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a tax rate */
+        get: operations["getTaxRate"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/test-helpers/clock": {
         parameters: {
             query?: never;
@@ -949,6 +1026,46 @@ export interface webhooks {
          * @description Sent to endpoints subscribed to `account.updated` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
          */
         post: operations["on_account_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "coupon.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * coupon.created
+         * @description Sent to endpoints subscribed to `coupon.created` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_coupon_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "coupon.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * coupon.deleted
+         * @description Sent to endpoints subscribed to `coupon.deleted` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_coupon_deleted"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1762,6 +1879,65 @@ export interface components {
             /** @constant */
             object: "account";
         };
+        Coupon: {
+            /**
+             * @description Amount off each discounted invoice (at most its subtotal); null for a percent off.
+             * @example null
+             */
+            amount_off: number | null;
+            /** @example null */
+            amount_off_formatted: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
+            created_at: string;
+            /** @description The currency of amount_off. */
+            currency: string | null;
+            /** @description Deleted: no new redemptions; applied discounts go on. */
+            deleted: boolean;
+            /** @enum {string} */
+            duration: "once" | "repeating" | "forever";
+            /** @example null */
+            duration_in_months: number | null;
+            /** @example SUMMER25 */
+            id: string;
+            /** @example 100 */
+            max_redemptions: number | null;
+            /**
+             * @example {
+             *       "order_id": "6735"
+             *     }
+             */
+            metadata: {
+                [key: string]: string;
+            };
+            /** @example Summer sale */
+            name: string;
+            /** @constant */
+            object: "coupon";
+            /**
+             * @description Percent off (up to 2 decimals); null for an amount off.
+             * @example 25
+             */
+            percent_off: number | null;
+            redeem_by: string | null;
+            /**
+             * @description Subscriptions it was applied to.
+             * @example 0
+             */
+            times_redeemed: number;
+            /** @description Whether it can still be applied: not deleted, not past redeem_by, redemptions left. */
+            valid: boolean;
+        };
+        CouponList: {
+            data: components["schemas"]["Coupon"][];
+            has_more: boolean;
+            /** @example eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0 */
+            next_cursor: string | null;
+            /** @constant */
+            object: "list";
+        };
         /**
          * @description Credit owed to the customer per currency (smallest unit), drawn by their invoices before charging; currencies with no credit are left out.
          * @example {
@@ -2165,6 +2341,11 @@ export interface components {
             /** @enum {string} */
             billing_reason: "subscription_create" | "subscription_cycle" | "subscription_update";
             /**
+             * @description The coupon whose discount it got.
+             * @example null
+             */
+            coupon_id: string | null;
+            /**
              * Format: date-time
              * @example 2026-11-24T12:00:00.000Z
              */
@@ -2181,6 +2362,11 @@ export interface components {
             currency: string;
             /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
             customer_id: string;
+            /**
+             * @description The coupon's discount (percent: rounded half away from zero on the positive subtotal; amount_off: at most the subtotal).
+             * @example 0
+             */
+            discount_amount: number;
             due_date: string | null;
             finalized_at: string | null;
             /** @example in_D6ShWtFUwUbkHRkFKNqGEU */
@@ -2215,9 +2401,20 @@ export interface components {
             /** @enum {string} */
             status: "draft" | "open" | "paid" | "void" | "uncollectible";
             subscription_id: string | null;
-            /** @example 2900 */
+            /**
+             * @description The sum of the line amounts (inclusive taxes within).
+             * @example 2900
+             */
             subtotal: number;
-            /** @example 2900 */
+            /**
+             * @description Every tax of its lines, inclusive and exclusive.
+             * @example 0
+             */
+            tax_amount: number;
+            /**
+             * @description subtotal − discount_amount + exclusive taxes.
+             * @example 2900
+             */
             total: number;
             /** @example $29.00 */
             total_formatted: string;
@@ -2233,6 +2430,11 @@ export interface components {
             amount_formatted: string;
             /** @example Pro monthly (2027-01-31 – 2027-02-28) */
             description: string;
+            /**
+             * @description This line's share of the invoice's discount.
+             * @example 0
+             */
+            discount_amount: number;
             /** @example il_G5VgQU8KQ0ctj2iQr4OpLp */
             id: string;
             /** @constant */
@@ -2251,6 +2453,27 @@ export interface components {
             };
             /** @example false */
             proration: boolean;
+            /**
+             * @description Units billed (plan lines and prorations); null for a carried credit.
+             * @example 1
+             */
+            quantity: number | null;
+            /** @description The taxes of this line, one per tax rate. */
+            tax_amounts: {
+                /**
+                 * @description On the line amount after its discount share, rounded half away from zero.
+                 * @example 580
+                 */
+                amount: number;
+                inclusive: boolean;
+                /** @example txr_D1bT1UfqBHy5zAKDR1CAPn */
+                tax_rate: string;
+            }[];
+            /**
+             * @description Price of one unit on a plan line (amount = unit_amount × quantity); null on prorations and credits.
+             * @example 2900
+             */
+            unit_amount: number | null;
         };
         InvoiceList: {
             data: components["schemas"]["Invoice"][];
@@ -2599,6 +2822,23 @@ export interface components {
             current_period_start: string;
             /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
             customer_id: string;
+            /** @description Tax rate ids applied to every line of its invoices. */
+            default_tax_rates: string[];
+            /** @description The active discount; null without one. */
+            discount: {
+                /**
+                 * @description The coupon id.
+                 * @example SUMMER25
+                 */
+                coupon: string;
+                /** @description When a repeating discount ends; null for forever and once (a once discount is removed after the invoice it applied to). */
+                end: string | null;
+                /**
+                 * Format: date-time
+                 * @example 2026-11-24T12:00:00.000Z
+                 */
+                start: string;
+            } | null;
             /** @example sub_pupDeocVzUPdRJwkvblTTw */
             id: string;
             latest_invoice_id: string | null;
@@ -2621,6 +2861,11 @@ export interface components {
             payment_method_id: string | null;
             /** @example plan_cQhBSP5gupDCEU7jr1BAge */
             plan_id: string;
+            /**
+             * @description Units of the plan billed each period (1 to 10,000).
+             * @example 1
+             */
+            quantity: number;
             resumes_at: string | null;
             /** @enum {string} */
             status: "trialing" | "active" | "past_due" | "paused" | "cancelled" | "incomplete" | "unpaid";
@@ -2634,6 +2879,47 @@ export interface components {
         };
         SubscriptionList: {
             data: components["schemas"]["Subscription"][];
+            has_more: boolean;
+            /** @example eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0 */
+            next_cursor: string | null;
+            /** @constant */
+            object: "list";
+        };
+        TaxRate: {
+            active: boolean;
+            /** @example FR */
+            country: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
+            created_at: string;
+            /** @example VAT */
+            display_name: string;
+            /** @example txr_D1bT1UfqBHy5zAKDR1CAPn */
+            id: string;
+            /** @description true: contained in the line amounts (extracted); false: added to them. */
+            inclusive: boolean;
+            /** @example FR */
+            jurisdiction: string | null;
+            /**
+             * @example {
+             *       "order_id": "6735"
+             *     }
+             */
+            metadata: {
+                [key: string]: string;
+            };
+            /** @constant */
+            object: "tax_rate";
+            /**
+             * @description Percent, up to 4 decimals.
+             * @example 19.6
+             */
+            percentage: number;
+        };
+        TaxRateList: {
+            data: components["schemas"]["TaxRate"][];
             has_more: boolean;
             /** @example eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0 */
             next_cursor: string | null;
@@ -2664,6 +2950,11 @@ export interface components {
             /** @enum {string} */
             billing_reason: "subscription_create" | "subscription_cycle" | "subscription_update";
             /**
+             * @description The coupon whose discount it got.
+             * @example null
+             */
+            coupon_id: string | null;
+            /**
              * Format: date-time
              * @example 2026-11-24T12:00:00.000Z
              */
@@ -2680,6 +2971,11 @@ export interface components {
             currency: string;
             /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
             customer_id: string;
+            /**
+             * @description The coupon's discount (percent: rounded half away from zero on the positive subtotal; amount_off: at most the subtotal).
+             * @example 0
+             */
+            discount_amount: number;
             due_date: string | null;
             finalized_at: string | null;
             /** @description Not made yet. */
@@ -2709,9 +3005,20 @@ export interface components {
             /** @constant */
             status: "draft";
             subscription_id: string | null;
-            /** @example 2900 */
+            /**
+             * @description The sum of the line amounts (inclusive taxes within).
+             * @example 2900
+             */
             subtotal: number;
-            /** @example 2900 */
+            /**
+             * @description Every tax of its lines, inclusive and exclusive.
+             * @example 0
+             */
+            tax_amount: number;
+            /**
+             * @description subtotal − discount_amount + exclusive taxes.
+             * @example 2900
+             */
             total: number;
             /** @example $29.00 */
             total_formatted: string;
@@ -2727,6 +3034,11 @@ export interface components {
             amount_formatted: string;
             /** @example Pro monthly (2027-01-31 – 2027-02-28) */
             description: string;
+            /**
+             * @description This line's share of the invoice's discount.
+             * @example 0
+             */
+            discount_amount: number;
             /** @description Null for the plan line the renewal will make; the id of a line already waiting for the invoice (a proration). */
             id: string | null;
             /** @constant */
@@ -2745,6 +3057,27 @@ export interface components {
             };
             /** @example false */
             proration: boolean;
+            /**
+             * @description Units billed (plan lines and prorations); null for a carried credit.
+             * @example 1
+             */
+            quantity: number | null;
+            /** @description The taxes of this line, one per tax rate. */
+            tax_amounts: {
+                /**
+                 * @description On the line amount after its discount share, rounded half away from zero.
+                 * @example 580
+                 */
+                amount: number;
+                inclusive: boolean;
+                /** @example txr_D1bT1UfqBHy5zAKDR1CAPn */
+                tax_rate: string;
+            }[];
+            /**
+             * @description Price of one unit on a plan line (amount = unit_amount × quantity); null on prorations and credits.
+             * @example 2900
+             */
+            unit_amount: number | null;
         };
         Wallet: {
             /**
@@ -3200,6 +3533,864 @@ export interface operations {
                      *         "type": "idempotency_error",
                      *         "code": "idempotency_key_reused",
                      *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for PATCH /v1/account.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body larger than 1 MiB (body_too_large). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listCoupons: {
+        parameters: {
+            query?: {
+                /** @description The next_cursor of the previous page. */
+                after?: string;
+                /** @description Page size, 1 to 100 (default 20). */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of coupons. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "SUMMER25",
+                     *           "object": "coupon",
+                     *           "name": "Summer sale",
+                     *           "percent_off": 25,
+                     *           "amount_off": null,
+                     *           "amount_off_formatted": null,
+                     *           "currency": null,
+                     *           "duration": "once",
+                     *           "duration_in_months": null,
+                     *           "max_redemptions": 100,
+                     *           "redeem_by": null,
+                     *           "times_redeemed": 0,
+                     *           "valid": true,
+                     *           "deleted": true,
+                     *           "metadata": {
+                     *             "order_id": "6735"
+                     *           },
+                     *           "created_at": "2026-11-24T12:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CouponList"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_invalid",
+                     *         "message": "Invalid limit: must be an integer between 1 and 100.",
+                     *         "param": "limit",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (GET: /v1/coupon).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createCoupon: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 characters. Retries with the same key and body within 24 h return the first response (Idempotent-Replayed: true). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "SUMMER25",
+                 *       "name": "Summer sale",
+                 *       "percent_off": 25,
+                 *       "duration": "repeating",
+                 *       "duration_in_months": 3
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Amount off each discounted invoice, smallest currency unit (at most its subtotal); with currency.
+                     * @example 500
+                     */
+                    amount_off?: number;
+                    /**
+                     * @description The currency of amount_off; only subscriptions billing it can use the coupon.
+                     * @example USD
+                     */
+                    currency?: string;
+                    /**
+                     * @description once: the next invoice only; repeating: the invoices of duration_in_months months; forever.
+                     * @enum {string}
+                     */
+                    duration: "once" | "repeating" | "forever";
+                    /**
+                     * @description With duration repeating: how many months the discount lasts from when it is applied.
+                     * @example 3
+                     */
+                    duration_in_months?: number;
+                    /**
+                     * @description A code of your choosing (unique among your coupons), e.g. SUMMER25; default: a generated coupon_… id.
+                     * @example SUMMER25
+                     */
+                    id?: string;
+                    /**
+                     * @description How many times it can be applied to subscriptions in all.
+                     * @example 100
+                     */
+                    max_redemptions?: number;
+                    /**
+                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).
+                     * @example {
+                     *       "order_id": "6735"
+                     *     }
+                     */
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                    /** @example Summer sale */
+                    name: string;
+                    /**
+                     * @description Percent off the invoice (0 < x ≤ 100, up to 2 decimals); or amount_off with currency.
+                     * @example 25
+                     */
+                    percent_off?: number;
+                    /**
+                     * Format: date-time
+                     * @description The last moment it can be applied (billing clock).
+                     * @example 2026-01-31T12:00:00Z
+                     */
+                    redeem_by?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The new coupon (times_redeemed 0, valid true). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "SUMMER25",
+                     *       "object": "coupon",
+                     *       "name": "Summer sale",
+                     *       "percent_off": 25,
+                     *       "amount_off": null,
+                     *       "amount_off_formatted": null,
+                     *       "currency": null,
+                     *       "duration": "once",
+                     *       "duration_in_months": null,
+                     *       "max_redemptions": 100,
+                     *       "redeem_by": null,
+                     *       "times_redeemed": 0,
+                     *       "valid": true,
+                     *       "deleted": true,
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Coupon"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: name.",
+                     *         "param": "name",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (POST: /v1/coupon).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The record’s state does not allow this, or an idempotency conflict. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/coupons.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body larger than 1 MiB (body_too_large). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getCoupon: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example coupon_MBJRGgzF8gH9X3Ojzu0eTU */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The coupon (404 once deleted). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "SUMMER25",
+                     *       "object": "coupon",
+                     *       "name": "Summer sale",
+                     *       "percent_off": 25,
+                     *       "amount_off": null,
+                     *       "amount_off_formatted": null,
+                     *       "currency": null,
+                     *       "duration": "once",
+                     *       "duration_in_months": null,
+                     *       "max_redemptions": 100,
+                     *       "redeem_by": null,
+                     *       "times_redeemed": 0,
+                     *       "valid": true,
+                     *       "deleted": true,
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Coupon"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such coupon: 'coupon_MBJRGgzF8gH9X3Ojzu0eTU'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteCoupon: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 characters. Retries with the same key and body within 24 h return the first response (Idempotent-Replayed: true). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @example coupon_MBJRGgzF8gH9X3Ojzu0eTU */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deleted coupon (deleted true, valid false). Records coupon.deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "SUMMER25",
+                     *       "object": "coupon",
+                     *       "name": "Summer sale",
+                     *       "percent_off": 25,
+                     *       "amount_off": null,
+                     *       "amount_off_formatted": null,
+                     *       "currency": null,
+                     *       "duration": "once",
+                     *       "duration_in_months": null,
+                     *       "max_redemptions": 100,
+                     *       "redeem_by": null,
+                     *       "times_redeemed": 0,
+                     *       "valid": true,
+                     *       "deleted": true,
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Coupon"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such coupon: 'coupon_MBJRGgzF8gH9X3Ojzu0eTU'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The record’s state does not allow this, or an idempotency conflict. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for DELETE /v1/coupons/coupon_MBJRGgzF8gH9X3Ojzu0eTU.",
                      *         "param": null,
                      *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
                      *       }
@@ -4047,6 +5238,11 @@ export interface operations {
                      *           "payment_method_id": null,
                      *           "latest_invoice_id": null,
                      *           "apply_wallet_balance": true,
+                     *           "quantity": 1,
+                     *           "discount": null,
+                     *           "default_tax_rates": [
+                     *             "txr_D1bT1UfqBHy5zAKDR1CAPn"
+                     *           ],
                      *           "metadata": {
                      *             "order_id": "6735"
                      *           },
@@ -6228,10 +7424,23 @@ export interface operations {
                      *               },
                      *               "amount": 2900,
                      *               "amount_formatted": "$29.00",
-                     *               "proration": false
+                     *               "proration": false,
+                     *               "quantity": 1,
+                     *               "unit_amount": 2900,
+                     *               "discount_amount": 0,
+                     *               "tax_amounts": [
+                     *                 {
+                     *                   "tax_rate": "txr_D1bT1UfqBHy5zAKDR1CAPn",
+                     *                   "amount": 580,
+                     *                   "inclusive": true
+                     *                 }
+                     *               ]
                      *             }
                      *           ],
                      *           "subtotal": 2900,
+                     *           "discount_amount": 0,
+                     *           "coupon_id": null,
+                     *           "tax_amount": 0,
                      *           "total": 2900,
                      *           "total_formatted": "$29.00",
                      *           "credit_applied": 0,
@@ -6421,10 +7630,23 @@ export interface operations {
                      *           },
                      *           "amount": 2900,
                      *           "amount_formatted": "$29.00",
-                     *           "proration": false
+                     *           "proration": false,
+                     *           "quantity": 1,
+                     *           "unit_amount": 2900,
+                     *           "discount_amount": 0,
+                     *           "tax_amounts": [
+                     *             {
+                     *               "tax_rate": "txr_D1bT1UfqBHy5zAKDR1CAPn",
+                     *               "amount": 580,
+                     *               "inclusive": true
+                     *             }
+                     *           ]
                      *         }
                      *       ],
                      *       "subtotal": 2900,
+                     *       "discount_amount": 0,
+                     *       "coupon_id": null,
+                     *       "tax_amount": 0,
                      *       "total": 2900,
                      *       "total_formatted": "$29.00",
                      *       "credit_applied": 0,
@@ -6624,10 +7846,23 @@ export interface operations {
                      *           },
                      *           "amount": 2900,
                      *           "amount_formatted": "$29.00",
-                     *           "proration": false
+                     *           "proration": false,
+                     *           "quantity": 1,
+                     *           "unit_amount": 2900,
+                     *           "discount_amount": 0,
+                     *           "tax_amounts": [
+                     *             {
+                     *               "tax_rate": "txr_D1bT1UfqBHy5zAKDR1CAPn",
+                     *               "amount": 580,
+                     *               "inclusive": true
+                     *             }
+                     *           ]
                      *         }
                      *       ],
                      *       "subtotal": 2900,
+                     *       "discount_amount": 0,
+                     *       "coupon_id": null,
+                     *       "tax_amount": 0,
                      *       "total": 2900,
                      *       "total_formatted": "$29.00",
                      *       "credit_applied": 0,
@@ -7038,10 +8273,23 @@ export interface operations {
                      *           },
                      *           "amount": 2900,
                      *           "amount_formatted": "$29.00",
-                     *           "proration": false
+                     *           "proration": false,
+                     *           "quantity": 1,
+                     *           "unit_amount": 2900,
+                     *           "discount_amount": 0,
+                     *           "tax_amounts": [
+                     *             {
+                     *               "tax_rate": "txr_D1bT1UfqBHy5zAKDR1CAPn",
+                     *               "amount": 580,
+                     *               "inclusive": true
+                     *             }
+                     *           ]
                      *         }
                      *       ],
                      *       "subtotal": 2900,
+                     *       "discount_amount": 0,
+                     *       "coupon_id": null,
+                     *       "tax_amount": 0,
                      *       "total": 2900,
                      *       "total_formatted": "$29.00",
                      *       "credit_applied": 0,
@@ -10379,6 +11627,11 @@ export interface operations {
                      *           "payment_method_id": null,
                      *           "latest_invoice_id": null,
                      *           "apply_wallet_balance": true,
+                     *           "quantity": 1,
+                     *           "discount": null,
+                     *           "default_tax_rates": [
+                     *             "txr_D1bT1UfqBHy5zAKDR1CAPn"
+                     *           ],
                      *           "metadata": {
                      *             "order_id": "6735"
                      *           },
@@ -10538,8 +11791,15 @@ export interface operations {
                     apply_wallet_balance?: boolean;
                     /** @description Cancel at the end of the first period. */
                     cancel_at_period_end?: boolean;
+                    /**
+                     * @description A coupon id: its discount applies to the invoices made while it lasts (redeems the coupon).
+                     * @example SUMMER25
+                     */
+                    coupon?: string;
                     /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
                     customer_id: string;
+                    /** @description Tax rate ids applied to every line of its invoices (at most 5). */
+                    default_tax_rates?: string[];
                     /**
                      * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).
                      * @example {
@@ -10556,6 +11816,11 @@ export interface operations {
                     payment_method_id?: string;
                     /** @example plan_cQhBSP5gupDCEU7jr1BAge */
                     plan_id: string;
+                    /**
+                     * @description Units of the plan billed each period (1 to 10,000; default 1): plan lines bill amount × quantity.
+                     * @example 1
+                     */
+                    quantity?: number;
                     /**
                      * Format: date-time
                      * @description An explicit end of the trial (in the future, at most 730 days ahead); overrides trial_period_days.
@@ -10598,6 +11863,11 @@ export interface operations {
                      *       "payment_method_id": null,
                      *       "latest_invoice_id": null,
                      *       "apply_wallet_balance": true,
+                     *       "quantity": 1,
+                     *       "discount": null,
+                     *       "default_tax_rates": [
+                     *         "txr_D1bT1UfqBHy5zAKDR1CAPn"
+                     *       ],
                      *       "metadata": {
                      *         "order_id": "6735"
                      *       },
@@ -10829,6 +12099,11 @@ export interface operations {
                      *       "payment_method_id": null,
                      *       "latest_invoice_id": null,
                      *       "apply_wallet_balance": true,
+                     *       "quantity": 1,
+                     *       "discount": null,
+                     *       "default_tax_rates": [
+                     *         "txr_D1bT1UfqBHy5zAKDR1CAPn"
+                     *       ],
                      *       "metadata": {
                      *         "order_id": "6735"
                      *       },
@@ -10985,6 +12260,10 @@ export interface operations {
                 "application/json": {
                     apply_wallet_balance?: boolean;
                     cancel_at_period_end?: boolean;
+                    /** @description A coupon id to apply (replaces the current discount; redeems the coupon); null removes the discount. */
+                    coupon?: string | null;
+                    /** @description Replaces the tax rate ids applied to its invoices ([] for none); from the next invoice on. */
+                    default_tax_rates?: string[];
                     /**
                      * @description Merged into the existing metadata; a key set to an empty string is removed.
                      * @example {
@@ -11002,10 +12281,15 @@ export interface operations {
                      */
                     plan_id?: string;
                     /**
-                     * @description With plan_id: create_prorations (default: credit and charge for the rest of the period on the next invoice), always_invoice (invoice them now), none (the new price from the next period).
+                     * @description With plan_id or quantity: create_prorations (default: credit and charge for the rest of the period on the next invoice), always_invoice (invoice them now), none (the new price from the next period).
                      * @enum {string}
                      */
                     proration_behavior?: "create_prorations" | "none" | "always_invoice";
+                    /**
+                     * @description A new number of units (1 to 10,000); prorated like a plan change (see proration_behavior), together with plan_id when both change.
+                     * @example 5
+                     */
+                    quantity?: number;
                     /**
                      * Format: date-time
                      * @description A new end of the trial (only while trialing; in the future).
@@ -11043,6 +12327,11 @@ export interface operations {
                      *       "payment_method_id": null,
                      *       "latest_invoice_id": null,
                      *       "apply_wallet_balance": true,
+                     *       "quantity": 1,
+                     *       "discount": null,
+                     *       "default_tax_rates": [
+                     *         "txr_D1bT1UfqBHy5zAKDR1CAPn"
+                     *       ],
                      *       "metadata": {
                      *         "order_id": "6735"
                      *       },
@@ -11291,6 +12580,11 @@ export interface operations {
                      *       "payment_method_id": null,
                      *       "latest_invoice_id": null,
                      *       "apply_wallet_balance": true,
+                     *       "quantity": 1,
+                     *       "discount": null,
+                     *       "default_tax_rates": [
+                     *         "txr_D1bT1UfqBHy5zAKDR1CAPn"
+                     *       ],
                      *       "metadata": {
                      *         "order_id": "6735"
                      *       },
@@ -11537,6 +12831,11 @@ export interface operations {
                      *       "payment_method_id": null,
                      *       "latest_invoice_id": null,
                      *       "apply_wallet_balance": true,
+                     *       "quantity": 1,
+                     *       "discount": null,
+                     *       "default_tax_rates": [
+                     *         "txr_D1bT1UfqBHy5zAKDR1CAPn"
+                     *       ],
                      *       "metadata": {
                      *         "order_id": "6735"
                      *       },
@@ -11776,6 +13075,11 @@ export interface operations {
                      *       "payment_method_id": null,
                      *       "latest_invoice_id": null,
                      *       "apply_wallet_balance": true,
+                     *       "quantity": 1,
+                     *       "discount": null,
+                     *       "default_tax_rates": [
+                     *         "txr_D1bT1UfqBHy5zAKDR1CAPn"
+                     *       ],
                      *       "metadata": {
                      *         "order_id": "6735"
                      *       },
@@ -12004,6 +13308,11 @@ export interface operations {
                      *       "payment_method_id": null,
                      *       "latest_invoice_id": null,
                      *       "apply_wallet_balance": true,
+                     *       "quantity": 1,
+                     *       "discount": null,
+                     *       "default_tax_rates": [
+                     *         "txr_D1bT1UfqBHy5zAKDR1CAPn"
+                     *       ],
                      *       "metadata": {
                      *         "order_id": "6735"
                      *       },
@@ -12116,6 +13425,588 @@ export interface operations {
                      *         "code": "unsupported_media_type",
                      *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
                      *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listTaxRates: {
+        parameters: {
+            query?: {
+                /** @description The next_cursor of the previous page. */
+                after?: string;
+                /** @description Page size, 1 to 100 (default 20). */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of tax rates. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "txr_D1bT1UfqBHy5zAKDR1CAPn",
+                     *           "object": "tax_rate",
+                     *           "display_name": "VAT",
+                     *           "percentage": 19.6,
+                     *           "inclusive": true,
+                     *           "country": "FR",
+                     *           "jurisdiction": "FR",
+                     *           "active": true,
+                     *           "metadata": {
+                     *             "order_id": "6735"
+                     *           },
+                     *           "created_at": "2026-11-24T12:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TaxRateList"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_invalid",
+                     *         "message": "Invalid limit: must be an integer between 1 and 100.",
+                     *         "param": "limit",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (GET: /v1/tax-rate).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createTaxRate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 characters. Retries with the same key and body within 24 h return the first response (Idempotent-Replayed: true). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "display_name": "VAT",
+                 *       "percentage": 20,
+                 *       "inclusive": false,
+                 *       "country": "FR",
+                 *       "jurisdiction": "FR"
+                 *     }
+                 */
+                "application/json": {
+                    /** @example FR */
+                    country?: string;
+                    /** @example VAT */
+                    display_name: string;
+                    /** @description true: the tax is contained in the line amounts (extracted); false (default): added to them. */
+                    inclusive?: boolean;
+                    /** @example FR */
+                    jurisdiction?: string;
+                    /**
+                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).
+                     * @example {
+                     *       "order_id": "6735"
+                     *     }
+                     */
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                    /**
+                     * @description The rate in percent, 0 to 100, up to 4 decimals.
+                     * @example 19.6
+                     */
+                    percentage: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The new tax rate. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "txr_D1bT1UfqBHy5zAKDR1CAPn",
+                     *       "object": "tax_rate",
+                     *       "display_name": "VAT",
+                     *       "percentage": 19.6,
+                     *       "inclusive": true,
+                     *       "country": "FR",
+                     *       "jurisdiction": "FR",
+                     *       "active": true,
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TaxRate"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: display_name.",
+                     *         "param": "display_name",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (POST: /v1/tax-rate).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The record’s state does not allow this, or an idempotency conflict. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/tax-rates.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body larger than 1 MiB (body_too_large). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getTaxRate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example txr_D1bT1UfqBHy5zAKDR1CAPn */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tax rate. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "txr_D1bT1UfqBHy5zAKDR1CAPn",
+                     *       "object": "tax_rate",
+                     *       "display_name": "VAT",
+                     *       "percentage": 19.6,
+                     *       "inclusive": true,
+                     *       "country": "FR",
+                     *       "jurisdiction": "FR",
+                     *       "active": true,
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TaxRate"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such tax rate: 'txr_D1bT1UfqBHy5zAKDR1CAPn'.",
+                     *         "param": "id",
                      *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
                      *       }
                      *     }
@@ -16038,7 +17929,7 @@ export interface operations {
                     /** @example Order service */
                     description?: string;
                     /** @description Subscribed event types; omitted or empty = all. */
-                    events?: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.cancelled" | "payment.expired" | "refund.created" | "refund.succeeded" | "refund.failed" | "customer.created" | "customer.updated" | "customer.deleted" | "customer.balance_changed" | "account.updated" | "setup_intent.succeeded" | "payment_method.attached" | "payment_method.detached" | "plan.created" | "plan.archived" | "subscription.created" | "subscription.updated" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.reactivated" | "subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.upcoming" | "wallet.created" | "wallet.frozen" | "wallet.unfrozen" | "wallet.closed" | "wallet.debited" | "wallet.credited" | "wallet.topup.succeeded" | "wallet.credit.expired" | "webhook_endpoint.disabled")[];
+                    events?: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.cancelled" | "payment.expired" | "refund.created" | "refund.succeeded" | "refund.failed" | "customer.created" | "customer.updated" | "customer.deleted" | "customer.balance_changed" | "account.updated" | "setup_intent.succeeded" | "payment_method.attached" | "payment_method.detached" | "plan.created" | "plan.archived" | "coupon.created" | "coupon.deleted" | "subscription.created" | "subscription.updated" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.reactivated" | "subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.upcoming" | "wallet.created" | "wallet.frozen" | "wallet.unfrozen" | "wallet.closed" | "wallet.debited" | "wallet.credited" | "wallet.topup.succeeded" | "wallet.credit.expired" | "webhook_endpoint.disabled")[];
                     /**
                      * Format: uri
                      * @description https:// (http:// to loopback only with BILLING_ALLOW_HTTP_WEBHOOKS=1).
@@ -16652,7 +18543,7 @@ export interface operations {
                 "application/json": {
                     description?: string | null;
                     /** @description Subscribed event types; omitted or empty = all. */
-                    events?: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.cancelled" | "payment.expired" | "refund.created" | "refund.succeeded" | "refund.failed" | "customer.created" | "customer.updated" | "customer.deleted" | "customer.balance_changed" | "account.updated" | "setup_intent.succeeded" | "payment_method.attached" | "payment_method.detached" | "plan.created" | "plan.archived" | "subscription.created" | "subscription.updated" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.reactivated" | "subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.upcoming" | "wallet.created" | "wallet.frozen" | "wallet.unfrozen" | "wallet.closed" | "wallet.debited" | "wallet.credited" | "wallet.topup.succeeded" | "wallet.credit.expired" | "webhook_endpoint.disabled")[];
+                    events?: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.cancelled" | "payment.expired" | "refund.created" | "refund.succeeded" | "refund.failed" | "customer.created" | "customer.updated" | "customer.deleted" | "customer.balance_changed" | "account.updated" | "setup_intent.succeeded" | "payment_method.attached" | "payment_method.detached" | "plan.created" | "plan.archived" | "coupon.created" | "coupon.deleted" | "subscription.created" | "subscription.updated" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.reactivated" | "subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.upcoming" | "wallet.created" | "wallet.frozen" | "wallet.unfrozen" | "wallet.closed" | "wallet.debited" | "wallet.credited" | "wallet.topup.succeeded" | "wallet.credit.expired" | "webhook_endpoint.disabled")[];
                     /**
                      * @description disabled stops deliveries; active re-enables.
                      * @enum {string}
@@ -17183,6 +19074,190 @@ export interface operations {
             };
         };
     };
+    on_coupon_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "coupon.created",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "SUMMER25",
+                 *           "object": "coupon",
+                 *           "name": "Summer sale",
+                 *           "percent_off": 25,
+                 *           "amount_off": null,
+                 *           "amount_off_formatted": null,
+                 *           "currency": null,
+                 *           "duration": "once",
+                 *           "duration_in_months": null,
+                 *           "max_redemptions": 100,
+                 *           "redeem_by": null,
+                 *           "times_redeemed": 0,
+                 *           "valid": true,
+                 *           "deleted": true,
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Coupon"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "coupon.created";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_coupon_deleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "coupon.deleted",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "SUMMER25",
+                 *           "object": "coupon",
+                 *           "name": "Summer sale",
+                 *           "percent_off": 25,
+                 *           "amount_off": null,
+                 *           "amount_off_formatted": null,
+                 *           "currency": null,
+                 *           "duration": "once",
+                 *           "duration_in_months": null,
+                 *           "max_redemptions": 100,
+                 *           "redeem_by": null,
+                 *           "times_redeemed": 0,
+                 *           "valid": true,
+                 *           "deleted": true,
+                 *           "metadata": {
+                 *             "order_id": "6735"
+                 *           },
+                 *           "created_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Coupon"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "coupon.deleted";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     on_customer_balance_changed: {
         parameters: {
             query?: never;
@@ -17582,10 +19657,23 @@ export interface operations {
                  *               },
                  *               "amount": 2900,
                  *               "amount_formatted": "$29.00",
-                 *               "proration": false
+                 *               "proration": false,
+                 *               "quantity": 1,
+                 *               "unit_amount": 2900,
+                 *               "discount_amount": 0,
+                 *               "tax_amounts": [
+                 *                 {
+                 *                   "tax_rate": "txr_D1bT1UfqBHy5zAKDR1CAPn",
+                 *                   "amount": 580,
+                 *                   "inclusive": true
+                 *                 }
+                 *               ]
                  *             }
                  *           ],
                  *           "subtotal": 2900,
+                 *           "discount_amount": 0,
+                 *           "coupon_id": null,
+                 *           "tax_amount": 0,
                  *           "total": 2900,
                  *           "total_formatted": "$29.00",
                  *           "credit_applied": 0,
@@ -17698,10 +19786,23 @@ export interface operations {
                  *               },
                  *               "amount": 2900,
                  *               "amount_formatted": "$29.00",
-                 *               "proration": false
+                 *               "proration": false,
+                 *               "quantity": 1,
+                 *               "unit_amount": 2900,
+                 *               "discount_amount": 0,
+                 *               "tax_amounts": [
+                 *                 {
+                 *                   "tax_rate": "txr_D1bT1UfqBHy5zAKDR1CAPn",
+                 *                   "amount": 580,
+                 *                   "inclusive": true
+                 *                 }
+                 *               ]
                  *             }
                  *           ],
                  *           "subtotal": 2900,
+                 *           "discount_amount": 0,
+                 *           "coupon_id": null,
+                 *           "tax_amount": 0,
                  *           "total": 2900,
                  *           "total_formatted": "$29.00",
                  *           "credit_applied": 0,
@@ -17814,10 +19915,23 @@ export interface operations {
                  *               },
                  *               "amount": 2900,
                  *               "amount_formatted": "$29.00",
-                 *               "proration": false
+                 *               "proration": false,
+                 *               "quantity": 1,
+                 *               "unit_amount": 2900,
+                 *               "discount_amount": 0,
+                 *               "tax_amounts": [
+                 *                 {
+                 *                   "tax_rate": "txr_D1bT1UfqBHy5zAKDR1CAPn",
+                 *                   "amount": 580,
+                 *                   "inclusive": true
+                 *                 }
+                 *               ]
                  *             }
                  *           ],
                  *           "subtotal": 2900,
+                 *           "discount_amount": 0,
+                 *           "coupon_id": null,
+                 *           "tax_amount": 0,
                  *           "total": 2900,
                  *           "total_formatted": "$29.00",
                  *           "credit_applied": 0,
@@ -17930,10 +20044,23 @@ export interface operations {
                  *               },
                  *               "amount": 2900,
                  *               "amount_formatted": "$29.00",
-                 *               "proration": false
+                 *               "proration": false,
+                 *               "quantity": 1,
+                 *               "unit_amount": 2900,
+                 *               "discount_amount": 0,
+                 *               "tax_amounts": [
+                 *                 {
+                 *                   "tax_rate": "txr_D1bT1UfqBHy5zAKDR1CAPn",
+                 *                   "amount": 580,
+                 *                   "inclusive": true
+                 *                 }
+                 *               ]
                  *             }
                  *           ],
                  *           "subtotal": 2900,
+                 *           "discount_amount": 0,
+                 *           "coupon_id": null,
+                 *           "tax_amount": 0,
                  *           "total": 2900,
                  *           "total_formatted": "$29.00",
                  *           "credit_applied": 0,
@@ -18046,10 +20173,23 @@ export interface operations {
                  *               },
                  *               "amount": 2900,
                  *               "amount_formatted": "$29.00",
-                 *               "proration": false
+                 *               "proration": false,
+                 *               "quantity": 1,
+                 *               "unit_amount": 2900,
+                 *               "discount_amount": 0,
+                 *               "tax_amounts": [
+                 *                 {
+                 *                   "tax_rate": "txr_D1bT1UfqBHy5zAKDR1CAPn",
+                 *                   "amount": 580,
+                 *                   "inclusive": true
+                 *                 }
+                 *               ]
                  *             }
                  *           ],
                  *           "subtotal": 2900,
+                 *           "discount_amount": 0,
+                 *           "coupon_id": null,
+                 *           "tax_amount": 0,
                  *           "total": 2900,
                  *           "total_formatted": "$29.00",
                  *           "credit_applied": 0,
@@ -18162,10 +20302,23 @@ export interface operations {
                  *               },
                  *               "amount": 2900,
                  *               "amount_formatted": "$29.00",
-                 *               "proration": false
+                 *               "proration": false,
+                 *               "quantity": 1,
+                 *               "unit_amount": 2900,
+                 *               "discount_amount": 0,
+                 *               "tax_amounts": [
+                 *                 {
+                 *                   "tax_rate": "txr_D1bT1UfqBHy5zAKDR1CAPn",
+                 *                   "amount": 580,
+                 *                   "inclusive": true
+                 *                 }
+                 *               ]
                  *             }
                  *           ],
                  *           "subtotal": 2900,
+                 *           "discount_amount": 0,
+                 *           "coupon_id": null,
+                 *           "tax_amount": 0,
                  *           "total": 2900,
                  *           "total_formatted": "$29.00",
                  *           "credit_applied": 0,
@@ -19518,6 +21671,11 @@ export interface operations {
                  *           "payment_method_id": null,
                  *           "latest_invoice_id": null,
                  *           "apply_wallet_balance": true,
+                 *           "quantity": 1,
+                 *           "discount": null,
+                 *           "default_tax_rates": [
+                 *             "txr_D1bT1UfqBHy5zAKDR1CAPn"
+                 *           ],
                  *           "metadata": {
                  *             "order_id": "6735"
                  *           },
@@ -19616,6 +21774,11 @@ export interface operations {
                  *           "payment_method_id": null,
                  *           "latest_invoice_id": null,
                  *           "apply_wallet_balance": true,
+                 *           "quantity": 1,
+                 *           "discount": null,
+                 *           "default_tax_rates": [
+                 *             "txr_D1bT1UfqBHy5zAKDR1CAPn"
+                 *           ],
                  *           "metadata": {
                  *             "order_id": "6735"
                  *           },
@@ -19714,6 +21877,11 @@ export interface operations {
                  *           "payment_method_id": null,
                  *           "latest_invoice_id": null,
                  *           "apply_wallet_balance": true,
+                 *           "quantity": 1,
+                 *           "discount": null,
+                 *           "default_tax_rates": [
+                 *             "txr_D1bT1UfqBHy5zAKDR1CAPn"
+                 *           ],
                  *           "metadata": {
                  *             "order_id": "6735"
                  *           },
@@ -19812,6 +21980,11 @@ export interface operations {
                  *           "payment_method_id": null,
                  *           "latest_invoice_id": null,
                  *           "apply_wallet_balance": true,
+                 *           "quantity": 1,
+                 *           "discount": null,
+                 *           "default_tax_rates": [
+                 *             "txr_D1bT1UfqBHy5zAKDR1CAPn"
+                 *           ],
                  *           "metadata": {
                  *             "order_id": "6735"
                  *           },
@@ -19910,6 +22083,11 @@ export interface operations {
                  *           "payment_method_id": null,
                  *           "latest_invoice_id": null,
                  *           "apply_wallet_balance": true,
+                 *           "quantity": 1,
+                 *           "discount": null,
+                 *           "default_tax_rates": [
+                 *             "txr_D1bT1UfqBHy5zAKDR1CAPn"
+                 *           ],
                  *           "metadata": {
                  *             "order_id": "6735"
                  *           },
@@ -20008,6 +22186,11 @@ export interface operations {
                  *           "payment_method_id": null,
                  *           "latest_invoice_id": null,
                  *           "apply_wallet_balance": true,
+                 *           "quantity": 1,
+                 *           "discount": null,
+                 *           "default_tax_rates": [
+                 *             "txr_D1bT1UfqBHy5zAKDR1CAPn"
+                 *           ],
                  *           "metadata": {
                  *             "order_id": "6735"
                  *           },
@@ -20106,6 +22289,11 @@ export interface operations {
                  *           "payment_method_id": null,
                  *           "latest_invoice_id": null,
                  *           "apply_wallet_balance": true,
+                 *           "quantity": 1,
+                 *           "discount": null,
+                 *           "default_tax_rates": [
+                 *             "txr_D1bT1UfqBHy5zAKDR1CAPn"
+                 *           ],
                  *           "metadata": {
                  *             "order_id": "6735"
                  *           },

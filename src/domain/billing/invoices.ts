@@ -10,7 +10,7 @@
 // transaction (the hook below). A crash between the steps is finished by the `invoice.charge`
 // job, which finds the reserved payment and re-drives it under the same key: never a second charge.
 import { randomBytes } from 'node:crypto';
-import type { Invoice, InvoiceItem, Payment, PaymentMethod, PrismaClient, Subscription } from '../../generated/prisma/client.ts';
+import type { Invoice, InvoiceItem, Payment, PaymentMethod, Prisma, PrismaClient, Subscription } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
 import { inTransaction, type Db, type TenantTx } from '../../platform/db/tenant.ts';
 import { lockRow, rawQuery } from '../../platform/db/raw.ts';
@@ -31,6 +31,9 @@ import { signedPdfPath, type InvoicePdfData } from './pdf.ts';
 import { invoiceHooks, requireInvoiceHooks, type InvoiceWithLines } from './hooks.ts';
 import { addCredit, drawCredit } from '../customers/balance.ts';
 import * as store from './store.ts';
+import { priceInvoice, type LineTax, type PricingCoupon, type PricingTaxRate } from '../pricing/rules.ts';
+import { findCouponAny, pricingCoupon } from '../pricing/coupons.ts';
+import { taxRatesByIds, taxRatesForPricing } from '../pricing/tax-rates.ts';
 import { invoicePay, type BillingReason, type InvoiceListQuery, type InvoicePayInput, type InvoiceStatus } from './schema.ts';
 
 export const INVOICE_CHARGE_JOB = 'invoice.charge';
@@ -46,7 +49,13 @@ export function invoiceNumber(seq: number): string {
   return `INV-${String(seq).padStart(6, '0')}`;
 }
 
-export function invoiceLineToJSON<L extends Pick<InvoiceItem, 'description' | 'periodStart' | 'periodEnd' | 'amount' | 'proration'> & { id: string | null }>(l: L, currency: string) {
+/** What a line's JSON needs: a stored line, or a line of a preview priced by the same rules. */
+export type LineFields = Pick<InvoiceItem, 'description' | 'periodStart' | 'periodEnd' | 'amount' | 'proration' | 'quantity' | 'unitAmount' | 'discountAmount'> & {
+  id: string | null;
+  taxAmounts: unknown;
+};
+
+export function invoiceLineToJSON<L extends LineFields>(l: L, currency: string) {
   return {
     id: l.id as L['id'],
     object: 'invoice_line' as const,
@@ -55,6 +64,10 @@ export function invoiceLineToJSON<L extends Pick<InvoiceItem, 'description' | 'p
     amount: Number(l.amount),
     amount_formatted: formatMoney(l.amount, currency),
     proration: l.proration,
+    quantity: l.quantity,
+    unit_amount: l.unitAmount === null ? null : Number(l.unitAmount),
+    discount_amount: Number(l.discountAmount),
+    tax_amounts: ((l.taxAmounts ?? []) as LineTax[]).map((t) => ({ tax_rate: t.tax_rate, amount: t.amount, inclusive: t.inclusive })),
   };
 }
 
@@ -70,6 +83,9 @@ export function invoiceToJSON(inv: InvoiceWithLines, baseUrl: string) {
     currency: inv.currency,
     lines: inv.lines.map((l) => invoiceLineToJSON(l, inv.currency)),
     subtotal: Number(inv.subtotal),
+    discount_amount: Number(inv.discountAmount),
+    coupon_id: inv.couponId,
+    tax_amount: Number(inv.taxAmount),
     total: Number(inv.total),
     total_formatted: formatMoney(inv.total, inv.currency),
     credit_applied: Number(inv.creditApplied),
@@ -94,7 +110,7 @@ export function invoiceToJSON(inv: InvoiceWithLines, baseUrl: string) {
 export type InvoiceJSON = ReturnType<typeof invoiceToJSON>;
 
 /** A line of an invoice not made yet: a waiting line (its id) or one the invoice will create (id null). */
-export type PreviewLine = Pick<InvoiceItem, 'description' | 'periodStart' | 'periodEnd' | 'amount' | 'proration'> & { id: string | null };
+export type PreviewLine = Pick<InvoiceItem, 'description' | 'periodStart' | 'periodEnd' | 'amount' | 'proration' | 'quantity' | 'unitAmount' | 'taxable'> & { id: string | null };
 
 export interface InvoicePreview {
   customerId: string;
@@ -105,6 +121,8 @@ export interface InvoicePreview {
   periodEnd: Date;
   /** in the order the invoice will list them */
   lines: PreviewLine[];
+  /** the discount and taxes the invoice will get (invoicePricing at its time) */
+  pricing: InvoicePricing;
   /** what the customer's credit balance and wallet (when the subscription draws on it) hold now in the currency */
   creditBalance: bigint;
   walletBalance: bigint;
@@ -115,13 +133,14 @@ export interface InvoicePreview {
 
 /**
  * The invoice a future billing will make, as an invoice-shaped object with `id: null` (Stripe's
- * upcoming invoice): the lines, the totals and the draws finalize would make with today's
- * balances — a total below zero leaves nothing due (the credit is carried), then the customer's
- * credit balance, then the wallet.
+ * upcoming invoice): the lines priced by priceInvoice (the function finalize uses: discount
+ * shares, taxes, totals), and the draws finalize would make with today's balances — a total below
+ * zero leaves nothing due (the credit is carried), then the customer's credit balance, then the
+ * wallet.
  */
 export function invoicePreviewToJSON(p: InvoicePreview) {
-  const subtotal = p.lines.reduce((s, l) => s + l.amount, 0n);
-  const due = subtotal > 0n ? subtotal : 0n;
+  const priced = priceInvoice(p.lines, p.pricing.coupon, p.pricing.taxRates);
+  const due = priced.total > 0n ? priced.total : 0n;
   const credit = p.creditBalance > 0n ? (p.creditBalance < due ? p.creditBalance : due) : 0n;
   const left = due - credit;
   const fromWallet = p.walletBalance > 0n ? (p.walletBalance < left ? p.walletBalance : left) : 0n;
@@ -135,10 +154,13 @@ export function invoicePreviewToJSON(p: InvoicePreview) {
     status: 'draft' as const,
     billing_reason: p.reason,
     currency: p.currency,
-    lines: p.lines.map((l) => invoiceLineToJSON(l, p.currency)),
-    subtotal: Number(subtotal),
-    total: Number(subtotal),
-    total_formatted: formatMoney(subtotal, p.currency),
+    lines: p.lines.map((l, i) => invoiceLineToJSON({ ...l, ...priced.lines[i]! }, p.currency)),
+    subtotal: Number(priced.subtotal),
+    discount_amount: Number(priced.discountAmount),
+    coupon_id: priced.discountAmount > 0n ? p.pricing.couponId : null,
+    tax_amount: Number(priced.taxAmount),
+    total: Number(priced.total),
+    total_formatted: formatMoney(priced.total, p.currency),
     credit_applied: Number(credit),
     amount_from_wallet: Number(fromWallet),
     amount_due: Number(amountDue),
@@ -159,6 +181,41 @@ export function invoicePreviewToJSON(p: InvoicePreview) {
   };
 }
 export type InvoicePreviewJSON = ReturnType<typeof invoicePreviewToJSON>;
+
+/** The discount and tax rates an invoice of a subscription gets when made at `at`. */
+export interface InvoicePricing {
+  coupon: PricingCoupon | null;
+  couponId: string | null;
+  /** the discount is a `once` coupon's: the subscription's discount ends with the invoice that gets it */
+  once: boolean;
+  taxRates: PricingTaxRate[];
+}
+
+export const NO_PRICING: InvoicePricing = { coupon: null, couponId: null, once: false, taxRates: [] };
+
+/** Whether the subscription's discount applies to an invoice made at `at`: from its start, until its end (none: forever or once). */
+export function discountActive(sub: Pick<Subscription, 'couponId' | 'discountStart' | 'discountEnd'>, at: Date): boolean {
+  if (!sub.couponId || !sub.discountStart) return false;
+  return sub.discountStart.getTime() <= at.getTime() && (sub.discountEnd === null || at.getTime() < sub.discountEnd.getTime());
+}
+
+/**
+ * What an invoice of the subscription made at `at` is priced with: its active discount's coupon
+ * (a deleted coupon's too: applied discounts go on) and its default tax rates, in order. Used by
+ * finalize and by the preview alike.
+ */
+export async function invoicePricing(
+  ctx: Ctx,
+  db: Db,
+  sub: Pick<Subscription, 'couponId' | 'discountStart' | 'discountEnd' | 'defaultTaxRates'>,
+  at: Date,
+): Promise<InvoicePricing> {
+  const taxRates = await taxRatesForPricing(db, sub.defaultTaxRates ?? []);
+  if (!discountActive(sub, at)) return { ...NO_PRICING, taxRates };
+  const c = await findCouponAny(ctx, sub.couponId!, db).catch(() => null);
+  if (!c) return { ...NO_PRICING, taxRates };
+  return { coupon: pricingCoupon(c), couponId: c.id, once: c.duration === 'once', taxRates };
+}
 
 /** Why a charge of an invoice failed: the invoice's `last_payment_error`. */
 export interface PaymentError {
@@ -249,6 +306,9 @@ export interface NewLine {
   periodEnd: Date;
   amount: bigint;
   proration?: boolean;
+  /** plan lines: units, and the price of one (amount = unitAmount × quantity); prorations: units only */
+  quantity?: number | null;
+  unitAmount?: bigint | null;
 }
 
 export interface IssueArgs {
@@ -273,9 +333,9 @@ export interface IssueArgs {
  * Creates and finalises an invoice in the caller's transaction (the subscription is locked by the
  * caller). Returns the invoice and whether it was created now (false: the key was billed before).
  */
-export async function issueInvoice(ctx: Ctx, tx: TenantTx, a: IssueArgs): Promise<{ invoice: InvoiceWithLines; created: boolean }> {
+export async function issueInvoice(ctx: Ctx, tx: TenantTx, a: IssueArgs): Promise<{ invoice: InvoiceWithLines; created: boolean; discountEnded: boolean }> {
   const prior = await store.findInvoiceByBillingKey(tx, a.subscription.id, a.key);
-  if (prior) return { invoice: prior, created: false };
+  if (prior) return { invoice: prior, created: false, discountEnded: false };
   const now = await clockNow({ ...ctx, db: tx });
   const draft = await store.insertInvoice(tx, {
     id: newId('invoice'),
@@ -303,6 +363,8 @@ export async function issueInvoice(ctx: Ctx, tx: TenantTx, a: IssueArgs): Promis
         periodEnd: l.periodEnd,
         amount: l.amount,
         proration: l.proration ?? false,
+        quantity: l.quantity ?? null,
+        unitAmount: l.unitAmount ?? null,
         createdAt: now,
       })),
     );
@@ -312,7 +374,7 @@ export async function issueInvoice(ctx: Ctx, tx: TenantTx, a: IssueArgs): Promis
   }
   const created = await getInvoice(ctx, draft.id, tx);
   await recordEvent(tx, ctx, 'invoice.created', json(ctx, created));
-  const invoice = await finalize(ctx, tx, created, a.subscription, now);
+  const { invoice, discountEnded } = await finalize(ctx, tx, created, a.subscription, now);
   if (invoice.status === 'open') {
     // The caller charges it right after this transaction commits; should its process die first,
     // this job makes the first attempt instead (a no-op once it was made).
@@ -324,7 +386,7 @@ export async function issueInvoice(ctx: Ctx, tx: TenantTx, a: IssueArgs): Promis
       payload: { invoice_id: invoice.id, attempt: 1 },
     });
   }
-  return { invoice, created: true };
+  return { invoice, created: true, discountEnded };
 }
 
 /**
@@ -346,12 +408,22 @@ export function checkInvoiceTotal(total: bigint, param: string | null = null): v
  * draft → open (or paid when nothing is due): totals, the number, the wallet draw. A total below
  * zero (credits larger than the charges) is carried to the next invoice as a credit line.
  */
-async function finalize(ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines, sub: Subscription, now: Date): Promise<InvoiceWithLines> {
-  const subtotal = inv.lines.reduce((s, l) => s + l.amount, 0n);
-  checkInvoiceTotal(subtotal);
+async function finalize(ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines, sub: Subscription, now: Date): Promise<{ invoice: InvoiceWithLines; discountEnded: boolean }> {
+  // The discount and taxes: the same function as the preview's (invoicePreviewToJSON).
+  const pricing = await invoicePricing(ctx, tx, sub, now);
+  const priced = priceInvoice(inv.lines, pricing.coupon, pricing.taxRates);
+  for (const [i, l] of inv.lines.entries()) {
+    const p = priced.lines[i]!;
+    if (p.discountAmount !== 0n || p.taxAmounts.length > 0) {
+      await store.setLinePricing(tx, l.id, { discountAmount: p.discountAmount, taxAmounts: p.taxAmounts as unknown as Prisma.InputJsonValue });
+    }
+  }
+  const { subtotal, total } = priced;
+  checkInvoiceTotal(total);
   const rows = await store.nextInvoiceSeq(rawQuery(tx), ctx.merchant.id);
   const number = invoiceNumber(Number(rows[0]!.seq));
-  if (subtotal < 0n) {
+  if (total < 0n) {
+    // Its discount and tax were counted here: the carried credit takes neither again.
     await store.insertInvoiceLine(tx, {
       id: newId('invoice_line'),
       merchantId: ctx.merchant.id,
@@ -360,12 +432,16 @@ async function finalize(ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines, sub: Subs
       description: `Credit carried over from ${number}`,
       periodStart: inv.periodStart,
       periodEnd: inv.periodEnd,
-      amount: subtotal,
+      amount: total,
       proration: false,
+      taxable: false,
       createdAt: now,
     });
   }
-  const due = subtotal > 0n ? subtotal : 0n;
+  // A once coupon's discount ends with the invoice it applied to.
+  const discountEnded = pricing.once && sub.couponId === pricing.couponId;
+  if (discountEnded) await store.updateSubscription(tx, sub.id, { couponId: null, discountStart: null, discountEnd: null });
+  const due = total > 0n ? total : 0n;
   // The customer's credit balance first (money owed to them), then the wallet (when the subscription draws on it).
   const credit = await drawCredit(ctx, tx, { customerId: inv.customerId, currency: inv.currency, due, invoiceId: inv.id, description: `Invoice ${number}` });
   const fromWallet = sub.applyWalletBalance && due - credit > 0n ? await drawFromWallet(ctx, tx, inv, due - credit) : 0n;
@@ -375,7 +451,10 @@ async function finalize(ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines, sub: Subs
     number,
     status: paid ? 'paid' : 'open',
     subtotal,
-    total: subtotal,
+    discountAmount: priced.discountAmount,
+    couponId: priced.discountAmount > 0n ? pricing.couponId : null,
+    taxAmount: priced.taxAmount,
+    total,
     creditApplied: credit,
     amountFromWallet: fromWallet,
     amountDue,
@@ -384,7 +463,7 @@ async function finalize(ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines, sub: Subs
   });
   await recordEvent(tx, ctx, 'invoice.finalized', json(ctx, { ...after, status: 'open', paidAt: null }), { status: 'draft', number: null });
   if (paid) await recordEvent(tx, ctx, 'invoice.paid', json(ctx, after), { status: 'open', paid_at: null });
-  return after;
+  return { invoice: after, discountEnded };
 }
 
 /** Debits what the customer's active wallet in the invoice's currency can pay (reference: the invoice id). */
@@ -897,6 +976,24 @@ export function signedPdfUrlOf(ctx: Ctx, key: Buffer, id: string): string {
   return `${ctx.runtime.config.publicBaseUrl}${signedPdfPath(key, id, new Date())}`;
 }
 
+/** The invoice's taxes per rate, summed over its lines, labelled "VAT 20%" (the PDF's tax rows). */
+async function pdfTaxes(ctx: Ctx, inv: InvoiceWithLines): Promise<{ label: string; amount: bigint; inclusive: boolean }[]> {
+  const sums = new Map<string, { amount: bigint; inclusive: boolean }>();
+  for (const l of inv.lines) {
+    for (const t of (l.taxAmounts ?? []) as unknown as LineTax[]) {
+      const s = sums.get(t.tax_rate) ?? { amount: 0n, inclusive: t.inclusive };
+      s.amount += BigInt(t.amount);
+      sums.set(t.tax_rate, s);
+    }
+  }
+  if (sums.size === 0) return [];
+  const rates = new Map((await taxRatesByIds(ctx, [...sums.keys()])).map((r) => [r.id, r]));
+  return [...sums.entries()].map(([id, s]) => {
+    const r = rates.get(id);
+    return { label: r ? `${r.displayName} ${r.percentage / 10_000}%` : id, amount: s.amount, inclusive: s.inclusive };
+  });
+}
+
 /** What the PDF shows (the merchant's name, the customer, the lines and totals). */
 export async function invoicePdfData(ctx: Ctx, id: string): Promise<InvoicePdfData> {
   const inv = await getInvoice(ctx, id);
@@ -910,8 +1007,17 @@ export async function invoicePdfData(ctx: Ctx, id: string): Promise<InvoicePdfDa
     status: inv.status,
     customer: { id: inv.customerId, name: customer?.name ?? null, email: customer?.email ?? null },
     currency: inv.currency,
-    lines: inv.lines.map((l) => ({ description: l.description, periodStart: l.periodStart, periodEnd: l.periodEnd, amount: l.amount, proration: l.proration })),
+    lines: inv.lines.map((l) => ({
+      description: l.quantity !== null && l.quantity > 1 && l.unitAmount !== null ? `${l.description} at ${formatMoney(l.unitAmount, inv.currency)} each` : l.description,
+      periodStart: l.periodStart,
+      periodEnd: l.periodEnd,
+      amount: l.amount,
+      proration: l.proration,
+    })),
     subtotal: inv.subtotal,
+    discountAmount: inv.discountAmount,
+    discountLabel: inv.couponId ? `Discount (${inv.couponId})` : 'Discount',
+    taxes: await pdfTaxes(ctx, inv),
     total: inv.total,
     creditApplied: inv.creditApplied,
     amountFromWallet: inv.amountFromWallet,

@@ -31,6 +31,11 @@ export interface InvoicePdfData {
   currency: string; // ISO 4217 upper-case, e.g. 'USD', 'JPY', 'KWD'
   lines: InvoicePdfLine[];
   subtotal: bigint;
+  /** the coupon's discount (shown when not 0), with its label, e.g. "Discount (SUMMER25)" */
+  discountAmount?: bigint;
+  discountLabel?: string;
+  /** one row per tax rate, summed over the lines; an inclusive one is shown as contained in the total */
+  taxes?: { label: string; amount: bigint; inclusive: boolean }[];
   total: bigint;
   /** drawn from the customer's credit balance (shown when not 0) */
   creditApplied: bigint;
@@ -143,6 +148,12 @@ export async function renderInvoicePdf(d: InvoicePdfData): Promise<Buffer> {
   }));
   const totals: [string, string, boolean][] = [
     ['Subtotal', money(d.subtotal, currency), false],
+    ...(d.discountAmount && d.discountAmount !== 0n
+      ? [[pdfSafe(d.discountLabel ?? 'Discount', 200), money(-d.discountAmount, currency), false] as [string, string, boolean]]
+      : []),
+    ...(d.taxes ?? []).map(
+      (t) => [pdfSafe(t.inclusive ? `${t.label} (included)` : t.label, 200), money(t.amount, currency), false] as [string, string, boolean],
+    ),
     ['Total', money(d.total, currency), true],
     ...(d.creditApplied > 0n ? [['Credit applied', money(-d.creditApplied, currency), false] as [string, string, boolean]] : []),
     ...(d.amountFromWallet > 0n ? [['Paid from wallet', money(-d.amountFromWallet, currency), false] as [string, string, boolean]] : []),

@@ -49,7 +49,7 @@ import {
 import { claimFirstAttempts, insertPayments, lockCreatedPayments, markFirstAttemptsSucceeded } from '../payments/store.ts';
 import { balancesToSettle } from '../customers/balance.ts';
 import type { InvoiceWithLines } from './hooks.ts';
-import { attemptPaymentOf, chooseMethod, INVOICE_CHARGE_JOB, invoiceNumber, invoiceToJSON, reservedChargeRecoveryJob } from './invoices.ts';
+import { attemptPaymentOf, chooseMethod, NO_PRICING, INVOICE_CHARGE_JOB, invoiceNumber, invoiceToJSON, reservedChargeRecoveryJob } from './invoices.ts';
 import { periodAt, type Interval } from './periods.ts';
 import { periodKey, planLine, renewalJobs, renewsAt, subscriptionToJSON, upcomingInvoiceOf } from './subscriptions.ts';
 import * as store from './store.ts';
@@ -133,6 +133,8 @@ async function issue(ctx: Ctx, due: DueRenewal[]): Promise<{ issued: Issued[]; r
       const customer = sub && customers.get(sub.customerId);
       if (!sub || !plan || plan.amount <= 0n || !customer || customer.deletedAt) break;
       if (pending.has(sub.id) || sub.applyWalletBalance || balances.has(`${customer.id}:${plan.currency}`)) break;
+      // A discount or taxes to price: the one-by-one path's finalize prices them.
+      if (sub.couponId || sub.defaultTaxRates.length > 0) break;
       const method = await chooseMethod(customer.id, sub.paymentMethodId ? methods.get(sub.paymentMethodId) : null, () =>
         customer.defaultPaymentMethodId ? methods.get(customer.defaultPaymentMethodId) : null,
       );
@@ -154,7 +156,7 @@ async function issue(ctx: Ctx, due: DueRenewal[]): Promise<{ issued: Issued[]; r
       const now = d.at;
       const n = sub.periodIndex + 1;
       const period = periodAt(sub.billingAnchor, plan.interval as Interval, plan.intervalCount, n);
-      const l = planLine(plan, period.start, period.end);
+      const l = planLine(plan, period.start, period.end, sub.quantity);
       const invoiceId = newId('invoice');
       const line: InvoiceItem = {
         id: newId('invoice_line'),
@@ -166,6 +168,11 @@ async function issue(ctx: Ctx, due: DueRenewal[]): Promise<{ issued: Issued[]; r
         periodEnd: l.periodEnd,
         amount: l.amount,
         proration: false,
+        quantity: l.quantity ?? null,
+        unitAmount: l.unitAmount ?? null,
+        taxable: true,
+        discountAmount: 0n,
+        taxAmounts: [],
         createdAt: now,
       };
       const draft: InvoiceWithLines = {
@@ -179,6 +186,9 @@ async function issue(ctx: Ctx, due: DueRenewal[]): Promise<{ issued: Issued[]; r
         billingKey: periodKey(sub, n),
         currency: plan.currency,
         subtotal: 0n,
+        discountAmount: 0n,
+        couponId: null,
+        taxAmount: 0n,
         total: 0n,
         amountFromWallet: 0n,
         creditApplied: 0n,
@@ -459,8 +469,9 @@ export async function noticeUpcomingRenewals(ctx: Ctx, due: DueNotice[]): Promis
   for (const d of live) {
     const sub = subs.get(d.subscriptionId)!;
     const plan = plans.get(sub.planId);
-    if (!plan || pending.has(sub.id) || sub.applyWalletBalance || balances.has(`${sub.customerId}:${plan.currency}`)) alone.push(d.jobId);
-    else plain.push({ d, sub, plan });
+    if (!plan || pending.has(sub.id) || sub.applyWalletBalance || balances.has(`${sub.customerId}:${plan.currency}`) || sub.couponId || sub.defaultTaxRates.length > 0) {
+      alone.push(d.jobId);
+    } else plain.push({ d, sub, plan });
   }
   const finished = due.filter((d) => !alone.includes(d.jobId)).map((d) => d.jobId);
   await inRawTransaction(ctx.db, async (tx) => {
@@ -470,7 +481,7 @@ export async function noticeUpcomingRenewals(ctx: Ctx, due: DueNotice[]): Promis
       ctx,
       plain
         .filter((p) => marked.has(p.d.jobId))
-        .map((p) => ({ type: 'invoice.upcoming' as const, object: upcomingInvoiceOf(p.sub, p.plan, [], 0n, 0n, p.d.at), at: p.d.at })),
+        .map((p) => ({ type: 'invoice.upcoming' as const, object: upcomingInvoiceOf(p.sub, p.plan, [], 0n, 0n, p.d.at, NO_PRICING), at: p.d.at })),
     );
   });
   return alone;

@@ -14,6 +14,16 @@ export type BillingReason = (typeof BILLING_REASONS)[number];
 export const PRORATION_BEHAVIORS = ['create_prorations', 'none', 'always_invoice'] as const;
 export type ProrationBehavior = (typeof PRORATION_BEHAVIORS)[number];
 
+export const MAX_QUANTITY = 10_000;
+
+const quantity = z
+  .number({ error: 'must be a whole number' })
+  .int({ error: 'must be a whole number' })
+  .min(1, { error: 'must be at least 1' })
+  .max(MAX_QUANTITY, { error: `must be at most ${MAX_QUANTITY}` });
+
+const taxRateIds = z.array(idOf('tax_rate')).max(5, { error: 'must have at most 5 tax rates' });
+
 const trialDays = z
   .number()
   .int({ error: 'must be a whole number of days' })
@@ -34,6 +44,9 @@ export const subscriptionCreate = z
       .boolean()
       .optional()
       .meta({ description: "Draw invoices from the customer's active wallet in the plan's currency first (default: the plan's setting)." }),
+    quantity: quantity.optional().meta({ description: 'Units of the plan billed each period (1 to 10,000; default 1): plan lines bill amount × quantity.', example: 1 }),
+    coupon: z.string().min(1).max(64).optional().meta({ description: 'A coupon id: its discount applies to the invoices made while it lasts (redeems the coupon).', example: 'SUMMER25' }),
+    default_tax_rates: taxRateIds.optional().meta({ description: 'Tax rate ids applied to every line of its invoices (at most 5).' }),
     metadata: metadata.optional(),
   })
   .superRefine((v, ctx) => {
@@ -48,11 +61,23 @@ export const subscriptionUpdate = z.strictObject({
   proration_behavior: z
     .enum(PRORATION_BEHAVIORS)
     .optional()
-    .meta({ description: 'With plan_id: create_prorations (default: credit and charge for the rest of the period on the next invoice), always_invoice (invoice them now), none (the new price from the next period).' }),
+    .meta({ description: 'With plan_id or quantity: create_prorations (default: credit and charge for the rest of the period on the next invoice), always_invoice (invoice them now), none (the new price from the next period).' }),
   cancel_at_period_end: z.boolean().optional(),
   payment_method_id: idOf('payment_method').nullable().optional().meta({ description: "A saved method of the customer; null: the customer's default." }),
   trial_end: timestamp.optional().meta({ description: 'A new end of the trial (only while trialing; in the future).' }),
   apply_wallet_balance: z.boolean().optional(),
+  quantity: quantity
+    .optional()
+    .meta({ description: 'A new number of units (1 to 10,000); prorated like a plan change (see proration_behavior), together with plan_id when both change.', example: 5 }),
+  coupon: z
+    .string()
+    .min(1)
+    .max(64)
+    .meta({ example: 'SUMMER25' })
+    .nullable()
+    .optional()
+    .meta({ description: 'A coupon id to apply (replaces the current discount; redeems the coupon); null removes the discount.' }),
+  default_tax_rates: taxRateIds.optional().meta({ description: 'Replaces the tax rate ids applied to its invoices ([] for none); from the next invoice on.' }),
   metadata: metadata.optional().meta({ description: 'Merged into the existing metadata; a key set to an empty string is removed.' }),
 });
 export type SubscriptionUpdateInput = z.input<typeof subscriptionUpdate>;

@@ -171,6 +171,11 @@ export function insertInvoiceLine(tx: TenantTx, data: Prisma.InvoiceItemUnchecke
   return tx.invoiceItem.create({ data });
 }
 
+/** A line's share of its invoice's discount and its taxes (set when the invoice is finalised). */
+export async function setLinePricing(tx: TenantTx, id: string, data: { discountAmount: bigint; taxAmounts: Prisma.InputJsonValue }): Promise<void> {
+  await tx.invoiceItem.update({ where: { id }, data });
+}
+
 /** Puts the subscription's lines waiting for the next invoice on `invoiceId`. */
 export async function attachPendingLines(tx: TenantTx, subscriptionId: string, invoiceId: string): Promise<void> {
   await tx.invoiceItem.updateMany({ where: { subscriptionId, invoiceId: null }, data: { invoiceId } });
@@ -307,7 +312,8 @@ export async function insertInvoices(q: RawQuery, rows: Invoice[]): Promise<void
 
 const LINE_COLUMNS = [
   ['id', 'text'], ['merchant_id', 'text'], ['subscription_id', 'text'], ['invoice_id', 'text'], ['description', 'text'],
-  ['period_start', 'timestamptz'], ['period_end', 'timestamptz'], ['amount', 'int8'], ['proration', 'bool'], ['created_at', 'timestamptz'],
+  ['period_start', 'timestamptz'], ['period_end', 'timestamptz'], ['amount', 'int8'], ['proration', 'bool'], ['quantity', 'int4'], ['unit_amount', 'int8'],
+  ['created_at', 'timestamptz'],
 ] as const;
 
 /** Many invoice lines in one statement (a renewal batch's). */
@@ -316,7 +322,7 @@ export async function insertLines(q: RawQuery, rows: InvoiceItem[]): Promise<voi
     q,
     'invoice_items',
     LINE_COLUMNS,
-    rows.map((l) => [l.id, l.merchantId, l.subscriptionId, l.invoiceId, l.description, l.periodStart, l.periodEnd, l.amount, l.proration, l.createdAt]),
+    rows.map((l) => [l.id, l.merchantId, l.subscriptionId, l.invoiceId, l.description, l.periodStart, l.periodEnd, l.amount, l.proration, l.quantity, l.unitAmount, l.createdAt]),
   );
 }
 
@@ -382,14 +388,14 @@ export interface MrrRow {
 }
 
 /**
- * MRR per currency over active and past_due subscriptions: the plan's amount brought to a month
- * (day × 365/12, week × 52/12, year ÷ 12, each ÷ interval_count), summed exactly (numeric) and
+ * MRR per currency over active and past_due subscriptions: the plan's amount × the subscription's
+ * quantity brought to a month (before discounts and taxes; day × 365/12, week × 52/12, year ÷ 12, each ÷ interval_count), summed exactly (numeric) and
  * rounded once per currency. Trialing, paused, unpaid, incomplete and cancelled ones are left out.
  */
 export function findMrr(db: Db, merchantId: string): Promise<MrrRow[]> {
   return merchantSql(rawQuery(db), merchantId)<MrrRow>(
     `SELECT p.currency,
-            round(sum(p.amount::numeric * CASE p.interval WHEN 'day' THEN 365 WHEN 'week' THEN 52 WHEN 'month' THEN 12 ELSE 1 END
+            round(sum(p.amount::numeric * s.quantity * CASE p.interval WHEN 'day' THEN 365 WHEN 'week' THEN 52 WHEN 'month' THEN 12 ELSE 1 END
                       / (12 * p.interval_count)))::text AS mrr,
             count(*) AS subscriptions,
             count(*) FILTER (WHERE s.status = 'active') AS active

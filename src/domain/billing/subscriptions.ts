@@ -13,7 +13,7 @@
 // subscription's row lock, that its moment is still current (the period end, the trial end, the
 // resume time): run twice or in two processes at once, the second run finds the work done. One
 // invoice per (subscription, billing key) is enforced by a unique index besides.
-import type { Plan, Prisma, Subscription } from '../../generated/prisma/client.ts';
+import type { Coupon, Plan, Prisma, Subscription } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
 import { rawQuery, lockRow } from '../../platform/db/raw.ts';
 import { inTransaction, type Db, type TenantTx } from '../../platform/db/tenant.ts';
@@ -31,16 +31,20 @@ import {
   chargeInvoice,
   checkInvoiceTotal,
   invoicePreviewToJSON,
+  invoicePricing,
   issueInvoice,
   lockOpenInvoicesOf,
   openInvoicesOf,
   resumeInvoiceCharge,
   stopCollection,
   voidInvoice,
+  type InvoicePricing,
   type NewLine,
   type PreviewLine,
 } from './invoices.ts';
-import { periodAt, prorate, type Interval } from './periods.ts';
+import { addIntervals, periodAt, prorate, type Interval } from './periods.ts';
+import { redeemCoupon } from '../pricing/coupons.ts';
+import { checkTaxRates } from '../pricing/tax-rates.ts';
 import { MAX_TRIAL_DAYS, subscribablePlan } from './plans.ts';
 import { addCredit, creditBalanceOf } from '../customers/balance.ts';
 import * as store from './store.ts';
@@ -93,6 +97,9 @@ export function subscriptionToJSON(s: Subscription) {
     payment_method_id: s.paymentMethodId,
     latest_invoice_id: s.latestInvoiceId,
     apply_wallet_balance: s.applyWalletBalance,
+    quantity: s.quantity,
+    discount: s.couponId && s.discountStart ? { coupon: s.couponId, start: s.discountStart.toISOString(), end: s.discountEnd?.toISOString() ?? null } : null,
+    default_tax_rates: [...(s.defaultTaxRates ?? [])],
     metadata: s.metadata as Record<string, string>,
     created_at: s.createdAt.toISOString(),
     updated_at: s.updatedAt.toISOString(),
@@ -148,9 +155,26 @@ export function countSubscriptionsOfCustomers(ctx: Ctx, ids: readonly string[], 
 const wholeSecond = (d: Date) => new Date(Math.floor(d.getTime() / 1000) * 1000);
 const iso = (d: Date) => d.toISOString().slice(0, 10);
 
-export function planLine(plan: Plan, start: Date, end: Date): NewLine {
-  return { description: `${plan.name} (${iso(start)} – ${iso(end)})`, periodStart: start, periodEnd: end, amount: plan.amount };
+/** The plan line of a period: `quantity` units at the plan's price (amount = unit × quantity). */
+export function planLine(plan: Plan, start: Date, end: Date, quantity = 1): NewLine {
+  const name = quantity === 1 ? plan.name : `${quantity} × ${plan.name}`;
+  return {
+    description: `${name} (${iso(start)} – ${iso(end)})`,
+    periodStart: start,
+    periodEnd: end,
+    amount: plan.amount * BigInt(quantity),
+    quantity,
+    unitAmount: plan.amount,
+  };
 }
+
+/** The discount a coupon applied at `start` gives a subscription: its columns (end: repeating coupons only). */
+function discountColumns(coupon: Coupon, start: Date) {
+  const end = coupon.duration === 'repeating' && coupon.durationInMonths ? addIntervals(start, 'month', coupon.durationInMonths, 1) : null;
+  return { couponId: coupon.id, discountStart: start, discountEnd: end };
+}
+
+const NO_DISCOUNT = { couponId: null, discountStart: null, discountEnd: null };
 
 async function event(ctx: Ctx, tx: TenantTx, type: Parameters<typeof recordEvent>[2], before: Subscription | null, after: Subscription) {
   const a = subscriptionToJSON(after);
@@ -249,6 +273,8 @@ export async function createSubscription(ctx: Ctx, input: SubscriptionCreateInpu
       if (days > 0) trialEnd = new Date(now.getTime() + days * DAY_MS);
     }
     const interval = plan.interval as Interval;
+    const taxRates = data.default_tax_rates ? await checkTaxRates(ctx, tx, data.default_tax_rates) : [];
+    const coupon = data.coupon ? await redeemCoupon(ctx, tx, data.coupon, plan.currency, now) : null;
     const base = {
       id: subscriptionId,
       merchantId: ctx.merchant.id,
@@ -257,6 +283,9 @@ export async function createSubscription(ctx: Ctx, input: SubscriptionCreateInpu
       cancelAtPeriodEnd: data.cancel_at_period_end ?? false,
       paymentMethodId: data.payment_method_id ?? null,
       applyWalletBalance: data.apply_wallet_balance ?? plan.applyWalletBalance,
+      quantity: data.quantity ?? 1,
+      ...(coupon ? discountColumns(coupon, now) : NO_DISCOUNT),
+      defaultTaxRates: taxRates,
       metadata: data.metadata ?? {},
       createdAt: at,
     };
@@ -294,7 +323,7 @@ export async function createSubscription(ctx: Ctx, input: SubscriptionCreateInpu
       key: 'period:0',
       periodStart: first.start,
       periodEnd: first.end,
-      lines: [planLine(plan, first.start, first.end)],
+      lines: [planLine(plan, first.start, first.end, sub.quantity)],
       takePending: false,
     });
     const withInvoice = await store.updateSubscription(tx, sub.id, { latestInvoiceId: invoice.id });
@@ -376,7 +405,7 @@ async function restartPeriod(ctx: Ctx, tx: TenantTx, sub: Subscription, paidInvo
     key: periodKey(next, 0),
     periodStart: period.start,
     periodEnd: period.end,
-    lines: [planLine(plan, period.start, period.end)],
+    lines: [planLine(plan, period.start, period.end, next.quantity)],
     takePending: true,
     chargeNow: true,
   });
@@ -463,7 +492,7 @@ export async function cycleSubscription(ctx: Ctx, id: string, periodEnd: number)
         key: periodKey(sub, n),
         periodStart: period.start,
         periodEnd: period.end,
-        lines: [planLine(plan, period.start, period.end)],
+        lines: [planLine(plan, period.start, period.end, sub.quantity)],
         takePending: true,
       }));
     }
@@ -508,13 +537,24 @@ export async function upcomingInvoice(ctx: Ctx, sub: Subscription, db: Db = ctx.
     creditBalanceOf(ctx, sub.customerId, db),
   ]);
   const wallet = sub.applyWalletBalance ? await store.findActiveWallet(db, sub.customerId, plan!.currency) : null;
-  return upcomingInvoiceOf(sub, plan!, pending, BigInt(balances[plan!.currency] ?? 0), wallet?.balance ?? 0n, await clockNow({ ...ctx, db }));
+  // Priced as the renewal will price it: at the period end, with the discount active then.
+  const pricing = await invoicePricing(ctx, db, sub, sub.currentPeriodEnd);
+  return upcomingInvoiceOf(sub, plan!, pending, BigInt(balances[plan!.currency] ?? 0), wallet?.balance ?? 0n, await clockNow({ ...ctx, db }), pricing);
 }
 
 /** upcomingInvoice from what it reads (a batch of notices reads it for many subscriptions at once: renewals.ts). */
-export function upcomingInvoiceOf(sub: Subscription, plan: Plan, pending: PreviewLine[], creditBalance: bigint, walletBalance: bigint, createdAt: Date) {
+export function upcomingInvoiceOf(
+  sub: Subscription,
+  plan: Plan,
+  pending: PreviewLine[],
+  creditBalance: bigint,
+  walletBalance: bigint,
+  createdAt: Date,
+  pricing: InvoicePricing,
+) {
   const period = periodAt(sub.billingAnchor, plan.interval as Interval, plan.intervalCount, sub.periodIndex + 1);
-  const planned: PreviewLine = { id: null, proration: false, ...planLine(plan, period.start, period.end) };
+  const line = planLine(plan, period.start, period.end, sub.quantity);
+  const planned: PreviewLine = { ...line, id: null, proration: false, quantity: line.quantity ?? null, unitAmount: line.unitAmount ?? null, taxable: true };
   // The order the invoice lists them in: plan lines and carried credits by age (the plan line is
   // made at the renewal, after every waiting line), then prorations (store's withLines).
   const lines = [...pending.filter((l) => !l.proration), planned, ...pending.filter((l) => l.proration)];
@@ -526,6 +566,7 @@ export function upcomingInvoiceOf(sub: Subscription, plan: Plan, pending: Previe
     periodStart: period.start,
     periodEnd: period.end,
     lines,
+    pricing,
     creditBalance,
     walletBalance,
     at: sub.currentPeriodEnd,
@@ -815,13 +856,32 @@ export async function resumeSubscription(ctx: Ctx, id: string): Promise<Subscrip
   });
 }
 
-/** The proration lines of a plan change at `now`: credit for the old plan's unused time, charge for the new plan's. */
-export function prorationLines(oldPlan: Plan, newPlan: Plan, start: Date, end: Date, now: Date): NewLine[] {
+/**
+ * The proration lines of a plan or quantity change at `now`: credit for the unused time of the old
+ * plan × old quantity, charge for the rest of the period of the new plan × new quantity (each the
+ * whole line's amount prorated, so a change back and forth at once nets to zero).
+ */
+export function prorationLines(oldPlan: Plan, newPlan: Plan, start: Date, end: Date, now: Date, oldQuantity = 1, newQuantity = 1): NewLine[] {
   const whole = end.getTime() - start.getTime();
   const remaining = end.getTime() - now.getTime();
+  const named = (p: Plan, q: number) => (q === 1 ? p.name : `${q} × ${p.name}`);
   const lines: NewLine[] = [
-    { description: `Unused time on ${oldPlan.name}`, periodStart: now, periodEnd: end, amount: -prorate(oldPlan.amount, remaining, whole), proration: true },
-    { description: `Remaining time on ${newPlan.name}`, periodStart: now, periodEnd: end, amount: prorate(newPlan.amount, remaining, whole), proration: true },
+    {
+      description: `Unused time on ${named(oldPlan, oldQuantity)}`,
+      periodStart: now,
+      periodEnd: end,
+      amount: -prorate(oldPlan.amount * BigInt(oldQuantity), remaining, whole),
+      proration: true,
+      quantity: oldQuantity,
+    },
+    {
+      description: `Remaining time on ${named(newPlan, newQuantity)}`,
+      periodStart: now,
+      periodEnd: end,
+      amount: prorate(newPlan.amount * BigInt(newQuantity), remaining, whole),
+      proration: true,
+      quantity: newQuantity,
+    },
   ];
   return lines.filter((l) => l.amount !== 0n);
 }
@@ -873,9 +933,18 @@ export async function updateSubscription(ctx: Ctx, id: string, input: Subscripti
       Object.assign(patch, { trialEnd, billingAnchor: trialEnd, currentPeriodEnd: trialEnd });
       if ((data.cancel_at_period_end ?? sub.cancelAtPeriodEnd) === true) patch.cancelAt = trialEnd;
     }
-    if (data.plan_id && data.plan_id !== sub.planId) {
-      const newPlan = await subscribablePlan(ctx, data.plan_id, tx);
+    if (data.default_tax_rates !== undefined) patch.defaultTaxRates = await checkTaxRates(ctx, tx, data.default_tax_rates);
+    if (data.coupon === null) Object.assign(patch, NO_DISCOUNT);
+    else if (data.coupon !== undefined && data.coupon !== sub.couponId) {
+      const plan = (await store.findPlan(tx, data.plan_id ?? sub.planId)) ?? (await store.findPlan(tx, sub.planId))!;
+      Object.assign(patch, discountColumns(await redeemCoupon(ctx, tx, data.coupon, plan.currency, now), now));
+    }
+    const planChanges = data.plan_id !== undefined && data.plan_id !== sub.planId;
+    const quantityChanges = data.quantity !== undefined && data.quantity !== sub.quantity;
+    if (planChanges || quantityChanges) {
       const oldPlan = (await store.findPlan(tx, sub.planId))!;
+      const newPlan = planChanges ? await subscribablePlan(ctx, data.plan_id!, tx) : oldPlan;
+      const newQuantity = data.quantity ?? sub.quantity;
       if (newPlan.currency !== oldPlan.currency || newPlan.interval !== oldPlan.interval || newPlan.intervalCount !== oldPlan.intervalCount) {
         throw new ValidationError(
           'parameter_invalid',
@@ -884,16 +953,17 @@ export async function updateSubscription(ctx: Ctx, id: string, input: Subscripti
         );
       }
       patch.planId = newPlan.id;
+      patch.quantity = newQuantity;
       const behavior: ProrationBehavior = data.proration_behavior ?? 'create_prorations';
       // Prorations apply to a paid-for period in progress: not in a trial, not before the first
       // payment, not while paused or unpaid (no invoices then: the plan just changes).
       const prorates = behavior !== 'none' && ['active', 'past_due'].includes(sub.status);
-      const lines = prorates ? prorationLines(oldPlan, newPlan, sub.currentPeriodStart, sub.currentPeriodEnd, now) : [];
+      const lines = prorates ? prorationLines(oldPlan, newPlan, sub.currentPeriodStart, sub.currentPeriodEnd, now, sub.quantity, newQuantity) : [];
       // Whatever waits for the next invoice plus this change must fit in one invoice: now
       // (always_invoice) or at the renewal, with the new plan's period (create_prorations).
       const waiting = (await store.sumPendingLines(tx, id)) ?? 0n;
       const changed = lines.reduce((sum, l) => sum + l.amount, 0n);
-      checkInvoiceTotal(waiting + changed + (behavior === 'always_invoice' ? 0n : newPlan.amount), 'plan_id');
+      checkInvoiceTotal(waiting + changed + (behavior === 'always_invoice' ? 0n : newPlan.amount * BigInt(newQuantity)), planChanges ? 'plan_id' : 'quantity');
       if (lines.length > 0 && behavior === 'create_prorations') {
         await store.insertInvoiceLines(
           tx,
@@ -901,7 +971,7 @@ export async function updateSubscription(ctx: Ctx, id: string, input: Subscripti
         );
       }
       if (lines.length > 0 && behavior === 'always_invoice') {
-        const { invoice } = await issueInvoice(ctx, tx, {
+        const { invoice, discountEnded } = await issueInvoice(ctx, tx, {
           subscription: { ...sub, ...(patch as object) } as Subscription,
           currency: newPlan.currency,
           reason: 'subscription_update',
@@ -912,6 +982,8 @@ export async function updateSubscription(ctx: Ctx, id: string, input: Subscripti
           takePending: true,
         });
         patch.latestInvoiceId = invoice.id;
+        // A once discount used by this invoice ends with it (the write below would bring it back).
+        if (discountEnded) Object.assign(patch, NO_DISCOUNT);
         if (invoice.status === 'open') charge = invoice.id;
       }
     }

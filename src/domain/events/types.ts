@@ -19,6 +19,8 @@ export const EVENT_TYPES = [
   'payment_method.detached',
   'plan.created',
   'plan.archived',
+  'coupon.created',
+  'coupon.deleted',
   'subscription.created',
   'subscription.updated',
   'subscription.paused',

@@ -1,0 +1,125 @@
+// Tax rates (API-CONVENTIONS "Billing depth"; docs/billing.md "Tax rates"): a percentage with up to
+// 4 decimals, exclusive (added to a line) or inclusive (contained in it). Subscriptions name them in
+// default_tax_rates; each invoice line is taxed per rules.ts.
+import type { TaxRate } from '../../generated/prisma/client.ts';
+import type { Ctx } from '../../platform/context.ts';
+import { inTransaction, type Db } from '../../platform/db/tenant.ts';
+import { NotFoundError, ValidationError } from '../../platform/errors.ts';
+import { newId } from '../../platform/ids.ts';
+import { paginate, type Page } from '../../platform/pagination.ts';
+import { listQuery, metadata, parse, z } from '../../platform/validation.ts';
+import { clockNow } from '../../platform/clock.ts';
+import type { PricingTaxRate } from './rules.ts';
+import * as store from './store.ts';
+
+/** At most this many tax rates on a subscription. */
+export const MAX_TAX_RATES = 5;
+
+const fourDecimals = (v: number) => Math.abs(v * 10_000 - Math.round(v * 10_000)) < 1e-6;
+
+export const taxRateCreate = z.strictObject({
+  display_name: z.string().trim().min(1, { error: 'must not be empty' }).max(100, { error: 'must be at most 100 characters' }).meta({ example: 'VAT' }),
+  percentage: z
+    .number({ error: 'must be a number' })
+    .min(0, { error: 'must be at least 0' })
+    .max(100, { error: 'must be at most 100' })
+    .refine(fourDecimals, { error: 'must have at most 4 decimals' })
+    .meta({ description: 'The rate in percent, 0 to 100, up to 4 decimals.', example: 19.6 }),
+  inclusive: z.boolean().optional().meta({ description: 'true: the tax is contained in the line amounts (extracted); false (default): added to them.' }),
+  country: z
+    .string()
+    .regex(/^[A-Za-z]{2}$/, { error: 'must be a two-letter ISO 3166-1 country code' })
+    .transform((v) => v.toUpperCase())
+    .optional()
+    .meta({ example: 'FR' }),
+  jurisdiction: z.string().trim().min(1, { error: 'must not be empty' }).max(100, { error: 'must be at most 100 characters' }).optional().meta({ example: 'FR' }),
+  metadata: metadata.optional(),
+});
+export type TaxRateCreateInput = z.input<typeof taxRateCreate>;
+
+export const taxRateListQuery = z.strictObject({ ...listQuery });
+export type TaxRateListQuery = z.output<typeof taxRateListQuery>;
+
+export function taxRateToJSON(t: TaxRate) {
+  return {
+    id: t.id,
+    object: 'tax_rate' as const,
+    display_name: t.displayName,
+    percentage: t.percentage / 10_000,
+    inclusive: t.inclusive,
+    country: t.country,
+    jurisdiction: t.jurisdiction,
+    active: t.active,
+    metadata: t.metadata as Record<string, string>,
+    created_at: t.createdAt.toISOString(),
+  };
+}
+
+export function pricingTaxRate(t: TaxRate): PricingTaxRate {
+  return { id: t.id, percentage: t.percentage, inclusive: t.inclusive };
+}
+
+export async function createTaxRate(ctx: Ctx, input: TaxRateCreateInput): Promise<TaxRate> {
+  const data = parse(taxRateCreate, input);
+  return inTransaction(ctx.db, async (tx) =>
+    store.insertTaxRate(tx, {
+      id: newId('tax_rate'),
+      merchantId: ctx.merchant.id,
+      displayName: data.display_name,
+      percentage: Math.round(data.percentage * 10_000),
+      inclusive: data.inclusive ?? false,
+      country: data.country ?? null,
+      jurisdiction: data.jurisdiction ?? null,
+      metadata: data.metadata ?? {},
+      createdAt: await clockNow({ ...ctx, db: tx }),
+    }),
+  );
+}
+
+export async function getTaxRate(ctx: Ctx, id: string, db: Db = ctx.db, param = 'id'): Promise<TaxRate> {
+  const t = await store.findTaxRate(db, id);
+  if (!t) throw new NotFoundError('tax rate', id, param);
+  return t;
+}
+
+export async function listTaxRates(ctx: Ctx, q: TaxRateListQuery): Promise<Page<TaxRate>> {
+  return paginate(
+    q,
+    ({ where, ...page }) => store.listTaxRates(ctx.db, where, page),
+    () => store.countTaxRates(ctx.db, {}),
+  );
+}
+
+/**
+ * The default_tax_rates a subscription is given: each an existing active rate of the merchant
+ * (404 resource_missing otherwise, param default_tax_rates), no repeats, at most MAX_TAX_RATES.
+ * Returns the ids in the order given.
+ */
+export async function checkTaxRates(ctx: Ctx, db: Db, ids: readonly string[], param = 'default_tax_rates'): Promise<string[]> {
+  if (new Set(ids).size !== ids.length) throw new ValidationError('parameter_invalid', `Invalid ${param}: a tax rate is named twice.`, param);
+  if (ids.length > MAX_TAX_RATES) throw new ValidationError('parameter_invalid', `Invalid ${param}: at most ${MAX_TAX_RATES} tax rates.`, param);
+  const rows = new Map((await store.listTaxRatesById(db, [...ids])).map((t) => [t.id, t]));
+  for (const id of ids) {
+    const t = rows.get(id);
+    if (!t) throw new NotFoundError('tax rate', id, param);
+    if (!t.active) throw new ValidationError('parameter_invalid', `Invalid ${param}: tax rate ${id} is inactive.`, param);
+  }
+  return [...ids];
+}
+
+/** Tax rates by id, in the order given (unknown ids left out), for pricing invoices. */
+export async function taxRatesForPricing(db: Db, ids: readonly string[]): Promise<PricingTaxRate[]> {
+  if (ids.length === 0) return [];
+  const rows = new Map((await store.listTaxRatesById(db, [...ids])).map((t) => [t.id, t]));
+  return ids.flatMap((id) => {
+    const t = rows.get(id);
+    return t ? [pricingTaxRate(t)] : [];
+  });
+}
+
+/** Tax rate rows by id, in the order given (unknown ids left out): a subscription's default_tax_rates in GraphQL. */
+export async function taxRatesByIds(ctx: Ctx, ids: readonly string[]): Promise<TaxRate[]> {
+  if (ids.length === 0) return [];
+  const rows = new Map((await store.listTaxRatesById(ctx.db, [...ids])).map((t) => [t.id, t]));
+  return ids.flatMap((id) => rows.get(id) ?? []);
+}

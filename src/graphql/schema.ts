@@ -9,6 +9,7 @@ import './payments.ts';
 import './payment-methods.ts';
 import './wallets.ts';
 import './billing.ts';
+import './invoicing.ts';
 import './webhooks.ts';
 import './emails.ts';
 import './merchants.ts';

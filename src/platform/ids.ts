@@ -17,6 +17,8 @@ export const ID_PREFIXES = {
   subscription: 'sub',
   invoice: 'in',
   invoice_line: 'il',
+  invoice_item: 'ii',
+  credit_note: 'cn',
   webhook_endpoint: 'we',
   event: 'evt',
   delivery_attempt: 'wda',

@@ -4,6 +4,7 @@ import { eventRoutes } from './events.ts';
 import { paymentRoutes } from './payments.ts';
 import { paymentMethodRoutes } from './payment-methods.ts';
 import { billingRoutes } from './billing.ts';
+import { invoicingRoutes } from './invoicing.ts';
 import { walletRoutes } from './wallets.ts';
 import { webhookRoutes } from './webhooks.ts';
 import { testHelperRoutes } from './test-helpers.ts';
@@ -11,4 +12,4 @@ import { emailRoutes } from './emails.ts';
 import { accountRoutes } from './account.ts';
 import type { RouteDef } from './route.ts';
 
-export const routes: RouteDef[] = [...customerRoutes, ...paymentMethodRoutes, ...paymentRoutes, ...walletRoutes, ...billingRoutes, ...webhookRoutes, ...eventRoutes, ...emailRoutes, ...accountRoutes, ...testHelperRoutes];
+export const routes: RouteDef[] = [...customerRoutes, ...paymentMethodRoutes, ...paymentRoutes, ...walletRoutes, ...billingRoutes, ...invoicingRoutes, ...webhookRoutes, ...eventRoutes, ...emailRoutes, ...accountRoutes, ...testHelperRoutes];

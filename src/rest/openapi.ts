@@ -17,7 +17,7 @@ import { exampleId, type IdKind } from '../platform/ids.ts';
 import { MAX_BODY_BYTES } from '../platform/limits.ts';
 import {
   balanceTransactionObject, customerObject, deletedCustomerObject, errorObject, EXAMPLE_ORIGIN, invoiceObject, paymentMethodObject,
-  paymentObject, planObject, refundObject, setupIntentObject, subscriptionObject, upcomingInvoiceObject, walletObject,
+  paymentObject, planObject, refundObject, setupIntentObject, subscriptionObject, upcomingInvoiceObject, walletObject, creditNoteObject,
   walletTopupObject, walletTransactionObject, webhookEndpointObject, accountObject,
 } from './schemas.ts';
 import { EVENT_TYPES, type EventType } from '../domain/events/types.ts';
@@ -43,6 +43,8 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   'Customer portal': 'A hosted page where a customer manages their own details, saved methods and wallets for an hour.',
   Plans: 'Prices per billing interval that subscriptions follow; archiving one stops new subscriptions.',
   Payments: 'One-off payments, each with a hosted checkout page the customer pays on.',
+  'Invoice items': 'One-off charges waiting for the customer’s next invoice (one made by hand, or a subscription’s next one).',
+  'Credit notes': 'Credits against finalised invoices: lower what an open invoice asks, or refund and credit a paid one. Numbered CN-000001 …',
   Refunds: 'Full or partial refunds of succeeded payments.',
   Wallets: 'Prepaid credit: a balance per customer and currency that always equals the sum of its ledger.',
   'Webhook endpoints': 'Where events are delivered, signed the Standard Webhooks way.',
@@ -89,6 +91,9 @@ export const EVENT_OBJECTS: Record<EventType, z.ZodType> = {
   'invoice.payment_failed': invoiceObject,
   'invoice.voided': invoiceObject,
   'invoice.upcoming': upcomingInvoiceObject,
+  'invoice.overdue': invoiceObject,
+  'invoice.marked_uncollectible': invoiceObject,
+  'credit_note.created': creditNoteObject,
   'wallet.created': walletObject,
   'wallet.frozen': walletObject,
   'wallet.unfrozen': walletObject,

@@ -128,6 +128,8 @@ const RESOURCES: Record<string, [IdKind, string]> = {
   plans: ['plan', 'plan'],
   subscriptions: ['subscription', 'subscription'],
   invoices: ['invoice', 'invoice'],
+  'invoice-items': ['invoice_item', 'invoice item'],
+  'credit-notes': ['credit_note', 'credit note'],
   'webhook-endpoints': ['webhook_endpoint', 'webhook endpoint'],
   events: ['event', 'event'],
 };
@@ -138,6 +140,7 @@ const REFERENCES: Record<string, [IdKind, string]> = {
   payment_id: ['payment', 'payment'],
   plan_id: ['plan', 'plan'],
   payment_method_id: ['payment_method', 'payment method'],
+  invoice_id: ['invoice', 'invoice'],
 };
 
 /** The record of a path with `{id}` (the segment before it). */

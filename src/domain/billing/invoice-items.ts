@@ -107,7 +107,7 @@ export async function collectWaitingItems(
   ctx: Ctx,
   tx: TenantTx,
   inv: { id: string; customerId: string; currency: string; subscriptionId: string | null; periodStart: Date; periodEnd: Date },
-  now: Date,
+  _now: Date,
 ): Promise<PendingInvoiceItem[]> {
   const q = rawQuery(tx);
   const items = await store.takeWaitingItems(q, ctx.merchant.id, inv.customerId, inv.currency, inv.id);
@@ -123,7 +123,8 @@ export async function collectWaitingItems(
     periodEnd: i.createdAt,
     amount: i.amount,
     proration: false,
-    createdAt: now,
+    // In the order the items were added (an invoice lists its lines by creation).
+    createdAt: i.createdAt,
   }));
   await store.insertInvoiceLines(tx, lines);
   await store.setItemLines(q, ctx.merchant.id, items.map((i, k) => ({ id: i.id, lineId: lines[k]!.id })));

@@ -498,7 +498,7 @@ export const creditNoteObject = z
     type: z.enum(CREDIT_NOTE_TYPES).meta({ description: 'pre_payment: lowered an open invoice’s amount_due; post_payment: refunded and/or credited a paid one.' }),
     status: z.literal('issued'),
     reason: z.enum(CREDIT_NOTE_REASONS).nullable(),
-    memo: z.string().nullable(),
+    memo: example('Two seats fewer').nullable(),
     refund_amount: z.number().int().meta({ example: 0 }),
     credit_amount: z.number().int().meta({ example: 1000 }),
     refund_id: idOf('refund').nullable().meta({ description: 'The refund of the invoice’s payment (refund_amount > 0).' }),
@@ -507,8 +507,8 @@ export const creditNoteObject = z
       z
         .object({
           invoice_line_id: idOf('invoice_line').nullable().meta({ description: 'The invoice line credited; null for a note given as an amount.' }),
-          description: z.string(),
-          amount: z.number().int(),
+          description: example('Consulting'),
+          amount: z.number().int().meta({ example: 1000 }),
         })
         .meta({ id: 'CreditNoteLine' }),
     ),

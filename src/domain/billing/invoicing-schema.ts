@@ -72,7 +72,7 @@ export const creditNoteCreate = z
     amount: amount(1).optional().meta({ description: 'The total to credit; give amount or lines, not both.', example: 1000 }),
     lines: z.array(creditLine).min(1, { error: 'must have at least one line' }).max(100, { error: 'must have at most 100 lines' }).optional(),
     reason: z.enum(CREDIT_NOTE_REASONS).optional(),
-    memo: text(500).optional(),
+    memo: text(500).optional().meta({ description: 'Shown on the credit note (and its line, for a note given as an amount).', example: 'Two seats fewer' }),
     refund_amount: amount(0)
       .optional()
       .meta({ description: "Paid invoices: how much to refund to the invoice's payment.", example: 0 }),

@@ -104,6 +104,8 @@ describe('invoice items', () => {
     expect(sub.status).toBe('active');
     const usd = await item(m, c.id, 1200, { description: 'Setup fee' });
     const eur = await item(m, c.id, 900, { currency: 'EUR', description: 'EU add-on' });
+    // One that would take the renewal over the most one invoice may bill: it keeps waiting (the renewal does not fail).
+    const huge = await item(m, c.id, 99_999_999_999, { description: 'Too big to fit' });
     await m.events();
     await m.advance({ seconds: 32 * DAY });
     const invoices = (await m.api.get(`/v1/invoices?subscription_id=${sub.id}`)).body.data;
@@ -113,6 +115,7 @@ describe('invoice items', () => {
     expect(renewal.amount_paid).toBe(4200);
     expect((await m.api.get(`/v1/invoice-items/${usd.id}`)).body.invoice_id).toBe(renewal.id);
     expect((await m.api.get(`/v1/invoice-items/${eur.id}`)).body.pending).toBe(true);
+    expect((await m.api.get(`/v1/invoice-items/${huge.id}`)).body.pending).toBe(true);
   });
 });
 

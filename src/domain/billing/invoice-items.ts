@@ -101,16 +101,26 @@ export async function deleteInvoiceItem(ctx: Ctx, id: string): Promise<PendingIn
 /**
  * Puts every item of the invoice's customer waiting in the invoice's currency on the invoice (a
  * draft being made, in the caller's transaction): one line each, in the order they were created.
- * Returns the items taken.
+ * With `budget` (a subscription's invoice: what its other lines leave under the most one invoice may
+ * bill), only the oldest items that fit are taken; the rest keep waiting, so a merchant's items can
+ * never make a renewal fail. Returns the items taken.
  */
 export async function collectWaitingItems(
   ctx: Ctx,
   tx: TenantTx,
   inv: { id: string; customerId: string; currency: string; subscriptionId: string | null; periodStart: Date; periodEnd: Date },
   _now: Date,
+  opts: { budget?: bigint } = {},
 ): Promise<PendingInvoiceItem[]> {
   const q = rawQuery(tx);
-  const items = await store.takeWaitingItems(q, ctx.merchant.id, inv.customerId, inv.currency, inv.id);
+  let items = await store.takeWaitingItems(q, ctx.merchant.id, inv.customerId, inv.currency, inv.id);
+  if (opts.budget !== undefined) {
+    let left = opts.budget;
+    const fits = items.filter((i) => (i.amount <= left ? ((left -= i.amount), true) : false));
+    const rest = items.filter((i) => !fits.includes(i));
+    if (rest.length) await store.releaseItems(q, ctx.merchant.id, rest.map((i) => i.id));
+    items = fits;
+  }
   if (!items.length) return items;
   const lines = items.map((i) => ({
     id: newId('invoice_line'),

@@ -328,9 +328,12 @@ export async function issueInvoice(ctx: Ctx, tx: TenantTx, a: IssueArgs): Promis
     );
   }
   if (a.takePending) {
+    const waiting = (await store.sumPendingLines(tx, a.subscription.id)) ?? 0n;
     await store.attachPendingLines(tx, a.subscription.id, draft.id);
-    // The customer's one-off items waiting in this currency go on it too (invoice-items.ts).
-    await collectWaitingItems(ctx, tx, draft, now);
+    // The customer's one-off items waiting in this currency go on it too (invoice-items.ts), as
+    // many as fit under the most one invoice may bill.
+    const billed = a.lines.reduce((s, l) => s + l.amount, 0n) + waiting;
+    await collectWaitingItems(ctx, tx, draft, now, { budget: BigInt(MAX_AMOUNT) - (billed > 0n ? billed : 0n) });
   }
   const created = await getInvoice(ctx, draft.id, tx);
   await recordEvent(tx, ctx, 'invoice.created', json(ctx, created));

@@ -467,6 +467,11 @@ export async function takeWaitingItems(q: RawQuery, merchantId: string, customer
   return rows.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1));
 }
 
+/** Puts taken items back to waiting (an invoice that had no room for them). */
+export async function releaseItems(q: RawQuery, merchantId: string, ids: string[]): Promise<void> {
+  await merchantSql(q, merchantId)(`UPDATE pending_invoice_items SET invoice_id = NULL WHERE merchant_id = $1 AND id = ANY($2::text[])`, [ids]);
+}
+
 /** Records the invoice line each taken item became. */
 export async function setItemLines(q: RawQuery, merchantId: string, pairs: { id: string; lineId: string }[]): Promise<void> {
   if (!pairs.length) return;

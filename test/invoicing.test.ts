@@ -107,12 +107,19 @@ describe('invoice items', () => {
     // One that would take the renewal over the most one invoice may bill: it keeps waiting (the renewal does not fail).
     const huge = await item(m, c.id, 99_999_999_999, { description: 'Too big to fit' });
     await m.events();
-    await m.advance({ seconds: 32 * DAY });
+    // The renewal's notice (invoice.upcoming, 3 days before) shows the item it will take.
+    await m.advance({ seconds: 28 * DAY });
+    const notice = (await m.eventObjects()).find((e) => e.type === 'invoice.upcoming')!.data.object;
+    expect(notice.lines.map((l: any) => [l.description, l.amount])).toEqual([['Setup fee', 1200], [expect.stringContaining('Pro'), 3000]]);
+    await m.advance({ seconds: 4 * DAY });
     const invoices = (await m.api.get(`/v1/invoices?subscription_id=${sub.id}`)).body.data;
     const renewal = invoices.find((i: any) => i.billing_reason === 'subscription_cycle');
     expect(renewal.status).toBe('paid');
     expect(renewal.lines.map((l: any) => l.amount).sort()).toEqual([1200, 3000]);
     expect(renewal.amount_paid).toBe(4200);
+    // Line for line what the notice said.
+    expect(renewal.lines.map((l: any) => [l.description, l.amount, l.period])).toEqual(notice.lines.map((l: any) => [l.description, l.amount, l.period]));
+    expect(renewal.total).toBe(notice.total);
     expect((await m.api.get(`/v1/invoice-items/${usd.id}`)).body.invoice_id).toBe(renewal.id);
     expect((await m.api.get(`/v1/invoice-items/${eur.id}`)).body.pending).toBe(true);
     expect((await m.api.get(`/v1/invoice-items/${huge.id}`)).body.pending).toBe(true);

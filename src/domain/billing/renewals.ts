@@ -463,12 +463,14 @@ export async function noticeUpcomingRenewals(ctx: Ctx, due: DueNotice[]): Promis
   const plans = new Map((taken.length ? await store.listPlansById(q, merchantId, [...new Set(taken.map((s) => s.planId))]) : []).map((p) => [p.id, p]));
   const pending = taken.length ? await store.subscriptionsWithPendingLines(q, merchantId, taken.map((s) => s.id)) : new Set<string>();
   const balances = await balancesToSettle(ctx, ctx.db, [...new Set(taken.map((s) => s.customerId))]);
+  // Customers with one-off items waiting: their notice reads them (upcomingInvoice), one by one.
+  const waiting = taken.length ? await store.customersWithWaitingItems(q, merchantId, [...new Set(taken.map((s) => s.customerId))]) : new Set<string>();
   const alone: bigint[] = [];
   const plain: { d: DueNotice; sub: Subscription; plan: Plan }[] = [];
   for (const d of live) {
     const sub = subs.get(d.subscriptionId)!;
     const plan = plans.get(sub.planId);
-    if (!plan || pending.has(sub.id) || sub.applyWalletBalance || balances.has(`${sub.customerId}:${plan.currency}`)) alone.push(d.jobId);
+    if (!plan || pending.has(sub.id) || sub.applyWalletBalance || balances.has(`${sub.customerId}:${plan.currency}`) || waiting.has(`${sub.customerId}:${plan.currency}`)) alone.push(d.jobId);
     else plain.push({ d, sub, plan });
   }
   const finished = due.filter((d) => !alone.includes(d.jobId)).map((d) => d.jobId);

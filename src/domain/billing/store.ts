@@ -481,6 +481,11 @@ export async function setItemLines(q: RawQuery, merchantId: string, pairs: { id:
   );
 }
 
+/** The customer's items waiting in this currency, oldest first (the upcoming invoice's preview). */
+export function listWaitingItems(db: Db, customerId: string, currency: string): Promise<PendingInvoiceItem[]> {
+  return db.pendingInvoiceItem.findMany({ where: { customerId, currency, invoiceId: null }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+}
+
 /** Whether the customer has items waiting in this currency. */
 export async function hasWaitingItems(db: Db, customerId: string, currency: string): Promise<boolean> {
   return (await db.pendingInvoiceItem.count({ where: { customerId, currency, invoiceId: null } })) > 0;

@@ -26,7 +26,7 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
   const hooks = receivers();
   let email: string;
   let otherEmail: string;
-  const seed = {} as { wallet: any; newest: any; customer: any; payment: any; failed: any; invoice: any; endpoint: any; event: any; otherCustomer: any; otherPayment: any };
+  const seed = {} as { subscription: any; wallet: any; newest: any; customer: any; payment: any; failed: any; invoice: any; endpoint: any; event: any; otherCustomer: any; otherPayment: any };
 
   beforeAll(async () => {
     app = await startApp();
@@ -48,6 +48,7 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
     const plan = (await api.post('/v1/plans', { name: 'Coffee club', amount: 1500, currency: 'USD', interval: 'month' })).body;
     const sub = (await api.post('/v1/subscriptions', { customer_id: seed.customer.id, plan_id: plan.id })).body;
     expect(sub.status).toBe('active');
+    seed.subscription = sub;
     seed.invoice = (await api.get(`/v1/invoices/${sub.latest_invoice_id}`)).body;
     seed.wallet = (await api.post('/v1/wallets', { customer_id: seed.customer.id, currency: 'KES' })).body;
     expect(seed.wallet.id).toMatch(/^wal/);
@@ -154,7 +155,7 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
     // The route asked for before signing in is the one shown after.
     await settled(page, 'Customers');
     expect(await page.getByTestId('merchant-name').textContent()).toContain('Kampala Coffee');
-    expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents()).toEqual(['Payments', 'Customers', 'Invoices', 'Subscriptions', 'Plans', 'Wallets', 'Events', 'Webhooks', 'Test clock']);
+    expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents()).toEqual(['Overview', 'Payments', 'Customers', 'Invoices', 'Subscriptions', 'Plans', 'Wallets', 'Events', 'Webhooks', 'Test clock', 'Settings']);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in to your dashboard' }).waitFor();
     // The session is over on the server too: a reload stays signed out.
@@ -176,6 +177,7 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
         [`/customers/${seed.customer.id}`, 'Amina Nakato', 'Coffee club'],
         ['/invoices', 'Invoices', seed.invoice.number],
         ['/subscriptions', 'Subscriptions', 'Coffee club'],
+        [`/subscriptions/${seed.subscription.id}`, 'Subscription to Coffee club', seed.invoice.number],
         ['/plans', 'Plans', 'Coffee club'],
         ['/wallets', 'Wallets', seed.wallet.id],
         [`/wallets/${seed.wallet.id}`, /^Wallet /, 'Credit this wallet'],
@@ -254,12 +256,17 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
     await page.getByText(/page 1/).waitFor();
     expect(await rows.first().textContent()).toBe(first);
 
-    await page.getByLabel('Email (exact)').fill(seed.customer.email);
-    await page.getByRole('button', { name: 'Find' }).click();
+    // Search as the API does it: an email prefix, or a word prefix of the name ("amina nak").
+    await page.getByLabel('Email or name').fill(seed.customer.email);
+    await page.getByRole('button', { name: 'Search' }).click();
     await page.getByText(/^1 customers/).waitFor();
-    expect(page.url()).toContain('email=');
-    await page.getByLabel('Email (exact)').fill('nobody@example.com');
-    await page.getByRole('button', { name: 'Find' }).click();
+    expect(page.url()).toContain('search=');
+    await page.getByLabel('Email or name').fill('Amina Nak');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('link', { name: seed.customer.email }).waitFor();
+    await page.getByText(/^1 customers/).waitFor();
+    await page.getByLabel('Email or name').fill('nobody@example.com');
+    await page.getByRole('button', { name: 'Search' }).click();
     await page.getByText('No customers match.').waitFor();
 
     await page.goto(`${app.url}/dashboard/payments`);
@@ -427,6 +434,86 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
     await ctx.close();
   });
 
+  it('subscription detail: changes the plan (an archived plan refused on the page; invoiced now, then without proration), pauses, resumes, cancels now', async () => {
+    const errors: string[] = [];
+    const { ctx, page } = await signedIn(1280, errors);
+    const stamp = Date.now().toString(36);
+    const plan = async (name: string, amount: number, interval = 'month') => (await api.post('/v1/plans', { name: `${name} ${stamp}`, amount, currency: 'USD', interval })).body;
+    const basic = await plan('Basic', 1000);
+    const pro = await plan('Pro', 3000);
+    const max = await plan('Max', 5000);
+    const yearly = await plan('Yearly', 10000, 'year');
+    const sub = (await api.post('/v1/subscriptions', { customer_id: seed.customer.id, plan_id: basic.id })).body;
+    expect(sub.status).toBe('active');
+
+    // From the list (filtered by plan) to the detail page.
+    await page.goto(`${app.url}/dashboard/subscriptions?plan=${basic.id}`);
+    await settled(page, 'Subscriptions');
+    await page.getByRole('link', { name: `${basic.name} · $10.00: the subscription of ${seed.customer.email}` }).click();
+    await settled(page, `Subscription to ${basic.name}`);
+    const main = page.getByRole('main');
+    await main.getByText(sub.id).waitFor();
+    const invoices = page.getByRole('table', { name: 'Invoices of this subscription' });
+    expect(await invoices.locator('tbody tr').count()).toBe(1);
+    await invoices.getByText('subscription create').waitFor();
+    await page.getByRole('link', { name: /^Payment of INV-/ }).first().waitFor();
+    // Only the plans it can move to: same currency and billing period, active, not its own.
+    const options = await page.getByLabel('New plan').locator('option').allTextContents();
+    expect(options).toEqual(expect.arrayContaining([`${pro.name} · $30.00`, `${max.name} · $50.00`]));
+    expect(options.join('|')).not.toContain(yearly.name);
+    expect(options.join('|')).not.toContain(basic.name);
+
+    // A plan archived meanwhile: the API's error, next to the form; nothing changed.
+    expect((await api.post(`/v1/plans/${max.id}/archive`, {})).status).toBe(200);
+    await page.getByLabel('New plan').selectOption(max.id);
+    await page.getByRole('button', { name: 'Change plan' }).click();
+    const form = page.locator('form', { has: page.getByRole('button', { name: 'Change plan' }) });
+    await form.getByRole('alert').waitFor();
+    expect(await form.getByRole('alert').textContent()).toMatch(/archived|active/i);
+    expect((await api.get(`/v1/subscriptions/${sub.id}`)).body.plan_id).toBe(basic.id);
+
+    // To Pro, invoiced and charged now: the heading, the message and a new paid invoice.
+    await page.getByLabel('New plan').selectOption(pro.id);
+    await page.getByRole('radio', { name: /^Prorate and invoice now/ }).check();
+    await page.getByRole('button', { name: 'Change plan' }).click();
+    await page.getByText(new RegExp(`^Plan changed to ${pro.name} \\(\\$30\\.00\\)\\. Latest invoice: INV-\\d+, \\$[\\d.]+, paid\\.`)).waitFor();
+    await settled(page, `Subscription to ${pro.name}`);
+    await invoices.getByText('subscription update').waitFor();
+    expect(await invoices.locator('tbody tr').count()).toBe(2);
+    expect(await form.getByRole('alert').count()).toBe(0);
+    let now = (await api.get(`/v1/subscriptions/${sub.id}`)).body;
+    expect(now.plan_id).toBe(pro.id);
+    const update = (await api.get(`/v1/invoices?subscription_id=${sub.id}&limit=10`)).body.data.find((i: any) => i.billing_reason === 'subscription_update');
+    expect(update.status).toBe('paid');
+    expect(update.total).toBeGreaterThan(0);
+
+    // Back to Basic without proration: no new invoice.
+    await page.getByLabel('New plan').selectOption(basic.id);
+    await page.getByRole('radio', { name: /^No proration/ }).check();
+    await page.getByRole('button', { name: 'Change plan' }).click();
+    await settled(page, `Subscription to ${basic.name}`);
+    expect((await api.get(`/v1/subscriptions/${sub.id}`)).body.plan_id).toBe(basic.id);
+    expect(await invoices.locator('tbody tr').count()).toBe(2);
+
+    // Pause, resume, cancel now (after the confirmation).
+    const who = `the subscription of ${seed.customer.email}`;
+    await page.getByRole('button', { name: `Pause ${who}` }).click();
+    await page.getByRole('button', { name: `Resume ${who}` }).waitFor();
+    expect((await api.get(`/v1/subscriptions/${sub.id}`)).body.status).toBe('paused');
+    await page.getByRole('button', { name: `Resume ${who}` }).click();
+    await page.getByRole('button', { name: `Pause ${who}` }).waitFor();
+    expect((await api.get(`/v1/subscriptions/${sub.id}`)).body.status).toBe('active');
+    await page.getByRole('button', { name: `Cancel now ${who}` }).click();
+    await page.getByRole('button', { name: 'Yes, cancel now' }).click();
+    await page.getByRole('button', { name: 'Change plan' }).waitFor({ state: 'detached' });
+    now = (await api.get(`/v1/subscriptions/${sub.id}`)).body;
+    expect(now.status).toBe('cancelled');
+    await main.locator('.status', { hasText: /^cancelled$/ }).waitFor();
+    expect(await axe(page)).toEqual([]);
+    expect(errors).toEqual([]);
+    await ctx.close();
+  });
+
   it('credits a wallet (a refused credit explained next to the form), freezes, unfreezes and closes it', async () => {
     const errors: string[] = [];
     const { ctx, page } = await signedIn(390, errors);
@@ -469,8 +556,8 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
     // The customer, found by email.
     await nav.getByRole('link', { name: 'Customers' }).click();
     await settled(page, 'Customers');
-    await page.getByLabel('Email (exact)').fill(seed.customer.email);
-    await page.getByRole('button', { name: 'Find' }).click();
+    await page.getByLabel('Email or name').fill(seed.customer.email);
+    await page.getByRole('button', { name: 'Search' }).click();
     await page.getByText(/^1 customers/).waitFor();
     await main.getByRole('link', { name: seed.customer.email }).click();
     await settled(page, 'Amina Nakato');

@@ -65,6 +65,25 @@ describe('API keys over GraphQL', () => {
     expect((await api.get('/v1/customers')).status).toBe(200);
   });
 
+  it('revokes with an idempotencyKey (in that key’s transaction, also on the one-connection embedded database); a retry gets the same answer', async () => {
+    const REVOKE_KEYED = `mutation($clientId: String!, $key: String) { revokeApiKey(input: { clientId: $clientId, idempotencyKey: $key }) { __typename
+      ... on RevokeApiKeySuccess { apiKey { clientId active revokedAt } }
+      ... on Error { code message } } }`;
+    const c = (await other.gql(CREATE)).data.createApiKey.newApiKey;
+    const started = Date.now();
+    const first = await other.gql(REVOKE_KEYED, { clientId: c.apiKey.clientId, key: 'revoke-1' });
+    expect(first.data.revokeApiKey).toMatchObject({ __typename: 'RevokeApiKeySuccess', apiKey: { clientId: c.apiKey.clientId, active: false } });
+    expect(Date.now() - started).toBeLessThan(4000); // no wait for a second connection
+    const again = await other.gql(REVOKE_KEYED, { clientId: c.apiKey.clientId, key: 'revoke-1' });
+    expect(again.data.revokeApiKey).toEqual(first.data.revokeApiKey);
+    // Without the key, the same request now finds no active key.
+    expect((await other.gql(REVOKE_KEYED, { clientId: c.apiKey.clientId })).data.revokeApiKey.__typename).toBe('NotFoundError');
+    const keyed = new Client(app.url, { ...other.creds, client_id: c.apiKey.clientId, client_secret: c.clientSecret });
+    await expect.poll(async () => (await keyed.get('/v1/customers')).status, { timeout: 15_000, interval: 250 }).toBe(401);
+    // The last active key is refused the same way with a key.
+    expect((await other.gql(REVOKE_KEYED, { clientId: other.creds.client_id, key: 'revoke-2' })).data.revokeApiKey).toMatchObject({ __typename: 'StateError', code: 'last_api_key' });
+  });
+
   it('refuses an idempotencyKey on createApiKey (the answer holds a secret that is never stored)', async () => {
     const r = await api.gql(CREATE, { input: { idempotencyKey: 'k1' } });
     expect(r.data.createApiKey).toMatchObject({ __typename: 'ValidationError', code: 'parameter_invalid', param: 'idempotencyKey' });

@@ -2,7 +2,7 @@
 // live under /dashboard (the server answers every /dashboard/* with index.html).
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import { Provider } from 'urql';
-import { Redirect, Route, Router, Switch } from 'wouter';
+import { Route, Router, Switch } from 'wouter';
 import { createClient } from './client.ts';
 import { Layout } from './components/layout.tsx';
 import { Loading } from './components/ui.tsx';
@@ -16,8 +16,10 @@ import { TestClockPage } from './pages/test-clock.tsx';
 import { InvoicesPage } from './pages/invoices.tsx';
 import { PlansPage } from './pages/plans.tsx';
 import { WalletsPage, WalletPage } from './pages/wallets.tsx';
-import { SubscriptionsPage } from './pages/subscriptions.tsx';
+import { SubscriptionsPage, SubscriptionPage } from './pages/subscriptions.tsx';
 import { NotFoundPage } from './pages/not-found.tsx';
+import { OverviewPage } from './pages/overview.tsx';
+import { SettingsPage } from './pages/settings.tsx';
 
 type State = { kind: 'loading' } | { kind: 'signed-out'; notice?: string } | { kind: 'signed-in'; session: Session } | { kind: 'error'; message: string };
 
@@ -53,9 +55,7 @@ export function App() {
         <Provider value={client}>
           <Layout session={state.session} onSignOut={onSignOut}>
             <Switch>
-              <Route path="/">
-                <Redirect to="/payments" replace />
-              </Route>
+              <Route path="/" component={OverviewPage} />
               <Route path="/payments" component={PaymentsPage} />
               <Route path="/payments/:id">{(p) => <PaymentPage id={p.id} />}</Route>
               <Route path="/customers" component={CustomersPage} />
@@ -67,9 +67,11 @@ export function App() {
               <Route path="/test-clock">{() => <TestClockPage mode={state.session.merchant.mode} />}</Route>
               <Route path="/invoices" component={InvoicesPage} />
               <Route path="/subscriptions" component={SubscriptionsPage} />
+              <Route path="/subscriptions/:id">{(p) => <SubscriptionPage id={p.id} />}</Route>
               <Route path="/plans" component={PlansPage} />
               <Route path="/wallets" component={WalletsPage} />
               <Route path="/wallets/:id">{(p) => <WalletPage id={p.id} />}</Route>
+              <Route path="/settings" component={SettingsPage} />
               <Route component={NotFoundPage} />
             </Switch>
           </Layout>

@@ -168,7 +168,9 @@ export const Invoice = builder.prismaNode('Invoice', {
     }),
     pdfUrl: t.string({
       description: 'A fresh signed address of the PDF, valid 5 minutes, that needs no credentials.',
-      resolve: (i, _, { ctx }) => invoices.signedPdfUrl(ctx, i.id),
+      // The invoice is the parent, read for this merchant already; the key is read once per request.
+      resolve: async (i, _, gctx) =>
+        invoices.signedPdfUrlOf(gctx.ctx, await requestLoader<string, Buffer>(gctx, 'Merchant.signingKey', (ids) => Promise.all(ids.map(() => invoices.signingKey(gctx.ctx)))).load(gctx.ctx.merchant.id), i.id),
     }),
     periodStart: t.expose('periodStart', { type: 'DateTime' }),
     periodEnd: t.expose('periodEnd', { type: 'DateTime' }),

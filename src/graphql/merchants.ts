@@ -79,7 +79,7 @@ builder.mutationFields((t) => ({
     errors: { types: [...COMMON_ERRORS, NotFoundError, StateError], dataField: { name: 'apiKey' }, result: { name: 'RevokeApiKeySuccess' }, union: { name: 'RevokeApiKeyResult' } },
     args: { input: t.arg({ type: RevokeApiKeyInput, required: true }) },
     resolve: (_, { input }, gctx) =>
-      mutate(gctx, 'revokeApiKey', input, (ctx, { clientId }) => merchants.revokeApiKeyOfMerchantById(ctx.runtime.prisma, ctx.merchant.id, clientId)),
+      mutate(gctx, 'revokeApiKey', input, (ctx, { clientId }) => merchants.revokeApiKeyOfMerchantById(ctx.db, ctx.merchant.id, clientId)),
   }),
 }));
 

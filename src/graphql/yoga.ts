@@ -17,6 +17,8 @@ import { inputGuardPlugin } from './input-guard.ts';
 import { renderGraphiQLPage } from './graphiql.ts';
 import { mutationRateLimitPlugin } from './rate-limit-plugin.ts';
 import { schema } from './schema.ts';
+import { tracingPlugin } from './tracing-plugin.ts';
+import { tracingEnabled } from '../platform/tracing.ts';
 
 type PromiseOrValue<T> = T | Promise<T>;
 
@@ -314,6 +316,8 @@ function createGraphQLYoga(limits: GraphQLLimits) {
       inputGuardPlugin(),
       mutationRateLimitPlugin(limits.rateLimiter),
       graphqlJsExecute,
+      // Traces (after graphqlJsExecute: it wraps the execute function that one sets).
+      ...(tracingEnabled() ? [tracingPlugin] : []),
       maskResolverErrors,
       ...(limits.plugins ?? []),
     ],

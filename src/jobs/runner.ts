@@ -4,6 +4,7 @@
 import type { PrismaClient } from '../generated/prisma/client.ts';
 import type { Ctx, Runtime } from '../platform/context.ts';
 import type { Logger } from '../platform/logger.ts';
+import { inSpan, linkTo, SpanKind, SpanStatusCode, tracingEnabled } from '../platform/tracing.ts';
 import { forMerchant } from '../platform/db/tenant.ts';
 import { billingTime, Clock, readClock } from '../platform/clock.ts';
 import { DeferJob, JOB_COMPLETED, type JobRegistry, type JobRow } from '../platform/jobs.ts';
@@ -39,6 +40,7 @@ export async function claimDueJobs(prisma: PrismaClient, opts: ClaimOptions): Pr
       payload: r.payload,
       runAt: r.runAt,
       attempts: r.attempts,
+      traceParent: r.traceParent,
       mode: (r.mode === 'live' ? 'live' : 'test') as 'test' | 'live',
       clockOffsetMs: r.clockOffsetMs,
       clockParkedUntil: r.clockParkedUntil,
@@ -61,7 +63,28 @@ function markDone(runtime: Runtime, job: JobRow) {
 }
 
 /** Runs one claimed job and records done / retry / failed. Throws only when the outcome cannot be recorded (the database is gone); the lease then brings the job back. */
-export async function runJob(
+export function runJob(
+  runtime: Runtime,
+  log: Logger,
+  job: JobRow & { mode: 'test' | 'live'; clockOffsetMs?: bigint; clockParkedUntil?: Date | null },
+  simulatedNow?: Date,
+): Promise<'done' | 'retry' | 'failed' | 'deferred'> {
+  if (!tracingEnabled()) return runJobAlone(runtime, log, job, simulatedNow);
+  // A trace of its own, linked to the request that enqueued the job (src/platform/tracing.ts).
+  return inSpan(
+    `job ${job.kind}`,
+    { 'billing.job.kind': job.kind, 'billing.job.id': String(job.id), 'billing.merchant_id': job.merchantId, 'billing.job.attempt': job.attempts },
+    async (span) => {
+      const outcome = await runJobAlone(runtime, log, job, simulatedNow);
+      span?.setAttribute('billing.job.outcome', outcome);
+      if (outcome === 'failed' || outcome === 'retry') span?.setStatus({ code: SpanStatusCode.ERROR });
+      return outcome;
+    },
+    { root: true, kind: SpanKind.CONSUMER, links: linkTo(job.traceParent) },
+  );
+}
+
+async function runJobAlone(
   runtime: Runtime,
   log: Logger,
   job: JobRow & { mode: 'test' | 'live'; clockOffsetMs?: bigint; clockParkedUntil?: Date | null },

@@ -13,6 +13,7 @@ const JOB_COLUMNS = [
   ['ref', 'text'],
   ['payload', 'jsonb'],
   ['run_at', 'timestamptz'],
+  ['trace_parent', 'text'],
   ['created_at', 'timestamptz'],
   ['updated_at', 'timestamptz'],
 ] as const;
@@ -21,14 +22,17 @@ const JOB_COLUMNS = [
  * Inserts jobs, skipping any whose (kind, key) exists already, in one statement of db (its
  * transaction when it is one) whatever their number; how many it inserted.
  */
-export async function insertJobs(q: RawQuery, data: { merchantId: string; kind: string; key: string | null; ref: string | null; payload: unknown; runAt: Date }[]): Promise<number> {
+export async function insertJobs(
+  q: RawQuery,
+  data: { merchantId: string; kind: string; key: string | null; ref: string | null; payload: unknown; runAt: Date; traceParent: string | null }[],
+): Promise<number> {
   if (data.length === 0) return 0;
   const now = new Date();
   const rows = await insertRows(
     q,
     'jobs',
     JOB_COLUMNS,
-    data.map((j) => [j.merchantId, j.kind, j.key, j.ref, j.payload ?? {}, j.runAt, now, now]),
+    data.map((j) => [j.merchantId, j.kind, j.key, j.ref, j.payload ?? {}, j.runAt, j.traceParent, now, now]),
     'ON CONFLICT (kind, key) DO NOTHING RETURNING 1 AS one',
   );
   return rows.length;
@@ -87,6 +91,8 @@ export interface JobRow {
   payload: Record<string, unknown>;
   runAt: Date;
   attempts: number;
+  /** the W3C traceparent of the request that enqueued it, when tracing was on (src/platform/tracing.ts) */
+  traceParent?: string | null;
 }
 
 /** A claimed job's row with its merchant's mode and clock (offset and park, read with it). */
@@ -177,7 +183,7 @@ export function claimStatement(opts: ClaimOptions): { text: string; params: unkn
     UPDATE jobs SET status = 'running', locked_until = now() + make_interval(secs => ${$((opts.leaseMs ?? DEFAULT_LEASE_MS) / 1000)}::float8),
       attempts = jobs.attempts + 1, updated_at = now()
     FROM picked WHERE jobs.id = picked.id
-    RETURNING jobs.id, jobs.merchant_id, jobs.kind, jobs.payload, jobs.run_at, jobs.attempts, picked.mode, picked.clock_offset_ms, picked.clock_parked_until`;
+    RETURNING jobs.id, jobs.merchant_id, jobs.kind, jobs.payload, jobs.run_at, jobs.attempts, jobs.trace_parent, picked.mode, picked.clock_offset_ms, picked.clock_parked_until`;
   return { text, params };
 }
 

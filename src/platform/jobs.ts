@@ -6,6 +6,7 @@ import type { Clock } from './clock.ts';
 import { afterCommit, type Db } from './db/tenant.ts';
 import { cancelOpenJobs, cancelPendingJobsByKey, completeRunningJobIn, insertJobs, markJobsDone, type JobRow } from './jobs.store.ts';
 import { asRawTx, rawQuery, type RawTx } from './db/raw.ts';
+import { currentTraceparent } from './tracing.ts';
 
 export interface NewJob {
   merchantId: string;
@@ -31,6 +32,7 @@ export async function enqueueJobs(db: Db | RawTx, jobs: NewJob[]): Promise<numbe
       payload: j.payload ?? {},
       key: j.key ?? null,
       ref: j.ref ?? null,
+      traceParent: currentTraceparent(),
     })),
   );
   // Wake this process's worker once the jobs are visible, i.e. after the transaction commits.

@@ -4,6 +4,7 @@
 
 import type { Ctx } from './context.ts';
 import { isTransaction } from './db/tenant.ts';
+import { inSpan, SpanKind, tracingEnabled } from './tracing.ts';
 
 /** The kinds of payment method the processor takes. */
 export const PAYMENT_METHODS = ['card', 'mobile_money'] as const;
@@ -274,6 +275,23 @@ export function processorOf(ctx: Ctx): Processor {
   if (isTransaction(ctx.db)) throw new Error('a payment processor call must not run inside a database transaction');
   const processor = ctx.runtime.processorFor(ctx.merchant);
   const ms = ctx.runtime.processorTimeoutMs;
-  if (!ms) return processor;
-  return Object.assign(Object.create(processor) as Processor, { charge: (req: ChargeRequest) => withTimeout(processor.charge(req), ms) });
+  const bounded = ms ? Object.assign(Object.create(processor) as Processor, { charge: (req: ChargeRequest) => withTimeout(processor.charge(req), ms) }) : processor;
+  return tracingEnabled() ? traced(bounded) : bounded;
+}
+
+/** Each call a CLIENT span (src/platform/tracing.ts): which processor, which call, its outcome; never card data. */
+function traced(p: Processor): Processor {
+  const call = <R,>(name: string, fn: () => Promise<R>) =>
+    inSpan(`processor.${name}`, { 'billing.processor': p.name }, async (span) => {
+      const r = await fn();
+      const status = (r as { status?: unknown } | null)?.status;
+      if (typeof status === 'string') span?.setAttribute('billing.processor.outcome', status);
+      return r;
+    }, { kind: SpanKind.CLIENT });
+  return Object.assign(Object.create(p) as Processor, {
+    charge: (req: ChargeRequest) => call('charge', () => p.charge(req)),
+    retrieve: (reference: string) => call('retrieve', () => p.retrieve(reference)),
+    refund: (req: RefundRequest) => call('refund', () => p.refund(req)),
+    save: (req: SaveRequest) => call('save', () => p.save(req)),
+  });
 }

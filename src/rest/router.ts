@@ -6,6 +6,7 @@ import type { Context, Hono } from 'hono';
 import { z } from 'zod';
 import { errorBody, HttpError, ValidationError } from '../platform/errors.ts';
 import { runIdempotent, validateKey } from '../platform/idempotency.ts';
+import { inSpan } from '../platform/tracing.ts';
 import { checkInputText, parse } from '../platform/validation.ts';
 import type { AppEnv } from '../platform/env.ts';
 import { MAX_BODY_BYTES } from '../platform/limits.ts';
@@ -153,7 +154,8 @@ export function parseJson(text: string): unknown {
 
 export function mountRoutes(app: Hono<AppEnv>, routes: RouteDef[]) {
   for (const r of routes) {
-    app.on(r.method.toUpperCase(), honoPath(r.path), async (c) => {
+    app.on(r.method.toUpperCase(), honoPath(r.path), (c) => inSpan(r.operationId, { 'billing.operation': r.operationId }, () => handle(c)));
+    const handle = async (c: Context<AppEnv>) => {
       const base = c.get('ctx');
       if (!base) throw new Error('route reached without authentication');
       const rawParams = c.req.param();
@@ -195,7 +197,7 @@ export function mountRoutes(app: Hono<AppEnv>, routes: RouteDef[]) {
       if (status === 302) return c.redirect((result as { location: string }).location, 302);
       if (result instanceof WithStatus) return c.json(result.body as object, result.status as 200);
       return c.json(result as object, status);
-    });
+    };
   }
 }
 

@@ -25,6 +25,7 @@ import { buildOpenApi } from '../rest/openapi.ts';
 import { bodyText, declaredBodyLimit, isUtf8, mediaType, mountRoutes, parseJson, unmatched } from '../rest/router.ts';
 import { MAX_BODY_BYTES } from '../platform/limits.ts';
 import { clientAddress } from '../platform/client-address.ts';
+import { inServerSpan } from '../platform/tracing.ts';
 import { docsAsset, docsHtml, docsSecurityHeaders } from './docs.ts';
 import { landingHtml, landingSecurityHeaders } from './landing.ts';
 import { dashboardUnauthorized, mountDashboard } from './dashboard.ts';
@@ -110,7 +111,22 @@ export function createApp(services: Services, opts: { graphqlPlugins?: GraphQLPl
     c.set('requestId', requestId);
     c.set('log', requestLog);
     const started = performance.now();
-    await next();
+    await inServerSpan(`${c.req.method} request`, { traceparent: c.req.header('traceparent'), tracestate: c.req.header('tracestate') }, {}, async (span) => {
+      await next();
+      if (!span) return;
+      // The route template (never the ids in the path): the handler's path, as mounted.
+      const route = c.req.routePath;
+      span.updateName(`${c.req.method} ${route}`);
+      span.setAttributes({
+        'http.request.method': c.req.method,
+        'http.route': route,
+        'url.path': loggedPath(c.req.path),
+        'http.response.status_code': c.res.status,
+        'billing.request_id': requestId,
+        ...(c.get('ctx') ? { 'billing.merchant_id': c.get('ctx')!.merchant.id } : {}),
+      });
+      if (c.res.status >= 500) span.setStatus({ code: 2 });
+    });
     // Set on the response's own headers: c.header() on a finished response would rebuild it
     // around its body as a stream (a large share of a small request's cost).
     const headers = c.res.headers;

@@ -111,7 +111,8 @@ export function Pager({ pager, pageInfo, total, noun }: { pager: ReturnType<type
   );
 }
 
-const minorDigits = (currency: string) => {
+/** How many minor-unit digits a currency has (2 for USD, 0 for JPY). */
+export const minorDigits = (currency: string) => {
   try {
     return new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
   } catch {

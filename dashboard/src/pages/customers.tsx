@@ -5,8 +5,8 @@ import { graphql } from '../graphql.ts';
 import { DateTime, Details, Field, FormError, Money, PageHeader, Pager, QueryState, Status, Table, idempotencyKey, mutationError, usePager } from '../components/ui.tsx';
 
 const CustomersQuery = graphql(`
-  query DashboardCustomers($first: Int, $after: String, $email: String) {
-    customers(first: $first, after: $after, email: $email) {
+  query DashboardCustomers($first: Int, $after: String, $search: String) {
+    customers(first: $first, after: $after, search: $search) {
       totalCount
       pageInfo { hasNextPage endCursor }
       edges { node { id email name currency createdAt } }
@@ -16,9 +16,9 @@ const CustomersQuery = graphql(`
 
 export function CustomersPage() {
   const [params, setParams] = useSearchParams();
-  const email = params.get('email') || null;
+  const search = params.get('search') || null;
   const pager = usePager(params.toString());
-  const [{ data, fetching, error }] = useQuery({ query: CustomersQuery, variables: { first: 20, after: pager.after, email } });
+  const [{ data, fetching, error }] = useQuery({ query: CustomersQuery, variables: { first: 20, after: pager.after, search } });
   const conn = data?.customers;
   return (
     <>
@@ -26,15 +26,15 @@ export function CustomersPage() {
       <form
         className="filters"
         role="search"
-        aria-label="Filter customers"
+        aria-label="Search customers"
         onSubmit={(e) => {
           e.preventDefault();
-          const v = String(new FormData(e.currentTarget).get('email') ?? '').trim();
-          setParams(v ? { email: v } : {});
+          const v = String(new FormData(e.currentTarget).get('search') ?? '').trim();
+          setParams(v ? { search: v } : {});
         }}
       >
-        <Field label="Email (exact)">{(p) => <input {...p} name="email" type="email" defaultValue={email ?? ''} />}</Field>
-        <button type="submit">Find</button>
+        <Field label="Email or name">{(p) => <input {...p} name="search" type="search" maxLength={100} placeholder="ada@ or ada lov" defaultValue={search ?? ''} />}</Field>
+        <button type="submit">Search</button>
       </form>
       <QueryState fetching={fetching} error={error} empty={conn ? conn.edges.length === 0 : undefined} emptyText="No customers match.">
         {conn && (
@@ -136,7 +136,7 @@ export function CustomerPage({ id }: { id: string }) {
                   rows={c.subscriptions.edges.map((e) => e.node)}
                   rowKey={(s) => s.id}
                   columns={[
-                    { header: 'Subscription', cell: (s) => <code>{s.id}</code> },
+                    { header: 'Subscription', cell: (s) => <Link href={`/subscriptions/${s.id}`}><code>{s.id}</code></Link> },
                     { header: 'Plan', cell: (s) => `${s.plan.name} · ${s.plan.amountFormatted}` },
                     { header: 'Status', cell: (s) => <Status value={s.cancelAtPeriodEnd ? `${s.status} (cancels)` : s.status} /> },
                     { header: 'Period ends', cell: (s) => <DateTime value={s.currentPeriodEnd} /> },

@@ -913,7 +913,15 @@ export function invoicePdfMerchant(prisma: PrismaClient, id: string) {
 /** GET /v1/invoices/:id/pdf: the absolute signed address of the invoice's PDF (valid 5 minutes, real time). */
 export async function signedPdfUrl(ctx: Ctx, id: string): Promise<string> {
   await getInvoice(ctx, id);
-  return `${ctx.runtime.config.publicBaseUrl}${signedPdfPath(await signingKey(ctx), id, new Date())}`;
+  return signedPdfUrlOf(ctx, await signingKey(ctx), id);
+}
+
+/**
+ * The same address for an invoice the caller already read for this merchant, with the merchant's
+ * key read once by the caller (signingKey): a page of invoices costs no read per invoice.
+ */
+export function signedPdfUrlOf(ctx: Ctx, key: Buffer, id: string): string {
+  return `${ctx.runtime.config.publicBaseUrl}${signedPdfPath(key, id, new Date())}`;
 }
 
 /** What the PDF shows (the merchant's name, the customer, the lines and totals). */

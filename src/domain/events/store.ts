@@ -4,6 +4,7 @@
 import type { Event, Prisma } from '../../generated/prisma/client.ts';
 import { billingNowSql } from '../../platform/clock.store.ts';
 import { merchantSql, type RawTx } from '../../platform/db/raw.ts';
+import { currentTraceparent } from '../../platform/tracing.ts';
 import type { PageSlice } from '../../platform/pagination.ts';
 import type { Db } from '../../platform/db/tenant.ts';
 import { DELIVER_JOB, EMAIL_JOB, type OptInEmailSwitch } from './types.ts';
@@ -26,15 +27,16 @@ export const subscribedEndpointsWhere = (typeParam: string) =>
 
 /**
  * The outbox rows as two CTEs (`att`, `jb`): a pending attempt and its job for each row of
- * `source` (columns id, endpoint_id, at) of event `eventId`; $1 is the merchant.
+ * `source` (columns id, endpoint_id, at) of event `eventId`; $1 is the merchant; `traceParent`
+ * is the SQL of the jobs' trace_parent (the request's traceparent when tracing: src/platform/tracing.ts).
  */
-export function outboxCtes(source: string, eventId: string, attemptNumber: string): string[] {
+export function outboxCtes(source: string, eventId: string, attemptNumber: string, traceParent: string): string[] {
   return [
     `att AS (INSERT INTO delivery_attempts (id, merchant_id, event_id, endpoint_id, attempt_number, scheduled_at, created_at, updated_at)
              SELECT s.id, $1, ${eventId}, s.endpoint_id, ${attemptNumber}, s.at, now(), now() FROM ${source} s
              RETURNING id, endpoint_id, scheduled_at)`,
-    `jb AS (INSERT INTO jobs (merchant_id, kind, run_at, payload, key, ref, created_at, updated_at)
-            SELECT $1, '${DELIVER_JOB}', att.scheduled_at, jsonb_build_object('attempt_id', att.id), att.id, att.endpoint_id, now(), now() FROM att
+    `jb AS (INSERT INTO jobs (merchant_id, kind, run_at, payload, key, ref, trace_parent, created_at, updated_at)
+            SELECT $1, '${DELIVER_JOB}', att.scheduled_at, jsonb_build_object('attempt_id', att.id), att.id, att.endpoint_id, ${traceParent}, now(), now() FROM att
             ON CONFLICT (kind, key) DO NOTHING)`,
   ];
 }
@@ -113,6 +115,7 @@ export function insertEventWithDeliveries(tx: RawTx, e: EventInsert): Promise<Ev
   }
   const p = (v: unknown) => `$${params.push(v) + 1}`;
   const [eventId, typeParam, idsParam, excludedParam] = [p(e.event.id), p(e.event.type), p(e.attemptIds), p(e.excludedEndpoints)];
+  const traceParent = `${p(currentTraceparent())}::text`;
   const subscribed = `${subscribedEndpointsWhere(typeParam)} AND e.id <> ALL(${excludedParam}::text[])`;
   // Alone, the deliveries must fit the statement: with more endpoints it writes nothing.
   const gate = e.alone ? ` AND (SELECT count(*) FROM webhook_endpoints e WHERE ${subscribed}) <= ${IDS_PER_EVENT}` : '';
@@ -128,7 +131,7 @@ export function insertEventWithDeliveries(tx: RawTx, e: EventInsert): Promise<Ev
     `ev AS (INSERT INTO events (id, merchant_id, type, data, created_at) SELECT ${eventId}, $1, ${typeParam}, ${dataSql}, clock.at FROM clock)`,
     `ep AS (SELECT e.id, row_number() OVER (ORDER BY e.created_at, e.id) AS n FROM webhook_endpoints e WHERE ${subscribed})`,
     `src AS (SELECT (${idsParam}::text[])[ep.n] AS id, ep.id AS endpoint_id, clock.at FROM ep, clock WHERE ep.n <= ${IDS_PER_EVENT})`,
-    ...outboxCtes('src', eventId, '1'),
+    ...outboxCtes('src', eventId, '1', traceParent),
   );
   // The customer e-mail of the event, if its type has one: a job keyed by the event, so it is sent
   // once per event whichever process runs it (src/domain/emails; never SMTP inside this transaction).
@@ -137,8 +140,8 @@ export function insertEventWithDeliveries(tx: RawTx, e: EventInsert): Promise<Ev
     // email_settings is the emails area's table; the job still reads the switch when it runs.
     const optIn = typeof e.email === 'object' ? ` WHERE EXISTS (SELECT 1 FROM email_settings s WHERE s.merchant_id = $1 AND s.${e.email.optIn})` : '';
     ctes.push(
-      `em AS (INSERT INTO jobs (merchant_id, kind, run_at, payload, key, created_at, updated_at)
-              SELECT $1, '${EMAIL_JOB}', clock.at, jsonb_build_object('event_id', ${eventId}::text), ${eventId}, now(), now() FROM clock${optIn}
+      `em AS (INSERT INTO jobs (merchant_id, kind, run_at, payload, key, trace_parent, created_at, updated_at)
+              SELECT $1, '${EMAIL_JOB}', clock.at, jsonb_build_object('event_id', ${eventId}::text), ${eventId}, ${traceParent}, now(), now() FROM clock${optIn}
               ON CONFLICT (kind, key) DO NOTHING)`,
     );
   }
@@ -182,9 +185,9 @@ export async function insertEvents(tx: RawTx, merchantId: string, events: EventR
     `WITH ev AS (INSERT INTO events (id, merchant_id, type, data, created_at)
                  SELECT x.id, $1, x.type, x.data, x.at FROM unnest($2::text[], $3::text[], $4::jsonb[], $5::timestamptz[]) AS x(id, type, data, at)),
      src AS (SELECT x.id, x.endpoint_id, x.event_id, x.at FROM unnest($6::text[], $7::text[], $8::text[], $9::timestamptz[]) AS x(id, endpoint_id, event_id, at)),
-     ${outboxCtes('src', 's.event_id', '1').join(',\n     ')},
-     em AS (INSERT INTO jobs (merchant_id, kind, run_at, payload, key, created_at, updated_at)
-            SELECT $1, '${EMAIL_JOB}', x.at, jsonb_build_object('event_id', x.id), x.id, now(), now() FROM unnest($10::text[], $11::timestamptz[], $12::text[]) AS x(id, at, opt)${optInWhere}
+     ${outboxCtes('src', 's.event_id', '1', '$13::text').join(',\n     ')},
+     em AS (INSERT INTO jobs (merchant_id, kind, run_at, payload, key, trace_parent, created_at, updated_at)
+            SELECT $1, '${EMAIL_JOB}', x.at, jsonb_build_object('event_id', x.id), x.id, $13::text, now(), now() FROM unnest($10::text[], $11::timestamptz[], $12::text[]) AS x(id, at, opt)${optInWhere}
             ON CONFLICT (kind, key) DO NOTHING)
      SELECT 1`,
     [
@@ -199,6 +202,7 @@ export async function insertEvents(tx: RawTx, merchantId: string, events: EventR
       mails.map((e) => e.id),
       mails.map((e) => e.at),
       mails.map((e) => (typeof e.email === 'object' ? e.email.optIn : null)),
+      currentTraceparent(),
     ],
   );
 }
@@ -214,9 +218,9 @@ export async function insertDeliveries(
 ): Promise<void> {
   await merchantSql(tx.raw, event.merchantId)(
     `WITH src AS (SELECT x.id, x.endpoint_id, $4::timestamptz AS at FROM unnest($5::text[], $6::text[]) AS x(id, endpoint_id)),
-     ${outboxCtes('src', '$2', '$3::int').join(',\n     ')}
+     ${outboxCtes('src', '$2', '$3::int', '$7::text').join(',\n     ')}
      SELECT count(*) FROM att`,
-    [event.id, attemptNumber, at, ids, endpointIds],
+    [event.id, attemptNumber, at, ids, endpointIds, currentTraceparent()],
   );
 }
 

@@ -6,6 +6,7 @@ import { findApiKeyWithMerchant } from '../../platform/auth.store.ts';
 import { newId, randomToken } from '../../platform/ids.ts';
 import type { ApiKey } from '../../generated/prisma/client.ts';
 import { NotFoundError, StateError } from '../../platform/errors.ts';
+import { inTransaction, type Db } from '../../platform/db/tenant.ts';
 import { paginate, type Page, type PageArgs } from '../../platform/pagination.ts';
 import {
   countApiKeysOfMerchant,
@@ -173,8 +174,10 @@ export async function createApiKeyOfMerchant(prisma: PrismaClient, merchantId: s
  * merchant's last active key may not (409 last_api_key: create another first). Another merchant's
  * client id, or one already revoked, is 404.
  */
-export async function revokeApiKeyOfMerchantById(prisma: PrismaClient, merchantId: string, clientId: string): Promise<ApiKey> {
-  const r = await revokeApiKeyOfMerchant(prisma, merchantId, clientId, new Date());
+export async function revokeApiKeyOfMerchantById(db: Db, merchantId: string, clientId: string): Promise<ApiKey> {
+  // In the caller's transaction when there is one (a GraphQL idempotency key's): a second one of
+  // its own would wait for a connection the first holds (the embedded database has only one).
+  const r = await inTransaction(db, (tx) => revokeApiKeyOfMerchant(tx as never, merchantId, clientId, new Date()));
   if (r.outcome === 'missing') throw new NotFoundError('active API key', clientId, 'clientId');
   if (r.outcome === 'last') throw new StateError('last_api_key', `API key ${clientId} is the merchant’s last active key: create another before revoking it.`, 'clientId');
   return r.key!;

@@ -130,18 +130,16 @@ export function findApiKeyOfMerchant(db: MerchantsDb, merchantId: string, client
 
 /**
  * Revokes one of the merchant's active keys unless it is its last active one, with the merchant's
- * row locked so that two revocations cannot together leave none: 'revoked', 'last' or 'missing'
- * (no such active key of this merchant).
+ * row locked (in the caller's transaction) so that two revocations cannot together leave none:
+ * 'revoked', 'last' or 'missing' (no such active key of this merchant).
  */
-export function revokeApiKeyOfMerchant(prisma: PrismaClient, merchantId: string, clientId: string, revokedAt: Date): Promise<{ outcome: 'revoked' | 'last' | 'missing'; key: ApiKey | null }> {
-  return prisma.$transaction(async (tx) => {
-    await lockMerchant(tx, merchantId);
-    const key = await tx.apiKey.findFirst({ where: { merchantId, clientId, revokedAt: null } });
-    if (!key) return { outcome: 'missing' as const, key: null };
-    const active = await tx.apiKey.count({ where: { merchantId, revokedAt: null } });
-    if (active <= 1) return { outcome: 'last' as const, key };
-    return { outcome: 'revoked' as const, key: await tx.apiKey.update({ where: { id: key.id }, data: { revokedAt } }) };
-  });
+export async function revokeApiKeyOfMerchant(tx: Prisma.TransactionClient, merchantId: string, clientId: string, revokedAt: Date): Promise<{ outcome: 'revoked' | 'last' | 'missing'; key: ApiKey | null }> {
+  await lockMerchant(tx, merchantId);
+  const key = await tx.apiKey.findFirst({ where: { merchantId, clientId, revokedAt: null } });
+  if (!key) return { outcome: 'missing', key: null };
+  const active = await tx.apiKey.count({ where: { merchantId, revokedAt: null } });
+  if (active <= 1) return { outcome: 'last', key };
+  return { outcome: 'revoked', key: await tx.apiKey.update({ where: { id: key.id }, data: { revokedAt } }) };
 }
 
 // ---------------------------------------------------------------- the merchant's settings (account)

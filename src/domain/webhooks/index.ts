@@ -20,6 +20,7 @@ import { EVENT_TYPES } from '../events/types.ts';
 import { scheduleDeliveries } from '../events/outbox.ts';
 import { rawQuery } from '../../platform/db/raw.ts';
 import { sendWebhook } from './send.ts';
+import { inSpan, SpanKind, SpanStatusCode } from '../../platform/tracing.ts';
 import { newSecret, signatureHeader } from './signing.ts';
 import { checkEndpointUrl } from './ssrf.ts';
 import {
@@ -296,7 +297,21 @@ async function send(ctx: Ctx, endpoint: WebhookEndpoint, event: Event) {
     'webhook-timestamp': String(timestamp),
     'webhook-signature': signatureHeader(endpoint, event.id, timestamp, body),
   };
-  return sendWebhook(endpoint.url, headers, body, ctx.runtime.config.BILLING_ALLOW_HTTP_WEBHOOKS, ctx.runtime.config.WEBHOOK_TIMEOUT_MS);
+  // A CLIENT span when tracing (src/platform/tracing.ts): the endpoint and the answer's status, not the URL's path or the body.
+  return inSpan('webhook.deliver', { 'billing.webhook_endpoint_id': endpoint.id, 'billing.event_id': event.id, 'server.address': hostOf(endpoint.url) }, async (span) => {
+    const result = await sendWebhook(endpoint.url, headers, body, ctx.runtime.config.BILLING_ALLOW_HTTP_WEBHOOKS, ctx.runtime.config.WEBHOOK_TIMEOUT_MS);
+    if (result.status !== null) span?.setAttribute('http.response.status_code', result.status);
+    if (!result.ok) span?.setStatus({ code: SpanStatusCode.ERROR });
+    return result;
+  }, { kind: SpanKind.CLIENT });
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return '';
+  }
 }
 
 async function recordOutcome(ctx: JobCtx, attempt: FullAttempt, result: Awaited<ReturnType<typeof send>>, jobId?: bigint): Promise<boolean> {

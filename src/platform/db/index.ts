@@ -11,6 +11,7 @@ import { PrismaClient } from '../../generated/prisma/client.ts';
 import type { Logger } from '../logger.ts';
 import { camelRow, registerRawBackend, type RawBackend, type RawQuery, type Row } from './raw.ts';
 import { SET_TENANT_LOCAL } from './tenant.ts';
+import { endSpan, SpanKind, startSpan, tracingEnabled } from '../tracing.ts';
 
 export { PrismaClient };
 export type { Prisma } from '../../generated/prisma/client.ts';
@@ -109,6 +110,11 @@ function trackConnections(pool: pg.Pool, tenancy: { role: string | null }, onQue
         return query(...args);
       };
     }
+    // Traces: every statement a span (its text, never its parameters); only when tracing is on.
+    if (tracingEnabled()) {
+      const inner = (client as unknown as { query: (...args: unknown[]) => unknown }).query.bind(client);
+      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => tracedQuery(inner, args);
+    }
   });
   pool.on('acquire', (c) => {
     const client = c as Tracked;
@@ -119,6 +125,24 @@ function trackConnections(pool: pg.Pool, tenancy: { role: string | null }, onQue
       client[SEND](`SET ROLE ${tenancy.role}`).catch((err: Error) => logger?.error({ err: err.message }, 'SET ROLE for row-level security failed'));
     }
   });
+}
+
+/** A statement run inside a CLIENT span (src/platform/tracing.ts), ended when it answers. */
+function tracedQuery(query: (...args: unknown[]) => unknown, args: unknown[]): unknown {
+  const text = queryText(args[0]);
+  const span = startSpan(/^\s*(\w+)/.exec(text)?.[1]?.toUpperCase() ?? 'SQL', { 'db.system': 'postgresql', 'db.query.text': text.slice(0, 2000) }, SpanKind.CLIENT);
+  const last = args[args.length - 1];
+  if (typeof last === 'function') {
+    args[args.length - 1] = (err: unknown, res: unknown) => {
+      endSpan(span, err);
+      (last as (e: unknown, r: unknown) => void)(err, res);
+    };
+    return query(...args);
+  }
+  const result = query(...args) as Promise<unknown> | undefined;
+  if (result && typeof result.then === 'function') result.then(() => endSpan(span), (err) => endSpan(span, err));
+  else endSpan(span);
+  return result;
 }
 
 /** The same for the embedded database: its one connection's query, exec and transactions. */

@@ -110,6 +110,18 @@ describe('an Idempotency-Key on every mutating REST route (a UUID per request, e
     expect((await twice('POST', '/v1/invoices/{id}/pay', `/v1/invoices/${owed}/pay`, { payment_method_id: goodPm })).body.status).toBe('paid');
     expect(await count('payment', { customerId: other.id, amount: 6000n })).toBe(1 + 1 + 1 + 1); // the void's, and this one's first, declined and paid attempts
 
+    // One-off invoicing and credit notes: each create, finalize and write-off replayed, done once.
+    const extra = (await twice('POST', '/v1/invoice-items', '/v1/invoice-items', { customer_id: other.id, amount: 999, currency: 'USD', description: 'Spare' })).body;
+    await twice('DELETE', '/v1/invoice-items/{id}', `/v1/invoice-items/${extra.id}`);
+    await twice('POST', '/v1/invoice-items', '/v1/invoice-items', { customer_id: other.id, amount: 4000, currency: 'USD', description: 'Workshop' });
+    const draft = (await twice('POST', '/v1/invoices', '/v1/invoices', { customer_id: other.id, currency: 'USD', collection_method: 'send_invoice' })).body;
+    const sent = (await twice('POST', '/v1/invoices/{id}/finalize', `/v1/invoices/${draft.id}/finalize`)).body;
+    expect(sent.status).toBe('open');
+    const note = (await twice('POST', '/v1/credit-notes', '/v1/credit-notes', { invoice_id: sent.id, amount: 1000 })).body;
+    expect(note.number).toBe('CN-000001');
+    expect((await api.get(`/v1/invoices/${sent.id}`)).body.amount_due).toBe(3000);
+    await twice('POST', '/v1/invoices/{id}/mark-uncollectible', `/v1/invoices/${sent.id}/mark-uncollectible`);
+
     // Customer e-mail switches.
     expect((await twice('PATCH', '/v1/email-settings', '/v1/email-settings', { upcoming_renewal: true })).body.upcoming_renewal).toBe(true);
 

@@ -103,6 +103,13 @@ describe('OpenAPI webhooks', () => {
     await ok(m.post(`/v1/wallets/${wallet.id}/freeze`));
     await ok(m.post(`/v1/wallets/${wallet.id}/unfreeze`));
     await ok(m.post(`/v1/wallets/${wallet.id}/close`));
+    // One-off invoicing: a send_invoice invoice credited, overdue, written off (issue 25).
+    await ok(m.post('/v1/invoice-items', { customer_id: customer.id, amount: 4000, currency: 'USD', description: 'Workshop' }), 201);
+    const draft = await ok(m.post('/v1/invoices', { customer_id: customer.id, currency: 'USD', collection_method: 'send_invoice', days_until_due: 1 }), 201);
+    await ok(m.post(`/v1/invoices/${draft.id}/finalize`));
+    await ok(m.post('/v1/credit-notes', { invoice_id: draft.id, amount: 1000 }), 201);
+    await ok(m.post('/v1/test-helpers/clock/advance', { seconds: 2 * 86400 }));
+    await ok(m.post(`/v1/invoices/${draft.id}/mark-uncollectible`));
     await ok(m.post(`/v1/plans/${plan.id}/archive`));
     await ok(m.post(`/v1/subscriptions/${sub.id}/cancel`, {}));
     await ok(m.del(`/v1/payment-methods/${done.payment_method_id}`));
@@ -121,6 +128,6 @@ describe('OpenAPI webhooks', () => {
     const missing = EVENT_TYPES.filter((t) => !seen.has(t));
     // Most types are made for real here; the rest (expiries, failed refunds, top-ups, a disabled
     // endpoint) have their own tests, and their payload is the same schema as a type seen here.
-    expect(seen.size, `not made: ${missing.join(', ')}`).toBeGreaterThanOrEqual(28);
+    expect(seen.size, `not made: ${missing.join(', ')}`).toBeGreaterThanOrEqual(31);
   });
 });

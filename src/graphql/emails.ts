@@ -13,7 +13,7 @@ const EmailSettings = builder.objectRef<emails.EmailSettingsJSON>('EmailSettings
     failedPayments: t.exposeBoolean('failed_payments', { description: 'A failed invoice payment, with a link to fix it in the portal (default on).' }),
     trialEnding: t.exposeBoolean('trial_ending', { description: 'A trial ends in three days (default on).' }),
     upcomingRenewal: t.exposeBoolean('upcoming_renewal', { description: 'An upcoming renewal, three days before it (invoice.upcoming); off by default.' }),
-    invoices: t.exposeBoolean('invoices', { description: 'Invoices to pay (send_invoice; default on; not sent yet).' }),
+    invoices: t.exposeBoolean('invoices', { description: 'Invoices to pay (send_invoice, with the link to the hosted invoice page; default on).' }),
   }),
 });
 

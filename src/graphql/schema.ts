@@ -10,6 +10,7 @@ import './payment-methods.ts';
 import './wallets.ts';
 import './pricing.ts';
 import './billing.ts';
+import './invoicing.ts';
 import './webhooks.ts';
 import './emails.ts';
 import './merchants.ts';

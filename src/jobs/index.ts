@@ -8,6 +8,7 @@ import { deliverAttempt, DELIVER_JOB } from '../domain/webhooks/index.ts';
 // Registers the wallet top-up settlement on payment outcomes.
 import '../domain/wallets/topups.ts';
 import { chargeInvoice, INVOICE_CHARGE_JOB, recoverInvoiceCharge } from '../domain/billing/invoices.ts';
+import { INVOICE_OVERDUE_JOB, markOverdue } from '../domain/billing/one-off.ts';
 import {
   cycleSubscription,
   expireIncomplete,
@@ -116,6 +117,12 @@ export function createJobRegistry(opts: { batchSize?: number } = {}): JobRegistr
       const id = String(job.payload.invoice_id);
       if (job.payload.recover_payment_id) await recoverInvoiceCharge(ctx, id, String(job.payload.recover_payment_id));
       else await chargeInvoice(ctx, id, Number(job.payload.attempt), { whileInFlight: 'defer', automatic: true });
+    },
+  });
+  // An open send_invoice invoice at its due date: invoice.overdue, once.
+  registry.register(INVOICE_OVERDUE_JOB, {
+    async run(ctx, job) {
+      await markOverdue(ctx, String(job.payload.invoice_id));
     },
   });
   registry.register(DELIVER_JOB, {

@@ -19,6 +19,8 @@ export const ID_PREFIXES = {
   invoice_line: 'il',
   coupon: 'coupon',
   tax_rate: 'txr',
+  invoice_item: 'ii',
+  credit_note: 'cn',
   webhook_endpoint: 'we',
   event: 'evt',
   delivery_attempt: 'wda',

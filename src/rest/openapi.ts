@@ -17,7 +17,7 @@ import { exampleId, type IdKind } from '../platform/ids.ts';
 import { MAX_BODY_BYTES } from '../platform/limits.ts';
 import {
   balanceTransactionObject, customerObject, deletedCustomerObject, errorObject, EXAMPLE_ORIGIN, invoiceObject, paymentMethodObject,
-  couponObject, paymentObject, planObject, refundObject, setupIntentObject, subscriptionObject, upcomingInvoiceObject, walletObject,
+  couponObject, paymentObject, planObject, refundObject, setupIntentObject, subscriptionObject, upcomingInvoiceObject, walletObject, creditNoteObject,
   walletTopupObject, walletTransactionObject, webhookEndpointObject, accountObject,
 } from './schemas.ts';
 import { EVENT_TYPES, type EventType } from '../domain/events/types.ts';
@@ -45,6 +45,8 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   Coupons: 'Percent or amount discounts applied to subscriptions (once, repeating N months, forever); deleting one stops new redemptions only.',
   'Tax rates': 'Exclusive or inclusive percentages that subscriptions apply to every line of their invoices.',
   Payments: 'One-off payments, each with a hosted checkout page the customer pays on.',
+  'Invoice items': 'One-off charges waiting for the customer’s next invoice (one made by hand, or a subscription’s next one).',
+  'Credit notes': 'Credits against finalised invoices: lower what an open invoice asks, or refund and credit a paid one. Numbered CN-000001 …',
   Refunds: 'Full or partial refunds of succeeded payments.',
   Wallets: 'Prepaid credit: a balance per customer and currency that always equals the sum of its ledger.',
   'Webhook endpoints': 'Where events are delivered, signed the Standard Webhooks way.',
@@ -93,6 +95,9 @@ export const EVENT_OBJECTS: Record<EventType, z.ZodType> = {
   'invoice.payment_failed': invoiceObject,
   'invoice.voided': invoiceObject,
   'invoice.upcoming': upcomingInvoiceObject,
+  'invoice.overdue': invoiceObject,
+  'invoice.marked_uncollectible': invoiceObject,
+  'credit_note.created': creditNoteObject,
   'wallet.created': walletObject,
   'wallet.frozen': walletObject,
   'wallet.unfrozen': walletObject,
@@ -129,6 +134,8 @@ const RESOURCES: Record<string, [IdKind, string]> = {
   invoices: ['invoice', 'invoice'],
   coupons: ['coupon', 'coupon'],
   'tax-rates': ['tax_rate', 'tax rate'],
+  'invoice-items': ['invoice_item', 'invoice item'],
+  'credit-notes': ['credit_note', 'credit note'],
   'webhook-endpoints': ['webhook_endpoint', 'webhook endpoint'],
   events: ['event', 'event'],
 };
@@ -139,6 +146,7 @@ const REFERENCES: Record<string, [IdKind, string]> = {
   payment_id: ['payment', 'payment'],
   plan_id: ['plan', 'plan'],
   payment_method_id: ['payment_method', 'payment method'],
+  invoice_id: ['invoice', 'invoice'],
 };
 
 /** The record of a path with `{id}` (the segment before it). */

@@ -1,5 +1,6 @@
 // Response schemas for the OpenAPI document (documentation of what serializers return).
 import { BILLING_REASONS, INVOICE_STATUSES, SUBSCRIPTION_STATUSES } from '../domain/billing/schema.ts';
+import { COLLECTION_METHODS, CREDIT_NOTE_REASONS, CREDIT_NOTE_TYPES } from '../domain/billing/invoicing-schema.ts';
 import { z } from 'zod';
 import { CHECKOUT_LOCALES, PAYMENT_STATUSES } from '../domain/payments/schema.ts';
 import { PAYMENT_METHODS } from '../platform/processor.ts';
@@ -424,6 +425,11 @@ export const invoiceObject = z
     finalized_at: ts.nullable(),
     paid_at: ts.nullable(),
     voided_at: ts.nullable(),
+    collection_method: z.enum(COLLECTION_METHODS).meta({ description: 'charge_automatically: charged when finalised (every subscription invoice); send_invoice: the customer pays at hosted_invoice_url by due_date.' }),
+    days_until_due: z.number().int().nullable().meta({ example: null, description: 'send_invoice: due_date is finalization + this many days.' }),
+    hosted_invoice_url: z.string().nullable().meta({ example: null, description: 'send_invoice, once finalised: the page where the customer pays by card (no credentials).' }),
+    pre_payment_credit_notes_amount: z.number().int().meta({ example: 0, description: 'Credit notes issued while it was open: amount_due was lowered by this much.' }),
+    post_payment_credit_notes_amount: z.number().int().meta({ example: 0, description: 'Credit notes issued after it was paid (refunded and/or credited to the balance).' }),
   })
   .meta({ id: 'Invoice' });
 
@@ -441,7 +447,7 @@ export const balanceTransactionObject = z
     currency: currencyCode,
     amount: z.number().int().meta({ example: 1250, description: 'Smallest currency unit: > 0 added credit, < 0 used it.' }),
     ending_balance: z.number().int().meta({ example: 1250, description: 'The credit balance in this currency after this entry.' }),
-    type: z.enum(['adjustment', 'subscription_credit', 'applied_to_invoice', 'unapplied_from_invoice']),
+    type: z.enum(['adjustment', 'subscription_credit', 'applied_to_invoice', 'unapplied_from_invoice', 'credit_note']),
     invoice_id: idOf('invoice').nullable(),
     subscription_id: idOf('subscription').nullable(),
     description: example('Goodwill credit').nullable(),
@@ -464,7 +470,7 @@ export const emailSettingsObject = z
     failed_payments: z.boolean().meta({ description: 'A failed invoice payment, with a link to fix it in the portal (default on).' }),
     trial_ending: z.boolean().meta({ description: 'A trial ends in three days (default on).' }),
     upcoming_renewal: z.boolean().meta({ description: 'An upcoming renewal, three days before it (invoice.upcoming); off by default.' }),
-    invoices: z.boolean().meta({ description: 'Invoices to pay (send_invoice; default on; not sent yet).' }),
+    invoices: z.boolean().meta({ description: 'Invoices to pay (send_invoice, with the link to the hosted invoice page; default on).' }),
   })
   .meta({ id: 'EmailSettings' });
 
@@ -521,3 +527,57 @@ export const upcomingInvoiceObject = invoiceObject
     ),
   })
   .meta({ id: 'UpcomingInvoice', description: 'The invoice the next renewal will make (invoice.upcoming): invoice-shaped, without id, number or PDF.' });
+
+export const invoiceItemObject = z
+  .object({
+    id: z.string().meta({ example: exampleId('invoice_item') }),
+    object: z.literal('invoice_item'),
+    customer_id: idOf('customer'),
+    currency: currencyCode,
+    description: example('Onboarding workshop'),
+    quantity: z.number().int().meta({ example: 1 }),
+    unit_amount: z.number().int().meta({ example: 50000 }),
+    amount: z.number().int().meta({ example: 50000, description: 'unit_amount × quantity.' }),
+    amount_formatted: example('$500.00'),
+    invoice_id: idOf('invoice').nullable().meta({ description: 'The invoice that took it; null while it waits.' }),
+    invoice_line_id: idOf('invoice_line').nullable().meta({ description: 'The line it became on that invoice.' }),
+    pending: z.boolean().meta({ example: true, description: 'Still waiting for an invoice (only then can it be deleted).' }),
+    created_at: ts,
+  })
+  .meta({ id: 'InvoiceItem' });
+
+export const creditNoteObject = z
+  .object({
+    id: z.string().meta({ example: exampleId('credit_note') }),
+    object: z.literal('credit_note'),
+    number: example('CN-000001').meta({ description: 'Per merchant, gap-free.' }),
+    customer_id: idOf('customer'),
+    invoice_id: idOf('invoice'),
+    currency: currencyCode,
+    amount: z.number().int().meta({ example: 1000 }),
+    amount_formatted: example('$10.00'),
+    type: z.enum(CREDIT_NOTE_TYPES).meta({ description: 'pre_payment: lowered an open invoice’s amount_due; post_payment: refunded and/or credited a paid one.' }),
+    status: z.literal('issued'),
+    reason: z.enum(CREDIT_NOTE_REASONS).nullable(),
+    memo: example('Two seats fewer').nullable(),
+    refund_amount: z.number().int().meta({ example: 0 }),
+    credit_amount: z.number().int().meta({ example: 1000 }),
+    refund_id: idOf('refund').nullable().meta({ description: 'The refund of the invoice’s payment (refund_amount > 0).' }),
+    customer_balance_transaction_id: idOf('customer_balance_transaction').nullable().meta({ description: 'The credit balance entry (credit_amount > 0).' }),
+    lines: z.array(
+      z
+        .object({
+          invoice_line_id: idOf('invoice_line').nullable().meta({ description: 'The invoice line credited; null for a note given as an amount.' }),
+          description: example('Consulting'),
+          amount: z.number().int().meta({ example: 1000 }),
+        })
+        .meta({ id: 'CreditNoteLine' }),
+    ),
+    pdf_url: example(`${EXAMPLE_ORIGIN}/v1/credit-notes/${exampleId('credit_note')}/pdf`).meta({ description: 'Authenticated; redirects to a signed address of the PDF valid 5 minutes.' }),
+    created_at: ts,
+  })
+  .meta({ id: 'CreditNote' });
+
+export const deletedInvoiceItemObject = z
+  .object({ id: idOf('invoice_item'), object: z.literal('invoice_item'), deleted: z.literal(true) })
+  .meta({ id: 'DeletedInvoiceItem' });

@@ -10,6 +10,7 @@ import { mountCheckout } from '../hosted/checkout.ts';
 import { mountSetup } from '../hosted/setup.ts';
 import { mountPortal } from '../hosted/portal.ts';
 import { mountInvoicePdf } from '../hosted/invoice-pdf.ts';
+import { mountHostedInvoice } from '../hosted/invoice.ts';
 import { mountEmailLinks } from '../hosted/email-links.ts';
 import { loggedPath, notFound as hostedNotFound } from '../hosted/kit.ts';
 import type { Ctx } from '../platform/context.ts';
@@ -245,6 +246,7 @@ export function createApp(services: Services, opts: { graphqlPlugins?: GraphQLPl
   mountSetup(app, services);
   mountPortal(app, services);
   mountInvoicePdf(app, services);
+  mountHostedInvoice(app, services);
   mountEmailLinks(app, services);
 
   // ---- the merchant dashboard (a single-page app on /graphql; its session API is /dashboard/api/*)

@@ -60,6 +60,64 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/credit-notes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List credit notes, newest first */
+        get: operations["listCreditNotes"];
+        put?: never;
+        /**
+         * Credit an invoice: lower what is due, or refund / credit a paid one
+         * @description On an open or uncollectible invoice: amount_due is lowered by the note (at most what is left to pay; all of it makes the invoice paid). On a paid invoice: refund_amount is refunded to the invoice's payment and credit_amount added to the customer's credit balance; they must add up to the note's amount (both omitted: all to the balance). Give `amount`, or `lines` (each at most what is left of that invoice line). Numbered CN-000001 …, gap-free per merchant. Event credit_note.created.
+         */
+        post: operations["createCreditNote"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/credit-notes/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a credit note */
+        get: operations["getCreditNote"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/credit-notes/{id}/pdf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download the credit note as PDF
+         * @description Redirects (302) to a signed address of the PDF, valid 5 minutes, that needs no credentials.
+         */
+        get: operations["getCreditNotePdf"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/customer-portal/sessions": {
         parameters: {
             query?: never;
@@ -236,6 +294,45 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/invoice-items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List invoice items, newest first */
+        get: operations["listInvoiceItems"];
+        put?: never;
+        /**
+         * Add a one-off charge to the customer's next invoice
+         * @description The item waits for the customer's next invoice in its currency: an invoice made with POST /v1/invoices, or the next invoice one of the customer's subscriptions in that currency makes (a renewal). `amount` is the price of one unit; the item bills amount × quantity.
+         */
+        post: operations["createInvoiceItem"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invoice-items/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve an invoice item */
+        get: operations["getInvoiceItem"];
+        put?: never;
+        post?: never;
+        /** Delete an item still waiting for an invoice */
+        delete: operations["deleteInvoiceItem"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/invoices": {
         parameters: {
             query?: never;
@@ -246,7 +343,11 @@ export interface paths {
         /** List invoices, newest first */
         get: operations["listInvoices"];
         put?: never;
-        post?: never;
+        /**
+         * A draft invoice of the customer's waiting invoice items
+         * @description Takes every item the customer has waiting in `currency` onto a new `draft` (none waiting: 400 invoice_no_customer_line_items). Nothing is numbered or charged until POST /v1/invoices/{id}/finalize. collection_method `send_invoice` gives the customer days_until_due days (default 30) to pay at the invoice's hosted page.
+         */
+        post: operations["createInvoice"];
         delete?: never;
         options?: never;
         head?: never;
@@ -264,6 +365,46 @@ export interface paths {
         get: operations["getInvoice"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invoices/{id}/finalize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Finalize a draft: number it, then charge it or send it
+         * @description draft → open (the next INV- number; the customer's credit balance drawn first; paid at once when it covers everything). charge_automatically: the customer's default method is charged at once — the answer is the invoice after that attempt (paid, or open with last_payment_error; no automatic retries for one-off invoices). send_invoice: due_date and hosted_invoice_url are set and the customer is e-mailed the link; invoice.overdue comes once if it is still open at due_date.
+         */
+        post: operations["finalizeInvoice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invoices/{id}/mark-uncollectible": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Write off an open invoice
+         * @description open → uncollectible: its automatic attempts stop; it can still be paid (POST /v1/invoices/{id}/pay, its hosted page) or voided. Event invoice.marked_uncollectible.
+         */
+        post: operations["markInvoiceUncollectible"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1072,6 +1213,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "credit_note.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * credit_note.created
+         * @description Sent to endpoints subscribed to `credit_note.created` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_credit_note_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "customer.balance_changed": {
         parameters: {
             query?: never;
@@ -1186,6 +1347,46 @@ export interface webhooks {
          * @description Sent to endpoints subscribed to `invoice.finalized` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
          */
         post: operations["on_invoice_finalized"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.marked_uncollectible": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invoice.marked_uncollectible
+         * @description Sent to endpoints subscribed to `invoice.marked_uncollectible` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_invoice_marked_uncollectible"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.overdue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invoice.overdue
+         * @description Sent to endpoints subscribed to `invoice.overdue` (or to every type), signed the Standard Webhooks way; the body is the event exactly as `GET /v1/events/{id}` returns it.
+         */
+        post: operations["on_invoice_overdue"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1947,6 +2148,74 @@ export interface components {
         CreditBalance: {
             [key: string]: number;
         };
+        CreditNote: {
+            /** @example 1000 */
+            amount: number;
+            /** @example $10.00 */
+            amount_formatted: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
+            created_at: string;
+            /** @example 1000 */
+            credit_amount: number;
+            /**
+             * @description ISO 4217, upper case.
+             * @example USD
+             */
+            currency: string;
+            /** @description The credit balance entry (credit_amount > 0). */
+            customer_balance_transaction_id: string | null;
+            /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
+            customer_id: string;
+            /** @example cn_6JJDEZ9A6zvhgrMpAVsQW2 */
+            id: string;
+            /** @example in_D6ShWtFUwUbkHRkFKNqGEU */
+            invoice_id: string;
+            lines: components["schemas"]["CreditNoteLine"][];
+            memo: string | null;
+            /**
+             * @description Per merchant, gap-free.
+             * @example CN-000001
+             */
+            number: string;
+            /** @constant */
+            object: "credit_note";
+            /**
+             * @description Authenticated; redirects to a signed address of the PDF valid 5 minutes.
+             * @example http://127.0.0.1:3000/v1/credit-notes/cn_6JJDEZ9A6zvhgrMpAVsQW2/pdf
+             */
+            pdf_url: string;
+            reason: ("duplicate" | "fraudulent" | "order_change" | "product_unsatisfactory") | null;
+            /** @example 0 */
+            refund_amount: number;
+            /** @description The refund of the invoice’s payment (refund_amount > 0). */
+            refund_id: string | null;
+            /** @constant */
+            status: "issued";
+            /**
+             * @description pre_payment: lowered an open invoice’s amount_due; post_payment: refunded and/or credited a paid one.
+             * @enum {string}
+             */
+            type: "pre_payment" | "post_payment";
+        };
+        CreditNoteLine: {
+            /** @example 1000 */
+            amount: number;
+            /** @example Consulting */
+            description: string;
+            /** @description The invoice line credited; null for a note given as an amount. */
+            invoice_line_id: string | null;
+        };
+        CreditNoteList: {
+            data: components["schemas"]["CreditNote"][];
+            has_more: boolean;
+            /** @example eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0 */
+            next_cursor: string | null;
+            /** @constant */
+            object: "list";
+        };
         Customer: {
             /**
              * Format: date-time
@@ -2011,7 +2280,7 @@ export interface components {
             object: "customer_balance_transaction";
             subscription_id: string | null;
             /** @enum {string} */
-            type: "adjustment" | "subscription_credit" | "applied_to_invoice" | "unapplied_from_invoice";
+            type: "adjustment" | "subscription_credit" | "applied_to_invoice" | "unapplied_from_invoice" | "credit_note";
         };
         CustomerBalanceTransactionList: {
             data: components["schemas"]["CustomerBalanceTransaction"][];
@@ -2139,6 +2408,14 @@ export interface components {
              */
             updated_at: string;
         };
+        DeletedInvoiceItem: {
+            /** @constant */
+            deleted: true;
+            /** @example ii_HRQo7enwgs69ZzAAHKtM8F */
+            id: string;
+            /** @constant */
+            object: "invoice_item";
+        };
         DeliveryAttempt: {
             /**
              * @description 1 to 8.
@@ -2244,7 +2521,7 @@ export interface components {
         EmailSettings: {
             /** @description A failed invoice payment, with a link to fix it in the portal (default on). */
             failed_payments: boolean;
-            /** @description Invoices to pay (send_invoice; default on; not sent yet). */
+            /** @description Invoices to pay (send_invoice, with the link to the hosted invoice page; default on). */
             invoices: boolean;
             /** @constant */
             object: "email_settings";
@@ -2258,7 +2535,7 @@ export interface components {
         EmailSettingsUpdate: {
             /** @description A failed invoice payment, with a link to the portal to fix it. */
             failed_payments?: boolean;
-            /** @description Invoices of collection method send_invoice (not sent yet: send_invoice does not exist yet). */
+            /** @description Invoices of collection method send_invoice: the invoice to pay, with the link to its hosted page. */
             invoices?: boolean;
             /** @description Receipts for paid payments and invoices. */
             receipts?: boolean;
@@ -2339,7 +2616,12 @@ export interface components {
             /** @example 1 */
             attempt_count: number;
             /** @enum {string} */
-            billing_reason: "subscription_create" | "subscription_cycle" | "subscription_update";
+            billing_reason: "subscription_create" | "subscription_cycle" | "subscription_update" | "manual";
+            /**
+             * @description charge_automatically: charged when finalised (every subscription invoice); send_invoice: the customer pays at hosted_invoice_url by due_date.
+             * @enum {string}
+             */
+            collection_method: "charge_automatically" | "send_invoice";
             /**
              * @description The coupon whose discount it got.
              * @example null
@@ -2363,12 +2645,22 @@ export interface components {
             /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
             customer_id: string;
             /**
+             * @description send_invoice: due_date is finalization + this many days.
+             * @example null
+             */
+            days_until_due: number | null;
+            /**
              * @description The coupon's discount (percent: rounded half away from zero on the positive subtotal; amount_off: at most the subtotal).
              * @example 0
              */
             discount_amount: number;
             due_date: string | null;
             finalized_at: string | null;
+            /**
+             * @description send_invoice, once finalised: the page where the customer pays by card (no credentials).
+             * @example null
+             */
+            hosted_invoice_url: string | null;
             /** @example in_D6ShWtFUwUbkHRkFKNqGEU */
             id: string;
             /** @description Why the last attempt (automatic or manual) failed; null when none failed, and once paid. */
@@ -2398,6 +2690,16 @@ export interface components {
              * @example 2026-11-24T12:00:00.000Z
              */
             period_start: string;
+            /**
+             * @description Credit notes issued after it was paid (refunded and/or credited to the balance).
+             * @example 0
+             */
+            post_payment_credit_notes_amount: number;
+            /**
+             * @description Credit notes issued while it was open: amount_due was lowered by this much.
+             * @example 0
+             */
+            pre_payment_credit_notes_amount: number;
             /** @enum {string} */
             status: "draft" | "open" | "paid" | "void" | "uncollectible";
             subscription_id: string | null;
@@ -2419,6 +2721,54 @@ export interface components {
             /** @example $29.00 */
             total_formatted: string;
             voided_at: string | null;
+        };
+        InvoiceItem: {
+            /**
+             * @description unit_amount × quantity.
+             * @example 50000
+             */
+            amount: number;
+            /** @example $500.00 */
+            amount_formatted: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * @description ISO 4217, upper case.
+             * @example USD
+             */
+            currency: string;
+            /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
+            customer_id: string;
+            /** @example Onboarding workshop */
+            description: string;
+            /** @example ii_HRQo7enwgs69ZzAAHKtM8F */
+            id: string;
+            /** @description The invoice that took it; null while it waits. */
+            invoice_id: string | null;
+            /** @description The line it became on that invoice. */
+            invoice_line_id: string | null;
+            /** @constant */
+            object: "invoice_item";
+            /**
+             * @description Still waiting for an invoice (only then can it be deleted).
+             * @example true
+             */
+            pending: boolean;
+            /** @example 1 */
+            quantity: number;
+            /** @example 50000 */
+            unit_amount: number;
+        };
+        InvoiceItemList: {
+            data: components["schemas"]["InvoiceItem"][];
+            has_more: boolean;
+            /** @example eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0 */
+            next_cursor: string | null;
+            /** @constant */
+            object: "list";
         };
         InvoiceLine: {
             /**
@@ -2948,7 +3298,12 @@ export interface components {
             /** @example 1 */
             attempt_count: number;
             /** @enum {string} */
-            billing_reason: "subscription_create" | "subscription_cycle" | "subscription_update";
+            billing_reason: "subscription_create" | "subscription_cycle" | "subscription_update" | "manual";
+            /**
+             * @description charge_automatically: charged when finalised (every subscription invoice); send_invoice: the customer pays at hosted_invoice_url by due_date.
+             * @enum {string}
+             */
+            collection_method: "charge_automatically" | "send_invoice";
             /**
              * @description The coupon whose discount it got.
              * @example null
@@ -2972,12 +3327,22 @@ export interface components {
             /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
             customer_id: string;
             /**
+             * @description send_invoice: due_date is finalization + this many days.
+             * @example null
+             */
+            days_until_due: number | null;
+            /**
              * @description The coupon's discount (percent: rounded half away from zero on the positive subtotal; amount_off: at most the subtotal).
              * @example 0
              */
             discount_amount: number;
             due_date: string | null;
             finalized_at: string | null;
+            /**
+             * @description send_invoice, once finalised: the page where the customer pays by card (no credentials).
+             * @example null
+             */
+            hosted_invoice_url: string | null;
             /** @description Not made yet. */
             id: null;
             /** @description Why the last attempt (automatic or manual) failed; null when none failed, and once paid. */
@@ -3002,6 +3367,16 @@ export interface components {
              * @example 2026-11-24T12:00:00.000Z
              */
             period_start: string;
+            /**
+             * @description Credit notes issued after it was paid (refunded and/or credited to the balance).
+             * @example 0
+             */
+            post_payment_credit_notes_amount: number;
+            /**
+             * @description Credit notes issued while it was open: amount_due was lowered by this much.
+             * @example 0
+             */
+            pre_payment_credit_notes_amount: number;
             /** @constant */
             status: "draft";
             subscription_id: string | null;
@@ -4432,6 +4807,781 @@ export interface operations {
                      *         "code": "unsupported_media_type",
                      *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
                      *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listCreditNotes: {
+        parameters: {
+            query?: {
+                /** @description The next_cursor of the previous page. */
+                after?: string;
+                customer_id?: string;
+                invoice_id?: string;
+                /** @description Page size, 1 to 100 (default 20). */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of credit notes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "cn_6JJDEZ9A6zvhgrMpAVsQW2",
+                     *           "object": "credit_note",
+                     *           "number": "CN-000001",
+                     *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *           "invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                     *           "currency": "USD",
+                     *           "amount": 1000,
+                     *           "amount_formatted": "$10.00",
+                     *           "type": "pre_payment",
+                     *           "status": "issued",
+                     *           "reason": null,
+                     *           "memo": null,
+                     *           "refund_amount": 0,
+                     *           "credit_amount": 1000,
+                     *           "refund_id": null,
+                     *           "customer_balance_transaction_id": null,
+                     *           "lines": [
+                     *             {
+                     *               "invoice_line_id": null,
+                     *               "description": "Consulting",
+                     *               "amount": 1000
+                     *             }
+                     *           ],
+                     *           "pdf_url": "http://127.0.0.1:3000/v1/credit-notes/cn_6JJDEZ9A6zvhgrMpAVsQW2/pdf",
+                     *           "created_at": "2026-11-24T12:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreditNoteList"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_invalid",
+                     *         "message": "Invalid limit: must be an integer between 1 and 100.",
+                     *         "param": "limit",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (GET: /v1/credit-note).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createCreditNote: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 characters. Retries with the same key and body within 24 h return the first response (Idempotent-Replayed: true). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                 *       "amount": 1000,
+                 *       "reason": "order_change"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The total to credit; give amount or lines, not both.
+                     * @example 1000
+                     */
+                    amount?: number;
+                    /**
+                     * @description Paid invoices: how much to add to the customer's credit balance.
+                     * @example 1000
+                     */
+                    credit_amount?: number;
+                    /** @example in_D6ShWtFUwUbkHRkFKNqGEU */
+                    invoice_id: string;
+                    lines?: {
+                        /**
+                         * @description How much of the line to credit (at most what is left of it).
+                         * @example 1000
+                         */
+                        amount: number;
+                        /** @example il_G5VgQU8KQ0ctj2iQr4OpLp */
+                        invoice_line_id: string;
+                    }[];
+                    /**
+                     * @description Shown on the credit note (and its line, for a note given as an amount).
+                     * @example Two seats fewer
+                     */
+                    memo?: string;
+                    /** @enum {string} */
+                    reason?: "duplicate" | "fraudulent" | "order_change" | "product_unsatisfactory";
+                    /**
+                     * @description Paid invoices: how much to refund to the invoice's payment.
+                     * @example 0
+                     */
+                    refund_amount?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The credit note. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "cn_6JJDEZ9A6zvhgrMpAVsQW2",
+                     *       "object": "credit_note",
+                     *       "number": "CN-000001",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                     *       "currency": "USD",
+                     *       "amount": 1000,
+                     *       "amount_formatted": "$10.00",
+                     *       "type": "pre_payment",
+                     *       "status": "issued",
+                     *       "reason": null,
+                     *       "memo": null,
+                     *       "refund_amount": 0,
+                     *       "credit_amount": 1000,
+                     *       "refund_id": null,
+                     *       "customer_balance_transaction_id": null,
+                     *       "lines": [
+                     *         {
+                     *           "invoice_line_id": null,
+                     *           "description": "Consulting",
+                     *           "amount": 1000
+                     *         }
+                     *       ],
+                     *       "pdf_url": "http://127.0.0.1:3000/v1/credit-notes/cn_6JJDEZ9A6zvhgrMpAVsQW2/pdf",
+                     *       "created_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreditNote"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: invoice_id.",
+                     *         "param": "invoice_id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such invoice: 'in_D6ShWtFUwUbkHRkFKNqGEU'.",
+                     *         "param": "invoice_id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The record’s state does not allow this, or an idempotency conflict. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/credit-notes.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body larger than 1 MiB (body_too_large). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getCreditNote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example cn_6JJDEZ9A6zvhgrMpAVsQW2 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The credit note. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "cn_6JJDEZ9A6zvhgrMpAVsQW2",
+                     *       "object": "credit_note",
+                     *       "number": "CN-000001",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                     *       "currency": "USD",
+                     *       "amount": 1000,
+                     *       "amount_formatted": "$10.00",
+                     *       "type": "pre_payment",
+                     *       "status": "issued",
+                     *       "reason": null,
+                     *       "memo": null,
+                     *       "refund_amount": 0,
+                     *       "credit_amount": 1000,
+                     *       "refund_id": null,
+                     *       "customer_balance_transaction_id": null,
+                     *       "lines": [
+                     *         {
+                     *           "invoice_line_id": null,
+                     *           "description": "Consulting",
+                     *           "amount": 1000
+                     *         }
+                     *       ],
+                     *       "pdf_url": "http://127.0.0.1:3000/v1/credit-notes/cn_6JJDEZ9A6zvhgrMpAVsQW2/pdf",
+                     *       "created_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreditNote"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such credit note: 'cn_6JJDEZ9A6zvhgrMpAVsQW2'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getCreditNotePdf: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example cn_6JJDEZ9A6zvhgrMpAVsQW2 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Location: the signed address of the PDF. */
+            302: {
+                headers: {
+                    /** @description Where to go. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such credit note: 'cn_6JJDEZ9A6zvhgrMpAVsQW2'.",
+                     *         "param": "id",
                      *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
                      *       }
                      *     }
@@ -7377,6 +8527,793 @@ export interface operations {
             };
         };
     };
+    listInvoiceItems: {
+        parameters: {
+            query?: {
+                /** @description The next_cursor of the previous page. */
+                after?: string;
+                customer_id?: string;
+                invoice_id?: string;
+                /** @description Page size, 1 to 100 (default 20). */
+                limit?: number;
+                /** @description true: only items still waiting for an invoice; false: only invoiced ones. */
+                pending?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of items. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "ii_HRQo7enwgs69ZzAAHKtM8F",
+                     *           "object": "invoice_item",
+                     *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *           "currency": "USD",
+                     *           "description": "Onboarding workshop",
+                     *           "quantity": 1,
+                     *           "unit_amount": 50000,
+                     *           "amount": 50000,
+                     *           "amount_formatted": "$500.00",
+                     *           "invoice_id": null,
+                     *           "invoice_line_id": null,
+                     *           "pending": true,
+                     *           "created_at": "2026-11-24T12:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvoiceItemList"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_invalid",
+                     *         "message": "Invalid limit: must be an integer between 1 and 100.",
+                     *         "param": "limit",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (GET: /v1/invoice-item).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createInvoiceItem: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 characters. Retries with the same key and body within 24 h return the first response (Idempotent-Replayed: true). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *       "amount": 50000,
+                 *       "currency": "USD",
+                 *       "description": "Onboarding workshop"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The price of one unit, in the smallest currency unit; the item bills amount × quantity.
+                     * @example 5000
+                     */
+                    amount: number;
+                    /**
+                     * @description ISO 4217 currency code, any case; returned upper-case.
+                     * @example USD
+                     */
+                    currency: string;
+                    /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
+                    customer_id: string;
+                    /** @example Onboarding workshop */
+                    description: string;
+                    /**
+                     * @description Units (default 1).
+                     * @example 1
+                     */
+                    quantity?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The waiting item. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "ii_HRQo7enwgs69ZzAAHKtM8F",
+                     *       "object": "invoice_item",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "currency": "USD",
+                     *       "description": "Onboarding workshop",
+                     *       "quantity": 1,
+                     *       "unit_amount": 50000,
+                     *       "amount": 50000,
+                     *       "amount_formatted": "$500.00",
+                     *       "invoice_id": null,
+                     *       "invoice_line_id": null,
+                     *       "pending": true,
+                     *       "created_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvoiceItem"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: customer_id.",
+                     *         "param": "customer_id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such customer: 'cus_cbLY0g95rEQ0IS9nuTaJZz'.",
+                     *         "param": "customer_id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The record’s state does not allow this, or an idempotency conflict. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/invoice-items.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body larger than 1 MiB (body_too_large). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getInvoiceItem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ii_HRQo7enwgs69ZzAAHKtM8F */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The item. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "ii_HRQo7enwgs69ZzAAHKtM8F",
+                     *       "object": "invoice_item",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "currency": "USD",
+                     *       "description": "Onboarding workshop",
+                     *       "quantity": 1,
+                     *       "unit_amount": 50000,
+                     *       "amount": 50000,
+                     *       "amount_formatted": "$500.00",
+                     *       "invoice_id": null,
+                     *       "invoice_line_id": null,
+                     *       "pending": true,
+                     *       "created_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvoiceItem"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such invoice item: 'ii_HRQo7enwgs69ZzAAHKtM8F'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteInvoiceItem: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 characters. Retries with the same key and body within 24 h return the first response (Idempotent-Replayed: true). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @example ii_HRQo7enwgs69ZzAAHKtM8F */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The item is gone. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "ii_HRQo7enwgs69ZzAAHKtM8F",
+                     *       "object": "invoice_item",
+                     *       "deleted": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DeletedInvoiceItem"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such invoice item: 'ii_HRQo7enwgs69ZzAAHKtM8F'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The record’s state does not allow this, or an idempotency conflict. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body larger than 1 MiB (body_too_large). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listInvoices: {
         parameters: {
             query?: {
@@ -7459,7 +9396,12 @@ export interface operations {
                      *           "created_at": "2026-11-24T12:00:00.000Z",
                      *           "finalized_at": null,
                      *           "paid_at": null,
-                     *           "voided_at": null
+                     *           "voided_at": null,
+                     *           "collection_method": "charge_automatically",
+                     *           "days_until_due": null,
+                     *           "hosted_invoice_url": null,
+                     *           "pre_payment_credit_notes_amount": 0,
+                     *           "post_payment_credit_notes_amount": 0
                      *         }
                      *       ],
                      *       "has_more": true,
@@ -7521,6 +9463,303 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_missing",
                      *         "message": "Unrecognized request URL (GET: /v1/invoice).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createInvoice: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 characters. Retries with the same key and body within 24 h return the first response (Idempotent-Replayed: true). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *       "currency": "USD",
+                 *       "collection_method": "send_invoice",
+                 *       "days_until_due": 30
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description charge_automatically (default): finalizing charges the customer's default method at once. send_invoice: finalizing e-mails the customer a link to pay (hosted_invoice_url) by due_date.
+                     * @enum {string}
+                     */
+                    collection_method?: "charge_automatically" | "send_invoice";
+                    /**
+                     * @description ISO 4217 currency code, any case; returned upper-case.
+                     * @example USD
+                     */
+                    currency: string;
+                    /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
+                    customer_id: string;
+                    /**
+                     * @description send_invoice only (default 30): due_date is finalization + this many days.
+                     * @example 30
+                     */
+                    days_until_due?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The draft invoice with its lines. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                     *       "object": "invoice",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "subscription_id": null,
+                     *       "number": null,
+                     *       "status": "draft",
+                     *       "billing_reason": "subscription_create",
+                     *       "currency": "USD",
+                     *       "lines": [
+                     *         {
+                     *           "id": "il_G5VgQU8KQ0ctj2iQr4OpLp",
+                     *           "object": "invoice_line",
+                     *           "description": "Pro monthly (2027-01-31 – 2027-02-28)",
+                     *           "period": {
+                     *             "start": "2026-11-24T12:00:00.000Z",
+                     *             "end": "2026-11-24T12:00:00.000Z"
+                     *           },
+                     *           "amount": 2900,
+                     *           "amount_formatted": "$29.00",
+                     *           "proration": false,
+                     *           "quantity": 1,
+                     *           "unit_amount": 2900,
+                     *           "discount_amount": 0,
+                     *           "tax_amounts": [
+                     *             {
+                     *               "tax_rate": "txr_D1bT1UfqBHy5zAKDR1CAPn",
+                     *               "amount": 580,
+                     *               "inclusive": true
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "subtotal": 2900,
+                     *       "discount_amount": 0,
+                     *       "coupon_id": null,
+                     *       "tax_amount": 0,
+                     *       "total": 2900,
+                     *       "total_formatted": "$29.00",
+                     *       "credit_applied": 0,
+                     *       "amount_from_wallet": 0,
+                     *       "amount_due": 2900,
+                     *       "amount_paid": 2900,
+                     *       "amount_remaining": 0,
+                     *       "attempt_count": 1,
+                     *       "next_payment_attempt": null,
+                     *       "payment_id": null,
+                     *       "last_payment_error": null,
+                     *       "pdf_url": "http://127.0.0.1:3000/v1/invoices/in_D6ShWtFUwUbkHRkFKNqGEU/pdf",
+                     *       "period_start": "2026-11-24T12:00:00.000Z",
+                     *       "period_end": "2026-11-24T12:00:00.000Z",
+                     *       "due_date": null,
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "finalized_at": null,
+                     *       "paid_at": null,
+                     *       "voided_at": null,
+                     *       "collection_method": "charge_automatically",
+                     *       "days_until_due": null,
+                     *       "hosted_invoice_url": null,
+                     *       "pre_payment_credit_notes_amount": 0,
+                     *       "post_payment_credit_notes_amount": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Invoice"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: customer_id.",
+                     *         "param": "customer_id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such customer: 'cus_cbLY0g95rEQ0IS9nuTaJZz'.",
+                     *         "param": "customer_id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The record’s state does not allow this, or an idempotency conflict. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/invoices.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body larger than 1 MiB (body_too_large). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
                      *         "param": null,
                      *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
                      *       }
@@ -7665,7 +9904,12 @@ export interface operations {
                      *       "created_at": "2026-11-24T12:00:00.000Z",
                      *       "finalized_at": null,
                      *       "paid_at": null,
-                     *       "voided_at": null
+                     *       "voided_at": null,
+                     *       "collection_method": "charge_automatically",
+                     *       "days_until_due": null,
+                     *       "hosted_invoice_url": null,
+                     *       "pre_payment_credit_notes_amount": 0,
+                     *       "post_payment_credit_notes_amount": 0
                      *     }
                      */
                     "application/json": components["schemas"]["Invoice"];
@@ -7724,6 +9968,534 @@ export interface operations {
                      *         "code": "resource_missing",
                      *         "message": "No such invoice: 'in_D6ShWtFUwUbkHRkFKNqGEU'.",
                      *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    finalizeInvoice: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 characters. Retries with the same key and body within 24 h return the first response (Idempotent-Replayed: true). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @example in_D6ShWtFUwUbkHRkFKNqGEU */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The finalised invoice. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                     *       "object": "invoice",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "subscription_id": null,
+                     *       "number": null,
+                     *       "status": "draft",
+                     *       "billing_reason": "subscription_create",
+                     *       "currency": "USD",
+                     *       "lines": [
+                     *         {
+                     *           "id": "il_G5VgQU8KQ0ctj2iQr4OpLp",
+                     *           "object": "invoice_line",
+                     *           "description": "Pro monthly (2027-01-31 – 2027-02-28)",
+                     *           "period": {
+                     *             "start": "2026-11-24T12:00:00.000Z",
+                     *             "end": "2026-11-24T12:00:00.000Z"
+                     *           },
+                     *           "amount": 2900,
+                     *           "amount_formatted": "$29.00",
+                     *           "proration": false,
+                     *           "quantity": 1,
+                     *           "unit_amount": 2900,
+                     *           "discount_amount": 0,
+                     *           "tax_amounts": [
+                     *             {
+                     *               "tax_rate": "txr_D1bT1UfqBHy5zAKDR1CAPn",
+                     *               "amount": 580,
+                     *               "inclusive": true
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "subtotal": 2900,
+                     *       "discount_amount": 0,
+                     *       "coupon_id": null,
+                     *       "tax_amount": 0,
+                     *       "total": 2900,
+                     *       "total_formatted": "$29.00",
+                     *       "credit_applied": 0,
+                     *       "amount_from_wallet": 0,
+                     *       "amount_due": 2900,
+                     *       "amount_paid": 2900,
+                     *       "amount_remaining": 0,
+                     *       "attempt_count": 1,
+                     *       "next_payment_attempt": null,
+                     *       "payment_id": null,
+                     *       "last_payment_error": null,
+                     *       "pdf_url": "http://127.0.0.1:3000/v1/invoices/in_D6ShWtFUwUbkHRkFKNqGEU/pdf",
+                     *       "period_start": "2026-11-24T12:00:00.000Z",
+                     *       "period_end": "2026-11-24T12:00:00.000Z",
+                     *       "due_date": null,
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "finalized_at": null,
+                     *       "paid_at": null,
+                     *       "voided_at": null,
+                     *       "collection_method": "charge_automatically",
+                     *       "days_until_due": null,
+                     *       "hosted_invoice_url": null,
+                     *       "pre_payment_credit_notes_amount": 0,
+                     *       "post_payment_credit_notes_amount": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Invoice"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such invoice: 'in_D6ShWtFUwUbkHRkFKNqGEU'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The record’s state does not allow this, or an idempotency conflict. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body larger than 1 MiB (body_too_large). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    markInvoiceUncollectible: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 characters. Retries with the same key and body within 24 h return the first response (Idempotent-Replayed: true). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @example in_D6ShWtFUwUbkHRkFKNqGEU */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The uncollectible invoice. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                     *       "object": "invoice",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "subscription_id": null,
+                     *       "number": null,
+                     *       "status": "draft",
+                     *       "billing_reason": "subscription_create",
+                     *       "currency": "USD",
+                     *       "lines": [
+                     *         {
+                     *           "id": "il_G5VgQU8KQ0ctj2iQr4OpLp",
+                     *           "object": "invoice_line",
+                     *           "description": "Pro monthly (2027-01-31 – 2027-02-28)",
+                     *           "period": {
+                     *             "start": "2026-11-24T12:00:00.000Z",
+                     *             "end": "2026-11-24T12:00:00.000Z"
+                     *           },
+                     *           "amount": 2900,
+                     *           "amount_formatted": "$29.00",
+                     *           "proration": false,
+                     *           "quantity": 1,
+                     *           "unit_amount": 2900,
+                     *           "discount_amount": 0,
+                     *           "tax_amounts": [
+                     *             {
+                     *               "tax_rate": "txr_D1bT1UfqBHy5zAKDR1CAPn",
+                     *               "amount": 580,
+                     *               "inclusive": true
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "subtotal": 2900,
+                     *       "discount_amount": 0,
+                     *       "coupon_id": null,
+                     *       "tax_amount": 0,
+                     *       "total": 2900,
+                     *       "total_formatted": "$29.00",
+                     *       "credit_applied": 0,
+                     *       "amount_from_wallet": 0,
+                     *       "amount_due": 2900,
+                     *       "amount_paid": 2900,
+                     *       "amount_remaining": 0,
+                     *       "attempt_count": 1,
+                     *       "next_payment_attempt": null,
+                     *       "payment_id": null,
+                     *       "last_payment_error": null,
+                     *       "pdf_url": "http://127.0.0.1:3000/v1/invoices/in_D6ShWtFUwUbkHRkFKNqGEU/pdf",
+                     *       "period_start": "2026-11-24T12:00:00.000Z",
+                     *       "period_end": "2026-11-24T12:00:00.000Z",
+                     *       "due_date": null,
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "finalized_at": null,
+                     *       "paid_at": null,
+                     *       "voided_at": null,
+                     *       "collection_method": "charge_automatically",
+                     *       "days_until_due": null,
+                     *       "hosted_invoice_url": null,
+                     *       "pre_payment_credit_notes_amount": 0,
+                     *       "post_payment_credit_notes_amount": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Invoice"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such invoice: 'in_D6ShWtFUwUbkHRkFKNqGEU'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The record’s state does not allow this, or an idempotency conflict. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body larger than 1 MiB (body_too_large). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
                      *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
                      *       }
                      *     }
@@ -7881,7 +10653,12 @@ export interface operations {
                      *       "created_at": "2026-11-24T12:00:00.000Z",
                      *       "finalized_at": null,
                      *       "paid_at": null,
-                     *       "voided_at": null
+                     *       "voided_at": null,
+                     *       "collection_method": "charge_automatically",
+                     *       "days_until_due": null,
+                     *       "hosted_invoice_url": null,
+                     *       "pre_payment_credit_notes_amount": 0,
+                     *       "post_payment_credit_notes_amount": 0
                      *     }
                      */
                     "application/json": components["schemas"]["Invoice"];
@@ -8308,7 +11085,12 @@ export interface operations {
                      *       "created_at": "2026-11-24T12:00:00.000Z",
                      *       "finalized_at": null,
                      *       "paid_at": null,
-                     *       "voided_at": null
+                     *       "voided_at": null,
+                     *       "collection_method": "charge_automatically",
+                     *       "days_until_due": null,
+                     *       "hosted_invoice_url": null,
+                     *       "pre_payment_credit_notes_amount": 0,
+                     *       "post_payment_credit_notes_amount": 0
                      *     }
                      */
                     "application/json": components["schemas"]["Invoice"];
@@ -17929,7 +20711,7 @@ export interface operations {
                     /** @example Order service */
                     description?: string;
                     /** @description Subscribed event types; omitted or empty = all. */
-                    events?: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.cancelled" | "payment.expired" | "refund.created" | "refund.succeeded" | "refund.failed" | "customer.created" | "customer.updated" | "customer.deleted" | "customer.balance_changed" | "account.updated" | "setup_intent.succeeded" | "payment_method.attached" | "payment_method.detached" | "plan.created" | "plan.archived" | "coupon.created" | "coupon.deleted" | "subscription.created" | "subscription.updated" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.reactivated" | "subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.upcoming" | "wallet.created" | "wallet.frozen" | "wallet.unfrozen" | "wallet.closed" | "wallet.debited" | "wallet.credited" | "wallet.topup.succeeded" | "wallet.credit.expired" | "webhook_endpoint.disabled")[];
+                    events?: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.cancelled" | "payment.expired" | "refund.created" | "refund.succeeded" | "refund.failed" | "customer.created" | "customer.updated" | "customer.deleted" | "customer.balance_changed" | "account.updated" | "setup_intent.succeeded" | "payment_method.attached" | "payment_method.detached" | "plan.created" | "plan.archived" | "coupon.created" | "coupon.deleted" | "subscription.created" | "subscription.updated" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.reactivated" | "subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.upcoming" | "invoice.overdue" | "invoice.marked_uncollectible" | "credit_note.created" | "wallet.created" | "wallet.frozen" | "wallet.unfrozen" | "wallet.closed" | "wallet.debited" | "wallet.credited" | "wallet.topup.succeeded" | "wallet.credit.expired" | "webhook_endpoint.disabled")[];
                     /**
                      * Format: uri
                      * @description https:// (http:// to loopback only with BILLING_ALLOW_HTTP_WEBHOOKS=1).
@@ -18543,7 +21325,7 @@ export interface operations {
                 "application/json": {
                     description?: string | null;
                     /** @description Subscribed event types; omitted or empty = all. */
-                    events?: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.cancelled" | "payment.expired" | "refund.created" | "refund.succeeded" | "refund.failed" | "customer.created" | "customer.updated" | "customer.deleted" | "customer.balance_changed" | "account.updated" | "setup_intent.succeeded" | "payment_method.attached" | "payment_method.detached" | "plan.created" | "plan.archived" | "coupon.created" | "coupon.deleted" | "subscription.created" | "subscription.updated" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.reactivated" | "subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.upcoming" | "wallet.created" | "wallet.frozen" | "wallet.unfrozen" | "wallet.closed" | "wallet.debited" | "wallet.credited" | "wallet.topup.succeeded" | "wallet.credit.expired" | "webhook_endpoint.disabled")[];
+                    events?: ("payment.created" | "payment.succeeded" | "payment.failed" | "payment.cancelled" | "payment.expired" | "refund.created" | "refund.succeeded" | "refund.failed" | "customer.created" | "customer.updated" | "customer.deleted" | "customer.balance_changed" | "account.updated" | "setup_intent.succeeded" | "payment_method.attached" | "payment_method.detached" | "plan.created" | "plan.archived" | "coupon.created" | "coupon.deleted" | "subscription.created" | "subscription.updated" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.reactivated" | "subscription.trial_will_end" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.upcoming" | "invoice.overdue" | "invoice.marked_uncollectible" | "credit_note.created" | "wallet.created" | "wallet.frozen" | "wallet.unfrozen" | "wallet.closed" | "wallet.debited" | "wallet.credited" | "wallet.topup.succeeded" | "wallet.credit.expired" | "webhook_endpoint.disabled")[];
                     /**
                      * @description disabled stops deliveries; active re-enables.
                      * @enum {string}
@@ -19258,6 +22040,105 @@ export interface operations {
             };
         };
     };
+    on_credit_note_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "credit_note.created",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "cn_6JJDEZ9A6zvhgrMpAVsQW2",
+                 *           "object": "credit_note",
+                 *           "number": "CN-000001",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "invoice_id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                 *           "currency": "USD",
+                 *           "amount": 1000,
+                 *           "amount_formatted": "$10.00",
+                 *           "type": "pre_payment",
+                 *           "status": "issued",
+                 *           "reason": null,
+                 *           "memo": null,
+                 *           "refund_amount": 0,
+                 *           "credit_amount": 1000,
+                 *           "refund_id": null,
+                 *           "customer_balance_transaction_id": null,
+                 *           "lines": [
+                 *             {
+                 *               "invoice_line_id": null,
+                 *               "description": "Consulting",
+                 *               "amount": 1000
+                 *             }
+                 *           ],
+                 *           "pdf_url": "http://127.0.0.1:3000/v1/credit-notes/cn_6JJDEZ9A6zvhgrMpAVsQW2/pdf",
+                 *           "created_at": "2026-11-24T12:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["CreditNote"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "credit_note.created";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     on_customer_balance_changed: {
         parameters: {
             query?: never;
@@ -19692,7 +22573,12 @@ export interface operations {
                  *           "created_at": "2026-11-24T12:00:00.000Z",
                  *           "finalized_at": null,
                  *           "paid_at": null,
-                 *           "voided_at": null
+                 *           "voided_at": null,
+                 *           "collection_method": "charge_automatically",
+                 *           "days_until_due": null,
+                 *           "hosted_invoice_url": null,
+                 *           "pre_payment_credit_notes_amount": 0,
+                 *           "post_payment_credit_notes_amount": 0
                  *         }
                  *       }
                  *     }
@@ -19821,7 +22707,12 @@ export interface operations {
                  *           "created_at": "2026-11-24T12:00:00.000Z",
                  *           "finalized_at": null,
                  *           "paid_at": null,
-                 *           "voided_at": null
+                 *           "voided_at": null,
+                 *           "collection_method": "charge_automatically",
+                 *           "days_until_due": null,
+                 *           "hosted_invoice_url": null,
+                 *           "pre_payment_credit_notes_amount": 0,
+                 *           "post_payment_credit_notes_amount": 0
                  *         }
                  *       }
                  *     }
@@ -19850,6 +22741,274 @@ export interface operations {
                     object: "event";
                     /** @constant */
                     type: "invoice.finalized";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_invoice_marked_uncollectible: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "invoice.marked_uncollectible",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                 *           "object": "invoice",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "subscription_id": null,
+                 *           "number": null,
+                 *           "status": "draft",
+                 *           "billing_reason": "subscription_create",
+                 *           "currency": "USD",
+                 *           "lines": [
+                 *             {
+                 *               "id": "il_G5VgQU8KQ0ctj2iQr4OpLp",
+                 *               "object": "invoice_line",
+                 *               "description": "Pro monthly (2027-01-31 – 2027-02-28)",
+                 *               "period": {
+                 *                 "start": "2026-11-24T12:00:00.000Z",
+                 *                 "end": "2026-11-24T12:00:00.000Z"
+                 *               },
+                 *               "amount": 2900,
+                 *               "amount_formatted": "$29.00",
+                 *               "proration": false,
+                 *               "quantity": 1,
+                 *               "unit_amount": 2900,
+                 *               "discount_amount": 0,
+                 *               "tax_amounts": [
+                 *                 {
+                 *                   "tax_rate": "txr_D1bT1UfqBHy5zAKDR1CAPn",
+                 *                   "amount": 580,
+                 *                   "inclusive": true
+                 *                 }
+                 *               ]
+                 *             }
+                 *           ],
+                 *           "subtotal": 2900,
+                 *           "discount_amount": 0,
+                 *           "coupon_id": null,
+                 *           "tax_amount": 0,
+                 *           "total": 2900,
+                 *           "total_formatted": "$29.00",
+                 *           "credit_applied": 0,
+                 *           "amount_from_wallet": 0,
+                 *           "amount_due": 2900,
+                 *           "amount_paid": 2900,
+                 *           "amount_remaining": 0,
+                 *           "attempt_count": 1,
+                 *           "next_payment_attempt": null,
+                 *           "payment_id": null,
+                 *           "last_payment_error": null,
+                 *           "pdf_url": "http://127.0.0.1:3000/v1/invoices/in_D6ShWtFUwUbkHRkFKNqGEU/pdf",
+                 *           "period_start": "2026-11-24T12:00:00.000Z",
+                 *           "period_end": "2026-11-24T12:00:00.000Z",
+                 *           "due_date": null,
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "finalized_at": null,
+                 *           "paid_at": null,
+                 *           "voided_at": null,
+                 *           "collection_method": "charge_automatically",
+                 *           "days_until_due": null,
+                 *           "hosted_invoice_url": null,
+                 *           "pre_payment_credit_notes_amount": 0,
+                 *           "post_payment_credit_notes_amount": 0
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Invoice"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "invoice.marked_uncollectible";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. Anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried (8 attempts over about 28 hours). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    on_invoice_overdue: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id: the same on every attempt — deduplicate by it.
+                 * @example evt_ulwnxwqTEiEpoWJQfWG5Bf
+                 */
+                "webhook-id": string;
+                /**
+                 * @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed by the base64-decoded part of the endpoint’s whsec_ secret; two, space-separated, during a rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when the attempt was sent (real time).
+                 * @example 1795953600
+                 */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                 *       "object": "event",
+                 *       "type": "invoice.overdue",
+                 *       "created_at": "2026-11-24T12:00:00.000Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "in_D6ShWtFUwUbkHRkFKNqGEU",
+                 *           "object": "invoice",
+                 *           "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                 *           "subscription_id": null,
+                 *           "number": null,
+                 *           "status": "draft",
+                 *           "billing_reason": "subscription_create",
+                 *           "currency": "USD",
+                 *           "lines": [
+                 *             {
+                 *               "id": "il_G5VgQU8KQ0ctj2iQr4OpLp",
+                 *               "object": "invoice_line",
+                 *               "description": "Pro monthly (2027-01-31 – 2027-02-28)",
+                 *               "period": {
+                 *                 "start": "2026-11-24T12:00:00.000Z",
+                 *                 "end": "2026-11-24T12:00:00.000Z"
+                 *               },
+                 *               "amount": 2900,
+                 *               "amount_formatted": "$29.00",
+                 *               "proration": false,
+                 *               "quantity": 1,
+                 *               "unit_amount": 2900,
+                 *               "discount_amount": 0,
+                 *               "tax_amounts": [
+                 *                 {
+                 *                   "tax_rate": "txr_D1bT1UfqBHy5zAKDR1CAPn",
+                 *                   "amount": 580,
+                 *                   "inclusive": true
+                 *                 }
+                 *               ]
+                 *             }
+                 *           ],
+                 *           "subtotal": 2900,
+                 *           "discount_amount": 0,
+                 *           "coupon_id": null,
+                 *           "tax_amount": 0,
+                 *           "total": 2900,
+                 *           "total_formatted": "$29.00",
+                 *           "credit_applied": 0,
+                 *           "amount_from_wallet": 0,
+                 *           "amount_due": 2900,
+                 *           "amount_paid": 2900,
+                 *           "amount_remaining": 0,
+                 *           "attempt_count": 1,
+                 *           "next_payment_attempt": null,
+                 *           "payment_id": null,
+                 *           "last_payment_error": null,
+                 *           "pdf_url": "http://127.0.0.1:3000/v1/invoices/in_D6ShWtFUwUbkHRkFKNqGEU/pdf",
+                 *           "period_start": "2026-11-24T12:00:00.000Z",
+                 *           "period_end": "2026-11-24T12:00:00.000Z",
+                 *           "due_date": null,
+                 *           "created_at": "2026-11-24T12:00:00.000Z",
+                 *           "finalized_at": null,
+                 *           "paid_at": null,
+                 *           "voided_at": null,
+                 *           "collection_method": "charge_automatically",
+                 *           "days_until_due": null,
+                 *           "hosted_invoice_url": null,
+                 *           "pre_payment_credit_notes_amount": 0,
+                 *           "post_payment_credit_notes_amount": 0
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-24T12:00:00.000Z
+                     */
+                    created_at: string;
+                    data: {
+                        object: components["schemas"]["Invoice"];
+                        /**
+                         * @description Changed fields with their values before the change (status changes and updates).
+                         * @example {
+                         *       "status": "created"
+                         *     }
+                         */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @example evt_ulwnxwqTEiEpoWJQfWG5Bf */
+                    id: string;
+                    /** @constant */
+                    object: "event";
+                    /** @constant */
+                    type: "invoice.overdue";
                 };
             };
         };
@@ -19950,7 +23109,12 @@ export interface operations {
                  *           "created_at": "2026-11-24T12:00:00.000Z",
                  *           "finalized_at": null,
                  *           "paid_at": null,
-                 *           "voided_at": null
+                 *           "voided_at": null,
+                 *           "collection_method": "charge_automatically",
+                 *           "days_until_due": null,
+                 *           "hosted_invoice_url": null,
+                 *           "pre_payment_credit_notes_amount": 0,
+                 *           "post_payment_credit_notes_amount": 0
                  *         }
                  *       }
                  *     }
@@ -20079,7 +23243,12 @@ export interface operations {
                  *           "created_at": "2026-11-24T12:00:00.000Z",
                  *           "finalized_at": null,
                  *           "paid_at": null,
-                 *           "voided_at": null
+                 *           "voided_at": null,
+                 *           "collection_method": "charge_automatically",
+                 *           "days_until_due": null,
+                 *           "hosted_invoice_url": null,
+                 *           "pre_payment_credit_notes_amount": 0,
+                 *           "post_payment_credit_notes_amount": 0
                  *         }
                  *       }
                  *     }
@@ -20208,7 +23377,12 @@ export interface operations {
                  *           "created_at": "2026-11-24T12:00:00.000Z",
                  *           "finalized_at": null,
                  *           "paid_at": null,
-                 *           "voided_at": null
+                 *           "voided_at": null,
+                 *           "collection_method": "charge_automatically",
+                 *           "days_until_due": null,
+                 *           "hosted_invoice_url": null,
+                 *           "pre_payment_credit_notes_amount": 0,
+                 *           "post_payment_credit_notes_amount": 0
                  *         }
                  *       }
                  *     }
@@ -20337,7 +23511,12 @@ export interface operations {
                  *           "created_at": "2026-11-24T12:00:00.000Z",
                  *           "finalized_at": null,
                  *           "paid_at": null,
-                 *           "voided_at": null
+                 *           "voided_at": null,
+                 *           "collection_method": "charge_automatically",
+                 *           "days_until_due": null,
+                 *           "hosted_invoice_url": null,
+                 *           "pre_payment_credit_notes_amount": 0,
+                 *           "post_payment_credit_notes_amount": 0
                  *         }
                  *       }
                  *     }

@@ -34,6 +34,8 @@ import * as store from './store.ts';
 import { priceInvoice, type LineTax, type PricingCoupon, type PricingTaxRate } from '../pricing/rules.ts';
 import { findCouponAny, pricingCoupon } from '../pricing/coupons.ts';
 import { taxRatesByIds, taxRatesForPricing } from '../pricing/tax-rates.ts';
+import { collectWaitingItems } from './invoice-items.ts';
+import type { CollectionMethod } from './invoicing-schema.ts';
 import { invoicePay, type BillingReason, type InvoiceListQuery, type InvoicePayInput, type InvoiceStatus } from './schema.ts';
 
 export const INVOICE_CHARGE_JOB = 'invoice.charge';
@@ -105,7 +107,18 @@ export function invoiceToJSON(inv: InvoiceWithLines, baseUrl: string) {
     finalized_at: inv.finalizedAt?.toISOString() ?? null,
     paid_at: inv.paidAt?.toISOString() ?? null,
     voided_at: inv.voidedAt?.toISOString() ?? null,
+    // One-off invoicing and credit notes (one-off.ts, credit-notes.ts).
+    collection_method: inv.collectionMethod as CollectionMethod,
+    days_until_due: inv.daysUntilDue,
+    hosted_invoice_url: inv.hostedToken ? hostedInvoiceUrl(baseUrl, inv.hostedToken) : null,
+    pre_payment_credit_notes_amount: Number(inv.prePaymentCreditNotesAmount),
+    post_payment_credit_notes_amount: Number(inv.postPaymentCreditNotesAmount),
   };
+}
+
+/** The hosted page where the customer of a send_invoice invoice pays it (src/hosted/invoice.ts). */
+export function hostedInvoiceUrl(baseUrl: string, token: string): string {
+  return `${baseUrl}/hosted/invoice/${token}`;
 }
 export type InvoiceJSON = ReturnType<typeof invoiceToJSON>;
 
@@ -178,6 +191,11 @@ export function invoicePreviewToJSON(p: InvoicePreview) {
     finalized_at: null,
     paid_at: null,
     voided_at: null,
+    collection_method: 'charge_automatically' as const,
+    days_until_due: null,
+    hosted_invoice_url: null,
+    pre_payment_credit_notes_amount: 0,
+    post_payment_credit_notes_amount: 0,
   };
 }
 export type InvoicePreviewJSON = ReturnType<typeof invoicePreviewToJSON>;
@@ -232,6 +250,8 @@ const NO_PAYMENT_METHOD: PaymentError = { code: 'no_payment_method', message: 'T
 const PAYMENT_EXPIRED: PaymentError = { code: 'payment_expired', message: 'The checkout of the attempt expired before it was paid.' };
 
 const json = (ctx: Ctx, inv: InvoiceWithLines) => invoiceToJSON(inv, ctx.runtime.config.publicBaseUrl);
+/** The invoice's JSON for an event (the shape REST returns). */
+export const invoiceEventJSON = json;
 
 export async function getInvoice(ctx: Ctx, id: string, db: Db = ctx.db, param = 'id'): Promise<InvoiceWithLines> {
   const inv = await store.findInvoice(db, id);
@@ -249,7 +269,7 @@ async function lockInvoice(ctx: Ctx, tx: TenantTx, id: string): Promise<InvoiceW
  * takes them in (its transaction locks the payment, then settles the invoice), so the two never
  * deadlock, and nothing can start or settle a charge of the invoice until the caller commits.
  */
-async function lockInvoiceAndPayment(ctx: Ctx, tx: TenantTx, id: string): Promise<{ inv: InvoiceWithLines; payment: PaymentWithCustomer | null }> {
+export async function lockInvoiceAndPayment(ctx: Ctx, tx: TenantTx, id: string): Promise<{ inv: InvoiceWithLines; payment: PaymentWithCustomer | null }> {
   for (;;) {
     const seen = await getInvoice(ctx, id, tx);
     const payment = seen.paymentId ? await lockPayment(ctx, tx, seen.paymentId) : null;
@@ -370,7 +390,12 @@ export async function issueInvoice(ctx: Ctx, tx: TenantTx, a: IssueArgs): Promis
     );
   }
   if (a.takePending) {
+    const waiting = (await store.sumPendingLines(tx, a.subscription.id)) ?? 0n;
     await store.attachPendingLines(tx, a.subscription.id, draft.id);
+    // The customer's one-off items waiting in this currency go on it too (invoice-items.ts), as
+    // many as fit under the most one invoice may bill.
+    const billed = a.lines.reduce((s, l) => s + l.amount, 0n) + waiting;
+    await collectWaitingItems(ctx, tx, draft, now, { budget: BigInt(MAX_AMOUNT) - (billed > 0n ? billed : 0n) });
   }
   const created = await getInvoice(ctx, draft.id, tx);
   await recordEvent(tx, ctx, 'invoice.created', json(ctx, created));
@@ -571,7 +596,7 @@ function recoveryOf(paymentId: string): { kind: string; key: string } {
 }
 
 /** The keys of every charge job an invoice may have waiting: attempts 1 … n + 1 and its current charge's recovery. */
-function chargeJobKeys(inv: Invoice): string[] {
+export function chargeJobKeys(inv: Invoice): string[] {
   const keys = Array.from({ length: inv.attemptCount + 1 }, (_, i) => `retry:${inv.id}:${i + 1}`);
   if (inv.paymentId) keys.push(`recover:${inv.paymentId}`);
   return keys;
@@ -887,6 +912,8 @@ async function settleFromPayment(ctx: Ctx, tx: TenantTx, payment: PaymentWithCus
   await cancelWaitingJobs(tx, [recoveryOf(payment.id)]);
   const neverCharged = payment.status === 'expired' && payment.attempts === 0;
   if ((payment.status !== 'failed' && !neverCharged) || inv.paymentId !== payment.id) return;
+  // A checkout opened from the hosted invoice page and left unpaid is no attempt (one-off.ts).
+  if (neverCharged && (payment.metadata as Record<string, string>).hosted === 'true') return;
   const error: PaymentError =
     payment.status === 'expired'
       ? PAYMENT_EXPIRED

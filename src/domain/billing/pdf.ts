@@ -48,6 +48,8 @@ export interface InvoicePdfData {
   createdAt: Date;
   dueDate: Date | null;
   paidAt: Date | null;
+  /** A credit note's PDF (credit-notes.ts): its title, number label, extra facts and totals instead of the invoice's. */
+  document?: { title: string; numberLabel: string; facts: [string, string][]; totals: [string, bigint, boolean][] };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -146,7 +148,7 @@ export async function renderInvoicePdf(d: InvoicePdfData): Promise<Buffer> {
     period: fmtPeriod(l.periodStart, l.periodEnd),
     amount: money(l.amount, currency),
   }));
-  const totals: [string, string, boolean][] = [
+  const totals: [string, string, boolean][] = d.document ? d.document.totals.map(([label, amount, bold]) => [label, money(amount, currency), bold]) : [
     ['Subtotal', money(d.subtotal, currency), false],
     ...(d.discountAmount && d.discountAmount !== 0n
       ? [[pdfSafe(d.discountLabel ?? 'Discount', 200), money(-d.discountAmount, currency), false] as [string, string, boolean]]
@@ -167,7 +169,7 @@ export async function renderInvoicePdf(d: InvoicePdfData): Promise<Buffer> {
     bufferPages: true, // page footers ("Page 1 of 3") are drawn once the page count is known
     displayTitle: true,
     lang: 'en-US',
-    info: { Title: `Invoice ${d.number}`, Author: d.merchantName, Subject: `Invoice ${d.number}`, Creator: d.merchantName },
+    info: { Title: `${d.document?.title ?? 'Invoice'} ${d.number}`, Author: d.merchantName, Subject: `${d.document?.title ?? 'Invoice'} ${d.number}`, Creator: d.merchantName },
   });
 
   const done = new Promise<Buffer>((resolve, reject) => {
@@ -220,7 +222,7 @@ function drawHeader(doc: Doc, d: InvoicePdfData, merchant: string, number: strin
     }
   }
   const merchantEnd = text(doc, merchant, M, top, { font: 'Helvetica-Bold', size: 18, width: leftW, color: accent });
-  const titleEnd = text(doc, 'Invoice', M + CONTENT_W - titleW, M, { font: 'Helvetica-Bold', size: 22, width: titleW, align: 'right' });
+  const titleEnd = text(doc, d.document?.title ?? 'Invoice', M + CONTENT_W - titleW, M, { font: 'Helvetica-Bold', size: 22, width: titleW, align: 'right' });
   let y = Math.max(merchantEnd, titleEnd) + 10;
   rule(doc, y, accent, 1);
   y += 16;
@@ -235,8 +237,9 @@ function drawHeader(doc: Doc, d: InvoicePdfData, merchant: string, number: strin
   by = text(doc, `Customer ID: ${pdfSafe(d.customer.id, 200)}`, M, by, { size: 8, color: MUTED, width: billW });
 
   const facts: [string, string][] = [
-    ['Invoice number', number],
+    [d.document?.numberLabel ?? 'Invoice number', number],
     ['Status', capitalize(pdfSafe(d.status, 40))],
+    ...(d.document?.facts ?? []).map(([label, value]): [string, string] => [label, pdfSafe(value, 200)]),
     ['Issue date', fmtDate(d.createdAt)],
     ['Due date', fmtDate(d.dueDate)],
   ];
@@ -249,7 +252,7 @@ function drawHeader(doc: Doc, d: InvoicePdfData, merchant: string, number: strin
   let fy = y;
   for (const [label, value] of facts) {
     text(doc, label, labelX, fy, { size: 9, color: MUTED, width: labelW });
-    fy = text(doc, value, valueX, fy, { font: label === 'Invoice number' ? 'Helvetica-Bold' : 'Helvetica', size: 9, width: valueW, align: 'right' }) + 3;
+    fy = text(doc, value, valueX, fy, { font: label === (d.document?.numberLabel ?? 'Invoice number') ? 'Helvetica-Bold' : 'Helvetica', size: 9, width: valueW, align: 'right' }) + 3;
   }
   return Math.max(by, fy) + 24;
 }

@@ -123,6 +123,8 @@ async function issue(ctx: Ctx, due: DueRenewal[]): Promise<{ issued: Issued[]; r
     const methods = new Map((await store.listPaymentMethodsById(q, merchantId, methodIds)).map((m) => [m.id, m]));
     const pending = await store.subscriptionsWithPendingLines(q, merchantId, taken.map((s) => s.id));
     const balances = await balancesToSettle(ctx, tx, ids((s) => s.customerId));
+    // Customers with one-off items waiting (invoice-items.ts): their renewal takes them, one by one.
+    const waiting = await store.customersWithWaitingItems(q, merchantId, ids((s) => s.customerId));
 
     // The plain renewals that lead, in due order (`due` is sorted): the first one that is not
     // plain, and everything after it, are the caller's.
@@ -132,7 +134,7 @@ async function issue(ctx: Ctx, due: DueRenewal[]): Promise<{ issued: Issued[]; r
       const plan = sub && plans.get(sub.planId);
       const customer = sub && customers.get(sub.customerId);
       if (!sub || !plan || plan.amount <= 0n || !customer || customer.deletedAt) break;
-      if (pending.has(sub.id) || sub.applyWalletBalance || balances.has(`${customer.id}:${plan.currency}`)) break;
+      if (pending.has(sub.id) || sub.applyWalletBalance || balances.has(`${customer.id}:${plan.currency}`) || waiting.has(`${customer.id}:${plan.currency}`)) break;
       // A discount or taxes to price: the one-by-one path's finalize prices them.
       if (sub.couponId || sub.defaultTaxRates.length > 0) break;
       const method = await chooseMethod(customer.id, sub.paymentMethodId ? methods.get(sub.paymentMethodId) : null, () =>
@@ -206,6 +208,13 @@ async function issue(ctx: Ctx, due: DueRenewal[]): Promise<{ issued: Issued[]; r
         dueDate: now,
         finalizedAt: null,
         paidAt: null,
+        // One-off invoicing's columns (one-off.ts, credit-notes.ts): a renewal's are the defaults.
+        collectionMethod: 'charge_automatically',
+        daysUntilDue: null,
+        hostedToken: null,
+        overdueAt: null,
+        prePaymentCreditNotesAmount: 0n,
+        postPaymentCreditNotesAmount: 0n,
         voidedAt: null,
         createdAt: now,
         updatedAt: written,
@@ -464,12 +473,14 @@ export async function noticeUpcomingRenewals(ctx: Ctx, due: DueNotice[]): Promis
   const plans = new Map((taken.length ? await store.listPlansById(q, merchantId, [...new Set(taken.map((s) => s.planId))]) : []).map((p) => [p.id, p]));
   const pending = taken.length ? await store.subscriptionsWithPendingLines(q, merchantId, taken.map((s) => s.id)) : new Set<string>();
   const balances = await balancesToSettle(ctx, ctx.db, [...new Set(taken.map((s) => s.customerId))]);
+  // Customers with one-off items waiting: their notice reads them (upcomingInvoice), one by one.
+  const waiting = taken.length ? await store.customersWithWaitingItems(q, merchantId, [...new Set(taken.map((s) => s.customerId))]) : new Set<string>();
   const alone: bigint[] = [];
   const plain: { d: DueNotice; sub: Subscription; plan: Plan }[] = [];
   for (const d of live) {
     const sub = subs.get(d.subscriptionId)!;
     const plan = plans.get(sub.planId);
-    if (!plan || pending.has(sub.id) || sub.applyWalletBalance || balances.has(`${sub.customerId}:${plan.currency}`) || sub.couponId || sub.defaultTaxRates.length > 0) {
+    if (!plan || pending.has(sub.id) || sub.applyWalletBalance || balances.has(`${sub.customerId}:${plan.currency}`) || waiting.has(`${sub.customerId}:${plan.currency}`) || sub.couponId || sub.defaultTaxRates.length > 0) {
       alone.push(d.jobId);
     } else plain.push({ d, sub, plan });
   }

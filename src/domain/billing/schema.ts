@@ -8,7 +8,7 @@ export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number];
 export const INVOICE_STATUSES = ['draft', 'open', 'paid', 'void', 'uncollectible'] as const;
 export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
 
-export const BILLING_REASONS = ['subscription_create', 'subscription_cycle', 'subscription_update'] as const;
+export const BILLING_REASONS = ['subscription_create', 'subscription_cycle', 'subscription_update', 'manual'] as const;
 export type BillingReason = (typeof BILLING_REASONS)[number];
 
 export const PRORATION_BEHAVIORS = ['create_prorations', 'none', 'always_invoice'] as const;

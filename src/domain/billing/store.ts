@@ -2,7 +2,7 @@
 // plans, subscriptions, invoices and invoice_items (issue 22). The rules (transactions, locks,
 // events, validation, errors) stay with their callers; this file only runs statements. The few
 // statements billing makes on other areas' tables are here too, each marked with whose table it is.
-import type { Invoice, InvoiceItem, Payment, PaymentMethod, Customer, Plan, Prisma, PrismaClient, Subscription, Wallet, WalletTransaction } from '../../generated/prisma/client.ts';
+import type { CreditNote, Invoice, InvoiceItem, Payment, PaymentMethod, PendingInvoiceItem, Customer, Plan, Prisma, PrismaClient, Subscription, Wallet, WalletTransaction } from '../../generated/prisma/client.ts';
 import { insertRows, merchantSql, rawQuery, type RawQuery } from '../../platform/db/raw.ts';
 import type { Db, TenantTx } from '../../platform/db/tenant.ts';
 import type { PageSlice } from '../../platform/pagination.ts';
@@ -429,4 +429,129 @@ export function findDailyActivity(db: Db, merchantId: string, from: Date, to: Da
        FROM events WHERE merchant_id = $1 AND type = 'payment.failed' AND created_at >= $2 AND created_at < $3 GROUP BY 2`,
     [from, to],
   );
+}
+
+// ---------------------------------------------------------------- one-off invoicing and credit notes (invoice-items.ts, one-off.ts, credit-notes.ts)
+
+export function insertPendingItem(tx: TenantTx, data: Prisma.PendingInvoiceItemUncheckedCreateInput): Promise<PendingInvoiceItem> {
+  return tx.pendingInvoiceItem.create({ data });
+}
+
+export function findPendingItem(db: Db, id: string): Promise<PendingInvoiceItem | null> {
+  return db.pendingInvoiceItem.findUnique({ where: { id } });
+}
+
+export function listPendingItems(db: Db, where: Prisma.PendingInvoiceItemWhereInput, page: PageSlice): Promise<PendingInvoiceItem[]> {
+  return db.pendingInvoiceItem.findMany({ where, ...page });
+}
+
+export function countPendingItems(db: Db, where: Prisma.PendingInvoiceItemWhereInput): Promise<number> {
+  return db.pendingInvoiceItem.count({ where });
+}
+
+/** Deletes an item still waiting (locked by the caller's read); the count deleted (0: it was invoiced meanwhile). */
+export async function deleteWaitingItem(tx: TenantTx, id: string): Promise<number> {
+  return (await tx.pendingInvoiceItem.deleteMany({ where: { id, invoiceId: null } })).count;
+}
+
+/** Locks an item row (FOR UPDATE) and reads it. */
+export async function lockPendingItem(q: RawQuery, merchantId: string, id: string): Promise<PendingInvoiceItem | null> {
+  const rows = await merchantSql(q, merchantId)<PendingInvoiceItem>('SELECT * FROM pending_invoice_items WHERE merchant_id = $1 AND id = $2 FOR UPDATE', [id]);
+  return rows[0] ?? null;
+}
+
+/**
+ * Takes every item of the customer waiting in `currency` for `invoiceId`, oldest first, in one
+ * statement: a concurrent taker waits for the row locks and then finds them taken (never invoiced twice).
+ */
+export async function takeWaitingItems(q: RawQuery, merchantId: string, customerId: string, currency: string, invoiceId: string): Promise<PendingInvoiceItem[]> {
+  const rows = await merchantSql(q, merchantId)<PendingInvoiceItem>(
+    `UPDATE pending_invoice_items SET invoice_id = $4, updated_at = now()
+     WHERE merchant_id = $1 AND customer_id = $2 AND currency = $3 AND invoice_id IS NULL RETURNING *`,
+    [customerId, currency, invoiceId],
+  );
+  return rows.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1));
+}
+
+/** Puts taken items back to waiting (an invoice that had no room for them). */
+export async function releaseItems(q: RawQuery, merchantId: string, ids: string[]): Promise<void> {
+  await merchantSql(q, merchantId)(`UPDATE pending_invoice_items SET invoice_id = NULL WHERE merchant_id = $1 AND id = ANY($2::text[])`, [ids]);
+}
+
+/** Records the invoice line each taken item became. */
+export async function setItemLines(q: RawQuery, merchantId: string, pairs: { id: string; lineId: string }[]): Promise<void> {
+  if (!pairs.length) return;
+  await merchantSql(q, merchantId)(
+    `UPDATE pending_invoice_items i SET line_id = v.line FROM unnest($2::text[], $3::text[]) AS v(id, line) WHERE i.merchant_id = $1 AND i.id = v.id`,
+    [pairs.map((p) => p.id), pairs.map((p) => p.lineId)],
+  );
+}
+
+/** The customer's items waiting in this currency, oldest first (the upcoming invoice's preview). */
+export function listWaitingItems(db: Db, customerId: string, currency: string): Promise<PendingInvoiceItem[]> {
+  return db.pendingInvoiceItem.findMany({ where: { customerId, currency, invoiceId: null }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+}
+
+/** Whether the customer has items waiting in this currency. */
+export async function hasWaitingItems(db: Db, customerId: string, currency: string): Promise<boolean> {
+  return (await db.pendingInvoiceItem.count({ where: { customerId, currency, invoiceId: null } })) > 0;
+}
+
+/** Which (customer, currency) pairs of these customers have items waiting: keys `customer:CUR` (a renewal batch leaves them to the one-by-one path). */
+export async function customersWithWaitingItems(q: RawQuery, merchantId: string, customerIds: string[]): Promise<Set<string>> {
+  if (!customerIds.length) return new Set();
+  const rows = await merchantSql(q, merchantId)<{ customerId: string; currency: string }>(
+    `SELECT DISTINCT customer_id, currency FROM pending_invoice_items WHERE merchant_id = $1 AND customer_id = ANY($2::text[]) AND invoice_id IS NULL`,
+    [customerIds],
+  );
+  return new Set(rows.map((r) => `${r.customerId}:${r.currency}`));
+}
+
+/** The invoice of a hosted invoice page's token, with its merchant's branding (unscoped: the page has no credentials). */
+export function findInvoiceByHostedToken(prisma: PrismaClient, token: string) {
+  return prisma.invoice.findUnique({
+    where: { hostedToken: token },
+    select: { id: true, merchant: { select: { id: true, mode: true, name: true, accentColor: true, logoType: true, logo: true } } },
+  });
+}
+
+export function insertCreditNote(tx: TenantTx, data: Prisma.CreditNoteUncheckedCreateInput): Promise<CreditNote> {
+  return tx.creditNote.create({ data });
+}
+
+export function findCreditNote(db: Db, id: string): Promise<CreditNote | null> {
+  return db.creditNote.findUnique({ where: { id } });
+}
+
+export function listCreditNotes(db: Db, where: Prisma.CreditNoteWhereInput, page: PageSlice): Promise<CreditNote[]> {
+  return db.creditNote.findMany({ where, ...page });
+}
+
+export function countCreditNotes(db: Db, where: Prisma.CreditNoteWhereInput): Promise<number> {
+  return db.creditNote.count({ where });
+}
+
+/** Every credit note of an invoice (what its lines were credited so far), oldest first. */
+export function listCreditNotesOfInvoice(tx: TenantTx, invoiceId: string): Promise<CreditNote[]> {
+  return tx.creditNote.findMany({ where: { invoiceId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+}
+
+/** The merchant's next credit note number, moved in the caller's transaction (gap-free: a rollback takes it back). */
+export async function nextCreditNoteSeq(q: RawQuery, merchantId: string): Promise<number> {
+  const [row] = await q<{ seq: number }>(
+    `INSERT INTO credit_note_counters (merchant_id, seq) VALUES ($1, 1)
+     ON CONFLICT (merchant_id) DO UPDATE SET seq = credit_note_counters.seq + 1 RETURNING seq`,
+    [merchantId],
+  );
+  return Number(row!.seq);
+}
+
+/** The payment of an invoice (for a credit note's refund), with what was refunded of it. */
+export function findPaymentHeader(db: Db, id: string): Promise<Payment | null> {
+  return db.payment.findUnique({ where: { id } });
+}
+
+/** The merchant of a credit note with its signing key, on the unscoped client (a signed PDF link carries no credentials). */
+export function findCreditNoteMerchant(prisma: PrismaClient, id: string) {
+  return prisma.creditNote.findUnique({ where: { id }, select: { merchant: { select: { id: true, mode: true, name: true, signingKey: true } } } });
 }

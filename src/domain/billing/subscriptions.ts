@@ -48,6 +48,8 @@ import { checkTaxRates } from '../pricing/tax-rates.ts';
 import { MAX_TRIAL_DAYS, subscribablePlan } from './plans.ts';
 import { addCredit, creditBalanceOf } from '../customers/balance.ts';
 import * as store from './store.ts';
+import { lineDescription } from './invoice-items.ts';
+import { MAX_AMOUNT } from '../../platform/money.ts';
 import {
   subscriptionCancel,
   subscriptionCreate,
@@ -531,11 +533,22 @@ export function renewsAt(sub: Subscription, periodEnd: number): boolean {
  * Reads only.
  */
 export async function upcomingInvoice(ctx: Ctx, sub: Subscription, db: Db = ctx.db) {
-  const [plan, pending, balances] = await Promise.all([
+  const [plan, lines, balances] = await Promise.all([
     store.findPlan(db, sub.planId),
     store.listPendingLines(db, sub.id),
     creditBalanceOf(ctx, sub.customerId, db),
   ]);
+  // The customer's one-off items waiting in the plan's currency: the renewal takes them too, as
+  // many as fit under the most one invoice may bill (invoice-items.ts collectWaitingItems, the same
+  // rule), each a line created when the item was, so listed by age with the waiting lines.
+  const billed = plan!.amount * BigInt(sub.quantity) + lines.reduce((s, l) => s + l.amount, 0n);
+  let left = BigInt(MAX_AMOUNT) - (billed > 0n ? billed : 0n);
+  const items = (await store.listWaitingItems(db, sub.customerId, plan!.currency))
+    .filter((i) => (i.amount <= left ? ((left -= i.amount), true) : false))
+    .map((i) => ({ id: null, description: lineDescription(i), periodStart: i.createdAt, periodEnd: i.createdAt, amount: i.amount, proration: false, quantity: null, unitAmount: null, taxable: true, createdAt: i.createdAt }));
+  const pending = items.length
+    ? [...lines, ...items].sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.amount < b.amount ? -1 : a.amount > b.amount ? 1 : 0))
+    : lines;
   const wallet = sub.applyWalletBalance ? await store.findActiveWallet(db, sub.customerId, plan!.currency) : null;
   // Priced as the renewal will price it: at the period end, with the discount active then.
   const pricing = await invoicePricing(ctx, db, sub, sub.currentPeriodEnd);

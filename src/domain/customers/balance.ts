@@ -20,8 +20,8 @@ import { findBalances, findNonZeroBalancesOf, findBalanceTransactions, findBalan
 
 export type { BalanceTransactionRow };
 
-/** adjustment (by the merchant) | subscription_credit (a cancelled subscription's credit) | applied_to_invoice | unapplied_from_invoice (a voided invoice's) */
-export type BalanceTransactionType = 'adjustment' | 'subscription_credit' | 'applied_to_invoice' | 'unapplied_from_invoice';
+/** adjustment (by the merchant) | subscription_credit (a cancelled subscription's credit) | applied_to_invoice | unapplied_from_invoice (a voided invoice's) | credit_note (a paid invoice's credit note) */
+export type BalanceTransactionType = 'adjustment' | 'subscription_credit' | 'applied_to_invoice' | 'unapplied_from_invoice' | 'credit_note';
 
 export function balanceTransactionToJSON(t: BalanceTransactionRow) {
   return {

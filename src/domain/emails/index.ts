@@ -54,7 +54,7 @@ export const EMAIL_RETRY_DELAYS_MS = [30_000, 120_000, 600_000, 3_600_000, 6 * 3
 
 // ---------------------------------------------------------------- settings
 
-/** The switches, by their API names; `invoices` is for send_invoice invoices (not built yet: nothing is sent for it). */
+/** The switches, by their API names; `invoices` is for send_invoice invoices (the invoice to pay, with its hosted page). */
 export const EMAIL_SETTINGS = ['receipts', 'failed_payments', 'trial_ending', 'upcoming_renewal', 'invoices'] as const;
 export type EmailSetting = (typeof EMAIL_SETTINGS)[number];
 
@@ -66,7 +66,7 @@ export const emailSettingsUpdate = z
     failed_payments: z.boolean().optional().meta({ description: 'A failed invoice payment, with a link to the portal to fix it.' }),
     trial_ending: z.boolean().optional().meta({ description: 'The end of a trial, three days before (subscription.trial_will_end).' }),
     upcoming_renewal: z.boolean().optional().meta({ description: 'An upcoming renewal, three days before it (invoice.upcoming): plan, date, amount, method. Off by default.' }),
-    invoices: z.boolean().optional().meta({ description: 'Invoices of collection method send_invoice (not sent yet: send_invoice does not exist yet).' }),
+    invoices: z.boolean().optional().meta({ description: 'Invoices of collection method send_invoice: the invoice to pay, with the link to its hosted page.' }),
   })
   .meta({ id: 'EmailSettingsUpdate' });
 export type EmailSettingsUpdateInput = z.input<typeof emailSettingsUpdate>;
@@ -152,6 +152,7 @@ const MESSAGES: Partial<Record<EventType, MessageSpec>> = {
   'invoice.payment_failed': { type: 'invoice_payment_failed', kind: 'failed_payment', setting: 'failed_payments' },
   'subscription.trial_will_end': { type: 'trial_will_end', kind: 'trial_ending', setting: 'trial_ending' },
   'invoice.upcoming': { type: 'upcoming_renewal', kind: 'upcoming_renewal', setting: 'upcoming_renewal' },
+  'invoice.finalized': { type: 'invoice_to_pay', kind: 'invoice', setting: 'invoices' },
 };
 
 export type SendOutcome = 'no_message' | 'disabled' | 'already_sent' | 'sent' | 'kept' | 'not_sent';
@@ -405,6 +406,15 @@ async function compose(ctx: Ctx, event: Event, spec: MessageSpec, src: Sources =
       values.reason = DECLINE_REASONS[locale][code] ?? DECLINE_REASONS[locale].other;
       values.next_attempt = day(o.next_payment_attempt);
       link = await src.link({ kind: 'portal', customerId: customer.id }, locale);
+      break;
+    }
+    case 'invoice_to_pay': {
+      // A send_invoice invoice: what it asks, by when, and its hosted page (which does not expire).
+      if (o.collection_method !== 'send_invoice' || typeof o.hosted_invoice_url !== 'string' || typeof o.amount_due !== 'number' || o.amount_due <= 0) return null;
+      values.amount = money(o.amount_due, o.currency);
+      values.number = String(o.number ?? o.id);
+      values.date = day(o.due_date);
+      link = o.hosted_invoice_url;
       break;
     }
     case 'trial_will_end': {

@@ -9,7 +9,7 @@ export const EMAIL_LOCALES = ['en', 'fr'] as const;
 export type EmailLocale = (typeof EMAIL_LOCALES)[number];
 
 /** What a message is about: each event type with an e-mail has one. */
-export type MessageType = 'payment_receipt' | 'invoice_receipt' | 'invoice_payment_failed' | 'trial_will_end' | 'upcoming_renewal';
+export type MessageType = 'payment_receipt' | 'invoice_receipt' | 'invoice_payment_failed' | 'trial_will_end' | 'upcoming_renewal' | 'invoice_to_pay';
 
 /** The values a message's wording refers to (all already formatted for its locale). */
 export interface MessageValues {
@@ -86,6 +86,14 @@ const WORDING: Record<EmailLocale, Record<MessageType, Wording>> = {
       action: 'Manage your subscription',
       footer: 'You receive this e-mail because you have a subscription with {{merchant}}.',
     },
+    invoice_to_pay: {
+      subject: 'Invoice {{number}} from {{merchant}}: {{amount}} due {{date}}',
+      heading: 'Invoice {{number}}: {{amount}} due',
+      paragraphs: ['Hello {{customer_name}},', '{{merchant}} sent you invoice {{number}} for {{amount}}, due on {{date}}.', 'You can view it and pay it by card from the link below.'],
+      details: [['Amount due', '{{amount}}'], ['Invoice', '{{number}}'], ['Due date', '{{date}}']],
+      action: 'View and pay the invoice',
+      footer: 'You receive this e-mail because {{merchant}} sent you an invoice.',
+    },
   },
   fr: {
     payment_receipt: {
@@ -134,6 +142,14 @@ const WORDING: Record<EmailLocale, Record<MessageType, Wording>> = {
       details: [['Offre', '{{plan}}'], ['Date de renouvellement', '{{date}}'], ['Montant', '{{amount}}'], ['Moyen de paiement', '{{method}}']],
       action: 'Gérer votre abonnement',
       footer: 'Vous recevez cet e-mail parce que vous avez un abonnement chez {{merchant}}.',
+    },
+    invoice_to_pay: {
+      subject: 'Facture {{number}} de {{merchant}} : {{amount}} à régler avant le {{date}}',
+      heading: 'Facture {{number}} : {{amount}} à régler',
+      paragraphs: ['Bonjour {{customer_name}},', '{{merchant}} vous a envoyé la facture {{number}} de {{amount}}, à régler avant le {{date}}.', 'Vous pouvez la consulter et la payer par carte depuis le lien ci-dessous.'],
+      details: [['Montant dû', '{{amount}}'], ['Facture', '{{number}}'], ['Échéance', '{{date}}']],
+      action: 'Voir et payer la facture',
+      footer: 'Vous recevez cet e-mail parce que {{merchant}} vous a envoyé une facture.',
     },
   },
 };

@@ -34,6 +34,9 @@ export const EVENT_TYPES = [
   'invoice.payment_failed',
   'invoice.voided',
   'invoice.upcoming',
+  'invoice.overdue',
+  'invoice.marked_uncollectible',
+  'credit_note.created',
   'wallet.created',
   'wallet.frozen',
   'wallet.unfrozen',
@@ -55,7 +58,7 @@ export function isEventType(t: string): t is EventType {
 export const EMAIL_JOB = 'email.send';
 
 /** Event types that have a customer e-mail (docs/emails.md). */
-export const EMAIL_EVENT_TYPES: ReadonlySet<string> = new Set<EventType>(['payment.succeeded', 'invoice.paid', 'invoice.payment_failed', 'subscription.trial_will_end', 'invoice.upcoming']);
+export const EMAIL_EVENT_TYPES: ReadonlySet<string> = new Set<EventType>(['payment.succeeded', 'invoice.paid', 'invoice.payment_failed', 'subscription.trial_will_end', 'invoice.upcoming', 'invoice.finalized']);
 
 /** The switches (email_settings columns) of the kinds that are off by default, by event type. */
 const OPT_IN_EMAILS = { 'invoice.upcoming': 'upcoming_renewal' } as const satisfies Partial<Record<EventType, string>>;
@@ -69,8 +72,10 @@ export type OptInEmailSwitch = (typeof OPT_IN_EMAILS)[keyof typeof OPT_IN_EMAILS
  * free plan's renewal, a trial's first invoice — has no receipt; a renewal that will charge
  * nothing has no notice). The job decides the rest.
  */
-export function emailsAbout(type: string, object: { amount_paid?: unknown; amount_due?: unknown }): boolean | { optIn: OptInEmailSwitch } {
+export function emailsAbout(type: string, object: { amount_paid?: unknown; amount_due?: unknown; collection_method?: unknown }): boolean | { optIn: OptInEmailSwitch } {
   if (!EMAIL_EVENT_TYPES.has(type)) return false;
+  // The invoice to pay, e-mailed when a send_invoice invoice is finalised with something due.
+  if (type === 'invoice.finalized') return object.collection_method === 'send_invoice' && typeof object.amount_due === 'number' && object.amount_due > 0;
   if (type === 'invoice.paid') return typeof object.amount_paid === 'number' && object.amount_paid > 0;
   if (type === 'invoice.upcoming') return typeof object.amount_due === 'number' && object.amount_due > 0 && { optIn: OPT_IN_EMAILS[type] };
   return true;

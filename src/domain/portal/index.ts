@@ -222,6 +222,8 @@ export async function portalSubscriptions(ctx: Ctx) {
  */
 export async function portalInvoices(ctx: Ctx) {
   const page = await listInvoices(ctx, { customer_id: actorOf(ctx).customerId, limit: 20 });
+  // A draft (a one-off invoice not finalised yet) is the merchant's, not the customer's to see.
+  page.data = page.data.filter((i) => i.status !== 'draft');
   if (page.data.length === 0) return [];
   const key = await signingKey(ctx);
   const now = new Date();

@@ -17,7 +17,7 @@ import { isRetryableConflict } from '../errors.ts';
 export const CROSS_MERCHANT_MODELS = new Set<string>(['ApiKey', 'DashboardUser', 'DashboardSession']);
 
 /** Models that carry merchant_id. Every new merchant-owned model must be added here (a test checks it). */
-export const TENANT_MODELS = new Set<string>(['Customer', 'Event', 'IdempotencyKey', 'Job', 'Payment', 'Refund', 'Wallet', 'WalletTransaction', 'WalletGrant', 'WalletTopup', 'WebhookEndpoint', 'DeliveryAttempt', 'SetupIntent', 'PaymentMethod', 'PortalSession', 'Plan', 'Subscription', 'Invoice', 'InvoiceItem', 'CustomerBalance', 'CustomerBalanceTransaction', 'CustomerSearchTerm', 'EmailSettings', 'Email', 'Coupon', 'TaxRate']);
+export const TENANT_MODELS = new Set<string>(['Customer', 'Event', 'IdempotencyKey', 'Job', 'Payment', 'Refund', 'Wallet', 'WalletTransaction', 'WalletGrant', 'WalletTopup', 'WebhookEndpoint', 'DeliveryAttempt', 'SetupIntent', 'PaymentMethod', 'PortalSession', 'Plan', 'Subscription', 'Invoice', 'InvoiceItem', 'CustomerBalance', 'CustomerBalanceTransaction', 'CustomerSearchTerm', 'EmailSettings', 'Email', 'Coupon', 'TaxRate', 'PendingInvoiceItem', 'CreditNote', 'CreditNoteCounter']);
 
 const WHERE_OPS = new Set([
   'findUnique',

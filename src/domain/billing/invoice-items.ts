@@ -1,0 +1,142 @@
+// One-off invoice items (issue 25, "Billing depth"; Stripe's invoice items): a charge that waits
+// for the customer's next invoice in its currency — an invoice made by hand (POST /v1/invoices,
+// one-off.ts) or, like a waiting proration, the next invoice a subscription of the customer makes
+// (issueInvoice calls collectWaitingItems, which copies each waiting item into a line of that
+// invoice, in the invoice's own transaction). Deleting is allowed only while it waits.
+import type { PendingInvoiceItem } from '../../generated/prisma/client.ts';
+import type { Ctx } from '../../platform/context.ts';
+import { inTransaction, type TenantTx } from '../../platform/db/tenant.ts';
+import { lockRow, rawQuery } from '../../platform/db/raw.ts';
+import { NotFoundError, StateError, ValidationError } from '../../platform/errors.ts';
+import { newId } from '../../platform/ids.ts';
+import { formatMoney, MAX_AMOUNT } from '../../platform/money.ts';
+import { paginate, type Page } from '../../platform/pagination.ts';
+import { parse } from '../../platform/validation.ts';
+import { clockNow } from '../../platform/clock.ts';
+import * as store from './store.ts';
+import { invoiceItemCreate, type InvoiceItemCreateInput, type InvoiceItemListQuery } from './invoicing-schema.ts';
+
+export function invoiceItemToJSON(i: PendingInvoiceItem) {
+  return {
+    id: i.id,
+    object: 'invoice_item' as const,
+    customer_id: i.customerId,
+    currency: i.currency,
+    description: i.description,
+    quantity: i.quantity,
+    unit_amount: Number(i.unitAmount),
+    amount: Number(i.amount),
+    amount_formatted: formatMoney(i.amount, i.currency),
+    invoice_id: i.invoiceId,
+    invoice_line_id: i.lineId,
+    pending: i.invoiceId === null,
+    created_at: i.createdAt.toISOString(),
+  };
+}
+export type InvoiceItemJSON = ReturnType<typeof invoiceItemToJSON>;
+
+/** The line an item becomes on an invoice: its description, with the quantity when more than one. */
+export function lineDescription(i: Pick<PendingInvoiceItem, 'description' | 'quantity' | 'unitAmount' | 'currency'>): string {
+  return i.quantity > 1 ? `${i.description} (${i.quantity} × ${formatMoney(i.unitAmount, i.currency)})` : i.description;
+}
+
+/** POST /v1/invoice-items: a live customer's item, waiting for its next invoice in `currency`. */
+export async function createInvoiceItem(ctx: Ctx, input: InvoiceItemCreateInput): Promise<PendingInvoiceItem> {
+  const data = parse(invoiceItemCreate, input);
+  const quantity = data.quantity ?? 1;
+  const amount = BigInt(data.amount) * BigInt(quantity);
+  if (amount > BigInt(MAX_AMOUNT)) {
+    throw new ValidationError('amount_too_large', `amount × quantity is ${amount}; an item (like a payment) bills at most ${MAX_AMOUNT}.`, 'quantity');
+  }
+  return inTransaction(ctx.db, async (tx) => {
+    // Under the customer's lock, as every change of a customer (a deletion waits or is seen).
+    await lockRow(tx, 'customers', ctx.merchant.id, data.customer_id);
+    const customer = await store.findCustomer(tx, data.customer_id);
+    if (!customer || customer.deletedAt) throw new NotFoundError('customer', data.customer_id, 'customer_id');
+    const now = await clockNow({ ...ctx, db: tx });
+    return store.insertPendingItem(tx, {
+      id: newId('invoice_item'),
+      merchantId: ctx.merchant.id,
+      customerId: customer.id,
+      currency: data.currency,
+      description: data.description,
+      quantity,
+      unitAmount: BigInt(data.amount),
+      amount,
+      createdAt: now,
+    });
+  });
+}
+
+export async function getInvoiceItem(ctx: Ctx, id: string): Promise<PendingInvoiceItem> {
+  const item = await store.findPendingItem(ctx.db, id);
+  if (!item) throw new NotFoundError('invoice item', id);
+  return item;
+}
+
+export async function listInvoiceItems(ctx: Ctx, q: InvoiceItemListQuery): Promise<Page<PendingInvoiceItem>> {
+  const filter = {
+    ...(q.customer_id ? { customerId: q.customer_id } : {}),
+    ...(q.invoice_id ? { invoiceId: q.invoice_id } : q.pending === 'true' ? { invoiceId: null } : q.pending === 'false' ? { invoiceId: { not: null } } : {}),
+  };
+  return paginate(
+    q,
+    ({ where, ...page }) => store.listPendingItems(ctx.db, { AND: [where, filter] }, page),
+    () => store.countPendingItems(ctx.db, filter),
+  );
+}
+
+/** DELETE /v1/invoice-items/:id: only while it waits (an invoiced one is 409 invoice_item_invoiced). Returns the item as it was. */
+export async function deleteInvoiceItem(ctx: Ctx, id: string): Promise<PendingInvoiceItem> {
+  return inTransaction(ctx.db, async (tx) => {
+    const item = await store.lockPendingItem(rawQuery(tx), ctx.merchant.id, id);
+    if (!item) throw new NotFoundError('invoice item', id);
+    if (item.invoiceId !== null || (await store.deleteWaitingItem(tx, id)) === 0) {
+      throw new StateError('invoice_item_invoiced', `Invoice item ${id} is on invoice ${item.invoiceId}; only an item still waiting can be deleted.`, null);
+    }
+    return item;
+  });
+}
+
+/**
+ * Puts every item of the invoice's customer waiting in the invoice's currency on the invoice (a
+ * draft being made, in the caller's transaction): one line each, in the order they were created.
+ * With `budget` (a subscription's invoice: what its other lines leave under the most one invoice may
+ * bill), only the oldest items that fit are taken; the rest keep waiting, so a merchant's items can
+ * never make a renewal fail. Returns the items taken.
+ */
+export async function collectWaitingItems(
+  ctx: Ctx,
+  tx: TenantTx,
+  inv: { id: string; customerId: string; currency: string; subscriptionId: string | null; periodStart: Date; periodEnd: Date },
+  _now: Date,
+  opts: { budget?: bigint } = {},
+): Promise<PendingInvoiceItem[]> {
+  const q = rawQuery(tx);
+  let items = await store.takeWaitingItems(q, ctx.merchant.id, inv.customerId, inv.currency, inv.id);
+  if (opts.budget !== undefined) {
+    let left = opts.budget;
+    const fits = items.filter((i) => (i.amount <= left ? ((left -= i.amount), true) : false));
+    const rest = items.filter((i) => !fits.includes(i));
+    if (rest.length) await store.releaseItems(q, ctx.merchant.id, rest.map((i) => i.id));
+    items = fits;
+  }
+  if (!items.length) return items;
+  const lines = items.map((i) => ({
+    id: newId('invoice_line'),
+    merchantId: ctx.merchant.id,
+    subscriptionId: inv.subscriptionId,
+    invoiceId: inv.id,
+    description: lineDescription(i),
+    // A one-off charge has no service period of its own: the moment it was added.
+    periodStart: i.createdAt,
+    periodEnd: i.createdAt,
+    amount: i.amount,
+    proration: false,
+    // In the order the items were added (an invoice lists its lines by creation).
+    createdAt: i.createdAt,
+  }));
+  await store.insertInvoiceLines(tx, lines);
+  await store.setItemLines(q, ctx.merchant.id, items.map((i, k) => ({ id: i.id, lineId: lines[k]!.id })));
+  return items.map((i, k) => ({ ...i, invoiceId: inv.id, lineId: lines[k]!.id }));
+}

@@ -259,12 +259,12 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
     // Search as the API does it: an email prefix, or a word prefix of the name ("amina nak").
     await page.getByLabel('Email or name').fill(seed.customer.email);
     await page.getByRole('button', { name: 'Search' }).click();
-    await page.getByText(/^1 customers/).waitFor();
+    await page.getByText(/^1 customer ·/).waitFor();
     expect(page.url()).toContain('search=');
     await page.getByLabel('Email or name').fill('Amina Nak');
     await page.getByRole('button', { name: 'Search' }).click();
     await page.getByRole('link', { name: seed.customer.email }).waitFor();
-    await page.getByText(/^1 customers/).waitFor();
+    await page.getByText(/^1 customer ·/).waitFor();
     await page.getByLabel('Email or name').fill('nobody@example.com');
     await page.getByRole('button', { name: 'Search' }).click();
     await page.getByText('No customers match.').waitFor();
@@ -558,7 +558,7 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
     await settled(page, 'Customers');
     await page.getByLabel('Email or name').fill(seed.customer.email);
     await page.getByRole('button', { name: 'Search' }).click();
-    await page.getByText(/^1 customers/).waitFor();
+    await page.getByText(/^1 customer ·/).waitFor();
     await main.getByRole('link', { name: seed.customer.email }).click();
     await settled(page, 'Amina Nakato');
     const customerId = (await main.locator('dd code').first().textContent())!;

@@ -19,3 +19,22 @@ export function createClient(onUnauthorized: () => void): Client {
     },
   });
 }
+
+/**
+ * The context of a list query: the types it lists, so that a mutation returning one of them
+ * refetches the list even when it was empty (urql's document cache otherwise only knows the types
+ * a result contained, and an empty list contains none: a first plan created would not appear).
+ * Constants, so that the query's context stays the same object from render to render.
+ */
+const lists = (name: string) => ({ additionalTypenames: [name] });
+export const LISTS = {
+  customers: lists('Customer'),
+  events: lists('Event'),
+  invoices: lists('Invoice'),
+  payments: lists('Payment'),
+  plans: lists('Plan'),
+  subscriptions: lists('BillingSubscription'),
+  wallets: lists('Wallet'),
+  webhookEndpoints: lists('WebhookEndpoint'),
+  apiKeys: lists('ApiKey'),
+} as const;

@@ -22,7 +22,12 @@ export async function signIn(email: string, password: string): Promise<{ session
     body: JSON.stringify({ email, password }),
   });
   if (res.ok) return { session: (await res.json()) as Session };
-  let message = res.status === 429 ? 'Too many attempts. Wait a moment and try again.' : 'Invalid email or password.';
+  if (res.status === 429) {
+    // The API's message speaks of the Retry-After header; a person gets the seconds.
+    const seconds = Number(res.headers.get('retry-after'));
+    return { error: `Too many sign-in attempts. Try again in ${Number.isFinite(seconds) && seconds > 0 ? `${Math.ceil(seconds)} second${Math.ceil(seconds) === 1 ? '' : 's'}` : 'a minute'}.` };
+  }
+  let message = 'Invalid email or password.';
   try {
     const body = (await res.json()) as { error?: { message?: string } };
     if (body.error?.message) message = body.error.message;

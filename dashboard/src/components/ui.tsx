@@ -94,12 +94,15 @@ export function usePager(resetKey: string) {
   };
 }
 
+/** "1 payment", not "1 payments" (the nouns the pages pass are plain English plurals). */
+const singular = (noun: string) => (noun.endsWith('ies') ? `${noun.slice(0, -3)}y` : noun.endsWith('s') ? noun.slice(0, -1) : noun);
+
 export function Pager({ pager, pageInfo, total, noun }: { pager: ReturnType<typeof usePager>; pageInfo?: { hasNextPage: boolean; endCursor?: string | null } | undefined; total?: number | undefined; noun: string }) {
   if (!pageInfo) return null;
   return (
     <nav className="pager" aria-label={`Pages of ${noun}`}>
       <span className="muted">
-        {total !== undefined ? `${total} ${noun}` : ''} · page {pager.page}
+        {total !== undefined ? `${total} ${total === 1 ? singular(noun) : noun}` : ''} · page {pager.page}
       </span>
       <button type="button" onClick={pager.previous} disabled={pager.page === 1}>
         Previous page

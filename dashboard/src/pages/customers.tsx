@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { Link, useSearchParams } from 'wouter';
+import { LISTS } from '../client.ts';
 import { graphql } from '../graphql.ts';
 import { DateTime, Details, Field, FormError, Money, PageHeader, Pager, QueryState, Status, Table, idempotencyKey, mutationError, usePager } from '../components/ui.tsx';
 
@@ -18,7 +19,7 @@ export function CustomersPage() {
   const [params, setParams] = useSearchParams();
   const search = params.get('search') || null;
   const pager = usePager(params.toString());
-  const [{ data, fetching, error }] = useQuery({ query: CustomersQuery, variables: { first: 20, after: pager.after, search } });
+  const [{ data, fetching, error }] = useQuery({ query: CustomersQuery, variables: { first: 20, after: pager.after, search }, context: LISTS.customers });
   const conn = data?.customers;
   return (
     <>

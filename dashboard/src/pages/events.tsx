@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { Link, useSearchParams } from 'wouter';
+import { LISTS } from '../client.ts';
 import { graphql } from '../graphql.ts';
 import { DateTime, Details, Field, FormError, Json, PageHeader, Pager, QueryState, Status, Table, idempotencyKey, mutationError, usePager } from '../components/ui.tsx';
 
@@ -18,7 +19,7 @@ export function EventsPage() {
   const [params, setParams] = useSearchParams();
   const type = params.get('type') || null;
   const pager = usePager(params.toString());
-  const [{ data, fetching, error }] = useQuery({ query: EventsQuery, variables: { first: 20, after: pager.after, type } });
+  const [{ data, fetching, error }] = useQuery({ query: EventsQuery, variables: { first: 20, after: pager.after, type }, context: LISTS.events });
   const conn = data?.events;
   return (
     <>

@@ -3,6 +3,7 @@ import { useMutation, useQuery } from 'urql';
 import { Link, useSearchParams } from 'wouter';
 import { graphql, type VariablesOf } from '../graphql.ts';
 import { ConfirmButton, DateTime, Field, FormError, PageHeader, Pager, QueryState, Status, Table, idempotencyKey, mutationError, usePager, StatusFilter } from '../components/ui.tsx';
+import { LISTS } from '../client.ts';
 
 const InvoicesQuery = graphql(`
   query DashboardInvoices($first: Int, $after: String, $status: InvoiceStatus, $customerId: ID) {
@@ -42,7 +43,7 @@ export function InvoicesPage() {
   const status = (params.get('status') || null) as InvoiceStatus | null;
   const customerId = params.get('customer') || null;
   const pager = usePager(params.toString());
-  const [{ data, fetching, error }] = useQuery({ query: InvoicesQuery, variables: { first: 20, after: pager.after, status, customerId } });
+  const [{ data, fetching, error }] = useQuery({ query: InvoicesQuery, variables: { first: 20, after: pager.after, status, customerId }, context: LISTS.invoices });
   const conn = data?.invoices;
   return (
     <>

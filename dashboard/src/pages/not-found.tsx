@@ -6,7 +6,7 @@ export function NotFoundPage() {
     <>
       <PageHeader title="Page not found" />
       <p>
-        There is no such page. <Link href="/payments">Go to payments</Link>.
+        There is no such page. <Link href="/">Go to the overview</Link>.
       </p>
     </>
   );

@@ -3,6 +3,7 @@ import { useMutation, useQuery } from 'urql';
 import { Link, useSearchParams } from 'wouter';
 import { graphql, type VariablesOf } from '../graphql.ts';
 import { DateTime, Details, Field, FormError, Json, Money, PageHeader, Pager, QueryState, Status, Table, formatMoney, idempotencyKey, mutationError, usePager, StatusFilter } from '../components/ui.tsx';
+import { LISTS } from '../client.ts';
 
 const PaymentsQuery = graphql(`
   query DashboardPayments($first: Int, $after: String, $status: PaymentStatus, $currency: String, $customerId: ID) {
@@ -23,7 +24,7 @@ export function PaymentsPage() {
   const currency = params.get('currency') || null;
   const customerId = params.get('customer') || null;
   const pager = usePager(params.toString());
-  const [{ data, fetching, error }] = useQuery({ query: PaymentsQuery, variables: { first: 20, after: pager.after, status, currency, customerId } });
+  const [{ data, fetching, error }] = useQuery({ query: PaymentsQuery, variables: { first: 20, after: pager.after, status, currency, customerId }, context: LISTS.payments });
   const conn = data?.payments;
 
   function applyFilters(e: FormEvent<HTMLFormElement>) {

@@ -3,6 +3,7 @@ import { useMutation, useQuery } from 'urql';
 import { useSearchParams } from 'wouter';
 import { graphql, type VariablesOf } from '../graphql.ts';
 import { DateTime, Field, FormError, PageHeader, Pager, QueryState, Status, Table, idempotencyKey, mutationError, usePager } from '../components/ui.tsx';
+import { LISTS } from '../client.ts';
 
 const PlansQuery = graphql(`
   query DashboardPlans($first: Int, $after: String, $active: Boolean) {
@@ -42,7 +43,7 @@ export function PlansPage() {
   const activeParam = params.get('active');
   const active = activeParam === 'true' ? true : activeParam === 'false' ? false : null;
   const pager = usePager(params.toString());
-  const [{ data, fetching, error }] = useQuery({ query: PlansQuery, variables: { first: 20, after: pager.after, active } });
+  const [{ data, fetching, error }] = useQuery({ query: PlansQuery, variables: { first: 20, after: pager.after, active }, context: LISTS.plans });
   const [creating, create] = useMutation(CreatePlan);
   const [message, setMessage] = useState<string | null>(null);
   const [done, setDone] = useState<string | null>(null);

@@ -4,6 +4,7 @@ import { useState, type ChangeEvent, type FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { graphql, type ResultOf } from '../graphql.ts';
 import { ConfirmButton, DateTime, Field, FormError, PageHeader, Pager, QueryState, Status, Table, idempotencyKey, mutationError, usePager } from '../components/ui.tsx';
+import { LISTS } from '../client.ts';
 
 const MerchantQuery = graphql(`
   query DashboardMerchantSettings { merchant { id name mode branding { accentColor logo } } }
@@ -239,7 +240,7 @@ function EmailSection() {
 
 function ApiKeysSection() {
   const pager = usePager('');
-  const [{ data, fetching, error }] = useQuery({ query: ApiKeysQuery, variables: { first: 20, after: pager.after } });
+  const [{ data, fetching, error }] = useQuery({ query: ApiKeysQuery, variables: { first: 20, after: pager.after }, context: LISTS.apiKeys });
   const [creating, create] = useMutation(CreateApiKey);
   const [message, setMessage] = useState<string | null>(null);
   const [created, setCreated] = useState<{ clientId: string; clientSecret: string } | null>(null);

@@ -3,6 +3,7 @@ import { useMutation, useQuery } from 'urql';
 import { Link, useSearchParams } from 'wouter';
 import { graphql, type VariablesOf } from '../graphql.ts';
 import { ConfirmButton, DateTime, Details, Field, FormError, PageHeader, Pager, QueryState, Status, Table, idempotencyKey, mutationError, usePager, StatusFilter } from '../components/ui.tsx';
+import { LISTS } from '../client.ts';
 
 const SubscriptionsQuery = graphql(`
   query DashboardSubscriptions($first: Int, $after: String, $status: SubscriptionStatus, $customerId: ID, $planId: ID) {
@@ -55,7 +56,7 @@ export function SubscriptionsPage() {
   const customerId = params.get('customer') || null;
   const planId = params.get('plan') || null;
   const pager = usePager(params.toString());
-  const [{ data, fetching, error }] = useQuery({ query: SubscriptionsQuery, variables: { first: 20, after: pager.after, status, customerId, planId } });
+  const [{ data, fetching, error }] = useQuery({ query: SubscriptionsQuery, variables: { first: 20, after: pager.after, status, customerId, planId }, context: LISTS.subscriptions });
   const [creating, create] = useMutation(CreateSubscription);
   const [message, setMessage] = useState<string | null>(null);
   const [done, setDone] = useState<string | null>(null);

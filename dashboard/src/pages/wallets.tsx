@@ -3,6 +3,7 @@ import { useMutation, useQuery } from 'urql';
 import { Link, useSearchParams } from 'wouter';
 import { graphql, type VariablesOf } from '../graphql.ts';
 import { ConfirmButton, DateTime, Details, Field, FormError, Money, PageHeader, Pager, QueryState, Status, Table, formatMoney, idempotencyKey, mutationError, usePager, StatusFilter } from '../components/ui.tsx';
+import { LISTS } from '../client.ts';
 
 const WalletsQuery = graphql(`
   query DashboardWallets($first: Int, $after: String, $status: WalletStatus, $currency: String, $customerId: ID) {
@@ -23,7 +24,7 @@ export function WalletsPage() {
   const currency = params.get('currency') || null;
   const customerId = params.get('customer') || null;
   const pager = usePager(params.toString());
-  const [{ data, fetching, error }] = useQuery({ query: WalletsQuery, variables: { first: 20, after: pager.after, status, currency, customerId } });
+  const [{ data, fetching, error }] = useQuery({ query: WalletsQuery, variables: { first: 20, after: pager.after, status, currency, customerId }, context: LISTS.wallets });
   const conn = data?.wallets;
   return (
     <>

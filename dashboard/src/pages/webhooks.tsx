@@ -3,6 +3,7 @@ import { useMutation, useQuery } from 'urql';
 import { Link } from 'wouter';
 import { graphql } from '../graphql.ts';
 import { DateTime, Details, Field, FormError, PageHeader, Pager, QueryState, Status, Table, idempotencyKey, mutationError, usePager } from '../components/ui.tsx';
+import { LISTS } from '../client.ts';
 
 const EndpointsQuery = graphql(`
   query DashboardWebhookEndpoints($first: Int, $after: String) {
@@ -36,7 +37,7 @@ function Secret({ secret }: { secret: string }) {
 
 export function WebhooksPage() {
   const pager = usePager('');
-  const [{ data, fetching, error }] = useQuery({ query: EndpointsQuery, variables: { first: 20, after: pager.after } });
+  const [{ data, fetching, error }] = useQuery({ query: EndpointsQuery, variables: { first: 20, after: pager.after }, context: LISTS.webhookEndpoints });
   const [created, create] = useMutation(CreateEndpoint);
   const [message, setMessage] = useState<string | null>(null);
   const [secret, setSecret] = useState<string | null>(null);

@@ -77,6 +77,9 @@ async function main() {
     await page.getByLabel('Email').fill(EMAIL);
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in' }).click();
+    // Signed in on the overview (the home page); the picture is of the payments page.
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Payments' }).click();
     await page.getByRole('heading', { level: 1, name: 'Payments' }).waitFor();
     await page.getByRole('table', { name: 'Payments' }).getByText('ada.lovelace@example.com').waitFor();
     await page.getByRole('status').filter({ hasText: 'Loading…' }).waitFor({ state: 'detached' });

@@ -19,6 +19,10 @@ const CollectionMethod = builder.enumType('CollectionMethod', {
 });
 const CreditNoteType = builder.enumType('CreditNoteType', { values: schema.CREDIT_NOTE_TYPES });
 const CreditNoteReason = builder.enumType('CreditNoteReason', { values: schema.CREDIT_NOTE_REASONS });
+const CreditNoteStatus = builder.enumType('CreditNoteStatus', {
+  description: 'issued: in effect (credit notes cannot be voided: docs/billing.md, "Credit notes").',
+  values: schema.CREDIT_NOTE_STATUSES,
+});
 
 // The invoice's one-off invoicing and credit note fields.
 builder.prismaObjectFields('Invoice', (t) => ({
@@ -74,7 +78,7 @@ export const CreditNote = builder.prismaNode('CreditNote', {
     amount: t.field({ type: 'Money', resolve: (n) => n.amount }),
     amountFormatted: t.string({ resolve: (n) => formatMoney(n.amount, n.currency) }),
     type: t.field({ type: CreditNoteType, resolve: (n) => n.type as (typeof schema.CREDIT_NOTE_TYPES)[number] }),
-    status: t.exposeString('status'),
+    status: t.field({ type: CreditNoteStatus, resolve: (n) => n.status as (typeof schema.CREDIT_NOTE_STATUSES)[number] }),
     reason: t.field({ type: CreditNoteReason, nullable: true, resolve: (n) => n.reason as (typeof schema.CREDIT_NOTE_REASONS)[number] | null }),
     memo: t.exposeString('memo', { nullable: true }),
     refundAmount: t.field({ type: 'Money', resolve: (n) => n.refundAmount }),

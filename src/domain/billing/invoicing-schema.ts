@@ -7,6 +7,8 @@ export type CollectionMethod = (typeof COLLECTION_METHODS)[number];
 
 export const CREDIT_NOTE_REASONS = ['duplicate', 'fraudulent', 'order_change', 'product_unsatisfactory'] as const;
 export const CREDIT_NOTE_TYPES = ['pre_payment', 'post_payment'] as const;
+/** A credit note's states: issued only (they cannot be voided). */
+export const CREDIT_NOTE_STATUSES = ['issued'] as const;
 
 /** The most units of one invoice item (as a subscription's quantity). */
 export const MAX_QUANTITY = 10_000;

@@ -10,6 +10,13 @@
 //   npx tsx bench/cpu-pair.ts <before-dir> <after-dir>
 //   PAIR_ROUNDS=8 PAIR_REQUESTS=4000 PAIR_ONLY='debit' npx tsx bench/cpu-pair.ts /tmp/before .
 //
+// One build under two settings: the same directory twice, and PAIR_ENV_BEFORE / PAIR_ENV_AFTER
+// (JSON objects of environment variables added to that side's), e.g. the rate limit in memory
+// against the database store:
+//
+//   PAIR_ENV_BEFORE='{"RATE_LIMIT_PER_SECOND":"1000000","RATE_LIMIT_STORE":"memory"}' \
+//   PAIR_ENV_AFTER='{"RATE_LIMIT_PER_SECOND":"1000000","RATE_LIMIT_LEASE":"1"}' npx tsx bench/cpu-pair.ts . .
+//
 // Both directories need their node_modules and src/generated (a copy of another checkout with a
 // symlinked node_modules works). PostgreSQL must run on this machine (its backends' /proc).
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -81,6 +88,7 @@ async function startSide(name: string, dir: string): Promise<Side> {
       WEB_CONCURRENCY: '1',
       BILLING_BOOTSTRAP_CLIENT_ID: ck,
       BILLING_BOOTSTRAP_CLIENT_SECRET: sk,
+      ...(JSON.parse(process.env[name === 'before' ? 'PAIR_ENV_BEFORE' : 'PAIR_ENV_AFTER'] || '{}') as Record<string, string>),
     },
   });
   children.push(child);

@@ -14,7 +14,7 @@ import { forMerchant } from '../platform/db/tenant.ts';
 import { Clock } from '../platform/clock.ts';
 import { RateLimitError, ValidationError } from '../platform/errors.ts';
 import { randomToken } from '../platform/ids.ts';
-import { PaymentFailureLimiter } from '../platform/rate-limit.ts';
+import { limitsFor } from '../platform/rate-limit.ts';
 import { clientAddress } from '../platform/client-address.ts';
 import { checkInputText, hasUnstorableText } from '../platform/validation.ts';
 import type { AppEnv, Services } from '../platform/env.ts';
@@ -341,21 +341,6 @@ export function localeOf(v: unknown): Locale {
   return v === 'fr' ? 'fr' : 'en';
 }
 
-const paymentFailureLimiters = new WeakMap<Services, PaymentFailureLimiter>();
-
-/** The process's limiter of failed payment-method attempts per source address (one for every hosted page). */
-function paymentFailures(services: Services): PaymentFailureLimiter {
-  let limiter = paymentFailureLimiters.get(services);
-  if (!limiter) {
-    limiter = new PaymentFailureLimiter({
-      perMinute: services.config.PAYMENT_FAILURES_PER_ADDRESS_PER_MINUTE,
-      perHour: services.config.PAYMENT_FAILURES_PER_ADDRESS_PER_HOUR,
-    });
-    paymentFailureLimiters.set(services, limiter);
-  }
-  return limiter;
-}
-
 /**
  * Counts a payment-method attempt from the request's source address before the processor is
  * called (checkout, top-up, setup); returns the function that gives it back when the attempt did
@@ -369,7 +354,7 @@ export async function takePaymentAttempt(
   t: Strings,
 ): Promise<(() => void) | Response> {
   try {
-    return await paymentFailures(services).take(clientAddress(c, services.config.TRUST_PROXY));
+    return await limitsFor(services).payments.take(clientAddress(c, services.config.TRUST_PROXY));
   } catch (err) {
     if (!(err instanceof RateLimitError)) throw err;
     const seconds = Number(err.headers['Retry-After'] ?? '60');

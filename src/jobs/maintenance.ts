@@ -4,7 +4,8 @@
 //     what an operator investigates);
 //   - finished webhook delivery attempts (succeeded or failed) once RETENTION_DELIVERY_ATTEMPTS_DAYS
 //     old; pending ones are work still to do;
-//   - dashboard sessions that ended (expired or signed out) more than a day ago.
+//   - dashboard sessions that ended (expired or signed out) more than a day ago;
+//   - rate-limit windows (table rate_limits, the limits shared by instances) ended a minute ago.
 // Every process runs it (a first pass a minute after the start, then every 15 minutes): each pass
 // deletes in batches of short statements, and several processes doing so at once only share the work.
 import { purgeEndedDashboardSessions } from '../domain/merchants/dashboard.ts';
@@ -12,6 +13,8 @@ import type { Services } from '../platform/env.ts';
 import { deleteExpiredIdempotencyKeys } from '../platform/idempotency.store.ts';
 import { deleteFinishedJobs } from '../platform/jobs.store.ts';
 import { purgeOldDeliveryAttempts } from '../domain/webhooks/index.ts';
+import { rawQueryOf } from '../platform/db/raw.ts';
+import { deleteEndedWindows } from '../platform/rate-limit.store.ts';
 
 /** Rows deleted per statement: short transactions, short locks. */
 const PURGE_BATCH = 5_000;
@@ -30,6 +33,17 @@ export async function purgeExpiredIdempotencyKeys(services: Services, now = new 
   return deleteExpiredIdempotencyKeys(services.db.prisma, now);
 }
 
+/** Deletes the rate-limit windows that ended (a minute ago or more), a batch at a time; how many. */
+export async function purgeEndedRateLimitWindows(services: Services, batch = PURGE_BATCH): Promise<number> {
+  const q = rawQueryOf(services.db.prisma);
+  let total = 0;
+  for (;;) {
+    const n = await deleteEndedWindows(q, batch);
+    total += n;
+    if (n < batch) return total;
+  }
+}
+
 /** Starts the housekeeping loop; returns a function that stops it. */
 export function startMaintenance(services: Services, everyMs = 15 * 60 * 1000, firstAfterMs = 60_000): () => void {
   const tick = async () => {
@@ -38,6 +52,8 @@ export function startMaintenance(services: Services, everyMs = 15 * 60 * 1000, f
       if (n > 0) services.log.info({ deleted: n }, 'expired idempotency keys purged');
       const sessions = await purgeEndedDashboardSessions(services.db.prisma);
       if (sessions > 0) services.log.info({ deleted: sessions }, 'ended dashboard sessions purged');
+      const windows = await purgeEndedRateLimitWindows(services);
+      if (windows > 0) services.log.info({ deleted: windows }, 'ended rate-limit windows purged');
       const days = services.config.JOBS_RETENTION_DAYS;
       if (days > 0) {
         const jobs = await purgeFinishedJobs(services, new Date(Date.now() - days * 86_400_000));

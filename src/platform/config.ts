@@ -27,6 +27,17 @@ const schema = z.object({
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(15_000),
   /** Requests per second allowed per API key (0 = no limit); above it: 429 rate_limited. */
   RATE_LIMIT_PER_SECOND: z.coerce.number().int().min(0).max(1_000_000).default(500),
+  /**
+   * Where the request rate limit and the abuse limits count: `database` (the default on PostgreSQL:
+   * every instance on the database counts against one limit) or `memory` (per process). The
+   * embedded database is one process: always memory.
+   */
+  RATE_LIMIT_STORE: z.enum(['database', 'memory']).optional().or(z.literal('').transform(() => undefined)),
+  /**
+   * With the database store: the request-rate points an instance takes from a key's budget at a
+   * time (0 = a twentieth of RATE_LIMIT_PER_SECOND, between 1 and 50; 1 = one statement per request).
+   */
+  RATE_LIMIT_LEASE: z.coerce.number().int().min(0).max(100_000).default(0),
   /** How long a verified API key stays cached before it is checked against the database again. */
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
   /**

@@ -1,31 +1,209 @@
-// Request and authentication rate limits (rate-limiter-flexible, in memory: the limits apply per
-// process; a shared store — its PostgreSQL or Redis limiter — would make them global).
+// Request and abuse limits: the per-key request rate (RATE_LIMIT_PER_SECOND), failed
+// authentications per source address and per client id, dashboard sign-ins per email, failed
+// payment attempts on the hosted pages per address. Each counts in fixed windows per key, in a
+// `LimitStore`: this process's memory on the embedded database (one process), or — on PostgreSQL
+// — the `rate_limits` table every instance shares (src/platform/rate-limit.store.ts), so that a
+// limit holds across instances instead of once per instance (docs/operations.md "Several
+// instances"; the choice and its cost: docs/decisions.md "Limits shared across instances").
 import { isIP } from 'node:net';
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { rawQueryOf, type RawQuery } from './db/raw.ts';
+import type { Services } from './env.ts';
 import { RateLimitError } from './errors.ts';
+import { addToWindow, removeFromWindow, type CounterWindow } from './rate-limit.store.ts';
 
-const retryAfter = (res: RateLimiterRes) => Math.max(1, Math.ceil(res.msBeforeNext / 1000));
+/** Where limits count: add to a key's window (a new one of `windowMs` when it has none), or take back. */
+export interface LimitStore {
+  /** 'memory': this process only; 'database': every instance on the database. */
+  readonly kind: 'memory' | 'database';
+  add(key: string, points: number, windowMs: number): Promise<CounterWindow>;
+  remove(key: string, points: number): Promise<void>;
+}
 
-/** Per-API-key request rate limit (RATE_LIMIT_PER_SECOND). */
-export class RateLimiter {
-  private readonly limiter: RateLimiterMemory | null;
+/** Ended entries of a map of windows are dropped once it holds this many (a sweep per growth step). */
+const SWEEP_AT = 10_000;
+function sweep<V extends { endsAt: number }>(map: Map<string, V>, now: number): void {
+  if (map.size < SWEEP_AT) return;
+  for (const [k, v] of map) if (v.endsAt <= now) map.delete(k);
+}
 
-  constructor(perSecond: number) {
-    this.limiter = perSecond > 0 ? new RateLimiterMemory({ points: perSecond, duration: 1 }) : null;
+/** Counters in this process's memory: the limits hold per process. */
+export class MemoryLimitStore implements LimitStore {
+  readonly kind = 'memory';
+  private readonly windows = new Map<string, { points: number; endsAt: number }>();
+  private sweepAt = SWEEP_AT;
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  async add(key: string, points: number, windowMs: number): Promise<CounterWindow> {
+    const now = this.now();
+    let w = this.windows.get(key);
+    if (!w || w.endsAt <= now) {
+      if (this.windows.size >= this.sweepAt) {
+        sweep(this.windows, now);
+        this.sweepAt = Math.max(SWEEP_AT, this.windows.size * 2);
+      }
+      w = { points: 0, endsAt: now + windowMs };
+      this.windows.set(key, w);
+    }
+    w.points += points;
+    return { points: w.points, msLeft: w.endsAt - now };
   }
+
+  async remove(key: string, points: number): Promise<void> {
+    const w = this.windows.get(key);
+    if (w && w.endsAt > this.now()) w.points = Math.max(0, w.points - points);
+  }
+}
+
+/** Counters in the database (table `rate_limits`): one window per key for every instance, on the database's clock. */
+export class DatabaseLimitStore implements LimitStore {
+  readonly kind = 'database';
+  constructor(private readonly q: RawQuery) {}
+  add(key: string, points: number, windowMs: number): Promise<CounterWindow> {
+    return addToWindow(this.q, key, points, windowMs);
+  }
+  remove(key: string, points: number): Promise<void> {
+    return removeFromWindow(this.q, key, points);
+  }
+}
+
+const retryAfterSeconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+
+/**
+ * `limit` points per window of `windowMs` per key, counted in `store` under `prefix:key`. An attempt
+ * that would go over is refused (RateLimitError with Retry-After: the rest of the window) and not
+ * counted. A key found over its limit is then refused from memory until its window ends, without
+ * asking the store again (an address hammering while refused costs no statement).
+ */
+export class WindowLimit {
+  private readonly blocked = new Map<string, { endsAt: number }>();
+
+  constructor(
+    private readonly store: LimitStore,
+    private readonly prefix: string,
+    readonly limit: number,
+    private readonly windowMs: number,
+  ) {}
+
+  /**
+   * Counts one attempt for the key; throws RateLimitError when the key is over its limit.
+   * Returns the function that gives the attempt back (a second call does nothing).
+   */
+  async take(key: string): Promise<() => void> {
+    const now = Date.now();
+    const block = this.blocked.get(key);
+    if (block && block.endsAt > now) throw new RateLimitError(retryAfterSeconds(block.endsAt - now));
+    const w = await this.store.add(`${this.prefix}:${key}`, 1, this.windowMs);
+    if (w.points > this.limit) {
+      void this.store.remove(`${this.prefix}:${key}`, 1).catch(() => {}); // the refused attempt is not counted
+      sweep(this.blocked, now);
+      this.blocked.set(key, { endsAt: Date.now() + w.msLeft });
+      throw new RateLimitError(retryAfterSeconds(w.msLeft));
+    }
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      void this.store.remove(`${this.prefix}:${key}`, 1).catch(() => {});
+    };
+  }
+
+  /** Counts `points` for the key without a limit (a penalty); the key's total in its window. */
+  async count(key: string, points = 1): Promise<number> {
+    return (await this.store.add(`${this.prefix}:${key}`, points, this.windowMs)).points;
+  }
+}
+
+/** What a process holds of a key's budget for the current second. */
+interface Lease {
+  /** points taken from the shared budget and not used yet */
+  tokens: number;
+  /** local time the window ends */
+  endsAt: number;
+  /** the window's total after our last lease (what the instances had taken) */
+  taken: number;
+  /** the last lease got less than it asked: the budget is spent until the window ends */
+  spent: boolean;
+  /** a lease on its way: the key's other requests wait for it … */
+  pending: Promise<void> | null;
+  /** … and add their points here, so that the next lease asks for all of them at once */
+  queued: number;
+}
+
+/**
+ * The lease an instance takes from a key's shared budget at a time, by default: a twentieth of
+ * the per-second limit, between 1 and 50 (RATE_LIMIT_LEASE overrides it; 1 = a statement per
+ * request, exact).
+ */
+export function defaultLease(perSecond: number): number {
+  return Math.max(1, Math.min(50, Math.floor(perSecond / 20)));
+}
+
+/**
+ * Per-API-key request rate limit (RATE_LIMIT_PER_SECOND): a window of one second per key. The
+ * process takes points from the key's budget in the store a **lease** at a time and serves
+ * requests from what it holds without asking the store, so the statement is paid once per lease,
+ * not per request. A lease is at most `lease` points and at most a quarter of what was left at the
+ * last one (leases shrink as the budget runs out, so little is left stranded in another
+ * instance); when a lease gets less than it asked, the budget is spent and the key is refused
+ * here until the window ends. Never more than `perSecond` points a second are served over every
+ * instance together; fewer when an instance holds leased points that its share of the traffic does
+ * not use before the second is over (at most `lease` − 1 per instance).
+ */
+export class RateLimiter {
+  private readonly leases = new Map<string, Lease>();
+
+  constructor(
+    private readonly perSecond: number,
+    private readonly store: LimitStore = new MemoryLimitStore(),
+    private readonly lease = 1,
+  ) {}
 
   /**
    * Counts `points` requests for the key (a request is 1; a GraphQL mutation operation counts
    * its root fields); throws RateLimitError (429, Retry-After) over the limit.
    */
   async consume(key: string, points = 1): Promise<void> {
-    if (!this.limiter || points <= 0) return;
-    try {
-      await this.limiter.consume(key, points);
-    } catch (res) {
-      if (res instanceof RateLimiterRes) throw new RateLimitError(retryAfter(res));
-      throw res;
+    if (this.perSecond <= 0 || points <= 0) return;
+    for (;;) {
+      const now = Date.now();
+      let l = this.leases.get(key);
+      if (l?.pending) {
+        l.queued += points;
+        try {
+          await l.pending;
+        } finally {
+          l.queued -= points;
+        }
+        continue;
+      }
+      if (!l || l.endsAt <= now) {
+        sweep(this.leases, now);
+        l = { tokens: 0, endsAt: now + 1000, taken: 0, spent: false, pending: null, queued: 0 };
+        this.leases.set(key, l);
+      } else if (l.tokens >= points) {
+        l.tokens -= points;
+        return;
+      } else if (l.spent) {
+        throw new RateLimitError(retryAfterSeconds(l.endsAt - now));
+      }
+      const held = l;
+      held.pending = this.refill(key, held, points).finally(() => (held.pending = null));
+      await held.pending;
     }
+  }
+
+  private async refill(key: string, l: Lease, points: number): Promise<void> {
+    // What this request lacks plus what the requests still waiting for the last lease want; at
+    // least the lease, unless the budget is nearly spent.
+    const need = points - l.tokens + l.queued;
+    const want = Math.max(need, Math.min(this.lease, Math.max(1, Math.ceil((this.perSecond - l.taken) / 4))));
+    const w = await this.store.add(`req:${key}`, want, 1000);
+    const granted = Math.min(want, Math.max(0, this.perSecond - (w.points - want)));
+    l.tokens += granted;
+    l.taken = Math.min(w.points, this.perSecond);
+    l.endsAt = Date.now() + w.msLeft;
+    l.spent = granted < want;
   }
 }
 
@@ -58,21 +236,23 @@ export function authTarpitMs(failures: number, freePerMinute: number): number {
  *   every process that has not verified it yet). Instead the id's failures are counted after the
  *   scrypt, and beyond the free ones each failure is answered late (`authTarpitMs`): guessing gets
  *   slower, while a correct secret is answered at once.
+ *
+ * Counted in `store`: on PostgreSQL every instance counts against the same windows.
  */
 export class AuthFailureLimiter {
-  private readonly byAddress: RateLimiterMemory | null;
-  private readonly failuresByClient: RateLimiterMemory | null;
+  private readonly byAddress: WindowLimit | null;
+  private readonly failuresByClient: WindowLimit | null;
   private readonly freePerClient: number;
-  private readonly failuresByAccount: RateLimiterMemory | null;
+  private readonly failuresByAccount: WindowLimit | null;
 
-  constructor(opts: { perClientPerMinute: number; perAddressPerMinute: number }) {
+  constructor(opts: { perClientPerMinute: number; perAddressPerMinute: number }, store: LimitStore = new MemoryLimitStore()) {
     // Dashboard sign-in: failures per email (known or not, alike), the same number per minute as
     // a client id's free failures; over it the email is refused (429) until its minute is over.
-    this.failuresByAccount = opts.perClientPerMinute > 0 ? new RateLimiterMemory({ keyPrefix: 'auth_account', points: opts.perClientPerMinute, duration: 60 }) : null;
-    this.byAddress = opts.perAddressPerMinute > 0 ? new RateLimiterMemory({ keyPrefix: 'auth_addr', points: opts.perAddressPerMinute, duration: 60 }) : null;
+    this.failuresByAccount = opts.perClientPerMinute > 0 ? new WindowLimit(store, 'auth_account', opts.perClientPerMinute, 60_000) : null;
+    this.byAddress = opts.perAddressPerMinute > 0 ? new WindowLimit(store, 'auth_addr', opts.perAddressPerMinute, 60_000) : null;
     this.freePerClient = opts.perClientPerMinute;
-    // Only counted (penalty), never consumed: `points` plays no part.
-    this.failuresByClient = opts.perClientPerMinute > 0 ? new RateLimiterMemory({ keyPrefix: 'auth_client', points: opts.perClientPerMinute, duration: 60 }) : null;
+    // Only counted (a penalty), never refused: its limit plays no part.
+    this.failuresByClient = opts.perClientPerMinute > 0 ? new WindowLimit(store, 'auth_client', opts.perClientPerMinute, 60_000) : null;
   }
 
   /**
@@ -82,14 +262,7 @@ export class AuthFailureLimiter {
    */
   async take(address: string | undefined): Promise<() => void> {
     if (!this.byAddress) return () => {};
-    const addr = addressKey(address);
-    try {
-      await this.byAddress.consume(addr);
-    } catch (res) {
-      if (res instanceof RateLimiterRes) throw new RateLimitError(retryAfter(res));
-      throw res;
-    }
-    return () => void this.byAddress?.reward(addr).catch(() => {});
+    return this.byAddress.take(addressKey(address));
   }
 
   /**
@@ -98,8 +271,7 @@ export class AuthFailureLimiter {
    */
   async failed(clientId: string): Promise<number> {
     if (!this.failuresByClient) return 0;
-    const res = await this.failuresByClient.penalty(clientId, 1);
-    return authTarpitMs(res.consumedPoints, this.freePerClient);
+    return authTarpitMs(await this.failuresByClient.count(clientId), this.freePerClient);
   }
 
   /**
@@ -114,15 +286,8 @@ export class AuthFailureLimiter {
    * is over its limit, counting nothing; returns the function that gives the attempt back.
    */
   async takeAccount(account: string): Promise<() => void> {
-    const limiter = this.failuresByAccount;
-    if (!limiter) return () => {};
-    try {
-      await limiter.consume(account);
-    } catch (res) {
-      if (res instanceof RateLimiterRes) throw new RateLimitError(retryAfter(res));
-      throw res;
-    }
-    return () => void limiter.reward(account).catch(() => {});
+    if (!this.failuresByAccount) return () => {};
+    return this.failuresByAccount.take(account);
   }
 }
 
@@ -156,15 +321,15 @@ export function addressKey(address: string | undefined): string {
  * address (IPv6 by /64, as `addressKey`), over a minute and over an hour: what stops one address
  * from testing cards across many links (each link has its own cap in the database). An attempt is
  * counted *before* the processor is called, so concurrent submissions cannot slip past the limit,
- * and given back when it did not fail (a saved method, a paid checkout): only declines count. In
- * memory, per process, like the limits above.
+ * and given back when it did not fail (a saved method, a paid checkout): only declines count.
+ * Counted in `store`, like the limits above.
  */
 export class PaymentFailureLimiter {
-  private readonly windows: RateLimiterMemory[] = [];
+  private readonly windows: WindowLimit[] = [];
 
-  constructor(opts: { perMinute: number; perHour: number }) {
-    if (opts.perMinute > 0) this.windows.push(new RateLimiterMemory({ keyPrefix: 'pay_fail_minute', points: opts.perMinute, duration: 60 }));
-    if (opts.perHour > 0) this.windows.push(new RateLimiterMemory({ keyPrefix: 'pay_fail_hour', points: opts.perHour, duration: 3600 }));
+  constructor(opts: { perMinute: number; perHour: number }, store: LimitStore = new MemoryLimitStore()) {
+    if (opts.perMinute > 0) this.windows.push(new WindowLimit(store, 'pay_fail_minute', opts.perMinute, 60_000));
+    if (opts.perHour > 0) this.windows.push(new WindowLimit(store, 'pay_fail_hour', opts.perHour, 3_600_000));
   }
 
   /**
@@ -174,26 +339,53 @@ export class PaymentFailureLimiter {
    */
   async take(address: string | undefined): Promise<() => void> {
     const key = addressKey(address);
-    const taken: RateLimiterMemory[] = [];
-    const giveBack = (windows: RateLimiterMemory[]) => {
-      for (const w of windows) void w.reward(key).catch(() => {});
-    };
-    for (const window of this.windows) {
-      try {
-        await window.consume(key);
-        taken.push(window);
-      } catch (res) {
-        giveBack(taken);
-        if (!(res instanceof RateLimiterRes)) throw res;
-        giveBack([window]); // the refused attempt is not counted either
-        throw new RateLimitError(Math.max(1, Math.ceil(res.msBeforeNext / 1000)));
-      }
+    const taken: (() => void)[] = [];
+    try {
+      for (const window of this.windows) taken.push(await window.take(key));
+    } catch (err) {
+      for (const giveBack of taken) giveBack();
+      throw err;
     }
-    let given = false;
     return () => {
-      if (given) return;
-      given = true;
-      giveBack(taken);
+      for (const giveBack of taken) giveBack();
     };
   }
+}
+
+/** The limits of one service (one set per process, whatever the number of apps over it). */
+export interface Limits {
+  store: LimitStore;
+  requests: RateLimiter;
+  auth: AuthFailureLimiter;
+  payments: PaymentFailureLimiter;
+}
+
+const limitsOf = new WeakMap<Services, Limits>();
+
+/**
+ * The limits of a service, made once per Services (the app and the hosted pages share them): in
+ * the database when it is PostgreSQL, unless RATE_LIMIT_STORE=memory; in memory on the embedded
+ * database (one process).
+ */
+export function limitsFor(services: Services): Limits {
+  let limits = limitsOf.get(services);
+  if (limits) return limits;
+  const { config, db } = services;
+  const store: LimitStore =
+    db.kind === 'postgres' && config.RATE_LIMIT_STORE !== 'memory' ? new DatabaseLimitStore(rawQueryOf(db.prisma)) : new MemoryLimitStore();
+  const lease = store.kind === 'memory' ? 1 : config.RATE_LIMIT_LEASE || defaultLease(config.RATE_LIMIT_PER_SECOND);
+  limits = {
+    store,
+    requests: new RateLimiter(config.RATE_LIMIT_PER_SECOND, store, lease),
+    auth: new AuthFailureLimiter(
+      { perClientPerMinute: config.AUTH_FAILURES_PER_CLIENT_PER_MINUTE, perAddressPerMinute: config.AUTH_FAILURES_PER_ADDRESS_PER_MINUTE },
+      store,
+    ),
+    payments: new PaymentFailureLimiter(
+      { perMinute: config.PAYMENT_FAILURES_PER_ADDRESS_PER_MINUTE, perHour: config.PAYMENT_FAILURES_PER_ADDRESS_PER_HOUR },
+      store,
+    ),
+  };
+  limitsOf.set(services, limits);
+  return limits;
 }

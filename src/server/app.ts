@@ -19,7 +19,7 @@ import { Clock } from '../platform/clock.ts';
 import { pendingMigrations } from '../platform/db/migrate.ts';
 import { AppError, errorBody, HttpError, ValidationError, isDatabaseUnavailable, ServiceUnavailableError, toAppError } from '../platform/errors.ts';
 import { newId, randomToken } from '../platform/ids.ts';
-import { AuthFailureLimiter, RateLimiter } from '../platform/rate-limit.ts';
+import { limitsFor } from '../platform/rate-limit.ts';
 import { routes } from '../rest/index.ts';
 import { buildOpenApi } from '../rest/openapi.ts';
 import { bodyText, declaredBodyLimit, isUtf8, mediaType, mountRoutes, parseJson, unmatched } from '../rest/router.ts';
@@ -96,11 +96,8 @@ function graphqlGetParams(c: Context<AppEnv>): GraphQLParams {
 
 export function createApp(services: Services, opts: { graphqlPlugins?: GraphQLPlugin[]; draining?: () => boolean } = {}) {
   const app = new Hono<AppEnv>();
-  const rateLimiter = new RateLimiter(services.config.RATE_LIMIT_PER_SECOND);
-  const authFailures = new AuthFailureLimiter({
-    perClientPerMinute: services.config.AUTH_FAILURES_PER_CLIENT_PER_MINUTE,
-    perAddressPerMinute: services.config.AUTH_FAILURES_PER_ADDRESS_PER_MINUTE,
-  });
+  // Counted in the database on PostgreSQL (every instance shares them), in memory otherwise.
+  const { requests: rateLimiter, auth: authFailures } = limitsFor(services);
   const yoga = createGraphQLServer({ maxDepth: services.config.GRAPHQL_MAX_DEPTH, maxAliases: 100, rateLimiter, log: services.log, plugins: opts.graphqlPlugins });
   let openapi: unknown;
   const draining = opts.draining ?? (() => false);

@@ -88,7 +88,9 @@ export async function startApp(
   opts: { worker?: boolean; graphqlPlugins?: GraphQLPlugin[]; /** every log line, at `info` and up, goes here */ logLines?: string[] } = {},
 ): Promise<TestApp> {
   // Loopback webhooks are allowed by default: the receivers all live on 127.0.0.1.
-  const config = loadConfig({ LOG_LEVEL: 'silent', PORT: '0', BILLING_ALLOW_HTTP_WEBHOOKS: '1', ...env });
+  // Limits count in memory unless a test asks for the database store: on PostgreSQL every test
+  // file shares one database, and with it the shared counters of 127.0.0.1 and of 'unknown'.
+  const config = loadConfig({ LOG_LEVEL: 'silent', PORT: '0', BILLING_ALLOW_HTTP_WEBHOOKS: '1', RATE_LIMIT_STORE: 'memory', ...env });
   const lines = opts.logLines;
   const log = lines
     ? createLogger('info', { write: (line: string) => void lines.push(line) })

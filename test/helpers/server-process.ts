@@ -15,6 +15,8 @@ export interface ServerProcesses {
   start(port: number, extra?: Record<string, string>): Promise<ChildProcess>;
   /** Basic credentials of the bootstrap merchant. */
   auth: string;
+  /** The PostgreSQL database every start of this set uses (undefined on the embedded database). */
+  databaseUrl(): Promise<string | undefined>;
   /** Kills every process started and removes the data directory (and the database). */
   cleanup(): Promise<void>;
 }
@@ -27,6 +29,7 @@ export function serverProcesses(name: string, env: Record<string, string>): Serv
   const database = process.env.TEST_DATABASE_URL ? ownDatabase(process.env.TEST_DATABASE_URL, name) : null;
   return {
     auth: 'Basic ' + Buffer.from(`${ck}:${sk}`).toString('base64'),
+    databaseUrl: async () => (await database)?.url,
     async cleanup() {
       for (const c of children) c.kill('SIGKILL');
       rmSync(dir, { recursive: true, force: true });

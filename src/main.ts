@@ -6,6 +6,7 @@
 // claimed with SKIP LOCKED, idempotency keys and wallet rows are locked in the database).
 import cluster from 'node:cluster';
 import { serve } from '@hono/node-server';
+import { giveBackAdvanceLeases } from './jobs/clock-advance.ts';
 import { startMaintenance } from './jobs/maintenance.ts';
 import { startWorker, workerOptions } from './jobs/worker.ts';
 import { bootstrapMerchant } from './domain/merchants/index.ts';
@@ -117,7 +118,8 @@ async function main() {
   // on an open keep-alive connection is refused with 503 + Retry-After + Connection: close (the
   // client retries elsewhere); requests in flight are answered; the job worker claims nothing more
   // and waits for its running jobs. After SHUTDOWN_TIMEOUT_MS, the jobs still running are given
-  // back (pending, lease released) and the process exits anyway. Exit code 0.
+  // back (pending, lease released), so are the leases of clock advances still running, and the
+  // process exits anyway. Exit code 0.
   const shutdown = async (signal: string) => {
     if (draining.on) return;
     draining.on = true;
@@ -133,6 +135,13 @@ async function main() {
       });
     const requests = Promise.race([closed(server), new Promise<void>((r) => setTimeout(r, timeout).unref())]);
     const [, givenBack] = await Promise.all([requests, worker.stop(timeout)]);
+    // A clock advance still running (a long one) gives back its lease: the retry need not wait
+    // for it to run out.
+    const advances = await giveBackAdvanceLeases().catch((err: unknown) => {
+      log.warn({ err }, 'shutdown: could not give back a clock advance lease');
+      return 0;
+    });
+    if (advances > 0) log.info({ clock_advances: advances }, 'shutdown: clock advance leases given back');
     metricsServer?.close();
     (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
     await stopCli();

@@ -1,8 +1,11 @@
 // Housekeeping: finished jobs are purged once JOBS_RETENTION_DAYS old (in batches), failed and
 // unfinished ones never; finished webhook delivery attempts once RETENTION_DELIVERY_ATTEMPTS_DAYS
-// old, pending ones never; expired idempotency keys are purged.
+// old, pending ones never; expired idempotency keys are purged; so are customer portal sessions
+// that expired more than a day ago and rate-limit windows that ended more than a minute ago.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { purgeExpiredIdempotencyKeys, purgeFinishedJobs } from '../src/jobs/maintenance.ts';
+import { purgeEndedRateLimitWindows, purgeExpiredIdempotencyKeys, purgeFinishedJobs } from '../src/jobs/maintenance.ts';
+import { purgeExpiredPortalSessions } from '../src/domain/portal/index.ts';
+import { randomToken } from '../src/platform/ids.ts';
 import { purgeOldDeliveryAttempts } from '../src/domain/webhooks/index.ts';
 import { loadConfig } from '../src/platform/config.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
@@ -86,6 +89,30 @@ describe('maintenance', () => {
     const listed = await m.get(`/v1/events/${pending!.eventId}/delivery-attempts`);
     expect(listed.status).toBe(200);
     expect(listed.body.data).toHaveLength(3);
+  });
+
+  it('purges customer portal sessions that expired more than a day ago; keeps the others', async () => {
+    const m = await app.merchant();
+    const prisma = app.services.db.prisma;
+    const c = (await m.post('/v1/customers', { email: 'portal@example.com' })).body;
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await m.post('/v1/customer-portal/sessions', { customer_id: c.id, return_url: 'https://shop.example/account' })).body.id);
+    await prisma.portalSession.update({ where: { id: ids[0] }, data: { expiresAt: new Date(Date.now() - 2 * DAY) } });
+    await prisma.portalSession.update({ where: { id: ids[1] }, data: { expiresAt: new Date(Date.now() - 3_600_000) } });
+    expect(await purgeExpiredPortalSessions(prisma, new Date(), 1)).toBeGreaterThanOrEqual(1);
+    const left = await prisma.portalSession.findMany({ where: { merchantId: m.creds.merchant_id }, select: { id: true } });
+    expect(left.map((s) => s.id).sort()).toEqual([ids[1], ids[2]].sort());
+  });
+
+  it('purges rate-limit windows that ended more than a minute ago, a batch at a time', async () => {
+    const prisma = app.services.db.prisma;
+    const tag = randomToken(8);
+    for (const [name, ago] of [['old1', 120], ['old2', 600], ['recent', 10], ['open', -30]] as const) {
+      await prisma.$executeRawUnsafe(`INSERT INTO rate_limits (key, points, expires_at) VALUES ($1, 1, now() - $2 * interval '1 second')`, `test:${tag}:${name}`, ago);
+    }
+    expect(await purgeEndedRateLimitWindows(app.services, 1)).toBeGreaterThanOrEqual(2);
+    const left = await prisma.$queryRawUnsafe<{ key: string }[]>(`SELECT key FROM rate_limits WHERE key LIKE $1 ORDER BY key`, `test:${tag}:%`);
+    expect(left.map((r) => r.key)).toEqual([`test:${tag}:open`, `test:${tag}:recent`]);
   });
 
   it('retention settings: defaults, 0 keeps forever, bad values refused', () => {

@@ -4,8 +4,10 @@
 // a 500; the process exits 0 after its running jobs finished; no job is left 'running'. Requests
 // that got no answer are retried with their keys on the restarted server: every customer exists
 // exactly once. With a receiver that never answers and a short SHUTDOWN_TIMEOUT_MS, the jobs still
-// running are given back (pending) instead of waiting out their lease. Also: /metrics on
-// METRICS_PORT of the real server, without authentication.
+// running are given back (pending) instead of waiting out their lease; so is the lease of a clock
+// advance still running, and the same advance on the next start runs at once (not after the
+// 30 s lease) and finishes the work, each renewal once. Also: /metrics on METRICS_PORT of the
+// real server, without authentication.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -188,5 +190,53 @@ describe('graceful shutdown', () => {
     expect(await sql(`SELECT id FROM jobs WHERE status = 'running'`)).toEqual([]);
     const given = await sql<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE status = 'pending' AND ref = '${endpoint.id}' AND locked_until IS NULL`);
     expect(given[0]!.n).toBeGreaterThanOrEqual(1);
+  });
+
+  it('a clock advance still running at SHUTDOWN_TIMEOUT_MS gives back its lease: the same advance on the next start runs at once, each renewal once', { timeout: 180_000 }, async () => {
+    const port = freePort();
+    const base = `http://127.0.0.1:${port}`;
+    // Two due jobs a second: the advance below (3 subscriptions × 10 weekly renewals, with their
+    // notices) runs for well over the shutdown's second.
+    const s = await start(port, { SHUTDOWN_TIMEOUT_MS: '1000', CLOCK_ADVANCE_JOBS_PER_SECOND: '2', CLOCK_ADVANCE_BATCH_SIZE: '1' });
+    const call = async (method: string, path: string, body?: unknown) => {
+      const r = await fetch(base + path, { method, headers: { authorization: auth, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      return { status: r.status, body: (await r.json()) as any };
+    };
+    const plan = (await call('POST', '/v1/plans', { name: 'Weekly', amount: 900, currency: 'USD', interval: 'week' })).body;
+    const subs: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const c = (await call('POST', '/v1/customers', { email: `advance${i}@example.com` })).body;
+      const si = (await call('POST', '/v1/setup-intents', { customer_id: c.id })).body;
+      await call('POST', `/v1/test-helpers/setup-intents/${si.id}/complete`, {});
+      subs.push((await call('POST', '/v1/subscriptions', { customer_id: c.id, plan_id: plan.id })).body.id);
+    }
+    const clock = Date.parse((await call('GET', '/v1/test-helpers/clock')).body.now);
+    const to = new Date(clock + 10 * 7 * 86_400_000 + 3_600_000).toISOString();
+    const running = call('POST', '/v1/test-helpers/clock/advance', { to }).catch(() => null);
+    // Once it is running (renewal invoices appear), SIGTERM.
+    for (const t = Date.now(); Date.now() - t < 60_000; await new Promise((r) => setTimeout(r, 100))) {
+      if ((await call('GET', '/v1/invoices?limit=100')).body.data.length > 3) break;
+    }
+    s.child.kill('SIGTERM');
+    expect(await s.exited).toBe(0);
+    await running;
+    expect(s.out.text).toMatch(/"msg":"shutdown: clock advance leases given back"/);
+    // The merchant's advance lease is free; the clock still stands before the target.
+    const [m] = await sql<{ token: string | null }>(`SELECT clock_advance_token AS token FROM merchants WHERE id = (SELECT merchant_id FROM api_keys WHERE client_id = '${ck}')`);
+    expect(m!.token).toBeNull();
+
+    // The same advance on the next start: answered at once (its lease would have held it 30 s).
+    const next = await start(port);
+    const started = Date.now();
+    let again = await call('POST', '/v1/test-helpers/clock/advance', { to });
+    for (let i = 0; again.status === 409 && again.body.error.code === 'clock_advance_incomplete' && i < 5; i++) again = await call('POST', '/v1/test-helpers/clock/advance', { to });
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    expect(Date.now() - started).toBeLessThan(20_000);
+    const invoices = (await call('GET', '/v1/invoices?limit=100')).body.data as { subscription_id: string; period_start: string; status: string }[];
+    expect(invoices).toHaveLength(3 * 11);
+    for (const id of subs) expect(new Set(invoices.filter((i) => i.subscription_id === id).map((i) => i.period_start)).size).toBe(11);
+    expect(invoices.filter((i) => i.status !== 'paid')).toEqual([]);
+    next.child.kill('SIGTERM');
+    expect(await next.exited).toBe(0);
   });
 });

@@ -100,6 +100,9 @@ function passTurn(merchantId: string): void {
 }
 
 // ---- the merchant's lease in the database (every process sees it).
+/** The leases of the advances running in this process (given back at shutdown). */
+const held = new Set<AdvanceLease>();
+
 class AdvanceLease {
   /** Set when a renewal found the lease taken over (it had run out): the advance must stop. */
   lost = false;
@@ -115,6 +118,7 @@ class AdvanceLease {
   ) {
     this.timer = setInterval(() => void this.renew(), ADVANCE_LEASE_MS / 3);
     this.timer.unref();
+    held.add(this);
   }
 
   /** Takes the merchant's lease, waiting (polling) for a holder elsewhere until the deadline; null when it could not. */
@@ -143,12 +147,37 @@ class AdvanceLease {
 
   async release(): Promise<void> {
     clearInterval(this.timer);
+    held.delete(this);
     if (this.lost) return;
     await releaseAdvanceLease(this.runtime.prisma, this.merchantId, this.token, { keepParked: this.keepParked }).catch((err: unknown) =>
       // It runs out by itself within ADVANCE_LEASE_MS, and the clock's park with it.
       this.log.warn({ merchant_id: this.merchantId, err: err instanceof Error ? err.message : String(err) }, 'clock advance lease release failed'),
     );
   }
+
+  /**
+   * Shutdown: the advance stops at its next job (as if it had lost the lease), and the lease is
+   * released now with the clock left parked where the advance stood — so the retry, on any
+   * instance, takes the lease at once (instead of after ADVANCE_LEASE_MS) and runs the rest of
+   * the work each at its own due time.
+   */
+  async giveBack(): Promise<void> {
+    clearInterval(this.timer);
+    held.delete(this);
+    if (this.lost) return;
+    this.lost = true;
+    await releaseAdvanceLease(this.runtime.prisma, this.merchantId, this.token, { keepParked: true });
+  }
+}
+
+/**
+ * Gives back the leases of the clock advances still running in this process (graceful shutdown,
+ * once its timeout is over: src/main.ts); how many.
+ */
+export async function giveBackAdvanceLeases(): Promise<number> {
+  const leases = [...held];
+  await Promise.all(leases.map((l) => l.giveBack()));
+  return leases.length;
 }
 
 export async function advanceClockAndRunDueWork(ctx: Ctx, input: ClockAdvanceInput, opts: { budgetMs?: number; waitMs?: number } = {}): Promise<Date> {

@@ -4,11 +4,13 @@
 //     what an operator investigates);
 //   - finished webhook delivery attempts (succeeded or failed) once RETENTION_DELIVERY_ATTEMPTS_DAYS
 //     old; pending ones are work still to do;
-//   - dashboard sessions that ended (expired or signed out) more than a day ago;
+//   - dashboard sessions that ended (expired or signed out) more than a day ago, and customer
+//     portal sessions that expired more than a day ago;
 //   - rate-limit windows (table rate_limits, the limits shared by instances) ended a minute ago.
 // Every process runs it (a first pass a minute after the start, then every 15 minutes): each pass
 // deletes in batches of short statements, and several processes doing so at once only share the work.
 import { purgeEndedDashboardSessions } from '../domain/merchants/dashboard.ts';
+import { purgeExpiredPortalSessions } from '../domain/portal/index.ts';
 import type { Services } from '../platform/env.ts';
 import { deleteExpiredIdempotencyKeys } from '../platform/idempotency.store.ts';
 import { deleteFinishedJobs } from '../platform/jobs.store.ts';
@@ -52,6 +54,8 @@ export function startMaintenance(services: Services, everyMs = 15 * 60 * 1000, f
       if (n > 0) services.log.info({ deleted: n }, 'expired idempotency keys purged');
       const sessions = await purgeEndedDashboardSessions(services.db.prisma);
       if (sessions > 0) services.log.info({ deleted: sessions }, 'ended dashboard sessions purged');
+      const portal = await purgeExpiredPortalSessions(services.db.prisma);
+      if (portal > 0) services.log.info({ deleted: portal }, 'expired customer portal sessions purged');
       const windows = await purgeEndedRateLimitWindows(services);
       if (windows > 0) services.log.info({ deleted: windows }, 'ended rate-limit windows purged');
       const days = services.config.JOBS_RETENTION_DAYS;

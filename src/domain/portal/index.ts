@@ -26,6 +26,7 @@ import { attachedMethods, createSetupIntent } from '../payment-methods/index.ts'
 import { findPaymentMethod, findSetupIntent } from '../payment-methods/store.ts';
 import { CHECKOUT_LOCALES } from '../payments/schema.ts';
 import {
+  deleteExpiredPortalSessions,
   findPlansByIds,
   findPortalSession,
   findPortalSessionByBrowserKeyHash,
@@ -85,6 +86,21 @@ export async function createPortalSession(ctx: Ctx, input: PortalSessionCreateIn
       createdAt: now,
     });
   });
+}
+
+/**
+ * Housekeeping: deletes the sessions that expired more than a day ago (their expiry is on the
+ * merchant's clock, which never runs behind real time, so a session still open is never among
+ * them), a batch at a time; how many.
+ */
+export async function purgeExpiredPortalSessions(prisma: Ctx['runtime']['prisma'], now = new Date(), batch = 5_000): Promise<number> {
+  const before = new Date(now.getTime() - 86_400_000);
+  let total = 0;
+  for (;;) {
+    const n = await deleteExpiredPortalSessions(prisma, before, batch);
+    total += n;
+    if (n < batch) return total;
+  }
 }
 
 /** The session behind a portal token, with its merchant; null when unknown. Expiry is the caller's check (merchant clock). */

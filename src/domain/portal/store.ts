@@ -36,6 +36,17 @@ export function takePortalSetupLink(tx: TenantTx, id: string, max: number): Prom
   });
 }
 
+/**
+ * Deletes up to `limit` sessions that expired before `before` (every merchant's: the unscoped
+ * client, housekeeping); how many.
+ */
+export async function deleteExpiredPortalSessions(prisma: PrismaClient, before: Date, limit: number): Promise<number> {
+  const rows = await prisma.portalSession.findMany({ where: { expiresAt: { lt: before } }, select: { id: true }, take: limit });
+  if (rows.length === 0) return 0;
+  const r = await prisma.portalSession.deleteMany({ where: { id: { in: rows.map((x) => x.id) } } });
+  return r.count;
+}
+
 // ---------------------------------------------------------------- other areas' tables
 
 /** Reads wallets (wallets area): a customer's wallets that are not closed, newest first, at most 20. */

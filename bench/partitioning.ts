@@ -80,10 +80,13 @@ async function main() {
     const oneId = (await db.query(`SELECT id, merchant_id FROM events_plain WHERE merchant_id = $1 OFFSET 100 LIMIT 1`, [small])).rows[0];
     const queries: [string, string, unknown[]][] = [
       ['big merchant, first page (21 rows)', `SELECT * FROM %T WHERE merchant_id = $1 ORDER BY created_at DESC, id DESC LIMIT 21`, ['mer_big']],
-      ['big merchant, a page half way (cursor)', `SELECT * FROM %T WHERE merchant_id = $1 AND (created_at < $2 OR (created_at = $2 AND id < $3)) ORDER BY created_at DESC, id DESC LIMIT 21`, ['mer_big', mid.created_at, mid.id]],
+      // The cursor as afterCursorWhere writes it (src/platform/pagination.ts) …
+      ['big merchant, a page half way (cursor)', `SELECT * FROM %T WHERE merchant_id = $1 AND created_at <= $2 AND (created_at < $2 OR id < $3) ORDER BY created_at DESC, id DESC LIMIT 21`, ['mer_big', mid.created_at, mid.id]],
+      // … and as it did until 2026-11-28: no bound on the index range, every newer row scanned.
+      ['the same, cursor as `created_at < c OR (created_at = c AND id < c.id)`', `SELECT * FROM %T WHERE merchant_id = $1 AND (created_at < $2 OR (created_at = $2 AND id < $3)) ORDER BY created_at DESC, id DESC LIMIT 21`, ['mer_big', mid.created_at, mid.id]],
       ['big merchant, type filter, first page', `SELECT * FROM %T WHERE merchant_id = $1 AND type = $2 ORDER BY created_at DESC, id DESC LIMIT 21`, ['mer_big', 'invoice.paid']],
       ['small merchant, first page', `SELECT * FROM %T WHERE merchant_id = $1 ORDER BY created_at DESC, id DESC LIMIT 21`, [small]],
-      ['small merchant, a page half way', `SELECT * FROM %T WHERE merchant_id = $1 AND (created_at < $2 OR (created_at = $2 AND id < $3)) ORDER BY created_at DESC, id DESC LIMIT 21`, [small, smallMid.created_at, smallMid.id]],
+      ['small merchant, a page half way', `SELECT * FROM %T WHERE merchant_id = $1 AND created_at <= $2 AND (created_at < $2 OR id < $3) ORDER BY created_at DESC, id DESC LIMIT 21`, [small, smallMid.created_at, smallMid.id]],
       ['small merchant, total count', `SELECT count(*) FROM %T WHERE merchant_id = $1`, [small]],
       ['big merchant, total count', `SELECT count(*) FROM %T WHERE merchant_id = $1`, ['mer_big']],
       ['one event by id (GET /v1/events/:id)', `SELECT * FROM %T WHERE merchant_id = $1 AND id = $2`, [oneId.merchant_id, oneId.id]],

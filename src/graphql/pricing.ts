@@ -70,8 +70,9 @@ builder.queryFields((t) => ({
     type: TaxRateConnection,
     description: 'Tax rates, newest first.',
     complexity: connectionComplexity,
-    args: { first: t.arg.int({ description: '1 to 100, default 20.' }), after: t.arg.string() },
-    resolve: async (_, a, { ctx }) => toConnection(await taxRates.listTaxRates(ctx, listArgs(taxRates.taxRateListQuery, a))),
+    args: { first: t.arg.int({ description: '1 to 100, default 20.' }), after: t.arg.string(), active: t.arg.boolean({ description: 'true: rates subscriptions may name; false: archived.' }) },
+    resolve: async (_, { active, ...a }, { ctx }) =>
+      toConnection(await taxRates.listTaxRates(ctx, listArgs(taxRates.taxRateListQuery, { ...a, active: active === null || active === undefined ? undefined : String(active) }))),
   }),
 }));
 
@@ -107,6 +108,10 @@ const CreateTaxRateInput = builder.inputType('CreateTaxRateInput', {
   }),
 });
 
+const ArchiveTaxRateInput = builder.inputType('ArchiveTaxRateInput', {
+  fields: (t) => ({ id: t.id({ required: true }), idempotencyKey: t.string() }),
+});
+
 builder.mutationFields((t) => ({
   createCoupon: t.field({
     type: Coupon,
@@ -127,5 +132,12 @@ builder.mutationFields((t) => ({
     errors: { types: COMMON_ERRORS, dataField: { name: 'taxRate' }, result: { name: 'CreateTaxRateSuccess' }, union: { name: 'CreateTaxRateResult' } },
     args: { input: t.arg({ type: CreateTaxRateInput, required: true }) },
     resolve: (_, { input }, gctx) => mutate(gctx, 'createTaxRate', input, (ctx, fields) => taxRates.createTaxRate(ctx, domainInput(taxRates.taxRateCreate, fields))),
+  }),
+  archiveTaxRate: t.field({
+    type: TaxRate,
+    description: 'active → false (final; again: StateError tax_rate_archived): no new subscription may name it; those that have it keep it. No event.',
+    errors: { types: [...COMMON_ERRORS, NotFoundError, StateError], dataField: { name: 'taxRate' }, result: { name: 'ArchiveTaxRateSuccess' }, union: { name: 'ArchiveTaxRateResult' } },
+    args: { input: t.arg({ type: ArchiveTaxRateInput, required: true }) },
+    resolve: (_, { input }, gctx) => mutate(gctx, 'archiveTaxRate', input, (ctx, { id }) => taxRates.archiveTaxRate(ctx, String(id))),
   }),
 }));

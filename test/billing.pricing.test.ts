@@ -114,6 +114,34 @@ describe('coupons (REST)', () => {
   });
 });
 
+describe('coupon lists page with cursors, whatever the codes', () => {
+  it('REST and GraphQL: merchant codes (with - and _) and generated ids, newest first, page after page', async () => {
+    const m = await setup();
+    const ids: string[] = [];
+    for (const id of ['SUMMER-25', 'a', 'WINTER_10', undefined, 'Z9']) ids.unshift((await m.created('/v1/coupons', { ...(id ? { id } : {}), name: 'C', percent_off: 5, duration: 'once' })).id);
+    const seen: string[] = [];
+    let after = '';
+    for (;;) {
+      const r = await m.api.get(`/v1/coupons?limit=2${after ? `&after=${after}` : ''}`);
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      seen.push(...r.body.data.map((c: any) => c.id));
+      if (!r.body.has_more) break;
+      after = r.body.next_cursor;
+    }
+    expect(seen).toEqual(ids);
+    const q = `query($after: String) { coupons(first: 2, after: $after) { pageInfo { hasNextPage endCursor } edges { node { id } } } }`;
+    const gql: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const r = await m.api.gql(q, { after: cursor });
+      expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
+      gql.push(...r.data.coupons.edges.map((e: any) => e.node.id));
+      cursor = r.data.coupons.pageInfo.hasNextPage ? r.data.coupons.pageInfo.endCursor : null;
+    } while (cursor);
+    expect(gql).toEqual(ids);
+  });
+});
+
 describe('tax rates (REST)', () => {
   it('create, retrieve, list; percentages up to 4 decimals', async () => {
     const m = await setup();

@@ -133,7 +133,7 @@ describe('coupon lists page with cursors, whatever the codes', () => {
     const gql: string[] = [];
     let cursor: string | null = null;
     do {
-      const r = await m.api.gql(q, { after: cursor });
+      const r: { data: any; errors?: unknown } = await m.api.gql(q, { after: cursor });
       expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
       gql.push(...r.data.coupons.edges.map((e: any) => e.node.id));
       cursor = r.data.coupons.pageInfo.hasNextPage ? r.data.coupons.pageInfo.endCursor : null;

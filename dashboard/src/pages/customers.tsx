@@ -105,7 +105,7 @@ function CreateCustomerForm() {
 }
 
 const CustomerQuery = graphql(`
-  query DashboardCustomer($id: ID!, $itemsAfter: String) {
+  query DashboardCustomer($id: ID!) {
     customer(id: $id) {
       id email name phone currency locale createdAt
       creditBalance { amount currency }
@@ -116,16 +116,24 @@ const CustomerQuery = graphql(`
       payments(first: 10) { totalCount edges { node { id amount currency status createdAt } } }
     }
     invoices(customerId: $id, first: 20) { totalCount edges { node { id number status totalFormatted createdAt } } }
-    invoiceItems(customerId: $id, pending: true, first: 20, after: $itemsAfter) {
+  }
+`);
+
+// The customer page refetches after any of its own actions, also when the list it adds to was empty.
+const CUSTOMER_CONTEXT = { additionalTypenames: ['PaymentMethod', 'SetupIntent', 'Wallet', 'Invoice', 'BillingSubscription'] };
+
+// The one-off items waiting for the customer's next invoice: a query of their own, paged without
+// reloading the page ($id is the customer).
+const WaitingItemsQuery = graphql(`
+  query DashboardWaitingInvoiceItems($id: ID!, $after: String) {
+    invoiceItems(customerId: $id, pending: true, first: 20, after: $after) {
       totalCount
       pageInfo { hasNextPage endCursor }
       edges { node { id description quantity unitAmount amount currency createdAt } }
     }
   }
 `);
-
-// The customer page refetches after any of its own actions, also when the list it adds to was empty.
-const CUSTOMER_CONTEXT = { additionalTypenames: ['PaymentMethod', 'SetupIntent', 'Wallet', 'InvoiceItem', 'DeletedInvoiceItem', 'Invoice', 'BillingSubscription'] };
+const ITEMS_CONTEXT = { additionalTypenames: ['InvoiceItem', 'DeletedInvoiceItem', 'Invoice'] };
 
 const CreatePortalSession = graphql(`
   mutation DashboardCreatePortalSession($input: CreatePortalSessionInput!) {
@@ -138,8 +146,7 @@ const CreatePortalSession = graphql(`
 `);
 
 export function CustomerPage({ id, mode }: { id: string; mode: string }) {
-  const itemsPager = usePager(id);
-  const [{ data, fetching, error }] = useQuery({ query: CustomerQuery, variables: { id, itemsAfter: itemsPager.after }, context: CUSTOMER_CONTEXT });
+  const [{ data, fetching, error }] = useQuery({ query: CustomerQuery, variables: { id }, context: CUSTOMER_CONTEXT });
   const c = data?.customer;
   return (
     <>
@@ -214,39 +221,7 @@ export function CustomerPage({ id, mode }: { id: string; mode: string }) {
             >
               <CreateWalletForm customerId={c.id} currency={c.currency} />
             </TableSection>
-            <TableSection
-              id="items-h"
-              title={`Waiting invoice items (${data.invoiceItems.totalCount})`}
-              note="One-off charges for this customer's next invoice in their currency: a draft made here, or the next invoice of a subscription."
-              caption="Waiting invoice items"
-              rows={data.invoiceItems.edges.map((e) => e.node)}
-              rowKey={(i) => i.id}
-              emptyText="No items waiting."
-              columns={[
-                { header: 'Description', cell: (i) => i.description },
-                { header: 'Quantity', className: 'num', cell: (i) => i.quantity },
-                { header: 'Unit price', className: 'num', cell: (i) => <Money amount={i.unitAmount} currency={i.currency} /> },
-                { header: 'Amount', className: 'num', cell: (i) => <Money amount={i.amount} currency={i.currency} /> },
-                { header: 'Added', cell: (i) => <DateTime value={i.createdAt} /> },
-                {
-                  header: 'Actions',
-                  cell: (i) => (
-                    <ConfirmMutation
-                      mutation={DeleteInvoiceItem}
-                      variables={() => ({ input: { id: i.id, idempotencyKey: idempotencyKey() } })}
-                      field="deleteInvoiceItem"
-                      label="Delete"
-                      ariaLabel={`Delete ${i.description}`}
-                      confirmLabel={`Yes, delete ${i.description}`}
-                    />
-                  ),
-                },
-              ]}
-              footer={<Pager pager={itemsPager} pageInfo={data.invoiceItems.pageInfo} total={data.invoiceItems.totalCount} noun="items" />}
-            >
-              <AddItemForm customerId={c.id} currency={c.currency} />
-              <InvoiceItemsForm customerId={c.id} currency={data.invoiceItems.edges[0]?.node.currency ?? c.currency} />
-            </TableSection>
+            <WaitingItems customerId={c.id} currency={c.currency} />
             <TableSection
               id="inv-h"
               title={`Invoices (${data.invoices.totalCount})`}
@@ -468,6 +443,55 @@ function CreateWalletForm({ customerId, currency }: { customerId: string; curren
 }
 
 // ---------------------------------------------------------------- one-off items and invoices
+
+function WaitingItems({ customerId, currency }: { customerId: string; currency?: string | null | undefined }) {
+  const pager = usePager(customerId);
+  const [{ data, fetching, error }] = useQuery({ query: WaitingItemsQuery, variables: { id: customerId, after: pager.after }, context: ITEMS_CONTEXT });
+  const items = data?.invoiceItems;
+  if (!items) {
+    return (
+      <section aria-labelledby="items-h">
+        <h2 id="items-h">Waiting invoice items</h2>
+        <QueryState fetching={fetching} error={error} />
+      </section>
+    );
+  }
+  return (
+    <TableSection
+      id="items-h"
+      title={`Waiting invoice items (${items.totalCount})`}
+      note="One-off charges for this customer's next invoice in their currency: a draft made here, or the next invoice of a subscription."
+      caption="Waiting invoice items"
+      rows={items.edges.map((e) => e.node)}
+      rowKey={(i) => i.id}
+      emptyText="No items waiting."
+      columns={[
+        { header: 'Description', cell: (i) => i.description },
+        { header: 'Quantity', className: 'num', cell: (i) => i.quantity },
+        { header: 'Unit price', className: 'num', cell: (i) => <Money amount={i.unitAmount} currency={i.currency} /> },
+        { header: 'Amount', className: 'num', cell: (i) => <Money amount={i.amount} currency={i.currency} /> },
+        { header: 'Added', cell: (i) => <DateTime value={i.createdAt} /> },
+        {
+          header: 'Actions',
+          cell: (i) => (
+            <ConfirmMutation
+              mutation={DeleteInvoiceItem}
+              variables={() => ({ input: { id: i.id, idempotencyKey: idempotencyKey() } })}
+              field="deleteInvoiceItem"
+              label="Delete"
+              ariaLabel={`Delete ${i.description}`}
+              confirmLabel={`Yes, delete ${i.description}`}
+            />
+          ),
+        },
+      ]}
+      footer={<Pager pager={pager} pageInfo={items.pageInfo} total={items.totalCount} noun="items" />}
+    >
+      <AddItemForm customerId={customerId} currency={currency} />
+      <InvoiceItemsForm customerId={customerId} currency={items.edges[0]?.node.currency ?? currency} />
+    </TableSection>
+  );
+}
 
 const CreateInvoiceItem = graphql(`
   mutation DashboardCreateInvoiceItem($input: CreateInvoiceItemInput!) {

@@ -52,8 +52,11 @@ describe('cursors and limits', () => {
     const c = encodeCursor(row);
     expect(c).toMatch(/^[A-Za-z0-9_-]+$/);
     expect(decodeCursor(c)).toEqual(row);
+    // A coupon's id may be the merchant's code: its cursor round-trips too.
+    const coupon = { createdAt: new Date('2026-11-23T03:20:03.464Z'), id: 'SUMMER-25' };
+    expect(decodeCursor(encodeCursor(coupon))).toEqual(coupon);
     const tampered = Buffer.from('nope:cus_x').toString('base64url');
-    for (const bad of ['garbage!', tampered, 'a'.repeat(201), Buffer.from('123:notanid').toString('base64url')]) {
+    for (const bad of ['garbage!', tampered, 'a'.repeat(201), Buffer.from('123:not an id').toString('base64url'), Buffer.from(`123:${'x'.repeat(65)}`).toString('base64url')]) {
       try {
         decodeCursor(bad);
         expect.unreachable();

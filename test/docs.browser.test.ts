@@ -24,7 +24,7 @@ describe.runIf(available)('/docs in a browser', () => {
   });
 
   // Every schema is expanded deeply ("Expand all") in the real page, as before; what changed is the
-  // order of the work (the file took 190–320 s alone on a busy 2-core machine, now 40–50 s).
+  // order of the work (the file took 190–320 s alone on a busy 2-core machine, now 28–50 s).
   // Expanding a schema makes Swagger UI resolve that schema's references
   // (specActions.requestResolvedSubtree): one resolution per click, each replacing the resolved
   // spec and re-rendering every schema expanded before it — quadratic, and that was the time

@@ -85,6 +85,9 @@ describe('config', () => {
     expect(loadConfig({ BILLING_ALLOW_HTTP_WEBHOOKS: '1' }).BILLING_ALLOW_HTTP_WEBHOOKS).toBe(true);
     expect(c.WEB_CONCURRENCY).toBe(1);
     expect(loadConfig({ WEB_CONCURRENCY: '4', DATABASE_URL: 'postgresql://db/billing' }).WEB_CONCURRENCY).toBe(4);
+    // The clock-advance lease: 30 s unless set (the crash tests set a few seconds).
+    expect(c.CLOCK_ADVANCE_LEASE_MS).toBe(30_000);
+    expect(loadConfig({ CLOCK_ADVANCE_LEASE_MS: '5000' }).CLOCK_ADVANCE_LEASE_MS).toBe(5000);
   });
 
   it('names the variable that is wrong', () => {
@@ -98,6 +101,7 @@ describe('config', () => {
       [{ WEB_CONCURRENCY: '0', DATABASE_URL: 'postgresql://x' }, 'WEB_CONCURRENCY'],
       [{ PAYMENT_RECOVERY_MS: '10000' }, 'PROCESSOR_TIMEOUT_MS must be below PAYMENT_RECOVERY_MS'],
       [{ PROCESSOR_TIMEOUT_MS: '60000' }, 'PROCESSOR_TIMEOUT_MS must be below PAYMENT_RECOVERY_MS'],
+      [{ CLOCK_ADVANCE_LEASE_MS: '500' }, 'CLOCK_ADVANCE_LEASE_MS'],
     ] as const) {
       expect(() => loadConfig(env)).toThrow(ConfigError);
       expect(() => loadConfig(env)).toThrow(new RegExp(name));

@@ -9,6 +9,7 @@
 //
 //   npx tsx bench/cpu-pair.ts <before-dir> <after-dir>
 //   PAIR_ROUNDS=8 PAIR_REQUESTS=4000 PAIR_ONLY='debit' npx tsx bench/cpu-pair.ts /tmp/before .
+//   PAIR_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof-{side}' …   (node flags for both servers; {side} = before|after)
 //
 // One build under two settings: the same directory twice, and PAIR_ENV_BEFORE / PAIR_ENV_AFTER
 // (JSON objects of environment variables added to that side's), e.g. the rate limit in memory
@@ -75,7 +76,8 @@ async function startSide(name: string, dir: string): Promise<Side> {
   const port = 20000 + Math.floor(Math.random() * 20000);
   const ck = `ck_pair${randomToken(10)}`;
   const sk = `sk_test_${randomToken(24)}`;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const nodeArgs = (process.env.PAIR_NODE_ARGS ?? '').split(' ').filter(Boolean).map((a) => a.replace('{side}', name));
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/main.ts'], {
     cwd: dir,
     detached: true,
     env: {

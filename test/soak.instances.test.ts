@@ -45,6 +45,8 @@ const servers = serverProcesses('soak', {
   PAYMENT_RECOVERY_MS: '2000',
   PROCESSOR_TIMEOUT_MS: '1000',
   SHUTDOWN_TIMEOUT_MS: '1000',
+  // An advance whose instance was killed holds the merchant's clock for this long (30 s by default).
+  CLOCK_ADVANCE_LEASE_MS: '5000',
 });
 let receiver: Server | undefined;
 afterAll(async () => {
@@ -199,8 +201,9 @@ describe.runIf(process.env.TEST_DATABASE_URL)('soak: three instances, one killed
         } else if (n === 0 && Date.now() < stopAt - 15_000) {
           // One client moves the clock: a week and an hour further each time, to a fixed target
           // (an advance cut off by a kill is asked again with the same target). An advance runs
-          // every job due meanwhile (~50–100 here) and waits up to 30 s for the lease of an
-          // advance whose instance was killed: none starts in the load's last 15 s.
+          // every job due meanwhile (~50–100 here) and waits up to CLOCK_ADVANCE_LEASE_MS (5 s
+          // here) for the lease of an advance whose instance was killed: none starts in the
+          // load's last 15 s.
           advances++;
           const to = new Date(clockStart + advances * (WEEK + 3_600_000)).toISOString();
           const t0 = Date.now();

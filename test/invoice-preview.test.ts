@@ -396,13 +396,13 @@ describe('GraphQL upcomingInvoice', () => {
     });
     // Errors: code and the GraphQL argument's name.
     const bad = await m.api.gql(Q, { id: s.id, q: 0 });
-    expect(bad.errors[0].extensions).toMatchObject({ code: 'parameter_invalid', param: 'quantity' });
+    expect(bad.errors![0].extensions).toMatchObject({ code: 'parameter_invalid', param: 'quantity' });
     const early = await m.api.gql(Q, { id: s.id, q: 2, d: '2029-01-01T00:00:00Z' });
-    expect(early.errors[0].extensions).toMatchObject({ code: 'parameter_invalid', param: 'prorationDate' });
+    expect(early.errors![0].extensions).toMatchObject({ code: 'parameter_invalid', param: 'prorationDate' });
     const missing = await m.api.gql(Q, { id: 'sub_nope' });
-    expect(missing.errors[0].extensions).toMatchObject({ code: 'resource_missing', param: 'subscriptionId' });
+    expect(missing.errors![0].extensions).toMatchObject({ code: 'resource_missing', param: 'subscriptionId' });
     const coupon = await m.api.gql(Q, { id: s.id, c: 'NOPE' });
-    expect(coupon.errors[0].extensions).toMatchObject({ code: 'resource_missing', param: 'coupon' });
+    expect(coupon.errors![0].extensions).toMatchObject({ code: 'resource_missing', param: 'coupon' });
 
     // The mutation with the same prorationDate makes the previewed invoice.
     const M = `mutation($input: UpdateSubscriptionInput!) { updateSubscription(input: $input) {

@@ -374,10 +374,12 @@ export class BillingModel {
   }
 
   /**
-   * A PATCH at `at` (proration date = `at`): the coupon first, then plan and quantity. Returns the
-   * invoice made now, or null. `discountStart`: when the real PATCH started a new discount.
+   * A PATCH with proration date `at`: the coupon first, then plan and quantity. Returns the invoice
+   * made now, or null. `discountStart`: when the real PATCH (a moment after `at`) started a new
+   * discount; an invoice it makes is made then too.
    */
   change(c: { plan?: MPlan; quantity?: number; coupon?: MCoupon | null; behavior: Behavior }, at: Date, discountStart = at): MInvoice | null {
+    const made = discountStart.getTime() > at.getTime() ? discountStart : at;
     if (c.coupon === null) this.discount = null;
     else if (c.coupon && c.coupon.id !== this.discount?.coupon.id) this.applyCoupon(c.coupon, discountStart);
     const newPlan = c.plan ?? this.plan;
@@ -399,7 +401,7 @@ export class BillingModel {
       this.periodIndex = 0;
       this.periodStart = at;
       this.periodEnd = addIntervals(at, newPlan.interval, newPlan.intervalCount, 1);
-      return this.invoice('subscription_update', at, at, this.periodEnd, [...credit, this.planLine(at, this.periodEnd, at)], true);
+      return this.invoice('subscription_update', made, at, this.periodEnd, [...credit, this.planLine(at, this.periodEnd, made)], true);
     }
     if (c.behavior === 'none') return null;
     const lines = [
@@ -411,8 +413,29 @@ export class BillingModel {
       this.pending.push(...lines.map((l) => this.stored(l)));
       return null;
     }
-    return this.invoice('subscription_update', at, at, this.periodEnd, lines, true);
+    return this.invoice('subscription_update', made, at, this.periodEnd, lines, true);
   }
+}
+
+/** The scenario's plans, coupons and the subscription's tax rates, as the model (and the pricing rules) take them. */
+export function catalogue(s: Scenario) {
+  const plans: MPlan[] = s.plans.map((p, i) => ({ id: `plan_${i}`, name: p.name, amount: BigInt(p.amount), currency: s.currency, interval: p.interval, intervalCount: p.intervalCount }));
+  const coupons: MCoupon[] = s.coupons.map((c) => ({
+    id: c.id,
+    percentOffBp: c.percentOff === null ? null : Math.round(c.percentOff * 100),
+    amountOff: c.amountOff === null ? null : BigInt(c.amountOff),
+    duration: c.duration,
+    durationInMonths: c.months,
+  }));
+  const rates: PricingTaxRate[] = s.sub.taxes.map((i) => ({ id: `txr_${i}`, percentage: Math.round(s.taxes[i]!.percentage * 10_000), inclusive: s.taxes[i]!.inclusive }));
+  return { plans, coupons, rates };
+}
+
+/** The start of case `seed`: a spread of days (month ends and leap days included) and times of day, in whole seconds. */
+export function startOf(seed: number): Date {
+  const days = (seed * 7919) % (4 * 365);
+  const seconds = (seed * 104_729) % 86_400;
+  return new Date(Date.UTC(2027, 0, 1) + days * 86_400_000 + seconds * 1000);
 }
 
 // ---------------------------------------------------------------- comparing

@@ -19,23 +19,10 @@ import type { Coupon, Plan, Subscription } from '../../src/generated/prisma/clie
 import { previewUpcoming, type BillingState, type UpcomingChange } from '../../src/domain/billing/upcoming.ts';
 import type { PricingTaxRate } from '../../src/domain/pricing/rules.ts';
 import { addIntervals } from '../../src/domain/billing/periods.ts';
-import { BillingModel, describeScenario, modelMoney, moneyOf, scenario, type MCoupon, type MInvoice, type MPlan, type Scenario } from '../helpers/billing-model.ts';
+import { BillingModel, catalogue, describeScenario, modelMoney, moneyOf, scenario, startOf, type MCoupon, type MInvoice } from '../helpers/billing-model.ts';
 
 const CASES = Number(process.env.PREVIEW_CASES ?? 10_000);
 const ONE = process.env.PREVIEW_SEED === undefined ? null : Number(process.env.PREVIEW_SEED);
-
-export function catalogue(s: Scenario) {
-  const plans: MPlan[] = s.plans.map((p, i) => ({ id: `plan_${i}`, name: p.name, amount: BigInt(p.amount), currency: s.currency, interval: p.interval, intervalCount: p.intervalCount }));
-  const coupons: MCoupon[] = s.coupons.map((c) => ({
-    id: c.id,
-    percentOffBp: c.percentOff === null ? null : Math.round(c.percentOff * 100),
-    amountOff: c.amountOff === null ? null : BigInt(c.amountOff),
-    duration: c.duration,
-    durationInMonths: c.months,
-  }));
-  const rates: PricingTaxRate[] = s.sub.taxes.map((i) => ({ id: `txr_${i}`, percentage: Math.round(s.taxes[i]!.percentage * 10_000), inclusive: s.taxes[i]!.inclusive }));
-  return { plans, coupons, rates };
-}
 
 const couponRow = (c: MCoupon) => ({ ...c, currency: null, deletedAt: null }) as unknown as Coupon;
 
@@ -85,13 +72,6 @@ function stateOf(m: BillingModel, rates: PricingTaxRate[]): BillingState {
     walletBalance: m.wallet,
     invoiceSeq: m.seq,
   };
-}
-
-/** The start of case `seed`: a spread of days (month ends and leap days included) and times of day, in whole seconds. */
-export function startOf(seed: number): Date {
-  const days = (seed * 7919) % (4 * 365);
-  const seconds = (seed * 104_729) % 86_400;
-  return new Date(Date.UTC(2027, 0, 1) + days * 86_400_000 + seconds * 1000);
 }
 
 interface Outcome {

@@ -116,6 +116,16 @@ describe('GET /v1/invoices/upcoming', () => {
     await m.advance({ to: end });
     const real = await m.invoice((await m.sub(s.id)).latest_invoice_id);
     expect(moneyOf(real)).toEqual(moneyOf(p));
+    // GraphQL lists an invoice's lines in REST's order everywhere (Subscription.latestInvoice and
+    // node(id:) listed them by creation alone: the prorations, made earlier, before the plan line).
+    const g = await m.api.gql(
+      'query($sub: ID!, $inv: ID!) { subscription(id: $sub) { latestInvoice { lines { id description } } } node(id: $inv) { ... on Invoice { lines { id description } } } invoice(id: $inv) { lines { id description } } }',
+      { sub: s.id, inv: real.id },
+    );
+    const restOrder = real.lines.map((l: any) => ({ id: l.id, description: l.description }));
+    expect(g.data.subscription.latestInvoice.lines).toEqual(restOrder);
+    expect(g.data.node.lines).toEqual(restOrder);
+    expect(g.data.invoice.lines).toEqual(restOrder);
   });
 
   it('with a change: create_prorations and none give the next renewal with it; always_invoice gives the invoice made now and next_invoice; each equal to what the PATCH with the same proration_date makes', async () => {

@@ -250,14 +250,14 @@ export async function previewInvoice(ctx: Ctx, q: InvoiceUpcomingQuery) {
   if (changes && sub.status === 'cancelled') throw new StateError('subscription_cancelled', `Subscription ${sub.id} is cancelled; it can no longer change.`, null);
   const at = await clockNow(ctx);
   const now = new Date(Math.floor(at.getTime() / 1000) * 1000);
-  const prorationAt = changeTime(sub, q.proration_date, now);
-  // In PATCH's order: the coupon (for the currency of the plan it will bill), then the plan.
+  // In PATCH's order: the coupon (for the currency of the plan it will bill), proration_date, the plan.
   let coupon: Coupon | null | undefined;
   if (q.coupon === '') coupon = null;
   else if (q.coupon !== undefined && q.coupon !== sub.couponId) {
     const billing = (q.plan_id ? await store.findPlan(db, q.plan_id) : null) ?? (await store.findPlan(db, sub.planId))!;
     coupon = await redeemableCoupon(ctx, db, q.coupon, billing.currency, now);
   }
+  const prorationAt = changeTime(sub, q.proration_date, now);
   const plan = q.plan_id !== undefined && q.plan_id !== sub.planId ? await subscribablePlan(ctx, q.plan_id, db) : undefined;
   const state = await loadBillingState(ctx, sub, db);
   const change: UpcomingChange | null = changes ? { plan, quantity: q.quantity, coupon, behavior: q.proration_behavior ?? 'create_prorations', at: prorationAt } : null;

@@ -105,7 +105,9 @@ function runCase(seed: number): Outcome {
   /** A change's prediction of the next renewal (kept while nothing else happens). */
   let expected: unknown = null;
   const check = (what: string, preview: unknown, real: MInvoice) => {
-    expect(moneyOf(preview), `${describeScenario(s)} — ${what} (${real.number} at ${real.at.toISOString()})`).toEqual(modelMoney(real, s.currency));
+    const [p, r] = [moneyOf(preview), modelMoney(real, s.currency)];
+    // Compared as JSON first (both built key by key in one order): expect's deep diff only on a difference.
+    if (JSON.stringify(p) !== JSON.stringify(r)) expect(p, `${describeScenario(s)} — ${what} (${real.number} at ${real.at.toISOString()})`).toEqual(r);
     if (what.includes('predicted')) return;
     if (real.discountAmount > 0n) out.discounted++;
     if (real.taxAmount !== 0n) out.taxed++;
@@ -167,6 +169,7 @@ function runCase(seed: number): Outcome {
 
 describe('the upcoming invoice equals the real one (property, in process)', () => {
   it(`${ONE === null ? CASES : 1} seeded random subscriptions, changes and clock steps: every invoice equals its preview line for line, cent for cent`, () => {
+    const began = Date.now();
     const seeds = ONE === null ? Array.from({ length: CASES }, (_, i) => i + 1) : [ONE];
     const total: Outcome = { invoices: 0, predicted: 0, changesNow: 0, intervalChanges: 0, discounted: 0, taxed: 0, carried: 0, credited: 0, fromWallet: 0, itemsDeferred: 0 };
     for (const seed of seeds) {
@@ -189,8 +192,10 @@ describe('the upcoming invoice equals the real one (property, in process)', () =
       for (const k of ['discounted', 'taxed', 'carried', 'credited', 'fromWallet'] as const) expect(total[k], k).toBeGreaterThan(CASES / 100);
       expect(total.itemsDeferred, 'itemsDeferred').toBeGreaterThan(CASES / 1000);
     }
-    console.log(`invoice preview property: ${seeds.length} cases: ${JSON.stringify(total)}`);
-  });
+    console.log(`invoice preview property: ${seeds.length} cases in ${Date.now() - began} ms: ${JSON.stringify(total)}`);
+    // The issue's budget is 10,000 cases in under a minute: about 6 s alone on a 2-core machine. The
+    // timeout leaves room for a machine busy with the rest of the suite (it once took over 60 s then).
+  }, 180_000);
 
   it('the generator is seeded: the same seed, the same scenario', () => {
     expect(scenario(42)).toEqual(scenario(42));

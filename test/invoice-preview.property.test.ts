@@ -8,7 +8,7 @@
 // model's invoice, line for line, cent for cent; a change's next_invoice (or its renewal preview)
 // = the renewal it predicts when nothing happened in between; and no preview records an event.
 //
-// This is the smaller, slower half of the property (PREVIEW_E2E_CASES, default 8 cases, each a
+// This is the smaller, slower half of the property (PREVIEW_E2E_CASES, default 10 cases, each a
 // merchant of its own): it holds the database's invoices to the same model the in-process half
 // holds the preview to. A failure names its seed; PREVIEW_E2E_SEED=<n> runs one.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,7 +16,7 @@ import { startApp, type TestApp } from './helpers/app.ts';
 import { clockMerchant } from './helpers/clock-merchant.ts';
 import { BillingModel, catalogue, describeScenario, modelMoney, moneyOf, scenario, startOf, type MInvoice } from './helpers/billing-model.ts';
 
-const CASES = Number(process.env.PREVIEW_E2E_CASES ?? 8);
+const CASES = Number(process.env.PREVIEW_E2E_CASES ?? 10);
 const ONE = process.env.PREVIEW_E2E_SEED === undefined ? null : Number(process.env.PREVIEW_E2E_SEED);
 const GOOD = '4242424242424242';
 
@@ -33,7 +33,7 @@ interface Tally {
 }
 
 async function runCase(seed: number): Promise<Tally> {
-  const s = scenario(seed, { wallet: false, steps: [3, 7] });
+  const s = scenario(seed, { wallet: false, steps: [3, 8] });
   const { plans, coupons, rates } = catalogue(s);
   const m = await clockMerchant(app);
   const { api } = m;

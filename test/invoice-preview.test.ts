@@ -150,7 +150,10 @@ describe('GET /v1/invoices/upcoming', () => {
     ]);
     const none = await m.upcoming({ ...q, proration_behavior: 'none' });
     expect(none.lines.map((l: any) => l.description.replace(/ \(.*/, ''))).toEqual(['3 × Pro']);
+    const rows = await rowsOf(m.api.creds.merchant_id);
     const always = await m.upcoming({ ...q, proration_behavior: 'always_invoice', coupon: 'ONCE20' });
+    // A preview of a change made now, with a coupon, writes nothing either.
+    expect(await rowsOf(m.api.creds.merchant_id)).toEqual(rows);
     expect(always).toMatchObject({ billing_reason: 'subscription_update', period_start: changeAt, period_end: end, coupon_id: 'ONCE20' });
     expect(always.lines.map((l: any) => [l.id, l.description, l.proration])).toEqual([
       [null, 'Unused time on Basic', true],
@@ -256,7 +259,9 @@ describe('interval changes (monthly ↔ yearly, interval_count)', () => {
     const t = '2029-01-20T00:00:00.000Z';
     await m.advance({ to: t });
     await m.events();
+    const rows = await rowsOf(m.api.creds.merchant_id);
     const p = await m.upcoming({ subscription_id: s.id, plan_id: yearly.id, proration_date: t });
+    expect(await rowsOf(m.api.creds.merchant_id)).toEqual(rows);
     expect(p).toMatchObject({ billing_reason: 'subscription_update', period_start: t, period_end: '2030-01-20T00:00:00.000Z' });
     const credit = -Math.round((6200 * 21) / 31); // -4200
     expect(p.lines.map((l: any) => [l.description, l.amount, l.proration, l.period])).toEqual([

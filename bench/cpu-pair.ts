@@ -9,6 +9,7 @@
 //
 //   npx tsx bench/cpu-pair.ts <before-dir> <after-dir>
 //   PAIR_ROUNDS=8 PAIR_REQUESTS=4000 PAIR_ONLY='debit' npx tsx bench/cpu-pair.ts /tmp/before .
+//   PAIR_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof-{side}' …   (node flags for both servers; {side} = before|after)
 //
 // Both directories need their node_modules and src/generated (a copy of another checkout with a
 // symlinked node_modules works). PostgreSQL must run on this machine (its backends' /proc).
@@ -68,7 +69,8 @@ async function startSide(name: string, dir: string): Promise<Side> {
   const port = 20000 + Math.floor(Math.random() * 20000);
   const ck = `ck_pair${randomToken(10)}`;
   const sk = `sk_test_${randomToken(24)}`;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const nodeArgs = (process.env.PAIR_NODE_ARGS ?? '').split(' ').filter(Boolean).map((a) => a.replace('{side}', name));
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/main.ts'], {
     cwd: dir,
     detached: true,
     env: {

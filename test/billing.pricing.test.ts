@@ -114,6 +114,34 @@ describe('coupons (REST)', () => {
   });
 });
 
+describe('coupon lists page with cursors, whatever the codes', () => {
+  it('REST and GraphQL: merchant codes (with - and _) and generated ids, newest first, page after page', async () => {
+    const m = await setup();
+    const ids: string[] = [];
+    for (const id of ['SUMMER-25', 'a', 'WINTER_10', undefined, 'Z9']) ids.unshift((await m.created('/v1/coupons', { ...(id ? { id } : {}), name: 'C', percent_off: 5, duration: 'once' })).id);
+    const seen: string[] = [];
+    let after = '';
+    for (;;) {
+      const r = await m.api.get(`/v1/coupons?limit=2${after ? `&after=${after}` : ''}`);
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      seen.push(...r.body.data.map((c: any) => c.id));
+      if (!r.body.has_more) break;
+      after = r.body.next_cursor;
+    }
+    expect(seen).toEqual(ids);
+    const q = `query($after: String) { coupons(first: 2, after: $after) { pageInfo { hasNextPage endCursor } edges { node { id } } } }`;
+    const gql: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const r: { data: any; errors?: unknown } = await m.api.gql(q, { after: cursor });
+      expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
+      gql.push(...r.data.coupons.edges.map((e: any) => e.node.id));
+      cursor = r.data.coupons.pageInfo.hasNextPage ? r.data.coupons.pageInfo.endCursor : null;
+    } while (cursor);
+    expect(gql).toEqual(ids);
+  });
+});
+
 describe('tax rates (REST)', () => {
   it('create, retrieve, list; percentages up to 4 decimals', async () => {
     const m = await setup();
@@ -136,6 +164,37 @@ describe('tax rates (REST)', () => {
     expect((await m.api.get(`/v1/tax-rates/${t.id}`)).body).toEqual(t);
     expect((await m.api.get('/v1/tax-rates')).body.data.map((x: any) => x.id)).toEqual([fine.id, t.id]);
     expect((await (await app.merchant()).get(`/v1/tax-rates/${t.id}`)).status).toBe(404);
+  });
+
+  it('archive (final): listed as archived, refused for new subscriptions, kept by those that have it', async () => {
+    const m = await setup();
+    const vat = await m.created('/v1/tax-rates', { display_name: 'VAT', percentage: 20 });
+    const other = await m.created('/v1/tax-rates', { display_name: 'City', percentage: 1 });
+    const plan = await m.plan({ name: 'Taxed', amount: 1000 });
+    const sub = await m.subscribe(plan.id, { default_tax_rates: [vat.id] });
+    const archived = await m.api.post(`/v1/tax-rates/${vat.id}/archive`);
+    expect(archived.status).toBe(200);
+    expect(archived.body).toEqual({ ...vat, active: false });
+    const again = await m.api.post(`/v1/tax-rates/${vat.id}/archive`);
+    expect(again.status).toBe(409);
+    expect(again.body.error).toMatchObject({ type: 'state_error', code: 'tax_rate_archived' });
+    expect((await m.api.post('/v1/tax-rates/txr_unknown/archive')).status).toBe(404);
+    expect((await (await app.merchant()).post(`/v1/tax-rates/${other.id}/archive`)).status).toBe(404);
+    expect((await m.api.get(`/v1/tax-rates/${other.id}`)).body.active).toBe(true);
+    expect((await m.api.get('/v1/tax-rates?active=true')).body.data.map((x: any) => x.id)).toEqual([other.id]);
+    expect((await m.api.get('/v1/tax-rates?active=false')).body.data.map((x: any) => x.id)).toEqual([vat.id]);
+    expect((await m.api.get('/v1/tax-rates?active=maybe')).body.error).toMatchObject({ code: 'parameter_invalid', param: 'active' });
+    // No new subscription may name it…
+    const refused = await m.api.post('/v1/subscriptions', { customer_id: m.customer.id, plan_id: plan.id, default_tax_rates: [vat.id] });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ code: 'parameter_invalid', param: 'default_tax_rates' });
+    // …the one that has it keeps it: its renewal is taxed as before.
+    await m.api.post('/v1/test-helpers/clock/advance', { seconds: 32 * 86400 });
+    const renewal = (await m.api.get(`/v1/invoices?subscription_id=${sub.id}`)).body.data[0];
+    expect(renewal).toMatchObject({ billing_reason: 'subscription_cycle', subtotal: 1000, tax_amount: 200, total: 1200 });
+    expect((await m.api.get(`/v1/subscriptions/${sub.id}`)).body.default_tax_rates).toEqual([vat.id]);
+    // No event: the catalogue has none for tax rates.
+    expect((await m.eventObjects()).filter((e: any) => e.type.startsWith('tax'))).toEqual([]);
   });
 });
 
@@ -348,6 +407,15 @@ describe('GraphQL', () => {
       taxRates: { totalCount: 1, edges: [{ node: { displayName: 'GST' } }] },
       node: { id: tax.taxRate.id, displayName: 'GST' },
     });
+    const gone = await mutation(api, 'createTaxRate', { displayName: 'Old', percentage: 5 }, 'taxRate { id }');
+    const ARCHIVE = `mutation($input: ArchiveTaxRateInput!) { archiveTaxRate(input: $input) { ${RESULT} ... on ArchiveTaxRateSuccess { taxRate { id active } } } }`;
+    const archivedOnce = (await api.gql(ARCHIVE, { input: { id: gone.taxRate.id, idempotencyKey: `a-${key}` } })).data.archiveTaxRate;
+    expect(archivedOnce).toMatchObject({ __typename: 'ArchiveTaxRateSuccess', taxRate: { id: gone.taxRate.id, active: false } });
+    expect((await api.gql(ARCHIVE, { input: { id: gone.taxRate.id, idempotencyKey: `a-${key}` } })).data.archiveTaxRate).toEqual(archivedOnce);
+    expect((await api.gql(ARCHIVE, { input: { id: gone.taxRate.id } })).data.archiveTaxRate).toMatchObject({ __typename: 'StateError', code: 'tax_rate_archived' });
+    expect((await api.gql(ARCHIVE, { input: { id: 'txr_nope' } })).data.archiveTaxRate).toMatchObject({ __typename: 'NotFoundError', code: 'resource_missing' });
+    const filtered = await api.gql(`{ on: taxRates(active: true) { edges { node { id } } } off: taxRates(active: false) { totalCount edges { node { id } } } }`);
+    expect(filtered.data).toEqual({ on: { edges: [{ node: { id: tax.taxRate.id } }] }, off: { totalCount: 1, edges: [{ node: { id: gone.taxRate.id } }] } });
 
     const plan = await m.plan({ name: 'Seat', amount: 1000 });
     const SUB = `subscription { id quantity discount { couponId start end coupon { id timesRedeemed } } defaultTaxRates { id }

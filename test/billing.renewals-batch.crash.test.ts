@@ -13,6 +13,8 @@ const servers = serverProcesses('batchkill', {
   TEST_PROCESSOR_LATENCY_MS: '1500',
   PROCESSOR_TIMEOUT_MS: '2500',
   PAYMENT_RECOVERY_MS: '3000',
+  // The restarted process waits out the killed one's advance lease (30 s by default).
+  CLOCK_ADVANCE_LEASE_MS: '5000',
 });
 afterAll(() => servers.cleanup());
 

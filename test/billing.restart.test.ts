@@ -5,7 +5,18 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { serverProcesses } from './helpers/server-process.ts';
 
-const servers = serverProcesses('renewalkill', { LOG_LEVEL: 'warn', RATE_LIMIT_PER_SECOND: '0', JOBS_LEASE_MS: '2000', JOBS_POLL_MS: '100' });
+// Short leases and a short recovery delay (the production defaults are 30 s, 30 s and a minute):
+// the restarted process waits for each of them in real time, and the test proves the same with 5 s.
+const servers = serverProcesses('renewalkill', {
+  LOG_LEVEL: 'warn',
+  RATE_LIMIT_PER_SECOND: '0',
+  JOBS_LEASE_MS: '2000',
+  JOBS_POLL_MS: '100',
+  CLOCK_ADVANCE_LEASE_MS: '5000',
+  IDEMPOTENCY_LEASE_MS: '5000',
+  PAYMENT_RECOVERY_MS: '5000',
+  PROCESSOR_TIMEOUT_MS: '4000',
+});
 afterAll(() => servers.cleanup());
 const auth = servers.auth;
 const startServer = servers.start;
@@ -22,12 +33,15 @@ describe('renewals across a crash', () => {
     const plan = (await call('POST', '/v1/plans', { name: 'Weekly', amount: 700, currency: 'USD', interval: 'week' })).body;
     const N = 10;
     const WEEKS = 20;
-    for (let i = 0; i < N; i++) {
-      const c = (await call('POST', '/v1/customers', { email: `kill${i}@example.com` })).body;
-      const si = (await call('POST', '/v1/setup-intents', { customer_id: c.id })).body;
-      await call('POST', `/v1/test-helpers/setup-intents/${si.id}/complete`, {});
-      expect((await call('POST', '/v1/subscriptions', { customer_id: c.id, plan_id: plan.id })).body.status).toBe('active');
-    }
+    // The N subscribers side by side (the order is not what this test is about).
+    await Promise.all(
+      Array.from({ length: N }, async (_, i) => {
+        const c = (await call('POST', '/v1/customers', { email: `kill${i}@example.com` })).body;
+        const si = (await call('POST', '/v1/setup-intents', { customer_id: c.id })).body;
+        await call('POST', `/v1/test-helpers/setup-intents/${si.id}/complete`, {});
+        expect((await call('POST', '/v1/subscriptions', { customer_id: c.id, plan_id: plan.id })).body.status).toBe('active');
+      }),
+    );
     const to = new Date(Date.now() + WEEKS * 7 * 86_400_000 + 3_600_000).toISOString(); // WEEKS weekly renewals each
     // The advance runs the renewals in due order (a few hundred: under a second of work on a quiet
     // machine, which is why a fixed sleep before the kill let the run finish first); the process is killed as soon as the first renewal invoices are there, so the kill
@@ -48,15 +62,16 @@ describe('renewals across a crash', () => {
     // advance is simply asked again.
     const clock = (await call('GET', '/v1/test-helpers/clock')).body;
     expect(new Date(clock.now).getTime()).toBeLessThan(new Date(to).getTime());
-    // The same advance again. It waits for the dead process's advance lease (30 s at most) and for
-    // the charge the kill cut off (recovered a minute after it started); on a busy machine it may need more than one request (409
+    // The same advance again. It waits for the dead process's advance lease (CLOCK_ADVANCE_LEASE_MS
+    // at most) and for the charge the kill cut off (recovered PAYMENT_RECOVERY_MS after it
+    // started); on a busy machine it may need more than one request (409
     // clock_advance_incomplete: repeat with the same `to`).
     let again = await call('POST', '/v1/test-helpers/clock/advance', { to });
     for (let i = 0; again.status === 409 && again.body.error.code === 'clock_advance_incomplete' && i < 10; i++) {
       again = await call('POST', '/v1/test-helpers/clock/advance', { to });
     }
     expect(again.status, JSON.stringify(again.body)).toBe(200);
-    // A little later (the recovery of a charge cut off mid-way is due a minute on).
+    // A little later (the recovery of a charge cut off mid-way is due PAYMENT_RECOVERY_MS on).
     expect((await call('POST', '/v1/test-helpers/clock/advance', { seconds: 120 })).status).toBe(200);
 
     const invoices: any[] = [];

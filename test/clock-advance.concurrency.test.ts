@@ -53,8 +53,12 @@ describe('one advance per merchant at a time', () => {
     // clock moved at least as far as the shortest one.
     const afterBurst = Date.parse((await api.get('/v1/test-helpers/clock')).body.now);
     expect(afterBurst - Date.parse(subs[0].current_period_start)).toBeGreaterThanOrEqual(10 * DAY * 1000);
-    // One last advance, to ~4 months after the start, that succeeds.
-    const last = await api.post(ADVANCE, { to: new Date(Date.parse(subs[0].current_period_start) + 125 * DAY * 1000).toISOString() });
+    // One last advance, to ~4 months after the start (or a day on, when the burst went further),
+    // that succeeds. On the embedded database the burst goes further: its one connection is held by
+    // the running advance's transactions, so a waiting advance reads the clock (and fixes its
+    // target, now + seconds) only between them, where the running one has already moved it.
+    const target = Math.max(Date.parse(subs[0].current_period_start) + 125 * DAY * 1000, afterBurst + DAY * 1000);
+    const last = await api.post(ADVANCE, { to: new Date(target).toISOString() });
     expect(last.status, JSON.stringify(last.body)).toBe(200);
     const clock = new Date(last.body.now).getTime();
 
@@ -131,7 +135,13 @@ describe('one advance per merchant at a time', () => {
 // request waits for whichever transaction holds it (a renewal's included) — it serves development,
 // not several merchants under load (docs/jobs.md).
 describe.runIf(usingPostgres)("another merchant's latency while one merchant advances its clock hard (PostgreSQL)", () => {
-  it("100 parallel advances plus a steady stream: the other merchant's p95 stays within max(2 × idle, idle + 20 ms)", async () => {
+  // The bound tolerates the machine, not a queue: the advances' own CPU shares the same two cores
+  // with the bystander, and CI runs another test file beside this one. With max(2 × idle,
+  // idle + 20 ms) the test failed on loaded machines at 31.5–42 ms (idle 9–13 ms) while passing
+  // alone at 10–17 ms; a bystander queued behind the advances (the pool held by them, a lock they
+  // take) waits for whole advances, which take hundreds of milliseconds each. (It is not a test of
+  // short event-loop stalls: a 150 ms busy-wait added to every renewal batch still passed at 38 ms.)
+  it("100 parallel advances plus a steady stream: the other merchant's p95 stays within max(3 × idle, idle + 40 ms)", async () => {
     const a = await app.merchant({ name: 'Advancer' });
     // Open (stop 31 and 32 closing notes): with the advancer's e-mails on, the bystander's p95
     // passed the bound in two of three full runs on 2026-11-27 with one job per message, and in one
@@ -182,7 +192,7 @@ describe.runIf(usingPostgres)("another merchant's latency while one merchant adv
     const p95 = percentile(loaded, 95);
     // Idle again once every advance has answered (the machine's own load varies: the larger of the two).
     const idle = Math.max(idleBefore, percentile(await readLatencies(200), 95));
-    const bound = Math.max(2 * idle, idle + 20);
+    const bound = Math.max(3 * idle, idle + 40);
     const summary = `idle p95 ${idle.toFixed(1)} ms, loaded p95 ${p95.toFixed(1)} ms (p50 ${percentile(loaded, 50).toFixed(1)}), bound ${bound.toFixed(1)} ms; ${answers.length} advances: ${answers.filter((r) => r.status === 200).length} × 200`;
     console.log(summary);
     if (process.env.DEBUG_CLOCK) console.log([...new Set(answers.map((r) => r.status + ' ' + (r.body.error?.message ?? r.body.now)))].slice(0, 30).join('\n'));

@@ -4,19 +4,15 @@
 // link, rotate a secret, replay an event, advance the clock, pay and void an invoice) with their
 // errors shown next to the control, pagination and filters, a session that ends, and another
 // merchant's data never shown.
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDashboardUser } from '../src/domain/merchants/dashboard.ts';
 import { startApp, type Client, type TestApp } from './helpers/app.ts';
 import { launchBrowser, requireChromium } from './helpers/browser.ts';
+import { PASSWORD, dashboardBrowser } from './helpers/dashboard-browser.ts';
 import { receivers } from './helpers/receivers.ts';
 
 const available = requireChromium('dashboard.browser.test');
-const require = createRequire(import.meta.url);
-const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
-const PASSWORD = 'correct horse battery staple';
 
 describe.runIf(available)('the merchant dashboard in a browser', () => {
   let app: TestApp;
@@ -68,53 +64,13 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
     await app?.close();
   });
 
-  /** A browser context (its own cookies) whose pages record every console error and failed request. */
-  async function context(width: number, errors: string[], allow: (text: string, url: string) => boolean = () => false): Promise<BrowserContext> {
-    const ctx = await browser.newContext({ viewport: { width, height: 900 } });
-    ctx.on('page', (page) => watch(page, errors, allow));
-    return ctx;
-  }
-
-  function watch(page: Page, errors: string[], allow: (text: string, url: string) => boolean) {
-    page.on('pageerror', (e) => errors.push(`${page.url()}: ${e.message}`));
-    page.on('console', (m) => {
-      if (m.type() !== 'error') return;
-      const url = m.location().url;
-      // Signed out, the app's first question (GET /dashboard/api/session) is answered 401 on purpose.
-      const signedOutProbe = /status of 401/.test(m.text()) && url.endsWith('/dashboard/api/session');
-      if (!signedOutProbe && !allow(m.text(), url)) errors.push(`${page.url()}: ${m.text()} (${url})`);
-    });
-  }
-
-  async function signIn(page: Page, who = email, password = PASSWORD) {
-    await page.getByLabel('Email').fill(who);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-  }
-
-  async function signedIn(width: number, errors: string[], who = email): Promise<{ ctx: BrowserContext; page: Page }> {
-    const ctx = await context(width, errors);
-    const page = await ctx.newPage();
-    await page.goto(`${app.url}/dashboard`);
-    await signIn(page, who);
-    await page.getByRole('button', { name: 'Sign out' }).waitFor();
-    return { ctx, page };
-  }
-
-  /** Waits for the page's heading and for its data (no "Loading…" left). */
-  async function settled(page: Page, heading: string | RegExp) {
-    await page.getByRole('heading', { level: 1, name: heading }).waitFor();
-    await page.getByRole('status').filter({ hasText: 'Loading…' }).waitFor({ state: 'detached' });
-  }
-
-  async function axe(page: Page): Promise<string[]> {
-    // Evaluated through the DevTools protocol: the page's own CSP (no inline script) stays on.
-    await page.evaluate(AXE);
-    const result = await page.evaluate(async () => (globalThis as any).axe.run(document, { resultTypes: ['violations'] }));
-    return (result.violations as any[])
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`);
-  }
+  const b = dashboardBrowser(
+    () => browser,
+    () => app.url,
+  );
+  const { context, settled, axe } = b;
+  const signIn = (page: Parameters<typeof b.signIn>[0], who = email, password?: string) => b.signIn(page, who, password);
+  const signedIn = (width: number, errors: string[], who = email) => b.signedIn(width, errors, who);
 
   it('is served by the same process: index for every client route (no-cache, strict CSP), hashed assets cached, the session API left alone', async () => {
     for (const path of ['/dashboard', '/dashboard/', '/dashboard/payments/pay_x', '/dashboard/customers']) {
@@ -155,7 +111,22 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
     // The route asked for before signing in is the one shown after.
     await settled(page, 'Customers');
     expect(await page.getByTestId('merchant-name').textContent()).toContain('Kampala Coffee');
-    expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents()).toEqual(['Overview', 'Payments', 'Customers', 'Invoices', 'Subscriptions', 'Plans', 'Wallets', 'Events', 'Webhooks', 'Test clock', 'Settings']);
+    expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents()).toEqual([
+      'Overview',
+      'Payments',
+      'Customers',
+      'Invoices',
+      'Credit notes',
+      'Subscriptions',
+      'Plans',
+      'Coupons',
+      'Tax rates',
+      'Wallets',
+      'Events',
+      'Webhooks',
+      'Test clock',
+      'Settings',
+    ]);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in to your dashboard' }).waitFor();
     // The session is over on the server too: a reload stays signed out.
@@ -343,7 +314,7 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
     const json = await page.getByLabel('Event object as JSON').textContent();
     expect(JSON.parse(json!).id).toBe(seed.payment.id);
     await page.getByRole('button', { name: 'Replay to webhook endpoints' }).click();
-    await page.getByText('Replayed to 1 endpoint(s).').waitFor();
+    await page.getByText('Sent again to 1 endpoint.').waitFor();
     expect(errors).toEqual([]);
     await ctx.close();
   });
@@ -410,10 +381,14 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
 
     await page.goto(`${app.url}/dashboard/subscriptions`);
     await settled(page, 'Subscriptions');
-    await page.getByLabel('Subscriber customer ID').fill(seed.customer.id);
-    await page.getByLabel('Subscribed plan ID').fill(plan.id);
+    await page.getByRole('main').getByRole('link', { name: 'Subscribe a customer' }).click();
+    await settled(page, 'Subscribe a customer');
+    await page.getByLabel('Find a customer').fill('amina nak');
+    await page.getByRole('radio', { name: new RegExp(`^Amina Nakato · ${seed.customer.email.replace(/\./g, '\\.')}`) }).check();
+    await page.getByLabel('Find a plan').fill('espresso');
+    await page.getByRole('radio', { name: /^Espresso/ }).check();
     await page.getByRole('button', { name: 'Create subscription' }).click();
-    await page.getByText(/^Subscription sub_\w+ created \(active\)\./).waitFor();
+    await page.getByText(`${seed.customer.email} is subscribed to Espresso: active`).waitFor();
     await page.goto(`${app.url}/dashboard/subscriptions?plan=${plan.id}`);
     await settled(page, 'Subscriptions');
     const who = `the subscription of ${seed.customer.email}`;
@@ -569,14 +544,20 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
     await page.getByLabel('Price (smallest unit)').fill('1000');
     await page.getByRole('button', { name: 'Create plan' }).click();
     await page.getByText('Plan Story plan created.').waitFor();
-    const planId = (await page.getByRole('row', { name: /Story plan/ }).locator('code').textContent())!;
-    // The subscription, charged to the saved card.
+    // The subscription, charged to the saved card: the customer and the plan found by name.
     await nav.getByRole('link', { name: 'Subscriptions' }).click();
     await settled(page, 'Subscriptions');
-    await page.getByLabel('Subscriber customer ID').fill(customerId);
-    await page.getByLabel('Subscribed plan ID').fill(planId);
+    await main.getByRole('link', { name: 'Subscribe a customer' }).click();
+    await settled(page, 'Subscribe a customer');
+    await page.getByLabel('Find a customer').fill(seed.customer.email);
+    await page.getByRole('radio', { name: /^Amina Nakato/ }).check();
+    await page.getByLabel('Find a plan').fill('story');
+    await page.getByRole('radio', { name: /^Story plan/ }).check();
     await page.getByRole('button', { name: 'Create subscription' }).click();
-    await page.getByText(/^Subscription sub_\w+ created \(active\)\./).waitFor();
+    const subscribed = page.getByRole('status').filter({ hasText: 'is subscribed to Story plan: active' });
+    await subscribed.waitFor();
+    await subscribed.getByRole('link', { name: 'Open the subscription' }).click();
+    await settled(page, 'Subscription to Story plan');
     // A month later: the renewal is invoiced and paid.
     await nav.getByRole('link', { name: 'Test clock' }).click();
     await settled(page, 'Test clock');

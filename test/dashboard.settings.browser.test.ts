@@ -4,18 +4,14 @@
 // renames and brands the merchant (seen on a hosted checkout page), switches customer e-mails
 // (seen through REST), creates an API key whose secret is shown once and works, and revokes it
 // (then 401). Both widths, axe-core (no serious or critical violation), zero console errors.
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDashboardUser } from '../src/domain/merchants/dashboard.ts';
 import { startApp, type Client, type TestApp } from './helpers/app.ts';
 import { launchBrowser, requireChromium } from './helpers/browser.ts';
+import { PASSWORD, dashboardBrowser } from './helpers/dashboard-browser.ts';
 
 const available = requireChromium('dashboard.settings.browser.test');
-const require = createRequire(import.meta.url);
-const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
-const PASSWORD = 'correct horse battery staple';
 // A 1×1 PNG.
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
 
@@ -60,53 +56,14 @@ describe.runIf(available)('the dashboard’s overview and settings in a browser'
     await app?.close();
   });
 
-  async function context(width: number, errors: string[]): Promise<BrowserContext> {
-    const ctx = await browser.newContext({ viewport: { width, height: 900 } });
-    ctx.on('page', (page) => {
-      page.on('pageerror', (e) => errors.push(`${page.url()}: ${e.message}`));
-      page.on('console', (m) => {
-        if (m.type() !== 'error') return;
-        const url = m.location().url;
-        // Signed out, the app's first question (GET /dashboard/api/session) is answered 401 on purpose.
-        if (/status of 401/.test(m.text()) && url.endsWith('/dashboard/api/session')) return;
-        errors.push(`${page.url()}: ${m.text()} (${url})`);
-      });
-    });
-    return ctx;
-  }
+  const b = dashboardBrowser(
+    () => browser,
+    () => app.url,
+  );
+  const { settled, checkPage } = b;
+  const signedIn = (width: number, errors: string[], who = email, path = '') => b.signedIn(width, errors, who, path);
 
-  async function signedIn(width: number, errors: string[], who = email, path = ''): Promise<{ ctx: BrowserContext; page: Page }> {
-    const ctx = await context(width, errors);
-    const page = await ctx.newPage();
-    await page.goto(`${app.url}/dashboard${path}`);
-    await page.getByLabel('Email').fill(who);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('button', { name: 'Sign out' }).waitFor();
-    return { ctx, page };
-  }
-
-  async function settled(page: Page, heading: string | RegExp) {
-    await page.getByRole('heading', { level: 1, name: heading }).waitFor();
-    await page.getByRole('status').filter({ hasText: 'Loading…' }).first().waitFor({ state: 'detached' });
-  }
-
-  async function axe(page: Page): Promise<string[]> {
-    await page.evaluate(AXE);
-    const result = await page.evaluate(async () => (globalThis as any).axe.run(document, { resultTypes: ['violations'] }));
-    return (result.violations as any[])
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`);
-  }
-
-  async function checkPage(page: Page, label: string, width: number) {
-    expect(await axe(page), label).toEqual([]);
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-    expect(overflow, `${label} scrolls sideways at ${width} px`).toBeLessThanOrEqual(0);
-    await page.screenshot({ path: `/tmp/dashboard-${label.replace(/[/?=]/g, '_')}-${width}.png`, fullPage: true });
-  }
-
-  const kpi = (page: Page, name: string) => page.getByTestId(`kpi-${name}`).textContent();
+  const kpi = (page: import('playwright-core').Page, name: string) => page.getByTestId(`kpi-${name}`).textContent();
 
   it('the API’s own overview has the numbers the pages below must show', async () => {
     const o = (await api.gql(`{ overview { activeSubscriptions mrr { currency amount subscriptions } days { failedPayments revenue { currency amount } } } }`)).data.overview;

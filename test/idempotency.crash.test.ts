@@ -10,6 +10,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { serverProcesses } from './helpers/server-process.ts';
 
 const LEASE_MS = 3000;
+// Every start of the server costs seconds (most of this file's time), so one setting serves every
+// test and the running server is reused where it can be: the processor always takes a moment
+// (TEST_PROCESSOR_LATENCY_MS), so that a kill finds charges in flight; the debits and creates
+// never call it.
 const servers = serverProcesses('idemcrash', {
   LOG_LEVEL: 'warn',
   RATE_LIMIT_PER_SECOND: '0',
@@ -18,6 +22,7 @@ const servers = serverProcesses('idemcrash', {
   PROCESSOR_TIMEOUT_MS: '1000',
   JOBS_POLL_MS: '100',
   JOBS_LEASE_MS: '2000',
+  TEST_PROCESSOR_LATENCY_MS: '300',
 });
 afterAll(() => servers.cleanup());
 
@@ -101,6 +106,7 @@ async function savedCard(email: string) {
 
 describe('idempotent requests across kill -9', () => {
   let server: ChildProcess;
+  const running = () => !!server && server.exitCode === null && server.signalCode === null;
 
   it('keyed debits: every retried key gets the one debit it made, the ledger is exact', async () => {
     server = await servers.start(port);
@@ -146,7 +152,7 @@ describe('idempotent requests across kill -9', () => {
   }, 300_000);
 
   it('keyed GraphQL debits (idempotencyKey): the same, through the other surface', async () => {
-    if (!server || server.exitCode !== null || server.signalCode !== null) server = await servers.start(port);
+    if (!running()) server = await servers.start(port);
     const c = (await call('POST', '/v1/customers', { email: `gql-debits-${randomUUID()}@example.com` })).body;
     const w = (await call('POST', '/v1/wallets', { customer_id: c.id, currency: 'EUR' })).body;
     expect((await call('POST', `/v1/wallets/${w.id}/credit`, { amount: 500_000, reference: `grant_${randomUUID()}`, description: 'Prepaid' })).status).toBe(201);
@@ -179,7 +185,7 @@ describe('idempotent requests across kill -9', () => {
   }, 180_000);
 
   it('keyed creates: one customer and one event per key', async () => {
-    if (!server || server.exitCode !== null || server.signalCode !== null) server = await servers.start(port);
+    if (!running()) server = await servers.start(port);
     const tag = randomUUID().slice(0, 8);
     const reqs = Array.from({ length: 30 }, (_, i) => ({ method: 'POST', path: '/v1/customers', body: { email: `crash-${tag}-${i}@example.com`, name: `Crash ${i}` }, key: randomUUID() }));
     const before = await fireAndKill(server, reqs);
@@ -200,13 +206,12 @@ describe('idempotent requests across kill -9', () => {
   }, 180_000);
 
   it('keyed off-session payments: none stays processing after the restart, and the retries settle each once', async () => {
-    if (server) await kill(server);
-    // The processor takes a moment, so the kill finds charges in flight.
-    server = await servers.start(port, { TEST_PROCESSOR_LATENCY_MS: '300' });
+    // The processor takes a moment (300 ms), so the kill finds charges in flight.
+    if (!running()) server = await servers.start(port);
     const { customer, pm } = await savedCard(`payments-${randomUUID()}@example.com`);
     const reqs = Array.from({ length: 16 }, (_, i) => ({ method: 'POST', path: '/v1/payments', body: { amount: 1000 + i, currency: 'USD', payment_method_id: pm }, key: randomUUID() }));
     await fireAndKill(server, reqs);
-    server = await servers.start(port, { TEST_PROCESSOR_LATENCY_MS: '300' });
+    server = await servers.start(port);
 
     // Without any retry, the recovery job (due a minute on) finishes every charge that was cut off.
     expect((await call('POST', '/v1/test-helpers/clock/advance', { seconds: 61 })).status).toBe(200);
@@ -235,8 +240,7 @@ describe('idempotent requests across kill -9', () => {
   }, 180_000);
 
   it('a keyed refund killed in the processor call: the retry resumes it after the lease, refunded once', async () => {
-    if (server) await kill(server);
-    server = await servers.start(port);
+    if (!running()) server = await servers.start(port);
     const { pm } = await savedCard(`refund-${randomUUID()}@example.com`);
     const paid = (await call('POST', '/v1/payments', { amount: 5000, currency: 'USD', payment_method_id: pm })).body;
     expect(paid.status).toBe('succeeded');

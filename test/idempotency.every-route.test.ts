@@ -92,6 +92,7 @@ describe('an Idempotency-Key on every mutating REST route (a UUID per request, e
     await twice('POST', '/v1/subscriptions/{id}/reactivate', `/v1/subscriptions/${sub.id}/reactivate`);
     await twice('POST', '/v1/test-helpers/clock/advance', '/v1/test-helpers/clock/advance', { seconds: 3600 });
     await twice('POST', '/v1/plans/{id}/archive', `/v1/plans/${plan.id}/archive`);
+    expect((await twice('POST', '/v1/tax-rates/{id}/archive', `/v1/tax-rates/${tax.id}/archive`)).body.active).toBe(false);
 
     // An open invoice to void: a subscription whose first charge fails (…9995 saves, then declines).
     const other = (await api.post('/v1/customers', { email: 'void@example.com' })).body;

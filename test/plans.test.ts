@@ -84,6 +84,47 @@ describe('plans over REST', () => {
   });
 });
 
+describe('plan search', () => {
+  it('finds plans by every word within the name, case-insensitive, or by id; combines with active and paging; the same over GraphQL', async () => {
+    const m = await app.merchant();
+    const mk = async (name: string) => (await m.post('/v1/plans', { name, amount: 1000, currency: 'USD', interval: 'month' })).body;
+    const proMonthly = await mk('Pro monthly');
+    const proYearly = await mk('PRO yearly');
+    const basic = await mk('Basic (monthly)');
+    const pct = await mk('100% off_deal');
+    const slash = await mk('back\\slash');
+    await (await app.merchant()).post('/v1/plans', { name: 'Pro monthly', amount: 1000, currency: 'USD', interval: 'month' });
+    const ids = async (q: string) => (await m.get(`/v1/plans?${q}`)).body.data.map((p: any) => p.id);
+    expect(await ids('search=pro')).toEqual([proYearly.id, proMonthly.id]);
+    expect(await ids('search=MONTH')).toEqual([basic.id, proMonthly.id]);
+    expect(await ids(`search=${encodeURIComponent('  pro   month ')}`)).toEqual([proMonthly.id]);
+    expect(await ids('search=onthl')).toEqual([basic.id, proMonthly.id]);
+    expect(await ids(`search=${basic.id}`)).toEqual([basic.id]);
+    // % and _ are plain text, not wildcards.
+    expect(await ids(`search=${encodeURIComponent('%')}`)).toEqual([pct.id]);
+    expect(await ids('search=f_d')).toEqual([pct.id]);
+    expect(await ids('search=f_')).toEqual([pct.id]);
+    expect(await ids(`search=${encodeURIComponent('\\')}`)).toEqual([slash.id]);
+    expect(await ids('search=enterprise')).toEqual([]);
+    await m.post(`/v1/plans/${proYearly.id}/archive`);
+    expect(await ids('search=pro&active=true')).toEqual([proMonthly.id]);
+    expect(await ids('search=pro&active=false')).toEqual([proYearly.id]);
+    const page = (await m.get('/v1/plans?search=o&limit=2')).body;
+    expect(page).toMatchObject({ has_more: true, data: [{ id: pct.id }, { id: basic.id }] }); // 'back\\slash' has no o
+    expect((await m.get(`/v1/plans?search=o&limit=2&after=${page.next_cursor}`)).body.data.map((p: any) => p.id)).toEqual([proYearly.id, proMonthly.id]);
+    for (const bad of ['search=', `search=${'x'.repeat(101)}`, `search=${encodeURIComponent('   ')}`]) {
+      const r = await m.get(`/v1/plans?${bad}`);
+      expect(r.status, bad).toBe(400);
+      expect(r.body.error).toMatchObject({ code: 'parameter_invalid', param: 'search' });
+    }
+
+    const q = await m.gql(`query($s: String) { plans(search: $s, active: true, first: 5) { totalCount edges { node { id name } } } }`, { s: 'pro' });
+    expect(q.data.plans).toEqual({ totalCount: 1, edges: [{ node: { id: proMonthly.id, name: 'Pro monthly' } }] });
+    const bad = await m.gql(`{ plans(search: "") { totalCount } }`);
+    expect(bad.errors?.[0]).toMatchObject({ extensions: { code: 'parameter_invalid', param: 'search' } });
+  });
+});
+
 describe('plans over GraphQL', () => {
   it('creates, lists with active, archives with typed errors', async () => {
     const m = await app.merchant();

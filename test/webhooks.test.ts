@@ -335,9 +335,19 @@ describe('webhooks over GraphQL', () => {
     expect(rot.data.rotateWebhookEndpointSecret.secret).toMatch(/^whsec_/);
     const upd = await m.gql(`mutation { updateWebhookEndpoint(input: { id: "${ep.id}", status: disabled }) { __typename ... on UpdateWebhookEndpointSuccess { webhookEndpoint { status } } } }`);
     expect(upd.data.updateWebhookEndpoint.webhookEndpoint.status).toBe('disabled');
+    // A replay to a disabled endpoint sends nothing and says which endpoint is why.
+    const REPLAY = `mutation($id: ID!) { replayEvent(input: { id: $id }) { __typename ... on ReplayEventSuccess { attempts { id } disabledEndpoints { id url status } } } }`;
+    expect((await m.gql(REPLAY, { id: evt.id })).data.replayEvent).toEqual({ __typename: 'ReplayEventSuccess', attempts: [], disabledEndpoints: [{ id: ep.id, url: rcv.url, status: 'disabled' }] });
+    expect((await m.get(`/v1/events/${evt.id}/delivery-attempts?endpoint_id=${ep.id}`)).body.data).toHaveLength(2);
+    // An endpoint subscribed to other types only is neither sent to nor named.
+    const elsewhere = (await m.post('/v1/webhook-endpoints', { url: rcv.url, events: ['payment.succeeded'] })).body;
+    expect((await m.patch(`/v1/webhook-endpoints/${elsewhere.id}`, { status: 'disabled' })).status).toBe(200);
+    expect((await m.gql(REPLAY, { id: evt.id })).data.replayEvent.disabledEndpoints.map((e: any) => e.id)).toEqual([ep.id]);
     const del = await m.gql(`mutation { deleteWebhookEndpoint(input: { id: "${ep.id}" }) { __typename } }`);
     expect(del.data.deleteWebhookEndpoint.__typename).toBe('DeleteWebhookEndpointSuccess');
     expect((await m.gql(`{ webhookEndpoint(id: "${ep.id}") { id } }`)).data.webhookEndpoint).toBeNull();
+    // A deleted endpoint is not named either: no endpoint is subscribed any more.
+    expect((await m.gql(REPLAY, { id: evt.id })).data.replayEvent).toEqual({ __typename: 'ReplayEventSuccess', attempts: [], disabledEndpoints: [] });
   });
 });
 

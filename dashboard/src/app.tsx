@@ -13,10 +13,13 @@ import { CustomersPage, CustomerPage } from './pages/customers.tsx';
 import { EventsPage, EventPage } from './pages/events.tsx';
 import { WebhooksPage, WebhookEndpointPage } from './pages/webhooks.tsx';
 import { TestClockPage } from './pages/test-clock.tsx';
-import { InvoicesPage } from './pages/invoices.tsx';
+import { InvoicesPage, InvoicePage } from './pages/invoices.tsx';
+import { CreditNotesPage } from './pages/credit-notes.tsx';
+import { CouponsPage } from './pages/coupons.tsx';
+import { TaxRatesPage } from './pages/tax-rates.tsx';
 import { PlansPage } from './pages/plans.tsx';
 import { WalletsPage, WalletPage } from './pages/wallets.tsx';
-import { SubscriptionsPage, SubscriptionPage } from './pages/subscriptions.tsx';
+import { SubscriptionsPage, SubscriptionPage, NewSubscriptionPage } from './pages/subscriptions.tsx';
 import { NotFoundPage } from './pages/not-found.tsx';
 import { OverviewPage } from './pages/overview.tsx';
 import { SettingsPage } from './pages/settings.tsx';
@@ -59,16 +62,21 @@ export function App() {
               <Route path="/payments" component={PaymentsPage} />
               <Route path="/payments/:id">{(p) => <PaymentPage id={p.id} />}</Route>
               <Route path="/customers" component={CustomersPage} />
-              <Route path="/customers/:id">{(p) => <CustomerPage id={p.id} />}</Route>
+              <Route path="/customers/:id">{(p) => <CustomerPage id={p.id} mode={state.session.merchant.mode} />}</Route>
               <Route path="/events" component={EventsPage} />
               <Route path="/events/:id">{(p) => <EventPage id={p.id} />}</Route>
               <Route path="/webhooks" component={WebhooksPage} />
               <Route path="/webhooks/:id">{(p) => <WebhookEndpointPage id={p.id} />}</Route>
               <Route path="/test-clock">{() => <TestClockPage mode={state.session.merchant.mode} />}</Route>
               <Route path="/invoices" component={InvoicesPage} />
+              <Route path="/invoices/:id">{(p) => <InvoicePage id={p.id} />}</Route>
+              <Route path="/credit-notes" component={CreditNotesPage} />
               <Route path="/subscriptions" component={SubscriptionsPage} />
+              <Route path="/subscriptions/new" component={NewSubscriptionPage} />
               <Route path="/subscriptions/:id">{(p) => <SubscriptionPage id={p.id} />}</Route>
               <Route path="/plans" component={PlansPage} />
+              <Route path="/coupons" component={CouponsPage} />
+              <Route path="/tax-rates" component={TaxRatesPage} />
               <Route path="/wallets" component={WalletsPage} />
               <Route path="/wallets/:id">{(p) => <WalletPage id={p.id} />}</Route>
               <Route path="/settings" component={SettingsPage} />

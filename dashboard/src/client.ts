@@ -37,4 +37,7 @@ export const LISTS = {
   wallets: lists('Wallet'),
   webhookEndpoints: lists('WebhookEndpoint'),
   apiKeys: lists('ApiKey'),
+  coupons: lists('Coupon'),
+  taxRates: lists('TaxRate'),
+  creditNotes: lists('CreditNote'),
 } as const;

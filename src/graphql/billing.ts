@@ -10,7 +10,7 @@ import { INTERVALS } from '../domain/billing/periods.ts';
 import type { InvoiceItem, Payment as PaymentRow } from '../generated/prisma/client.ts';
 import { formatMoney } from '../platform/money.ts';
 import { NotFoundError, PaymentFailedError, StateError } from '../platform/errors.ts';
-import { builder, connectionComplexity, nodeKind } from './builder.ts';
+import { builder, connectionComplexity, nodeKind, type GraphQLContext } from './builder.ts';
 import { COMMON_ERRORS, ErrorInterface } from './errors.ts';
 import { connectionType, domainInput, listArgs, mutate, PHASED, nestedConnection, orNull, requestLoader, toConnection } from './helpers.ts';
 import { Payment } from './payments.ts';
@@ -21,6 +21,11 @@ import type { LineTax } from '../domain/pricing/rules.ts';
 
 
 const PlanInterval = builder.enumType('PlanInterval', { values: INTERVALS });
+
+/** The merchant's key for signed PDF links, read once per request (invoices' and credit notes' pdfUrl). */
+export function pdfSigningKey(gctx: GraphQLContext): Promise<Buffer> {
+  return requestLoader<string, Buffer>(gctx, 'Merchant.signingKey', (ids) => Promise.all(ids.map(() => invoices.signingKey(gctx.ctx)))).load(gctx.ctx.merchant.id);
+}
 
 export const Plan = builder.prismaNode('Plan', {
   id: { field: 'id' },
@@ -51,7 +56,12 @@ builder.queryFields((t) => ({
     type: PlanConnection,
     description: 'Plans, newest first.',
     complexity: connectionComplexity,
-    args: { first: t.arg.int({ description: '1 to 100, default 20.' }), after: t.arg.string(), active: t.arg.boolean({ description: 'true: taking new subscriptions; false: archived.' }) },
+    args: {
+      first: t.arg.int({ description: '1 to 100, default 20.' }),
+      after: t.arg.string(),
+      active: t.arg.boolean({ description: 'true: taking new subscriptions; false: archived.' }),
+      search: t.arg.string({ description: plans.PLAN_SEARCH_DESCRIPTION }),
+    },
     resolve: async (_, { active, ...a }, { ctx }) =>
       toConnection(await plans.listPlans(ctx, listArgs(plans.planListQuery, { ...a, active: active === null || active === undefined ? undefined : String(active) }))),
   }),
@@ -190,8 +200,7 @@ export const Invoice = builder.prismaNode('Invoice', {
     pdfUrl: t.string({
       description: 'A fresh signed address of the PDF, valid 5 minutes, that needs no credentials.',
       // The invoice is the parent, read for this merchant already; the key is read once per request.
-      resolve: async (i, _, gctx) =>
-        invoices.signedPdfUrlOf(gctx.ctx, await requestLoader<string, Buffer>(gctx, 'Merchant.signingKey', (ids) => Promise.all(ids.map(() => invoices.signingKey(gctx.ctx)))).load(gctx.ctx.merchant.id), i.id),
+      resolve: async (i, _, gctx) => invoices.signedPdfUrlOf(gctx.ctx, await pdfSigningKey(gctx), i.id),
     }),
     periodStart: t.expose('periodStart', { type: 'DateTime' }),
     periodEnd: t.expose('periodEnd', { type: 'DateTime' }),

@@ -11,7 +11,7 @@ import { NotFoundError, StateError } from '../platform/errors.ts';
 import { builder, connectionComplexity, nodeKind } from './builder.ts';
 import { COMMON_ERRORS } from './errors.ts';
 import { connectionType, domainInput, listArgs, mutate, PHASED, orNull, toConnection } from './helpers.ts';
-import { Invoice } from './billing.ts';
+import { Invoice, pdfSigningKey } from './billing.ts';
 
 const CollectionMethod = builder.enumType('CollectionMethod', {
   description: "charge_automatically: charged when finalised; send_invoice: the customer pays at hostedInvoiceUrl by dueDate.",
@@ -86,7 +86,7 @@ export const CreditNote = builder.prismaNode('CreditNote', {
     refundId: t.exposeString('refundId', { nullable: true }),
     customerBalanceTransactionId: t.exposeString('customerBalanceTransactionId', { nullable: true }),
     lines: t.field({ type: [CreditNoteLine], resolve: (n) => (n.lines as unknown as NoteLine[]).map((l) => ({ ...l, currency: n.currency })) }),
-    pdfUrl: t.string({ description: 'A fresh signed address of the PDF, valid 5 minutes, that needs no credentials.', resolve: (n, _, { ctx }) => notes.signedCreditNotePdfUrl(ctx, n.id) }),
+    pdfUrl: t.string({ description: 'A fresh signed address of the PDF, valid 5 minutes, that needs no credentials.', resolve: async (n, _, gctx) => notes.signedCreditNotePdfUrlOf(gctx.ctx, await pdfSigningKey(gctx), n.id) }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
   }),
 });

@@ -100,8 +100,15 @@ const UpdateWebhookEndpointInput = builder.inputType('UpdateWebhookEndpointInput
 const EndpointIdInput = builder.inputType('WebhookEndpointIdInput', { fields: (t) => ({ id: t.id({ required: true }), idempotencyKey: t.string() }) });
 const ReplayEventInput = builder.inputType('ReplayEventInput', { fields: (t) => ({ id: t.id({ required: true }), idempotencyKey: t.string() }) });
 
-const ReplayEventSuccess = builder.objectRef<{ attempts: Awaited<ReturnType<typeof webhooks.replayEvent>> }>('ReplayEventSuccess').implement({
-  fields: (t) => ({ attempts: t.field({ type: [DeliveryAttempt], resolve: (r) => r.attempts }) }),
+const ReplayEventSuccess = builder.objectRef<webhooks.Replay>('ReplayEventSuccess').implement({
+  fields: (t) => ({
+    attempts: t.field({ type: [DeliveryAttempt], description: 'One new (pending) attempt per active endpoint subscribed to the event’s type.', resolve: (r) => r.attempts }),
+    disabledEndpoints: t.field({
+      type: [WebhookEndpoint],
+      description: 'The endpoints subscribed to the event’s type that are disabled: nothing was sent to them (enable one, then replay). With no attempt and none here, no endpoint is subscribed to the type.',
+      resolve: (r, _, { ctx }) => webhooks.endpointsByIds(ctx, r.disabledEndpointIds),
+    }),
+  }),
 });
 
 const ERRORS = [...COMMON_ERRORS, NotFoundError];
@@ -138,6 +145,6 @@ builder.mutationFields((t) => ({
     errors: { types: ERRORS, directResult: true, union: { name: 'ReplayEventResult' } },
     args: { input: t.arg({ type: ReplayEventInput, required: true }) },
     resolve: (_, { input }, gctx) =>
-      mutate(gctx, 'replayEvent', input, async (ctx, { id }) => ({ attempts: await webhooks.replayEvent(ctx, id) })),
+      mutate(gctx, 'replayEvent', input, (ctx, { id }) => webhooks.replayEvent(ctx, id)),
   }),
 }));

@@ -19,8 +19,8 @@
 // renewals unpaid, and 100 parallel advances slowed every merchant down). An advance first takes
 // its merchant's turn in this process (the others wait in line, at most MAX_WAITING of them, up to
 // CLOCK_ADVANCE_WAIT_MS), then the merchant's lease in the database (merchants.clock_advance_token
-// and clock_advance_lease_until: valid for ADVANCE_LEASE_MS, renewed while the advance runs, so a
-// process that dies mid-advance holds it up for at most that long). An advance that does not get
+// and clock_advance_lease_until: valid for CLOCK_ADVANCE_LEASE_MS, 30 s by default, renewed while
+// the advance runs, so a process that dies mid-advance holds it up for at most that long). An advance that does not get
 // both in time answers 409 clock_advance_in_progress with Retry-After. The target is fixed when
 // the request arrives: an advance that waited behind one that went further finds its work done and
 // answers with the clock as it is. While it runs, an advance does at most
@@ -43,7 +43,7 @@ import type { Logger } from '../platform/logger.ts';
 import { earliestDue, runDueJobsFor } from './runner.ts';
 
 /** How long an advance's lease lasts unless renewed (it is renewed every third of this while the advance runs). */
-export const ADVANCE_LEASE_MS = 30_000;
+const leaseMs = (runtime: Runtime) => runtime.config.CLOCK_ADVANCE_LEASE_MS;
 /** How long the clock stays parked at the stop point of an advance that stopped part-way, for its repeat (Runtime.clockParkMs). */
 export const PARK_MS = 30_000;
 /** Advances of one merchant that may wait in one process behind the running one; more are refused at once. */
@@ -113,7 +113,7 @@ class AdvanceLease {
     private readonly merchantId: string,
     readonly token: string,
   ) {
-    this.timer = setInterval(() => void this.renew(), ADVANCE_LEASE_MS / 3);
+    this.timer = setInterval(() => void this.renew(), leaseMs(runtime) / 3);
     this.timer.unref();
   }
 
@@ -121,7 +121,7 @@ class AdvanceLease {
   static async take(runtime: Runtime, log: Logger, merchantId: string, deadline: number): Promise<AdvanceLease | null> {
     const token = randomUUID();
     for (;;) {
-      if (await takeAdvanceLease(runtime.prisma, merchantId, token, ADVANCE_LEASE_MS)) return new AdvanceLease(runtime, log, merchantId, token);
+      if (await takeAdvanceLease(runtime.prisma, merchantId, token, leaseMs(runtime))) return new AdvanceLease(runtime, log, merchantId, token);
       const left = deadline - Date.now();
       if (left <= 0) return null;
       await new Promise((r) => setTimeout(r, Math.min(LEASE_POLL_MS, left)));
@@ -130,7 +130,7 @@ class AdvanceLease {
 
   private async renew(): Promise<void> {
     try {
-      if (!(await renewAdvanceLease(this.runtime.prisma, this.merchantId, this.token, ADVANCE_LEASE_MS))) {
+      if (!(await renewAdvanceLease(this.runtime.prisma, this.merchantId, this.token, leaseMs(this.runtime)))) {
         this.lost = true;
         clearInterval(this.timer);
         this.log.warn({ merchant_id: this.merchantId }, 'clock advance lost its lease (it ran out and another advance took it over); stopping');
@@ -145,7 +145,7 @@ class AdvanceLease {
     clearInterval(this.timer);
     if (this.lost) return;
     await releaseAdvanceLease(this.runtime.prisma, this.merchantId, this.token, { keepParked: this.keepParked }).catch((err: unknown) =>
-      // It runs out by itself within ADVANCE_LEASE_MS, and the clock's park with it.
+      // It runs out by itself within CLOCK_ADVANCE_LEASE_MS, and the clock's park with it.
       this.log.warn({ merchant_id: this.merchantId, err: err instanceof Error ? err.message : String(err) }, 'clock advance lease release failed'),
     );
   }

@@ -75,6 +75,12 @@ const schema = z.object({
   CLOCK_ADVANCE_JOBS_PER_SECOND: z.coerce.number().int().min(1).max(100_000).default(200),
   CLOCK_ADVANCE_WAIT_MS: z.coerce.number().int().min(0).max(120_000).default(30_000),
   /**
+   * How long a merchant's clock-advance lease in the database lasts unless renewed (renewed every
+   * third of it while the advance runs): a process that dies mid-advance holds the merchant's
+   * advances up for at most this long. Lowered by the crash tests, which wait for it.
+   */
+  CLOCK_ADVANCE_LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
+  /**
    * A clock advance (and the background worker) runs due renewals, notices and customer e-mails in
    * batches of up to this many (their
    * invoices, payments, events and messages written set-wise: docs/jobs.md "Batches"); 1 runs

@@ -30,7 +30,8 @@ export function encodeCursor(row: Keyed): string {
 
 export function decodeCursor(cursor: string, param = 'after'): Keyed {
   const raw = /^[A-Za-z0-9_-]{1,200}$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
-  const m = /^(\d{1,15}):([a-z]+_[0-9A-Za-z]{8,64})$/.exec(raw);
+  // The id: a generated one (cus_…) or a merchant's coupon code (SUMMER-25: letters, digits, _ and -, up to 64).
+  const m = /^(\d{1,15}):([A-Za-z0-9_-]{1,64})$/.exec(raw);
   if (!m) throw new ValidationError('parameter_invalid', `Invalid ${param}: not a cursor returned by this API.`, param);
   return { createdAt: new Date(Number(m[1])), id: m[2]! };
 }

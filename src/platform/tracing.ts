@@ -75,9 +75,10 @@ export function inSpan<T>(name: string, attributes: Attributes, fn: (span: Span 
 }
 
 /** A request's SERVER span, in the trace of the caller's `traceparent` header when it sent one. */
-export function inServerSpan<T>(name: string, headers: { traceparent?: string; tracestate?: string }, attributes: Attributes, fn: (span: Span | null) => Promise<T>): Promise<T> {
+export function inServerSpan<T>(name: string, header: (name: 'traceparent' | 'tracestate') => string | undefined, attributes: Attributes, fn: (span: Span | null) => Promise<T>): Promise<T> {
   if (!enabled) return fn(null);
-  const parent = headers.traceparent ? propagation.extract(context.active(), headers) : context.active();
+  const traceparent = header('traceparent');
+  const parent = traceparent ? propagation.extract(context.active(), { traceparent, tracestate: header('tracestate') }) : context.active();
   return context.with(parent, () => inSpan(name, attributes, fn, { kind: SpanKind.SERVER }));
 }
 

@@ -60,5 +60,12 @@ export const pricingRoutes = [
     response: { status: 200, description: 'A page of tax rates.', schema: listOf(taxRateObject, 'TaxRateList') },
     handler: async (ctx, { query }) => listEnvelope(await taxRates.listTaxRates(ctx, query), taxRates.taxRateToJSON),
   }),
+  route({
+    method: 'post', path: '/v1/tax-rates/{id}/archive', operationId: 'archiveTaxRate', tag: taxTag, summary: 'Archive a tax rate: no new subscription may name it; those that have it keep it',
+    description: 'Final (409 tax_rate_archived when already archived). The subscriptions that name it keep it and their invoices are taxed with it as before. Records no event.',
+    params: idParam, errors: [409],
+    response: { status: 200, description: 'The archived tax rate (active false).', schema: taxRateObject },
+    handler: async (ctx, { params }) => taxRates.taxRateToJSON(await taxRates.archiveTaxRate(ctx, params.id)),
+  }),
 ];
 

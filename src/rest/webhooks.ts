@@ -62,7 +62,7 @@ export const webhookRoutes = [
     params: idParam,
     response: { status: 200, description: 'The attempts created (pending).', schema: listOf(deliveryAttemptObject, 'ReplayedAttempts') },
     handler: async (ctx, { params }) => {
-      const attempts = await webhooks.replayEvent(ctx, params.id);
+      const { attempts } = await webhooks.replayEvent(ctx, params.id);
       return listEnvelope({ data: attempts, hasMore: false, nextCursor: null }, webhooks.attemptToJSON);
     },
   }),

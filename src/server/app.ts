@@ -114,7 +114,8 @@ export function createApp(services: Services, opts: { graphqlPlugins?: GraphQLPl
     c.set('requestId', requestId);
     c.set('log', requestLog);
     const started = performance.now();
-    await inServerSpan(`${c.req.method} request`, { traceparent: c.req.header('traceparent'), tracestate: c.req.header('tracestate') }, {}, async (span) => {
+    let route: string | undefined; // the route template (never the ids in the path): metrics and the span
+    await inServerSpan(`${c.req.method} request`, (h) => c.req.header(h), {}, async (span) => {
       if (draining()) {
         // Shutting down (src/main.ts): a request that arrives now, on a connection opened before, is
         // refused so that its client retries elsewhere (or after the restart); none is half-done.
@@ -123,8 +124,7 @@ export function createApp(services: Services, opts: { graphqlPlugins?: GraphQLPl
         c.res = sendError(c, e);
       } else await next();
       if (!span) return;
-      // The route template (never the ids in the path), as the metrics label it.
-      const route = routeTemplate(c);
+      route = routeTemplate(c);
       span.updateName(`${c.req.method} ${route}`);
       span.setAttributes({
         'http.request.method': c.req.method,
@@ -145,7 +145,7 @@ export function createApp(services: Services, opts: { graphqlPlugins?: GraphQLPl
     if (!headers.has('Cache-Control') && (c.req.path.startsWith('/v1/') || c.req.path === '/graphql')) headers.set('Cache-Control', 'no-store');
     const status = c.res.status;
     const elapsed = performance.now() - started;
-    observeRequest(routeTemplate(c), c.req.method, status, elapsed / 1000);
+    observeRequest(route ?? routeTemplate(c), c.req.method, status, elapsed / 1000);
     const entry = {
       method: c.req.method,
       path: loggedPath(c.req.path),

@@ -836,6 +836,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tax-rates/{id}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive a tax rate: no new subscription may name it; those that have it keep it
+         * @description Final (409 tax_rate_archived when already archived). The subscriptions that name it keep it and their invoices are taxed with it as before. Records no event.
+         */
+        post: operations["archiveTaxRate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/test-helpers/clock": {
         parameters: {
             query?: never;
@@ -12897,6 +12917,8 @@ export interface operations {
                 after?: string;
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
+                /** @description Case-insensitive search: plans whose name contains every word of the text ("pro month" finds "Pro monthly"), or whose id is the text. 1 to 100 characters; combines with active. */
+                search?: string;
             };
             header?: never;
             path?: never;
@@ -16650,6 +16672,8 @@ export interface operations {
     listTaxRates: {
         parameters: {
             query?: {
+                /** @description true: rates subscriptions may name; false: archived rates. */
+                active?: "true" | "false";
                 /** @description The next_cursor of the previous page. */
                 after?: string;
                 /** @description Page size, 1 to 100 (default 20). */
@@ -17160,6 +17184,233 @@ export interface operations {
                      *         "code": "resource_missing",
                      *         "message": "No such tax rate: 'txr_D1bT1UfqBHy5zAKDR1CAPn'.",
                      *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    archiveTaxRate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 characters. Retries with the same key and body within 24 h return the first response (Idempotent-Replayed: true). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @example txr_D1bT1UfqBHy5zAKDR1CAPn */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The archived tax rate (active false). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "txr_D1bT1UfqBHy5zAKDR1CAPn",
+                     *       "object": "tax_rate",
+                     *       "display_name": "VAT",
+                     *       "percentage": 19.6,
+                     *       "inclusive": true,
+                     *       "country": "FR",
+                     *       "jurisdiction": "FR",
+                     *       "active": true,
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TaxRate"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_unknown",
+                     *         "message": "Received unknown parameter: expand.",
+                     *         "param": "expand",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such tax rate: 'txr_D1bT1UfqBHy5zAKDR1CAPn'.",
+                     *         "param": "id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The record’s state does not allow this, or an idempotency conflict. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "idempotency_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "Keys for idempotent requests can only be used with the same parameters they were first used with. This key was first used for POST /v1/tax-rates/txr_D1bT1UfqBHy5zAKDR1CAPn/archive.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body larger than 1 MiB (body_too_large). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "body_too_large",
+                     *         "message": "The request body is larger than 1 MiB.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
+                     *         "param": null,
                      *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
                      *       }
                      *     }

@@ -52,8 +52,11 @@ describe('cursors and limits', () => {
     const c = encodeCursor(row);
     expect(c).toMatch(/^[A-Za-z0-9_-]+$/);
     expect(decodeCursor(c)).toEqual(row);
+    // A coupon's id may be the merchant's code: its cursor round-trips too.
+    const coupon = { createdAt: new Date('2026-11-23T03:20:03.464Z'), id: 'SUMMER-25' };
+    expect(decodeCursor(encodeCursor(coupon))).toEqual(coupon);
     const tampered = Buffer.from('nope:cus_x').toString('base64url');
-    for (const bad of ['garbage!', tampered, 'a'.repeat(201), Buffer.from('123:notanid').toString('base64url')]) {
+    for (const bad of ['garbage!', tampered, 'a'.repeat(201), Buffer.from('123:not an id').toString('base64url'), Buffer.from(`123:${'x'.repeat(65)}`).toString('base64url')]) {
       try {
         decodeCursor(bad);
         expect.unreachable();
@@ -82,6 +85,9 @@ describe('config', () => {
     expect(loadConfig({ BILLING_ALLOW_HTTP_WEBHOOKS: '1' }).BILLING_ALLOW_HTTP_WEBHOOKS).toBe(true);
     expect(c.WEB_CONCURRENCY).toBe(1);
     expect(loadConfig({ WEB_CONCURRENCY: '4', DATABASE_URL: 'postgresql://db/billing' }).WEB_CONCURRENCY).toBe(4);
+    // The clock-advance lease: 30 s unless set (the crash tests set a few seconds).
+    expect(c.CLOCK_ADVANCE_LEASE_MS).toBe(30_000);
+    expect(loadConfig({ CLOCK_ADVANCE_LEASE_MS: '5000' }).CLOCK_ADVANCE_LEASE_MS).toBe(5000);
   });
 
   it('names the variable that is wrong', () => {
@@ -95,6 +101,7 @@ describe('config', () => {
       [{ WEB_CONCURRENCY: '0', DATABASE_URL: 'postgresql://x' }, 'WEB_CONCURRENCY'],
       [{ PAYMENT_RECOVERY_MS: '10000' }, 'PROCESSOR_TIMEOUT_MS must be below PAYMENT_RECOVERY_MS'],
       [{ PROCESSOR_TIMEOUT_MS: '60000' }, 'PROCESSOR_TIMEOUT_MS must be below PAYMENT_RECOVERY_MS'],
+      [{ CLOCK_ADVANCE_LEASE_MS: '500' }, 'CLOCK_ADVANCE_LEASE_MS'],
     ] as const) {
       expect(() => loadConfig(env)).toThrow(ConfigError);
       expect(() => loadConfig(env)).toThrow(new RegExp(name));

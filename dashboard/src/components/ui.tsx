@@ -1,7 +1,8 @@
 // The shared components: every page is made of these (state messages, tables, pager, fields,
 // formatted values). Keep this set small; a page's own markup stays in its page.
-import { useEffect, useId, useRef, useState, type ReactNode } from 'react';
-import type { CombinedError } from 'urql';
+import { useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from 'react';
+import { useMutation, type AnyVariables, type CombinedError, type TypedDocumentNode } from 'urql';
+import { useSearchParams } from 'wouter';
 
 export function Loading({ label = 'Loading…' }: { label?: string }) {
   return (
@@ -114,6 +115,169 @@ export function Pager({ pager, pageInfo, total, noun }: { pager: ReturnType<type
   );
 }
 
+/** A Relay connection as the list queries select it. */
+export interface Conn<T> {
+  totalCount?: number;
+  pageInfo: { hasNextPage: boolean; endCursor?: string | null };
+  edges: { node: T }[];
+}
+
+/**
+ * A detail page's list: a titled section with its table, or a line saying it is empty; `footer`
+ * (a pager, a link) follows a table that has rows, `children` (a form) follows either.
+ */
+export function TableSection<T>({
+  id,
+  title,
+  caption,
+  rows,
+  rowKey,
+  columns,
+  emptyText,
+  note,
+  footer,
+  children,
+}: {
+  id: string;
+  title: ReactNode;
+  caption: string;
+  rows: T[];
+  rowKey: (row: T) => string;
+  columns: Column<T>[];
+  emptyText: string;
+  note?: ReactNode;
+  footer?: ReactNode;
+  children?: ReactNode;
+}) {
+  return (
+    <section aria-labelledby={id}>
+      <h2 id={id}>{title}</h2>
+      {note && <p className="muted small">{note}</p>}
+      {rows.length === 0 ? (
+        <p className="empty">{emptyText}</p>
+      ) : (
+        <>
+          <Table caption={caption} rows={rows} rowKey={rowKey} columns={columns} />
+          {footer}
+        </>
+      )}
+      {children}
+    </section>
+  );
+}
+
+/**
+ * A list page's body: the loading, error and empty states of its query, then the table of the
+ * connection's nodes and the pager (every list page is this, with its own columns).
+ */
+export function ConnectionTable<T extends { id: string }>({
+  result,
+  conn,
+  caption,
+  noun,
+  emptyText,
+  columns,
+  pager,
+}: {
+  result: { fetching: boolean; error?: CombinedError | undefined };
+  conn: Conn<T> | undefined;
+  caption: string;
+  noun: string;
+  emptyText: string;
+  columns: Column<T>[];
+  pager: ReturnType<typeof usePager>;
+}) {
+  return (
+    <QueryState fetching={result.fetching} error={result.error} empty={conn ? conn.edges.length === 0 : undefined} emptyText={emptyText}>
+      {conn && (
+        <>
+          <Table caption={caption} rows={conn.edges.map((e) => e.node)} rowKey={(n) => n.id} columns={columns} />
+          <Pager pager={pager} pageInfo={conn.pageInfo} total={conn.totalCount} noun={noun} />
+        </>
+      )}
+    </QueryState>
+  );
+}
+
+/**
+ * A list's filters: on submit, the form's non-empty fields become the address's parameters
+ * (?status=failed), so a filtered list can be bookmarked and reloaded; `upper` names the fields
+ * sent upper-case (currencies).
+ */
+export function Filters({ label, upper = [], submitLabel = 'Apply filters', children }: { label: string; upper?: string[]; submitLabel?: string; children: ReactNode }) {
+  const [, setParams] = useSearchParams();
+  function apply(e: FormEvent<HTMLFormElement>) {
+    e.preventDefault();
+    const next = new URLSearchParams();
+    for (const [k, v] of new FormData(e.currentTarget)) {
+      const t = String(v).trim();
+      if (t) next.set(k, upper.includes(k) ? t.toUpperCase() : t);
+    }
+    setParams(next);
+  }
+  return (
+    <form className="filters" role="search" aria-label={label} onSubmit={apply}>
+      {children}
+      <button type="submit">{submitLabel}</button>
+    </form>
+  );
+}
+
+/** The `active` filter of plans and tax rates (?active=true|false), as the API's Boolean. */
+export function activeParam(params: URLSearchParams): boolean | null {
+  const v = params.get('active');
+  return v === 'true' ? true : v === 'false' ? false : null;
+}
+
+export function ActiveFilter({ value, all, active = 'Active', archived = 'Archived' }: { value: boolean | null; all: string; active?: string; archived?: string }) {
+  return (
+    <Field label="Show">
+      {(p) => (
+        <select {...p} name="active" defaultValue={value === null ? '' : String(value)}>
+          <option value="">{all}</option>
+          <option value="true">{active}</option>
+          <option value="false">{archived}</option>
+        </select>
+      )}
+    </Field>
+  );
+}
+
+/** What an action did, said politely (a status message), next to its control. */
+export function Success({ children }: { children?: ReactNode }) {
+  if (children === null || children === undefined || children === false) return null;
+  return (
+    <p className="success" role="status">
+      {children}
+    </p>
+  );
+}
+
+/**
+ * A form's outcome: the error member's message (or the request's error) as an alert, or a success
+ * note. `settle(result, field)` records a mutation's result and says whether it succeeded.
+ */
+export function useOutcome() {
+  const [message, setMessage] = useState<string | null>(null);
+  const [done, setDone] = useState<ReactNode>(null);
+  return {
+    begin: () => setDone(null),
+    settle: (result: { error?: CombinedError | undefined; data?: unknown }, field: string) => {
+      const err = mutationError(result, field);
+      setMessage(err);
+      if (err) setDone(null);
+      return !err;
+    },
+    succeed: (note: ReactNode) => setDone(note),
+    view: (
+      <>
+        <FormError message={message} />
+        <Success>{done}</Success>
+      </>
+    ),
+  };
+}
+
 /** How many minor-unit digits a currency has (2 for USD, 0 for JPY). */
 export const minorDigits = (currency: string) => {
   try {
@@ -175,22 +339,27 @@ export function Field({ label, children, hint }: { label: string; hint?: string;
   );
 }
 
-/** A list's status filter: a "Status" select with "Any" and the given statuses (the form field `status`). */
-export function StatusFilter({ statuses, value, label = (s) => s }: { statuses: readonly string[]; value: string | null | undefined; label?: (status: string) => string }) {
+/** A select of an enum's values with a first "none" option (the empty value), e.g. a refund's reason. */
+export function EnumSelect({ label, name, values, none = 'None', value, format = (v) => v.replace(/_/g, ' ') }: { label: string; name: string; values: readonly string[]; none?: string; value?: string | null | undefined; format?: (v: string) => string }) {
   return (
-    <Field label="Status">
+    <Field label={label}>
       {(p) => (
-        <select {...p} name="status" defaultValue={value ?? ''}>
-          <option value="">Any</option>
-          {statuses.map((s) => (
-            <option key={s} value={s}>
-              {label(s)}
+        <select {...p} name={name} defaultValue={value ?? ''}>
+          <option value="">{none}</option>
+          {values.map((v) => (
+            <option key={v} value={v}>
+              {format(v)}
             </option>
           ))}
         </select>
       )}
     </Field>
   );
+}
+
+/** A list's status filter: a "Status" select with "Any" and the given statuses (the form field `status`). */
+export function StatusFilter({ statuses, value, label = (s) => s }: { statuses: readonly string[]; value: string | null | undefined; label?: (status: string) => string }) {
+  return <EnumSelect label="Status" name="status" values={statuses} none="Any" value={value} format={label} />;
 }
 
 export function Details({ items }: { items: [string, ReactNode][] }) {
@@ -224,6 +393,18 @@ export function mutationError(result: { error?: CombinedError | undefined; data?
 
 export const idempotencyKey = () => crypto.randomUUID();
 
+/**
+ * A submitted form (its default submission prevented) and its fields: `text(k)` trimmed, undefined
+ * when empty; `num(k)` as a number, undefined when empty; `all(k)` every value of a repeated field.
+ */
+export function readForm(e: FormEvent<HTMLFormElement>) {
+  e.preventDefault();
+  const form = e.currentTarget;
+  const f = new FormData(form);
+  const text = (k: string) => String(f.get(k) ?? '').trim() || undefined;
+  return { form, text, num: (k: string) => (text(k) === undefined ? undefined : Number(text(k))), all: (k: string) => f.getAll(k).map(String) };
+}
+
 /** A button for an action that cannot be undone: a first press asks, a second one does it. */
 export function ConfirmButton({ label, confirmLabel, onConfirm, disabled, className = 'secondary', ariaLabel }: { label: string; confirmLabel: string; onConfirm: () => void | Promise<void>; disabled?: boolean; className?: string; ariaLabel?: string }) {
   const [asking, setAsking] = useState(false);
@@ -252,5 +433,36 @@ export function ConfirmButton({ label, confirmLabel, onConfirm, disabled, classN
         Keep it
       </button>
     </span>
+  );
+}
+
+/**
+ * An irreversible mutation of one record (delete, archive, write off), behind a ConfirmButton; the
+ * API's refusal is shown next to it. `variables` is called per press (a fresh idempotency key).
+ */
+export function ConfirmMutation<Data, Variables extends AnyVariables>({
+  mutation,
+  variables,
+  field,
+  label,
+  confirmLabel,
+  ariaLabel,
+  className = 'small secondary',
+}: {
+  mutation: TypedDocumentNode<Data, Variables>;
+  variables: () => Variables;
+  field: string;
+  label: string;
+  confirmLabel: string;
+  ariaLabel?: string;
+  className?: string;
+}) {
+  const [state, run] = useMutation(mutation);
+  const outcome = useOutcome();
+  return (
+    <div className="row-actions">
+      <ConfirmButton className={className} label={label} ariaLabel={ariaLabel} confirmLabel={confirmLabel} disabled={state.fetching} onConfirm={async () => void outcome.settle(await run(variables()), field)} />
+      {outcome.view}
+    </div>
   );
 }

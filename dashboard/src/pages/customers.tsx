@@ -1,9 +1,13 @@
+// Customers: the list (search by email or name), a new customer, and one customer's page — its
+// methods (a test card in test mode, the setup page otherwise), subscriptions, wallets (a new one),
+// the one-off items waiting for its next invoice (add, delete, invoice them), invoices, payments.
 import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { Link, useSearchParams } from 'wouter';
 import { LISTS } from '../client.ts';
-import { graphql } from '../graphql.ts';
-import { DateTime, Details, Field, FormError, Money, PageHeader, Pager, QueryState, Status, Table, idempotencyKey, mutationError, usePager } from '../components/ui.tsx';
+import { invoiceName, invoiceTotal } from './invoices.tsx';
+import { graphql, type VariablesOf } from '../graphql.ts';
+import { ConfirmMutation, ConnectionTable, DateTime, Details, Field, Filters, Money, PageHeader, Pager, QueryState, Status, TableSection, formatMoney, idempotencyKey, readForm, useOutcome, usePager } from '../components/ui.tsx';
 
 const CustomersQuery = graphql(`
   query DashboardCustomers($first: Int, $after: String, $search: String) {
@@ -15,47 +19,88 @@ const CustomersQuery = graphql(`
   }
 `);
 
+const CreateCustomer = graphql(`
+  mutation DashboardCreateCustomer($input: CreateCustomerInput!) {
+    createCustomer(input: $input) {
+      __typename
+      ... on CreateCustomerSuccess { customer { id email name } }
+      ... on Error { code message param }
+    }
+  }
+`);
+
+type Locale = NonNullable<VariablesOf<typeof CreateCustomer>['input']['locale']>;
+
 export function CustomersPage() {
-  const [params, setParams] = useSearchParams();
+  const [params] = useSearchParams();
   const search = params.get('search') || null;
   const pager = usePager(params.toString());
-  const [{ data, fetching, error }] = useQuery({ query: CustomersQuery, variables: { first: 20, after: pager.after, search }, context: LISTS.customers });
-  const conn = data?.customers;
+  const [result] = useQuery({ query: CustomersQuery, variables: { first: 20, after: pager.after, search }, context: LISTS.customers });
   return (
     <>
       <PageHeader title="Customers" />
-      <form
-        className="filters"
-        role="search"
-        aria-label="Search customers"
-        onSubmit={(e) => {
-          e.preventDefault();
-          const v = String(new FormData(e.currentTarget).get('search') ?? '').trim();
-          setParams(v ? { search: v } : {});
-        }}
-      >
+      <Filters label="Search customers" submitLabel="Search">
         <Field label="Email or name">{(p) => <input {...p} name="search" type="search" maxLength={100} placeholder="ada@ or ada lov" defaultValue={search ?? ''} />}</Field>
-        <button type="submit">Search</button>
-      </form>
-      <QueryState fetching={fetching} error={error} empty={conn ? conn.edges.length === 0 : undefined} emptyText="No customers match.">
-        {conn && (
-          <>
-            <Table
-              caption="Customers"
-              rows={conn.edges.map((e) => e.node)}
-              rowKey={(n) => n.id}
-              columns={[
-                { header: 'Email', cell: (n) => <Link href={`/customers/${n.id}`}>{n.email}</Link> },
-                { header: 'Name', cell: (n) => n.name ?? '—' },
-                { header: 'Currency', cell: (n) => n.currency ?? '—' },
-                { header: 'Created', cell: (n) => <DateTime value={n.createdAt} /> },
-              ]}
-            />
-            <Pager pager={pager} pageInfo={conn.pageInfo} total={conn.totalCount} noun="customers" />
-          </>
-        )}
-      </QueryState>
+      </Filters>
+      <ConnectionTable
+        result={result}
+        conn={result.data?.customers}
+        caption="Customers"
+        noun="customers"
+        emptyText={search ? 'No customers match.' : 'No customers yet: create the first one below.'}
+        pager={pager}
+        columns={[
+          { header: 'Email', cell: (n) => <Link href={`/customers/${n.id}`}>{n.email}</Link> },
+          { header: 'Name', cell: (n) => n.name ?? '—' },
+          { header: 'Currency', cell: (n) => n.currency ?? '—' },
+          { header: 'Created', cell: (n) => <DateTime value={n.createdAt} /> },
+        ]}
+      />
+      <CreateCustomerForm />
     </>
+  );
+}
+
+function CreateCustomerForm() {
+  const [state, create] = useMutation(CreateCustomer);
+  const outcome = useOutcome();
+  async function submit(e: FormEvent<HTMLFormElement>) {
+    const { form, text } = readForm(e);
+    outcome.begin();
+    const r = await create({
+      input: { email: text('email') ?? '', name: text('name'), currency: text('currency')?.toUpperCase(), locale: text('locale') as Locale | undefined, idempotencyKey: idempotencyKey() },
+    });
+    if (outcome.settle(r, 'createCustomer') && r.data?.createCustomer.__typename === 'CreateCustomerSuccess') {
+      const c = r.data.createCustomer.customer;
+      outcome.succeed(
+        <>
+          Customer {c.email} created. <Link href={`/customers/${c.id}`}>Open {c.name ?? c.email}</Link>
+        </>,
+      );
+      form.reset();
+    }
+  }
+  return (
+    <form className="card inline-form" onSubmit={submit} aria-labelledby="new-customer-h">
+      <h2 id="new-customer-h">Create a customer</h2>
+      <Field label="Customer email">{(p) => <input {...p} name="email" type="email" required autoComplete="off" />}</Field>
+      <Field label="Customer name">{(p) => <input {...p} name="name" autoComplete="off" />}</Field>
+      <Field label="Customer currency" hint="Optional: ISO 4217, e.g. USD.">
+        {(p) => <input {...p} name="currency" maxLength={3} size={5} />}
+      </Field>
+      <Field label="Language of e-mails and hosted pages">
+        {(p) => (
+          <select {...p} name="locale" defaultValue="">
+            <option value="">English (default)</option>
+            <option value="fr">French</option>
+          </select>
+        )}
+      </Field>
+      <button type="submit" disabled={state.fetching}>
+        Create customer
+      </button>
+      {outcome.view}
+    </form>
   );
 }
 
@@ -74,6 +119,22 @@ const CustomerQuery = graphql(`
   }
 `);
 
+// The customer page refetches after any of its own actions, also when the list it adds to was empty.
+const CUSTOMER_CONTEXT = { additionalTypenames: ['PaymentMethod', 'SetupIntent', 'Wallet', 'Invoice', 'BillingSubscription'] };
+
+// The one-off items waiting for the customer's next invoice: a query of their own, paged without
+// reloading the page ($id is the customer).
+const WaitingItemsQuery = graphql(`
+  query DashboardWaitingInvoiceItems($id: ID!, $after: String) {
+    invoiceItems(customerId: $id, pending: true, first: 20, after: $after) {
+      totalCount
+      pageInfo { hasNextPage endCursor }
+      edges { node { id description quantity unitAmount amount currency createdAt } }
+    }
+  }
+`);
+const ITEMS_CONTEXT = { additionalTypenames: ['InvoiceItem', 'DeletedInvoiceItem', 'Invoice'] };
+
 const CreatePortalSession = graphql(`
   mutation DashboardCreatePortalSession($input: CreatePortalSessionInput!) {
     createPortalSession(input: $input) {
@@ -84,8 +145,8 @@ const CreatePortalSession = graphql(`
   }
 `);
 
-export function CustomerPage({ id }: { id: string }) {
-  const [{ data, fetching, error }] = useQuery({ query: CustomerQuery, variables: { id } });
+export function CustomerPage({ id, mode }: { id: string; mode: string }) {
+  const [{ data, fetching, error }] = useQuery({ query: CustomerQuery, variables: { id }, context: CUSTOMER_CONTEXT });
   const c = data?.customer;
   return (
     <>
@@ -108,101 +169,97 @@ export function CustomerPage({ id }: { id: string }) {
                 ['Created', <DateTime value={c.createdAt} />],
               ]}
             />
+            <p className="button-row">
+              <Link className="button" href={`/subscriptions/new?customer=${c.id}`}>
+                Subscribe this customer
+              </Link>
+            </p>
             <PortalLink customerId={c.id} />
-            <section aria-labelledby="pm-h">
-              <h2 id="pm-h">Payment methods ({c.paymentMethods.totalCount})</h2>
-              {c.paymentMethods.edges.length === 0 ? (
-                <p className="empty">No saved payment methods.</p>
-              ) : (
-                <Table
-                  caption="Payment methods"
-                  rows={c.paymentMethods.edges.map((e) => e.node)}
-                  rowKey={(m) => m.id}
-                  columns={[
-                    { header: 'Method', cell: (m) => (m.card ? `${m.card.brand} •••• ${m.card.last4}` : m.mobileMoney ? `${m.mobileMoney.provider} •••• ${m.mobileMoney.phoneLast4}` : m.type) },
-                    { header: 'Expires', cell: (m) => (m.card ? `${String(m.card.expMonth).padStart(2, '0')}/${m.card.expYear}` : '—') },
-                    { header: 'Default', cell: (m) => (c.defaultPaymentMethod?.id === m.id ? 'Default' : '—') },
-                    { header: 'Added', cell: (m) => <DateTime value={m.createdAt} /> },
-                  ]}
-                />
-              )}
-            </section>
-            <section aria-labelledby="subs-h">
-              <h2 id="subs-h">Subscriptions ({c.subscriptions.totalCount})</h2>
-              {c.subscriptions.edges.length === 0 ? (
-                <p className="empty">No subscriptions.</p>
-              ) : (
-                <Table
-                  caption="Subscriptions"
-                  rows={c.subscriptions.edges.map((e) => e.node)}
-                  rowKey={(s) => s.id}
-                  columns={[
-                    { header: 'Subscription', cell: (s) => <Link href={`/subscriptions/${s.id}`}><code>{s.id}</code></Link> },
-                    { header: 'Plan', cell: (s) => `${s.plan.name} · ${s.plan.amountFormatted}` },
-                    { header: 'Status', cell: (s) => <Status value={s.cancelAtPeriodEnd ? `${s.status} (cancels)` : s.status} /> },
-                    { header: 'Period ends', cell: (s) => <DateTime value={s.currentPeriodEnd} /> },
-                  ]}
-                />
-              )}
-            </section>
-            <section aria-labelledby="wallets-h">
-              <h2 id="wallets-h">Wallets</h2>
-              {c.wallets.length === 0 ? (
-                <p className="empty">No wallets.</p>
-              ) : (
-                <Table
-                  caption="Wallets"
-                  rows={c.wallets}
-                  rowKey={(w) => w.id}
-                  columns={[
-                    { header: 'Wallet', cell: (w) => <code>{w.id}</code> },
-                    { header: 'Balance', className: 'num', cell: (w) => w.balanceFormatted },
-                    { header: 'Status', cell: (w) => <Status value={w.status} /> },
-                  ]}
-                />
-              )}
-            </section>
-            <section aria-labelledby="inv-h">
-              <h2 id="inv-h">Invoices ({data.invoices.totalCount})</h2>
-              {data.invoices.edges.length === 0 ? (
-                <p className="empty">No invoices.</p>
-              ) : (
-                <Table
-                  caption="Invoices"
-                  rows={data.invoices.edges.map((e) => e.node)}
-                  rowKey={(i) => i.id}
-                  columns={[
-                    { header: 'Invoice', cell: (i) => <Link href={`/invoices?customer=${c.id}`}>{i.number ?? i.id}</Link> },
-                    { header: 'Total', className: 'num', cell: (i) => i.totalFormatted },
-                    { header: 'Status', cell: (i) => <Status value={i.status} /> },
-                    { header: 'Created', cell: (i) => <DateTime value={i.createdAt} /> },
-                  ]}
-                />
-              )}
-            </section>
-            <section aria-labelledby="pay-h">
-              <h2 id="pay-h">Latest payments ({c.payments.totalCount})</h2>
-              {c.payments.edges.length === 0 ? (
-                <p className="empty">No payments.</p>
-              ) : (
-                <>
-                  <Table
-                    caption="Latest payments"
-                    rows={c.payments.edges.map((e) => e.node)}
-                    rowKey={(p) => p.id}
-                    columns={[
-                      { header: 'Payment', cell: (p) => <Link href={`/payments/${p.id}`}>{p.id}</Link> },
-                      { header: 'Amount', className: 'num', cell: (p) => <Money amount={p.amount} currency={p.currency} /> },
-                      { header: 'Status', cell: (p) => <Status value={p.status} /> },
-                      { header: 'Created', cell: (p) => <DateTime value={p.createdAt} /> },
-                    ]}
-                  />
-                  <p>
-                    <Link href={`/payments?customer=${c.id}`}>All payments of this customer</Link>
-                  </p>
-                </>
-              )}
-            </section>
+            <TableSection
+              id="pm-h"
+              title={`Payment methods (${c.paymentMethods.totalCount})`}
+              caption="Payment methods"
+              rows={c.paymentMethods.edges.map((e) => e.node)}
+              rowKey={(m) => m.id}
+              emptyText="No saved payment methods."
+              columns={[
+                { header: 'Method', cell: (m) => (m.card ? `${m.card.brand} •••• ${m.card.last4}` : m.mobileMoney ? `${m.mobileMoney.provider} •••• ${m.mobileMoney.phoneLast4}` : m.type) },
+                { header: 'Expires', cell: (m) => (m.card ? `${String(m.card.expMonth).padStart(2, '0')}/${m.card.expYear}` : '—') },
+                { header: 'Default', cell: (m) => (c.defaultPaymentMethod?.id === m.id ? 'Default' : '—') },
+                { header: 'Added', cell: (m) => <DateTime value={m.createdAt} /> },
+              ]}
+            >
+              {mode === 'test' ? <TestCardForm customerId={c.id} /> : <SetupLink customerId={c.id} />}
+            </TableSection>
+            <TableSection
+              id="subs-h"
+              title={`Subscriptions (${c.subscriptions.totalCount})`}
+              caption="Subscriptions"
+              rows={c.subscriptions.edges.map((e) => e.node)}
+              rowKey={(s) => s.id}
+              emptyText="No subscriptions."
+              columns={[
+                { header: 'Subscription', cell: (s) => <Link href={`/subscriptions/${s.id}`}><code>{s.id}</code></Link> },
+                { header: 'Plan', cell: (s) => `${s.plan.name} · ${s.plan.amountFormatted}` },
+                { header: 'Status', cell: (s) => <Status value={s.cancelAtPeriodEnd ? `${s.status} (cancels)` : s.status} /> },
+                { header: 'Period ends', cell: (s) => <DateTime value={s.currentPeriodEnd} /> },
+              ]}
+            />
+            <TableSection
+              id="wallets-h"
+              title="Wallets"
+              caption="Wallets"
+              rows={c.wallets}
+              rowKey={(w) => w.id}
+              emptyText="No wallets."
+              columns={[
+                { header: 'Wallet', cell: (w) => <Link href={`/wallets/${w.id}`}>{w.id}</Link> },
+                { header: 'Currency', cell: (w) => w.currency },
+                { header: 'Balance', className: 'num', cell: (w) => w.balanceFormatted },
+                { header: 'Status', cell: (w) => <Status value={w.status} /> },
+              ]}
+            >
+              <CreateWalletForm customerId={c.id} currency={c.currency} />
+            </TableSection>
+            <WaitingItems customerId={c.id} currency={c.currency} />
+            <TableSection
+              id="inv-h"
+              title={`Invoices (${data.invoices.totalCount})`}
+              caption="Invoices"
+              rows={data.invoices.edges.map((e) => e.node)}
+              rowKey={(i) => i.id}
+              emptyText="No invoices."
+              columns={[
+                { header: 'Invoice', cell: (i) => <Link href={`/invoices/${i.id}`}>{invoiceName(i)}</Link> },
+                { header: 'Total', className: 'num', cell: invoiceTotal },
+                { header: 'Status', cell: (i) => <Status value={i.status} /> },
+                { header: 'Created', cell: (i) => <DateTime value={i.createdAt} /> },
+              ]}
+              footer={
+                <p>
+                  <Link href={`/invoices?customer=${c.id}`}>All invoices of this customer</Link>
+                </p>
+              }
+            />
+            <TableSection
+              id="pay-h"
+              title={`Latest payments (${c.payments.totalCount})`}
+              caption="Latest payments"
+              rows={c.payments.edges.map((e) => e.node)}
+              rowKey={(p) => p.id}
+              emptyText="No payments."
+              columns={[
+                { header: 'Payment', cell: (p) => <Link href={`/payments/${p.id}`}>{p.id}</Link> },
+                { header: 'Amount', className: 'num', cell: (p) => <Money amount={p.amount} currency={p.currency} /> },
+                { header: 'Status', cell: (p) => <Status value={p.status} /> },
+                { header: 'Created', cell: (p) => <DateTime value={p.createdAt} /> },
+              ]}
+              footer={
+                <p>
+                  <Link href={`/payments?customer=${c.id}`}>All payments of this customer</Link>
+                </p>
+              }
+            />
           </>
         )}
       </QueryState>
@@ -212,13 +269,13 @@ export function CustomerPage({ id }: { id: string }) {
 
 function PortalLink({ customerId }: { customerId: string }) {
   const [result, create] = useMutation(CreatePortalSession);
-  const [message, setMessage] = useState<string | null>(null);
+  const outcome = useOutcome();
   const [link, setLink] = useState<{ url: string; expiresAt: string } | null>(null);
   async function submit(e: FormEvent<HTMLFormElement>) {
     e.preventDefault();
     const returnUrl = String(new FormData(e.currentTarget).get('returnUrl') ?? '').trim();
     const r = await create({ input: { customerId, returnUrl, idempotencyKey: idempotencyKey() } });
-    setMessage(mutationError(r, 'createPortalSession'));
+    outcome.settle(r, 'createPortalSession');
     setLink(r.data?.createPortalSession.__typename === 'CreatePortalSessionSuccess' ? r.data.createPortalSession.portalSession : null);
   }
   return (
@@ -230,7 +287,7 @@ function PortalLink({ customerId }: { customerId: string }) {
       <button type="submit" disabled={result.fetching}>
         Create portal link
       </button>
-      <FormError message={message} />
+      {outcome.view}
       {link && (
         <p className="success" role="status">
           A single-use link, valid until <DateTime value={link.expiresAt} />:{' '}
@@ -240,6 +297,322 @@ function PortalLink({ customerId }: { customerId: string }) {
           <code className="break">{link.url}</code>
         </p>
       )}
+    </form>
+  );
+}
+
+// ---------------------------------------------------------------- saving a card
+
+const CreateSetupIntent = graphql(`
+  mutation DashboardCreateSetupIntent($input: CreateSetupIntentInput!) {
+    createSetupIntent(input: $input) {
+      __typename
+      ... on CreateSetupIntentSuccess { setupIntent { id setupUrl expiresAt } }
+      ... on Error { code message param }
+    }
+  }
+`);
+
+const CompleteTestSetupIntent = graphql(`
+  mutation DashboardCompleteTestSetupIntent($input: CompleteTestSetupIntentInput!) {
+    completeTestSetupIntent(input: $input) {
+      __typename
+      ... on CompleteTestSetupIntentSuccess { setupIntent { id status paymentMethod { id card { brand last4 } } } }
+      ... on Error { code message param }
+    }
+  }
+`);
+
+// The built-in test processor's cards (docs/payment-methods.md).
+const TEST_CARDS: [string, string][] = [
+  ['4242424242424242', '4242 4242 4242 4242: charges succeed'],
+  ['4000000000009995', '4000 0000 0000 9995: saved, every charge fails (insufficient funds)'],
+  ['4000000000000002', '4000 0000 0000 0002: declined, nothing saved'],
+];
+
+/** Test mode: a card saved through a setup intent completed by the test helper, as the setup page would. */
+function TestCardForm({ customerId }: { customerId: string }) {
+  const [s1, createIntent] = useMutation(CreateSetupIntent);
+  const [s2, complete] = useMutation(CompleteTestSetupIntent);
+  const outcome = useOutcome();
+  async function submit(e: FormEvent<HTMLFormElement>) {
+    e.preventDefault();
+    const cardNumber = String(new FormData(e.currentTarget).get('cardNumber') ?? TEST_CARDS[0]![0]);
+    outcome.begin();
+    const si = await createIntent({ input: { customerId, paymentMethodTypes: ['card'], idempotencyKey: idempotencyKey() } });
+    if (!outcome.settle(si, 'createSetupIntent') || si.data?.createSetupIntent.__typename !== 'CreateSetupIntentSuccess') return;
+    const r = await complete({ input: { id: si.data.createSetupIntent.setupIntent.id, cardNumber, idempotencyKey: idempotencyKey() } });
+    if (outcome.settle(r, 'completeTestSetupIntent') && r.data?.completeTestSetupIntent.__typename === 'CompleteTestSetupIntentSuccess') {
+      const card = r.data.completeTestSetupIntent.setupIntent.paymentMethod?.card;
+      outcome.succeed(card ? `Test card ${card.brand} •••• ${card.last4} saved.` : 'Test card saved.');
+    }
+  }
+  return (
+    <form className="card inline-form" onSubmit={submit} aria-labelledby="test-card-h">
+      <h3 id="test-card-h">Add a test card</h3>
+      <p className="muted small">Saved as the customer's card through a setup intent, as if they had filled in the setup page (the first saved method becomes the default).</p>
+      <Field label="Card to save">
+        {(p) => (
+          <select {...p} name="cardNumber" defaultValue={TEST_CARDS[0]![0]}>
+            {TEST_CARDS.map(([n, label]) => (
+              <option key={n} value={n}>
+                {label}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <button type="submit" disabled={s1.fetching || s2.fetching}>
+        Add test card
+      </button>
+      {outcome.view}
+    </form>
+  );
+}
+
+/** Live mode: a setup intent whose hosted page the customer opens to save a method. */
+function SetupLink({ customerId }: { customerId: string }) {
+  const [state, createIntent] = useMutation(CreateSetupIntent);
+  const outcome = useOutcome();
+  async function create() {
+    outcome.begin();
+    const r = await createIntent({ input: { customerId, idempotencyKey: idempotencyKey() } });
+    if (outcome.settle(r, 'createSetupIntent') && r.data?.createSetupIntent.__typename === 'CreateSetupIntentSuccess') {
+      const si = r.data.createSetupIntent.setupIntent;
+      outcome.succeed(
+        <>
+          Send the customer this page to save a card or mobile money (valid until <DateTime value={si.expiresAt} />):{' '}
+          <a href={si.setupUrl} target="_blank" rel="noreferrer">
+            Open the setup page
+          </a>{' '}
+          <code className="break">{si.setupUrl}</code>
+        </>,
+      );
+    }
+  }
+  return (
+    <div className="inline-form">
+      <button type="button" className="secondary" disabled={state.fetching} onClick={() => void create()}>
+        Create a setup link
+      </button>
+      {outcome.view}
+    </div>
+  );
+}
+
+// ---------------------------------------------------------------- wallets
+
+const CreateWallet = graphql(`
+  mutation DashboardCreateWallet($input: CreateWalletInput!) {
+    createWallet(input: $input) {
+      __typename
+      ... on CreateWalletSuccess { wallet { id currency balanceFormatted status } }
+      ... on Error { code message param }
+    }
+  }
+`);
+
+function CreateWalletForm({ customerId, currency }: { customerId: string; currency?: string | null | undefined }) {
+  const [state, create] = useMutation(CreateWallet);
+  const outcome = useOutcome();
+  async function submit(e: FormEvent<HTMLFormElement>) {
+    const { text } = readForm(e);
+    outcome.begin();
+    const r = await create({ input: { customerId, currency: text('currency')?.toUpperCase() ?? '', idempotencyKey: idempotencyKey() } });
+    if (outcome.settle(r, 'createWallet') && r.data?.createWallet.__typename === 'CreateWalletSuccess') {
+      const w = r.data.createWallet.wallet;
+      outcome.succeed(
+        <>
+          {w.currency} wallet created. <Link href={`/wallets/${w.id}`}>Open it to credit it</Link>
+        </>,
+      );
+    }
+  }
+  return (
+    <form className="card inline-form" onSubmit={submit} aria-labelledby="new-wallet-h">
+      <h3 id="new-wallet-h">Create a wallet</h3>
+      <Field label="Wallet currency" hint="One wallet per currency.">
+        {(p) => <input {...p} name="currency" defaultValue={currency ?? 'USD'} maxLength={3} size={5} required />}
+      </Field>
+      <button type="submit" disabled={state.fetching}>
+        Create wallet
+      </button>
+      {outcome.view}
+    </form>
+  );
+}
+
+// ---------------------------------------------------------------- one-off items and invoices
+
+function WaitingItems({ customerId, currency }: { customerId: string; currency?: string | null | undefined }) {
+  const pager = usePager(customerId);
+  const [{ data, fetching, error }] = useQuery({ query: WaitingItemsQuery, variables: { id: customerId, after: pager.after }, context: ITEMS_CONTEXT });
+  const items = data?.invoiceItems;
+  if (!items) {
+    return (
+      <section aria-labelledby="items-h">
+        <h2 id="items-h">Waiting invoice items</h2>
+        <QueryState fetching={fetching} error={error} />
+      </section>
+    );
+  }
+  return (
+    <TableSection
+      id="items-h"
+      title={`Waiting invoice items (${items.totalCount})`}
+      note="One-off charges for this customer's next invoice in their currency: a draft made here, or the next invoice of a subscription."
+      caption="Waiting invoice items"
+      rows={items.edges.map((e) => e.node)}
+      rowKey={(i) => i.id}
+      emptyText="No items waiting."
+      columns={[
+        { header: 'Description', cell: (i) => i.description },
+        { header: 'Quantity', className: 'num', cell: (i) => i.quantity },
+        { header: 'Unit price', className: 'num', cell: (i) => <Money amount={i.unitAmount} currency={i.currency} /> },
+        { header: 'Amount', className: 'num', cell: (i) => <Money amount={i.amount} currency={i.currency} /> },
+        { header: 'Added', cell: (i) => <DateTime value={i.createdAt} /> },
+        {
+          header: 'Actions',
+          cell: (i) => (
+            <ConfirmMutation
+              mutation={DeleteInvoiceItem}
+              variables={() => ({ input: { id: i.id, idempotencyKey: idempotencyKey() } })}
+              field="deleteInvoiceItem"
+              label="Delete"
+              ariaLabel={`Delete ${i.description}`}
+              confirmLabel={`Yes, delete ${i.description}`}
+            />
+          ),
+        },
+      ]}
+      footer={<Pager pager={pager} pageInfo={items.pageInfo} total={items.totalCount} noun="items" />}
+    >
+      <AddItemForm customerId={customerId} currency={currency} />
+      <InvoiceItemsForm customerId={customerId} currency={items.edges[0]?.node.currency ?? currency} />
+    </TableSection>
+  );
+}
+
+const CreateInvoiceItem = graphql(`
+  mutation DashboardCreateInvoiceItem($input: CreateInvoiceItemInput!) {
+    createInvoiceItem(input: $input) {
+      __typename
+      ... on CreateInvoiceItemSuccess { invoiceItem { id description amount currency } }
+      ... on Error { code message param }
+    }
+  }
+`);
+
+const DeleteInvoiceItem = graphql(`
+  mutation DashboardDeleteInvoiceItem($input: DeleteInvoiceItemInput!) {
+    deleteInvoiceItem(input: $input) {
+      __typename
+      ... on DeleteInvoiceItemSuccess { deletedInvoiceItem { id deleted } }
+      ... on Error { code message param }
+    }
+  }
+`);
+
+const CreateInvoice = graphql(`
+  mutation DashboardCreateInvoice($input: CreateInvoiceInput!) {
+    createInvoice(input: $input) {
+      __typename
+      ... on CreateInvoiceSuccess { invoice { id status currency lines { id amount } } }
+      ... on Error { code message param }
+    }
+  }
+`);
+
+type CollectionMethod = NonNullable<VariablesOf<typeof CreateInvoice>['input']['collectionMethod']>;
+
+function AddItemForm({ customerId, currency }: { customerId: string; currency?: string | null | undefined }) {
+  const [state, create] = useMutation(CreateInvoiceItem);
+  const outcome = useOutcome();
+  async function submit(e: FormEvent<HTMLFormElement>) {
+    const { form, text, num } = readForm(e);
+    outcome.begin();
+    const r = await create({
+      input: {
+        customerId,
+        description: text('description') ?? '',
+        amount: num('amount') ?? 0,
+        quantity: num('quantity'),
+        currency: text('currency')?.toUpperCase() ?? '',
+        idempotencyKey: idempotencyKey(),
+      },
+    });
+    if (outcome.settle(r, 'createInvoiceItem') && r.data?.createInvoiceItem.__typename === 'CreateInvoiceItemSuccess') {
+      const item = r.data.createInvoiceItem.invoiceItem;
+      outcome.succeed(`${item.description} (${formatMoney(item.amount, item.currency)}) waits for the next invoice.`);
+      form.reset();
+    }
+  }
+  return (
+    <form className="card inline-form" onSubmit={submit} aria-labelledby="new-item-h">
+      <h3 id="new-item-h">Add an invoice item</h3>
+      <Field label="Item description">{(p) => <input {...p} name="description" required />}</Field>
+      <Field label="Unit price (smallest unit)" hint="2500 is $25.00 in USD.">
+        {(p) => <input {...p} name="amount" inputMode="numeric" pattern="[0-9]*" required />}
+      </Field>
+      <Field label="Quantity">{(p) => <input {...p} name="quantity" inputMode="numeric" pattern="[0-9]*" defaultValue="1" />}</Field>
+      <Field label="Item currency">{(p) => <input {...p} name="currency" defaultValue={currency ?? 'USD'} maxLength={3} size={5} required />}</Field>
+      <button type="submit" disabled={state.fetching}>
+        Add item
+      </button>
+      {outcome.view}
+    </form>
+  );
+}
+
+/** A draft invoice of every item waiting in a currency; it is finalised (charged or sent) from its page. */
+function InvoiceItemsForm({ customerId, currency }: { customerId: string; currency?: string | null | undefined }) {
+  const [state, create] = useMutation(CreateInvoice);
+  const outcome = useOutcome();
+  const [method, setMethod] = useState<CollectionMethod>('charge_automatically');
+  async function submit(e: FormEvent<HTMLFormElement>) {
+    const { text, num } = readForm(e);
+    outcome.begin();
+    const r = await create({
+      input: {
+        customerId,
+        currency: text('currency')?.toUpperCase() ?? '',
+        collectionMethod: method,
+        daysUntilDue: method === 'send_invoice' ? num('daysUntilDue') : undefined,
+        idempotencyKey: idempotencyKey(),
+      },
+    });
+    if (outcome.settle(r, 'createInvoice') && r.data?.createInvoice.__typename === 'CreateInvoiceSuccess') {
+      const inv = r.data.createInvoice.invoice;
+      outcome.succeed(
+        <>
+          Draft invoice of {inv.lines.length} {inv.lines.length === 1 ? 'item' : 'items'}, {formatMoney(inv.lines.reduce((n, l) => n + l.amount, 0), inv.currency)}.{' '}
+          <Link href={`/invoices/${inv.id}`}>Open the draft to finalize it</Link>
+        </>,
+      );
+    }
+  }
+  return (
+    <form className="card inline-form" onSubmit={submit} aria-labelledby="invoice-items-h">
+      <h3 id="invoice-items-h">Invoice the waiting items</h3>
+      <Field label="Invoice currency" hint="The items waiting in this currency all go on the draft.">
+        {(p) => <input {...p} name="currency" defaultValue={currency ?? 'USD'} maxLength={3} size={5} required />}
+      </Field>
+      <fieldset className="choices">
+        <legend>Collection</legend>
+        <label>
+          <input type="radio" name="collection" checked={method === 'charge_automatically'} onChange={() => setMethod('charge_automatically')} />
+          Charge the customer's default payment method when finalized
+        </label>
+        <label>
+          <input type="radio" name="collection" checked={method === 'send_invoice'} onChange={() => setMethod('send_invoice')} />
+          Send the invoice by e-mail, to pay on its hosted page
+        </label>
+      </fieldset>
+      {method === 'send_invoice' && <Field label="Days until due">{(p) => <input {...p} name="daysUntilDue" inputMode="numeric" pattern="[0-9]*" defaultValue="30" />}</Field>}
+      <button type="submit" disabled={state.fetching}>
+        Create draft invoice
+      </button>
+      {outcome.view}
     </form>
   );
 }

@@ -1,9 +1,8 @@
-import { useState } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { Link, useSearchParams } from 'wouter';
 import { LISTS } from '../client.ts';
 import { graphql } from '../graphql.ts';
-import { DateTime, Details, Field, FormError, Json, PageHeader, Pager, QueryState, Status, Table, idempotencyKey, mutationError, usePager } from '../components/ui.tsx';
+import { ConnectionTable, DateTime, Details, Field, Filters, Json, PageHeader, QueryState, Status, Table, idempotencyKey, useOutcome, usePager } from '../components/ui.tsx';
 
 const EventsQuery = graphql(`
   query DashboardEvents($first: Int, $after: String, $type: String) {
@@ -16,46 +15,31 @@ const EventsQuery = graphql(`
 `);
 
 export function EventsPage() {
-  const [params, setParams] = useSearchParams();
+  const [params] = useSearchParams();
   const type = params.get('type') || null;
   const pager = usePager(params.toString());
-  const [{ data, fetching, error }] = useQuery({ query: EventsQuery, variables: { first: 20, after: pager.after, type }, context: LISTS.events });
-  const conn = data?.events;
+  const [result] = useQuery({ query: EventsQuery, variables: { first: 20, after: pager.after, type }, context: LISTS.events });
   return (
     <>
       <PageHeader title="Events" />
-      <form
-        className="filters"
-        role="search"
-        aria-label="Filter events"
-        onSubmit={(e) => {
-          e.preventDefault();
-          const v = String(new FormData(e.currentTarget).get('type') ?? '').trim();
-          setParams(v ? { type: v } : {});
-        }}
-      >
+      <Filters label="Filter events">
         <Field label="Event type" hint="Exact (payment.succeeded) or a prefix (payment.*).">
           {(p) => <input {...p} name="type" defaultValue={type ?? ''} placeholder="payment.*" />}
         </Field>
-        <button type="submit">Apply filters</button>
-      </form>
-      <QueryState fetching={fetching} error={error} empty={conn ? conn.edges.length === 0 : undefined} emptyText="No events match.">
-        {conn && (
-          <>
-            <Table
-              caption="Events"
-              rows={conn.edges.map((e) => e.node)}
-              rowKey={(n) => n.id}
-              columns={[
-                { header: 'Type', cell: (n) => <Link href={`/events/${n.id}`}>{n.type}</Link> },
-                { header: 'Object', cell: (n) => <code>{n.data.objectId}</code> },
-                { header: 'Created', cell: (n) => <DateTime value={n.createdAt} /> },
-              ]}
-            />
-            <Pager pager={pager} pageInfo={conn.pageInfo} total={conn.totalCount} noun="events" />
-          </>
-        )}
-      </QueryState>
+      </Filters>
+      <ConnectionTable
+        result={result}
+        conn={result.data?.events}
+        caption="Events"
+        noun="events"
+        emptyText="No events match."
+        pager={pager}
+        columns={[
+          { header: 'Type', cell: (n) => <Link href={`/events/${n.id}`}>{n.type}</Link> },
+          { header: 'Object', cell: (n) => <code>{n.data.objectId}</code> },
+          { header: 'Created', cell: (n) => <DateTime value={n.createdAt} /> },
+        ]}
+      />
     </>
   );
 }
@@ -77,7 +61,7 @@ const ReplayEvent = graphql(`
   mutation DashboardReplayEvent($input: ReplayEventInput!) {
     replayEvent(input: $input) {
       __typename
-      ... on ReplayEventSuccess { attempts { id } }
+      ... on ReplayEventSuccess { attempts { id } disabledEndpoints { id url } }
       ... on Error { code message param }
     }
   }
@@ -86,9 +70,39 @@ const ReplayEvent = graphql(`
 export function EventPage({ id }: { id: string }) {
   const [{ data, fetching, error }, refetch] = useQuery({ query: EventQuery, variables: { id } });
   const [replayResult, replay] = useMutation(ReplayEvent);
-  const [message, setMessage] = useState<string | null>(null);
-  const [done, setDone] = useState<string | null>(null);
+  const outcome = useOutcome();
   const ev = data?.event;
+
+  async function replayIt(ev: { id: string; type: string }) {
+    outcome.begin();
+    const r = await replay({ input: { id: ev.id, idempotencyKey: idempotencyKey() } });
+    if (!outcome.settle(r, 'replayEvent') || r.data?.replayEvent.__typename !== 'ReplayEventSuccess') return;
+    const { attempts, disabledEndpoints: disabled } = r.data.replayEvent;
+    const n = attempts.length;
+    // Why nothing (or less) was sent: the endpoints subscribed to the type that are disabled.
+    const skipped = disabled.length > 0 && (
+      <>
+        {n > 0 ? ' ' : ''}
+        Nothing was sent to {disabled.length === 1 ? 'the disabled endpoint' : `${disabled.length} disabled endpoints`}{' '}
+        {disabled.map((d, i) => (
+          <span key={d.id}>
+            {i > 0 ? ', ' : ''}
+            <Link href={`/webhooks/${d.id}`}>{d.url}</Link>
+          </span>
+        ))}
+        {` subscribed to ${ev.type}: enable ${disabled.length === 1 ? 'it' : 'one'} on its page, then replay.`}
+      </>
+    );
+    outcome.succeed(
+      <>
+        {n > 0 && `Sent again to ${n} endpoint${n === 1 ? '' : 's'}.`}
+        {skipped}
+        {n === 0 && disabled.length === 0 && `Nothing was sent: no webhook endpoint is subscribed to ${ev.type}.`}
+      </>,
+    );
+    if (n > 0) refetch({ requestPolicy: 'network-only' });
+  }
+
   return (
     <>
       <PageHeader title={ev ? ev.type : 'Event'} />
@@ -119,28 +133,10 @@ export function EventPage({ id }: { id: string }) {
             <section aria-labelledby="att-h">
               <h2 id="att-h">Webhook deliveries ({ev.deliveryAttempts.totalCount})</h2>
               <div className="inline-form">
-                <button
-                  type="button"
-                  disabled={replayResult.fetching}
-                  onClick={async () => {
-                    setDone(null);
-                    const r = await replay({ input: { id: ev.id, idempotencyKey: idempotencyKey() } });
-                    const err = mutationError(r, 'replayEvent');
-                    setMessage(err);
-                    if (!err && r.data?.replayEvent.__typename === 'ReplayEventSuccess') {
-                      setDone(`Replayed to ${r.data.replayEvent.attempts.length} endpoint(s).`);
-                      refetch({ requestPolicy: 'network-only' });
-                    }
-                  }}
-                >
+                <button type="button" disabled={replayResult.fetching} onClick={() => void replayIt(ev)}>
                   Replay to webhook endpoints
                 </button>
-                <FormError message={message} />
-                {done && (
-                  <p className="success" role="status">
-                    {done}
-                  </p>
-                )}
+                {outcome.view}
               </div>
               <DeliveryAttempts attempts={ev.deliveryAttempts.edges.map((e) => e.node)} />
             </section>

@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { Link, useSearchParams } from 'wouter';
 import { graphql, type VariablesOf } from '../graphql.ts';
-import { DateTime, Details, Field, FormError, Json, Money, PageHeader, Pager, QueryState, Status, Table, formatMoney, idempotencyKey, mutationError, usePager, StatusFilter } from '../components/ui.tsx';
+import { ConnectionTable, DateTime, Details, EnumSelect, Field, Filters, FormError, Json, Money, PageHeader, QueryState, Status, StatusFilter, TableSection, formatMoney, idempotencyKey, mutationError, usePager } from '../components/ui.tsx';
 import { LISTS } from '../client.ts';
 
 const PaymentsQuery = graphql(`
@@ -19,53 +19,36 @@ type PaymentStatus = NonNullable<VariablesOf<typeof PaymentsQuery>['status']>;
 export const PAYMENT_STATUSES: PaymentStatus[] = ['created', 'processing', 'succeeded', 'failed', 'cancelled', 'expired'];
 
 export function PaymentsPage() {
-  const [params, setParams] = useSearchParams();
+  const [params] = useSearchParams();
   const status = (params.get('status') || null) as PaymentStatus | null;
   const currency = params.get('currency') || null;
   const customerId = params.get('customer') || null;
   const pager = usePager(params.toString());
-  const [{ data, fetching, error }] = useQuery({ query: PaymentsQuery, variables: { first: 20, after: pager.after, status, currency, customerId }, context: LISTS.payments });
-  const conn = data?.payments;
-
-  function applyFilters(e: FormEvent<HTMLFormElement>) {
-    e.preventDefault();
-    const f = new FormData(e.currentTarget);
-    const next = new URLSearchParams();
-    for (const k of ['status', 'currency', 'customer']) {
-      const v = String(f.get(k) ?? '').trim();
-      if (v) next.set(k, k === 'currency' ? v.toUpperCase() : v);
-    }
-    setParams(next);
-  }
+  const [result] = useQuery({ query: PaymentsQuery, variables: { first: 20, after: pager.after, status, currency, customerId }, context: LISTS.payments });
 
   return (
     <>
       <PageHeader title="Payments" />
-      <form className="filters" role="search" aria-label="Filter payments" onSubmit={applyFilters}>
+      <Filters label="Filter payments" upper={['currency']}>
         <StatusFilter statuses={PAYMENT_STATUSES} value={status} />
         <Field label="Currency">{(p) => <input {...p} name="currency" defaultValue={currency ?? ''} placeholder="USD" maxLength={3} size={5} />}</Field>
         <Field label="Customer ID">{(p) => <input {...p} name="customer" defaultValue={customerId ?? ''} placeholder="cus_…" />}</Field>
-        <button type="submit">Apply filters</button>
-      </form>
-      <QueryState fetching={fetching} error={error} empty={conn ? conn.edges.length === 0 : undefined} emptyText="No payments match.">
-        {conn && (
-          <>
-            <Table
-              caption="Payments"
-              rows={conn.edges.map((e) => e.node)}
-              rowKey={(n) => n.id}
-              columns={[
-                { header: 'Payment', cell: (n) => <Link href={`/payments/${n.id}`}>{n.id}</Link> },
-                { header: 'Amount', className: 'num', cell: (n) => <Money amount={n.amount} currency={n.currency} /> },
-                { header: 'Status', cell: (n) => <Status value={n.amountRefunded > 0 ? (n.amountRefunded >= n.amount ? 'refunded' : 'partially_refunded') : n.status} /> },
-                { header: 'Customer', cell: (n) => <Link href={`/customers/${n.customer.id}`}>{n.customer.email}</Link> },
-                { header: 'Created', cell: (n) => <DateTime value={n.createdAt} /> },
-              ]}
-            />
-            <Pager pager={pager} pageInfo={conn.pageInfo} total={conn.totalCount} noun="payments" />
-          </>
-        )}
-      </QueryState>
+      </Filters>
+      <ConnectionTable
+        result={result}
+        conn={result.data?.payments}
+        caption="Payments"
+        noun="payments"
+        emptyText="No payments match."
+        pager={pager}
+        columns={[
+          { header: 'Payment', cell: (n) => <Link href={`/payments/${n.id}`}>{n.id}</Link> },
+          { header: 'Amount', className: 'num', cell: (n) => <Money amount={n.amount} currency={n.currency} /> },
+          { header: 'Status', cell: (n) => <Status value={n.amountRefunded > 0 ? (n.amountRefunded >= n.amount ? 'refunded' : 'partially_refunded') : n.status} /> },
+          { header: 'Customer', cell: (n) => <Link href={`/customers/${n.customer.id}`}>{n.customer.email}</Link> },
+          { header: 'Created', cell: (n) => <DateTime value={n.createdAt} /> },
+        ]}
+      />
     </>
   );
 }
@@ -119,26 +102,23 @@ export function PaymentPage({ id }: { id: string }) {
                 ['Checkout expires', <DateTime value={p.expiresAt} />],
               ]}
             />
-            <section aria-labelledby="refunds-h">
-              <h2 id="refunds-h">Refunds</h2>
-              {p.refunds.length === 0 ? (
-                <p className="empty">No refunds.</p>
-              ) : (
-                <Table
-                  caption="Refunds"
-                  rows={p.refunds}
-                  rowKey={(r) => r.id}
-                  columns={[
-                    { header: 'Refund', cell: (r) => <code>{r.id}</code> },
-                    { header: 'Amount', className: 'num', cell: (r) => <Money amount={r.amount} currency={r.currency} /> },
-                    { header: 'Status', cell: (r) => <Status value={r.status} /> },
-                    { header: 'Reason', cell: (r) => r.reason?.replace(/_/g, ' ') ?? '—' },
-                    { header: 'Created', cell: (r) => <DateTime value={r.createdAt} /> },
-                  ]}
-                />
-              )}
+            <TableSection
+              id="refunds-h"
+              title="Refunds"
+              caption="Refunds"
+              rows={p.refunds}
+              rowKey={(r) => r.id}
+              emptyText="No refunds."
+              columns={[
+                { header: 'Refund', cell: (r) => <code>{r.id}</code> },
+                { header: 'Amount', className: 'num', cell: (r) => <Money amount={r.amount} currency={r.currency} /> },
+                { header: 'Status', cell: (r) => <Status value={r.status} /> },
+                { header: 'Reason', cell: (r) => r.reason?.replace(/_/g, ' ') ?? '—' },
+                { header: 'Created', cell: (r) => <DateTime value={r.createdAt} /> },
+              ]}
+            >
               {p.status === 'succeeded' && <RefundForm paymentId={p.id} currency={p.currency} remaining={p.amount - p.amountRefunded} />}
-            </section>
+            </TableSection>
             <section aria-labelledby="meta-h">
               <h2 id="meta-h">Metadata</h2>
               <Json value={p.metadata} label="Metadata as JSON" />
@@ -178,18 +158,7 @@ function RefundForm({ paymentId, currency, remaining }: { paymentId: string; cur
       <Field label="Refund amount (smallest unit)" hint={`Leave empty to refund what remains: ${formatMoney(remaining, currency)} (${remaining}).`}>
         {(p) => <input {...p} name="amount" inputMode="numeric" pattern="[0-9]*" />}
       </Field>
-      <Field label="Reason">
-        {(p) => (
-          <select {...p} name="reason" defaultValue="">
-            <option value="">None</option>
-            {REASONS.map((r) => (
-              <option key={r} value={r}>
-                {r.replace(/_/g, ' ')}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
+      <EnumSelect label="Reason" name="reason" values={REASONS} />
       <button type="submit" disabled={result.fetching}>
         Refund
       </button>

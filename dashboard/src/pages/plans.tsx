@@ -1,8 +1,8 @@
-import { useState, type FormEvent } from 'react';
+import type { FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { useSearchParams } from 'wouter';
 import { graphql, type VariablesOf } from '../graphql.ts';
-import { DateTime, Field, FormError, PageHeader, Pager, QueryState, Status, Table, idempotencyKey, mutationError, usePager } from '../components/ui.tsx';
+import { ActiveFilter, ConnectionTable, DateTime, Field, Filters, PageHeader, Status, activeParam, idempotencyKey, useOutcome, usePager } from '../components/ui.tsx';
 import { LISTS } from '../client.ts';
 
 const PlansQuery = graphql(`
@@ -39,22 +39,19 @@ type Interval = VariablesOf<typeof CreatePlan>['input']['interval'];
 const INTERVALS: Interval[] = ['day', 'week', 'month', 'year'];
 
 export function PlansPage() {
-  const [params, setParams] = useSearchParams();
-  const activeParam = params.get('active');
-  const active = activeParam === 'true' ? true : activeParam === 'false' ? false : null;
+  const [params] = useSearchParams();
+  const active = activeParam(params);
   const pager = usePager(params.toString());
-  const [{ data, fetching, error }] = useQuery({ query: PlansQuery, variables: { first: 20, after: pager.after, active }, context: LISTS.plans });
+  const [result] = useQuery({ query: PlansQuery, variables: { first: 20, after: pager.after, active }, context: LISTS.plans });
   const [creating, create] = useMutation(CreatePlan);
-  const [message, setMessage] = useState<string | null>(null);
-  const [done, setDone] = useState<string | null>(null);
-  const conn = data?.plans;
+  const outcome = useOutcome();
 
   async function submit(e: FormEvent<HTMLFormElement>) {
     e.preventDefault();
     const form = e.currentTarget;
     const f = new FormData(form);
     const trial = String(f.get('trial') ?? '').trim();
-    setDone(null);
+    outcome.begin();
     const r = await create({
       input: {
         name: String(f.get('name') ?? '').trim(),
@@ -65,10 +62,8 @@ export function PlansPage() {
         idempotencyKey: idempotencyKey(),
       },
     });
-    const err = mutationError(r, 'createPlan');
-    setMessage(err);
-    if (!err && r.data?.createPlan.__typename === 'CreatePlanSuccess') {
-      setDone(`Plan ${r.data.createPlan.plan.name} created.`);
+    if (outcome.settle(r, 'createPlan') && r.data?.createPlan.__typename === 'CreatePlanSuccess') {
+      outcome.succeed(`Plan ${r.data.createPlan.plan.name} created.`);
       form.reset();
     }
   }
@@ -76,47 +71,25 @@ export function PlansPage() {
   return (
     <>
       <PageHeader title="Plans" />
-      <form
-        className="filters"
-        role="search"
-        aria-label="Filter plans"
-        onSubmit={(e) => {
-          e.preventDefault();
-          const v = String(new FormData(e.currentTarget).get('active') ?? '');
-          setParams(v ? { active: v } : {});
-        }}
-      >
-        <Field label="Show">
-          {(p) => (
-            <select {...p} name="active" defaultValue={activeParam ?? ''}>
-              <option value="">All plans</option>
-              <option value="true">Active</option>
-              <option value="false">Archived</option>
-            </select>
-          )}
-        </Field>
-        <button type="submit">Apply filters</button>
-      </form>
-      <QueryState fetching={fetching} error={error} empty={conn ? conn.edges.length === 0 : undefined} emptyText="No plans yet.">
-        {conn && (
-          <>
-            <Table
-              caption="Plans"
-              rows={conn.edges.map((e) => e.node)}
-              rowKey={(n) => n.id}
-              columns={[
-                { header: 'Plan', cell: (n) => n.name },
-                { header: 'ID', cell: (n) => <code>{n.id}</code> },
-                { header: 'Price', className: 'num', cell: (n) => `${n.amountFormatted} / ${n.intervalCount > 1 ? `${n.intervalCount} ` : ''}${n.interval}` },
-                { header: 'Status', cell: (n) => <Status value={n.active ? 'active' : 'archived'} /> },
-                { header: 'Created', cell: (n) => <DateTime value={n.createdAt} /> },
-                { header: 'Actions', cell: (n) => (n.active ? <ArchiveButton id={n.id} name={n.name} /> : '—') },
-              ]}
-            />
-            <Pager pager={pager} pageInfo={conn.pageInfo} total={conn.totalCount} noun="plans" />
-          </>
-        )}
-      </QueryState>
+      <Filters label="Filter plans">
+        <ActiveFilter value={active} all="All plans" />
+      </Filters>
+      <ConnectionTable
+        result={result}
+        conn={result.data?.plans}
+        caption="Plans"
+        noun="plans"
+        emptyText={active === null ? 'No plans yet.' : 'No plans match.'}
+        pager={pager}
+        columns={[
+          { header: 'Plan', cell: (n) => n.name },
+          { header: 'ID', cell: (n) => <code>{n.id}</code> },
+          { header: 'Price', className: 'num', cell: (n) => `${n.amountFormatted} / ${n.intervalCount > 1 ? `${n.intervalCount} ` : ''}${n.interval}` },
+          { header: 'Status', cell: (n) => <Status value={n.active ? 'active' : 'archived'} /> },
+          { header: 'Created', cell: (n) => <DateTime value={n.createdAt} /> },
+          { header: 'Actions', cell: (n) => (n.active ? <ArchiveButton id={n.id} name={n.name} /> : '—') },
+        ]}
+      />
       <form className="card inline-form" onSubmit={submit} aria-labelledby="new-plan-h">
         <h2 id="new-plan-h">Create a plan</h2>
         <Field label="Plan name">{(p) => <input {...p} name="name" required />}</Field>
@@ -139,12 +112,7 @@ export function PlansPage() {
         <button type="submit" disabled={creating.fetching}>
           Create plan
         </button>
-        <FormError message={message} />
-        {done && (
-          <p className="success" role="status">
-            {done}
-          </p>
-        )}
+        {outcome.view}
       </form>
     </>
   );
@@ -152,13 +120,13 @@ export function PlansPage() {
 
 function ArchiveButton({ id, name }: { id: string; name: string }) {
   const [state, archive] = useMutation(ArchivePlan);
-  const [message, setMessage] = useState<string | null>(null);
+  const outcome = useOutcome();
   return (
     <div className="row-actions">
-      <button type="button" className="small secondary" disabled={state.fetching} aria-label={`Archive ${name}`} onClick={async () => setMessage(mutationError(await archive({ input: { id, idempotencyKey: idempotencyKey() } }), 'archivePlan'))}>
+      <button type="button" className="small secondary" disabled={state.fetching} aria-label={`Archive ${name}`} onClick={async () => outcome.settle(await archive({ input: { id, idempotencyKey: idempotencyKey() } }), 'archivePlan')}>
         Archive
       </button>
-      <FormError message={message} />
+      {outcome.view}
     </div>
   );
 }

@@ -2,7 +2,9 @@ import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { Link, useSearchParams } from 'wouter';
 import { graphql, type VariablesOf } from '../graphql.ts';
-import { ConfirmButton, DateTime, Details, Field, FormError, PageHeader, Pager, QueryState, Status, Table, idempotencyKey, mutationError, usePager, StatusFilter } from '../components/ui.tsx';
+import { ConfirmButton, ConnectionTable, DateTime, Details, Field, Filters, FormError, PageHeader, Pager, QueryError, QueryState, Status, StatusFilter, Table, idempotencyKey, mutationError, readForm, useOutcome, usePager } from '../components/ui.tsx';
+import { CustomerPicker, PlanPicker } from '../components/picker.tsx';
+import { taxRateLabel } from './tax-rates.tsx';
 import { LISTS } from '../client.ts';
 
 const SubscriptionsQuery = graphql(`
@@ -22,7 +24,7 @@ const CreateSubscription = graphql(`
   mutation DashboardCreateSubscription($input: CreateSubscriptionInput!) {
     createSubscription(input: $input) {
       __typename
-      ... on CreateSubscriptionSuccess { subscription { id status } }
+      ... on CreateSubscriptionSuccess { subscription { id status customer { id email } plan { id name } latestInvoice { id number status } } }
       ... on Error { code message param }
     }
   }
@@ -51,86 +53,125 @@ const Reactivate = graphql(`
 `);
 
 export function SubscriptionsPage() {
-  const [params, setParams] = useSearchParams();
+  const [params] = useSearchParams();
   const status = (params.get('status') || null) as SubStatus | null;
   const customerId = params.get('customer') || null;
   const planId = params.get('plan') || null;
   const pager = usePager(params.toString());
-  const [{ data, fetching, error }] = useQuery({ query: SubscriptionsQuery, variables: { first: 20, after: pager.after, status, customerId, planId }, context: LISTS.subscriptions });
+  const [result] = useQuery({ query: SubscriptionsQuery, variables: { first: 20, after: pager.after, status, customerId, planId }, context: LISTS.subscriptions });
+  return (
+    <>
+      <PageHeader title="Subscriptions">
+        <Link className="button" href="/subscriptions/new">
+          Subscribe a customer
+        </Link>
+      </PageHeader>
+      <Filters label="Filter subscriptions">
+        <StatusFilter statuses={STATUSES} value={status} label={(s) => s.replace('_', ' ')} />
+        <Field label="Customer ID">{(p) => <input {...p} name="customer" defaultValue={customerId ?? ''} placeholder="cus_…" />}</Field>
+        <Field label="Plan ID">{(p) => <input {...p} name="plan" defaultValue={planId ?? ''} placeholder="plan_…" />}</Field>
+      </Filters>
+      <ConnectionTable
+        result={result}
+        conn={result.data?.subscriptions}
+        caption="Subscriptions"
+        noun="subscriptions"
+        emptyText="No subscriptions match."
+        pager={pager}
+        columns={[
+          { header: 'Customer', cell: (n) => <Link href={`/customers/${n.customer.id}`}>{n.customer.email}</Link> },
+          { header: 'Plan', cell: (n) => <Link href={`/subscriptions/${n.id}`} aria-label={`${n.plan.name} · ${n.plan.amountFormatted}: the subscription of ${n.customer.email}`}>{`${n.plan.name} · ${n.plan.amountFormatted}`}</Link> },
+          { header: 'Status', cell: (n) => <Status value={n.cancelAtPeriodEnd && n.status !== 'cancelled' ? `${n.status}, cancels at period end` : n.status} /> },
+          { header: 'Period ends', cell: (n) => <DateTime value={n.currentPeriodEnd} /> },
+          { header: 'Actions', cell: (n) => <SubscriptionActions sub={n} /> },
+        ]}
+      />
+    </>
+  );
+}
+
+// "Subscribe a customer": the customer and the plan chosen with pickers (search, not ids), the
+// quantity, and optionally a coupon and tax rates; the answer links to the new subscription.
+const SubscribeOptions = graphql(`
+  query DashboardSubscribeOptions {
+    coupons(first: 100) { edges { node { id name valid percentOff amountOffFormatted } } }
+    taxRates(active: true, first: 100) { edges { node { id displayName percentage inclusive } } }
+  }
+`);
+
+export function NewSubscriptionPage() {
+  const [params] = useSearchParams();
+  const [options] = useQuery({ query: SubscribeOptions });
   const [creating, create] = useMutation(CreateSubscription);
-  const [message, setMessage] = useState<string | null>(null);
-  const [done, setDone] = useState<string | null>(null);
-  const conn = data?.subscriptions;
+  const outcome = useOutcome();
+  const coupons = (options.data?.coupons.edges ?? []).map((e) => e.node).filter((c) => c.valid);
+  const taxRates = (options.data?.taxRates.edges ?? []).map((e) => e.node);
 
   async function submit(e: FormEvent<HTMLFormElement>) {
-    e.preventDefault();
-    const f = new FormData(e.currentTarget);
-    setDone(null);
-    const r = await create({ input: { customerId: String(f.get('customerId') ?? '').trim(), planId: String(f.get('planId') ?? '').trim(), idempotencyKey: idempotencyKey() } });
-    const err = mutationError(r, 'createSubscription');
-    setMessage(err);
-    if (!err && r.data?.createSubscription.__typename === 'CreateSubscriptionSuccess') {
-      setDone(`Subscription ${r.data.createSubscription.subscription.id} created (${r.data.createSubscription.subscription.status}).`);
+    const { text, num, all } = readForm(e);
+    outcome.begin();
+    const r = await create({
+      input: {
+        customerId: text('customerId') ?? '',
+        planId: text('planId') ?? '',
+        quantity: num('quantity'),
+        coupon: text('coupon'),
+        defaultTaxRates: all('taxRate'),
+        idempotencyKey: idempotencyKey(),
+      },
+    });
+    if (outcome.settle(r, 'createSubscription') && r.data?.createSubscription.__typename === 'CreateSubscriptionSuccess') {
+      const s = r.data.createSubscription.subscription;
+      outcome.succeed(
+        <>
+          {s.customer.email} is subscribed to {s.plan.name}: {s.status.replace(/_/g, ' ')}
+          {s.latestInvoice ? `, first invoice ${s.latestInvoice.number ?? s.latestInvoice.id} ${s.latestInvoice.status}` : ''}.{' '}
+          <Link href={`/subscriptions/${s.id}`}>Open the subscription</Link>
+        </>,
+      );
     }
   }
 
   return (
     <>
-      <PageHeader title="Subscriptions" />
-      <form
-        className="filters"
-        role="search"
-        aria-label="Filter subscriptions"
-        onSubmit={(e) => {
-          e.preventDefault();
-          const f = new FormData(e.currentTarget);
-          const next = new URLSearchParams();
-          for (const k of ['status', 'customer', 'plan']) {
-            const v = String(f.get(k) ?? '').trim();
-            if (v) next.set(k, v);
-          }
-          setParams(next);
-        }}
-      >
-        <StatusFilter statuses={STATUSES} value={status} label={(s) => s.replace('_', ' ')} />
-        <Field label="Customer ID">{(p) => <input {...p} name="customer" defaultValue={customerId ?? ''} placeholder="cus_…" />}</Field>
-        <Field label="Plan ID">{(p) => <input {...p} name="plan" defaultValue={planId ?? ''} placeholder="plan_…" />}</Field>
-        <button type="submit">Apply filters</button>
-      </form>
-      <QueryState fetching={fetching} error={error} empty={conn ? conn.edges.length === 0 : undefined} emptyText="No subscriptions match.">
-        {conn && (
-          <>
-            <Table
-              caption="Subscriptions"
-              rows={conn.edges.map((e) => e.node)}
-              rowKey={(n) => n.id}
-              columns={[
-                { header: 'Customer', cell: (n) => <Link href={`/customers/${n.customer.id}`}>{n.customer.email}</Link> },
-                { header: 'Plan', cell: (n) => <Link href={`/subscriptions/${n.id}`} aria-label={`${n.plan.name} · ${n.plan.amountFormatted}: the subscription of ${n.customer.email}`}>{`${n.plan.name} · ${n.plan.amountFormatted}`}</Link> },
-                { header: 'Status', cell: (n) => <Status value={n.cancelAtPeriodEnd && n.status !== 'cancelled' ? `${n.status}, cancels at period end` : n.status} /> },
-                { header: 'Period ends', cell: (n) => <DateTime value={n.currentPeriodEnd} /> },
-                { header: 'Actions', cell: (n) => <SubscriptionActions sub={n} /> },
-              ]}
-            />
-            <Pager pager={pager} pageInfo={conn.pageInfo} total={conn.totalCount} noun="subscriptions" />
-          </>
-        )}
-      </QueryState>
-      <form className="card inline-form" onSubmit={submit} aria-labelledby="new-sub-h">
-        <h2 id="new-sub-h">Subscribe a customer</h2>
-        <Field label="Subscriber customer ID" hint="The first invoice is charged at once to the customer's default method.">
-          {(p) => <input {...p} name="customerId" required placeholder="cus_…" />}
+      <PageHeader title="Subscribe a customer" />
+      <p>
+        <Link href="/subscriptions">← All subscriptions</Link>
+      </p>
+      <form className="card inline-form" onSubmit={submit} aria-label="Subscribe a customer">
+        <CustomerPicker name="customerId" initialId={params.get('customer')} />
+        <PlanPicker name="planId" />
+        <Field label="Quantity" hint="Units of the plan billed each period.">
+          {(p) => <input {...p} name="quantity" type="number" min="1" max="10000" step="1" defaultValue="1" />}
         </Field>
-        <Field label="Subscribed plan ID">{(p) => <input {...p} name="planId" required placeholder="plan_…" />}</Field>
+        {options.error && <QueryError error={options.error} />}
+        <Field label="Coupon" hint={coupons.length ? undefined : 'No valid coupons: create one on the Coupons page.'}>
+          {(p) => (
+            <select {...p} name="coupon" defaultValue="">
+              <option value="">None</option>
+              {coupons.map((c) => (
+                <option key={c.id} value={c.id}>
+                  {`${c.id}: ${c.name} (${c.percentOff != null ? `${c.percentOff}%` : c.amountOffFormatted} off)`}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        {taxRates.length > 0 && (
+          <fieldset className="checks">
+            <legend>Tax rates (at most 5)</legend>
+            {taxRates.map((t) => (
+              <label key={t.id} className="check">
+                <input type="checkbox" name="taxRate" value={t.id} /> {taxRateLabel(t)}
+              </label>
+            ))}
+          </fieldset>
+        )}
+        <p className="muted small">Without a trial, the first invoice is charged at once to the customer's default payment method.</p>
         <button type="submit" disabled={creating.fetching}>
           Create subscription
         </button>
-        <FormError message={message} />
-        {done && (
-          <p className="success" role="status">
-            {done}
-          </p>
-        )}
+        {outcome.view}
       </form>
     </>
   );

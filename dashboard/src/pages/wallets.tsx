@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { Link, useSearchParams } from 'wouter';
 import { graphql, type VariablesOf } from '../graphql.ts';
-import { ConfirmButton, DateTime, Details, Field, FormError, Money, PageHeader, Pager, QueryState, Status, Table, formatMoney, idempotencyKey, mutationError, usePager, StatusFilter } from '../components/ui.tsx';
+import { ConfirmButton, ConnectionTable, DateTime, Details, Field, Filters, FormError, Money, PageHeader, Pager, QueryState, Status, StatusFilter, Table, formatMoney, idempotencyKey, mutationError, usePager } from '../components/ui.tsx';
 import { LISTS } from '../client.ts';
 
 const WalletsQuery = graphql(`
@@ -19,55 +19,36 @@ type WalletStatus = NonNullable<VariablesOf<typeof WalletsQuery>['status']>;
 const STATUSES: WalletStatus[] = ['active', 'frozen', 'closed'];
 
 export function WalletsPage() {
-  const [params, setParams] = useSearchParams();
+  const [params] = useSearchParams();
   const status = (params.get('status') || null) as WalletStatus | null;
   const currency = params.get('currency') || null;
   const customerId = params.get('customer') || null;
   const pager = usePager(params.toString());
-  const [{ data, fetching, error }] = useQuery({ query: WalletsQuery, variables: { first: 20, after: pager.after, status, currency, customerId }, context: LISTS.wallets });
-  const conn = data?.wallets;
+  const [result] = useQuery({ query: WalletsQuery, variables: { first: 20, after: pager.after, status, currency, customerId }, context: LISTS.wallets });
   return (
     <>
       <PageHeader title="Wallets" />
-      <form
-        className="filters"
-        role="search"
-        aria-label="Filter wallets"
-        onSubmit={(e) => {
-          e.preventDefault();
-          const f = new FormData(e.currentTarget);
-          const next = new URLSearchParams();
-          for (const k of ['status', 'currency', 'customer']) {
-            const v = String(f.get(k) ?? '').trim();
-            if (v) next.set(k, k === 'currency' ? v.toUpperCase() : v);
-          }
-          setParams(next);
-        }}
-      >
+      <p className="muted small">A wallet is created on its customer's page.</p>
+      <Filters label="Filter wallets" upper={['currency']}>
         <StatusFilter statuses={STATUSES} value={status} />
         <Field label="Currency">{(p) => <input {...p} name="currency" defaultValue={currency ?? ''} maxLength={3} size={5} />}</Field>
         <Field label="Customer ID">{(p) => <input {...p} name="customer" defaultValue={customerId ?? ''} placeholder="cus_…" />}</Field>
-        <button type="submit">Apply filters</button>
-      </form>
-      <QueryState fetching={fetching} error={error} empty={conn ? conn.edges.length === 0 : undefined} emptyText="No wallets match.">
-        {conn && (
-          <>
-            <Table
-              caption="Wallets"
-              rows={conn.edges.map((e) => e.node)}
-              rowKey={(n) => n.id}
-              columns={[
-                { header: 'Wallet', cell: (n) => <Link href={`/wallets/${n.id}`}>{n.id}</Link> },
-                { header: 'Balance', className: 'num', cell: (n) => n.balanceFormatted },
-                { header: 'Status', cell: (n) => <Status value={n.status} /> },
-                { header: 'Customer', cell: (n) => <Link href={`/customers/${n.customer.id}`}>{n.customer.email}</Link> },
-                { header: 'Created', cell: (n) => <DateTime value={n.createdAt} /> },
-              ]}
-            />
-            <Pager pager={pager} pageInfo={conn.pageInfo} total={conn.totalCount} noun="wallets" />
-          </>
-        )}
-      </QueryState>
+      </Filters>
+      <ConnectionTable
+        result={result}
+        conn={result.data?.wallets}
+        caption="Wallets"
+        noun="wallets"
+        emptyText="No wallets match."
+        pager={pager}
+        columns={[
+          { header: 'Wallet', cell: (n) => <Link href={`/wallets/${n.id}`}>{n.id}</Link> },
+          { header: 'Balance', className: 'num', cell: (n) => n.balanceFormatted },
+          { header: 'Status', cell: (n) => <Status value={n.status} /> },
+          { header: 'Customer', cell: (n) => <Link href={`/customers/${n.customer.id}`}>{n.customer.email}</Link> },
+          { header: 'Created', cell: (n) => <DateTime value={n.createdAt} /> },
+        ]}
+      />
     </>
   );
 }

@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { Link } from 'wouter';
 import { graphql } from '../graphql.ts';
-import { DateTime, Details, Field, FormError, PageHeader, Pager, QueryState, Status, Table, idempotencyKey, mutationError, usePager } from '../components/ui.tsx';
+import { ConnectionTable, DateTime, Details, Field, FormError, PageHeader, Pager, QueryState, Status, Table, idempotencyKey, mutationError, usePager } from '../components/ui.tsx';
 import { LISTS } from '../client.ts';
 
 const EndpointsQuery = graphql(`
@@ -37,11 +37,10 @@ function Secret({ secret }: { secret: string }) {
 
 export function WebhooksPage() {
   const pager = usePager('');
-  const [{ data, fetching, error }] = useQuery({ query: EndpointsQuery, variables: { first: 20, after: pager.after }, context: LISTS.webhookEndpoints });
+  const [result] = useQuery({ query: EndpointsQuery, variables: { first: 20, after: pager.after }, context: LISTS.webhookEndpoints });
   const [created, create] = useMutation(CreateEndpoint);
   const [message, setMessage] = useState<string | null>(null);
   const [secret, setSecret] = useState<string | null>(null);
-  const conn = data?.webhookEndpoints;
 
   async function submit(e: FormEvent<HTMLFormElement>) {
     e.preventDefault();
@@ -63,29 +62,25 @@ export function WebhooksPage() {
   return (
     <>
       <PageHeader title="Webhooks" />
-      <QueryState fetching={fetching} error={error} empty={conn ? conn.edges.length === 0 : undefined} emptyText="No webhook endpoints yet.">
-        {conn && (
-          <>
-            <Table
-              caption="Webhook endpoints"
-              rows={conn.edges.map((e) => e.node)}
-              rowKey={(n) => n.id}
-              columns={[
-                { header: 'URL', cell: (n) => <Link href={`/webhooks/${n.id}`}>{n.url}</Link> },
-                { header: 'Events', cell: (n) => (n.events.length ? n.events.join(', ') : 'All events') },
-                { header: 'Status', cell: (n) => <Status value={n.status} /> },
-                { header: 'Created', cell: (n) => <DateTime value={n.createdAt} /> },
-              ]}
-            />
-            <Pager pager={pager} pageInfo={conn.pageInfo} total={conn.totalCount} noun="endpoints" />
-          </>
-        )}
-      </QueryState>
+      <ConnectionTable
+        result={result}
+        conn={result.data?.webhookEndpoints}
+        caption="Webhook endpoints"
+        noun="endpoints"
+        emptyText="No webhook endpoints yet."
+        pager={pager}
+        columns={[
+          { header: 'URL', cell: (n) => <Link href={`/webhooks/${n.id}`}>{n.url}</Link> },
+          { header: 'Events', cell: (n) => (n.events.length ? n.events.join(', ') : 'All events') },
+          { header: 'Status', cell: (n) => <Status value={n.status} /> },
+          { header: 'Created', cell: (n) => <DateTime value={n.createdAt} /> },
+        ]}
+      />
       <form className="card inline-form" onSubmit={submit} aria-labelledby="new-endpoint-h">
         <h2 id="new-endpoint-h">Add an endpoint</h2>
         <Field label="Endpoint URL">{(p) => <input {...p} name="url" type="url" required placeholder="https://example.com/webhooks" />}</Field>
         <Field label="Event types" hint="Separated by commas or spaces; empty: all events.">
-          {(p) => <input {...p} name="events" placeholder="payment.succeeded, invoice.*" />}
+          {(p) => <input {...p} name="events" placeholder="payment.succeeded, invoice.paid" />}
         </Field>
         <Field label="Description">{(p) => <input {...p} name="description" />}</Field>
         <button type="submit" disabled={created.fetching}>

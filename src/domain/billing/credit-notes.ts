@@ -236,7 +236,15 @@ export async function createCreditNote(ctx: Ctx, input: CreditNoteCreateInput): 
 /** GET /v1/credit-notes/:id/pdf: the absolute signed address of its PDF (valid 5 minutes, as an invoice's). */
 export async function signedCreditNotePdfUrl(ctx: Ctx, id: string): Promise<string> {
   await getCreditNote(ctx, id);
-  const path = signedPdfPath(await signingKey(ctx), id, new Date()).replace('/hosted/invoices/', '/hosted/credit-notes/');
+  return signedCreditNotePdfUrlOf(ctx, await signingKey(ctx), id);
+}
+
+/**
+ * The same address for a note the caller already read for this merchant, with the merchant's key
+ * read once by the caller (signingKey): a page of credit notes costs no read per note.
+ */
+export function signedCreditNotePdfUrlOf(ctx: Ctx, key: Buffer, id: string): string {
+  const path = signedPdfPath(key, id, new Date()).replace('/hosted/invoices/', '/hosted/credit-notes/');
   return `${ctx.runtime.config.publicBaseUrl}${path}`;
 }
 

@@ -1,6 +1,6 @@
 // Plans: a price per billing interval. active: true → false (archived, final): an archived plan
 // takes no new subscriptions (409 plan_archived); existing subscriptions go on.
-import type { Plan } from '../../generated/prisma/client.ts';
+import type { Plan, Prisma } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
 import { inTransaction, type Db } from '../../platform/db/tenant.ts';
 import { lockRow } from '../../platform/db/raw.ts';
@@ -50,8 +50,19 @@ export const planCreate = z
   });
 export type PlanCreateInput = z.input<typeof planCreate>;
 
+/** What `search` matches (docs/billing.md "Plans"). */
+export const PLAN_SEARCH_DESCRIPTION =
+  'Case-insensitive search: plans whose name contains every word of the text ("pro month" finds "Pro monthly"), or whose id is the text. 1 to 100 characters; combines with active.';
+
 export const planListQuery = z.strictObject({
   active: z.enum(['true', 'false']).optional().meta({ description: 'true: plans taking new subscriptions; false: archived plans.' }),
+  search: z
+    .string()
+    .trim()
+    .min(1, { error: 'must not be empty' })
+    .max(100, { error: 'must be at most 100 characters' })
+    .meta({ description: PLAN_SEARCH_DESCRIPTION, example: 'pro' })
+    .optional(),
   ...listQuery,
 });
 export type PlanListQuery = z.output<typeof planListQuery>;
@@ -110,8 +121,21 @@ export async function subscribablePlan(ctx: Ctx, id: string, db: Db = ctx.db): P
   return p;
 }
 
+/**
+ * The search as a filter: the id, or every word (split at white space, at most 8) within the name,
+ * case-insensitive. A merchant has few plans, so a scan of its own plans is cheap (no terms table,
+ * unlike customers: docs/conventions.md "Customer search").
+ */
+function planSearchFilter(search: string | undefined): Prisma.PlanWhereInput {
+  if (search === undefined) return {};
+  const words = [...new Set(search.split(/\s+/u).filter(Boolean))].slice(0, 8);
+  // Prisma's `contains` is a LIKE pattern: %, _ and the escape character itself are made plain text.
+  const plain = (w: string) => w.replace(/[\\%_]/g, (c) => `\\${c}`);
+  return { OR: [{ id: search }, { AND: words.map((w) => ({ name: { contains: plain(w), mode: 'insensitive' as const } })) }] };
+}
+
 export async function listPlans(ctx: Ctx, q: PlanListQuery): Promise<Page<Plan>> {
-  const filter = q.active === undefined ? {} : { active: q.active === 'true' };
+  const filter: Prisma.PlanWhereInput = { AND: [q.active === undefined ? {} : { active: q.active === 'true' }, planSearchFilter(q.search)] };
   return paginate(
     q,
     ({ where, ...page }) => store.listPlans(ctx.db, { AND: [where, filter] }, page),

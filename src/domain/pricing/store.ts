@@ -53,3 +53,8 @@ export function listTaxRates(db: Db, where: Prisma.TaxRateWhereInput, page: Page
 export function countTaxRates(db: Db, where: Prisma.TaxRateWhereInput): Promise<number> {
   return db.taxRate.count({ where });
 }
+
+/** active → false, only from active (one statement: two archives at once change it once); whether it changed. */
+export async function archiveTaxRate(tx: TenantTx, id: string): Promise<boolean> {
+  return (await tx.taxRate.updateMany({ where: { id, active: true }, data: { active: false } })).count === 1;
+}

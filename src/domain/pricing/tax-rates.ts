@@ -4,7 +4,7 @@
 import type { TaxRate } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
 import { inTransaction, type Db } from '../../platform/db/tenant.ts';
-import { NotFoundError, ValidationError } from '../../platform/errors.ts';
+import { NotFoundError, StateError, ValidationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { listQuery, metadata, parse, z } from '../../platform/validation.ts';
@@ -37,7 +37,10 @@ export const taxRateCreate = z.strictObject({
 });
 export type TaxRateCreateInput = z.input<typeof taxRateCreate>;
 
-export const taxRateListQuery = z.strictObject({ ...listQuery });
+export const taxRateListQuery = z.strictObject({
+  active: z.enum(['true', 'false']).optional().meta({ description: 'true: rates subscriptions may name; false: archived rates.' }),
+  ...listQuery,
+});
 export type TaxRateListQuery = z.output<typeof taxRateListQuery>;
 
 export function taxRateToJSON(t: TaxRate) {
@@ -83,11 +86,27 @@ export async function getTaxRate(ctx: Ctx, id: string, db: Db = ctx.db, param = 
 }
 
 export async function listTaxRates(ctx: Ctx, q: TaxRateListQuery): Promise<Page<TaxRate>> {
+  const filter = q.active === undefined ? {} : { active: q.active === 'true' };
   return paginate(
     q,
-    ({ where, ...page }) => store.listTaxRates(ctx.db, where, page),
-    () => store.countTaxRates(ctx.db, {}),
+    ({ where, ...page }) => store.listTaxRates(ctx.db, { AND: [where, filter] }, page),
+    () => store.countTaxRates(ctx.db, filter),
   );
+}
+
+/**
+ * Archives a tax rate (final, as a plan's archive): no subscription may name it any more
+ * (default_tax_rates: 400 parameter_invalid); the subscriptions that have it keep it, and their
+ * invoices are taxed with it as before. Archiving an archived rate is 409 tax_rate_archived.
+ * No event: the catalogue has no tax-rate events (docs/billing.md "Tax rates").
+ */
+export async function archiveTaxRate(ctx: Ctx, id: string): Promise<TaxRate> {
+  return inTransaction(ctx.db, async (tx) => {
+    const archived = await store.archiveTaxRate(tx, id);
+    const t = await getTaxRate(ctx, id, tx);
+    if (!archived) throw new StateError('tax_rate_archived', `Tax rate ${id} is already archived.`, null);
+    return t;
+  });
 }
 
 /**

@@ -36,7 +36,8 @@ import {
   findLiveEndpoint,
   findLiveEndpoints,
   findPendingAttempt,
-  findSubscribedEndpointIds,
+  findSubscribedEndpoints,
+  findLiveEndpointsByIds,
   insertEndpoint,
   markAttemptFailed,
   markAttemptSucceeded,
@@ -210,14 +211,29 @@ export function countAttemptsOfEvents(ctx: Ctx, eventIds: readonly string[], q: 
   return countsByParent(ctx, ATTEMPTS_OF_EVENT, eventIds, { endpoint_id: q.endpoint_id });
 }
 
-/** Sends the event again, now, to every active endpoint subscribed to its type. */
-export async function replayEvent(ctx: Ctx, eventId: string): Promise<DeliveryAttempt[]> {
+/** What a replay did: the new attempts, and the endpoints subscribed to the event's type that got none because they are disabled. */
+export interface Replay {
+  attempts: DeliveryAttempt[];
+  disabledEndpointIds: string[];
+}
+
+/**
+ * Sends the event again, now, to every active endpoint subscribed to its type. The disabled ones
+ * subscribed to it are named, so that a client can say why nothing (or less) was sent.
+ */
+export async function replayEvent(ctx: Ctx, eventId: string): Promise<Replay> {
   return inTransaction(ctx.db, async (tx) => {
     const event = await getEvent({ ...ctx, db: tx }, eventId);
-    const endpoints = await findSubscribedEndpointIds(tx, event.type);
-    const ids = await scheduleDeliveries(tx, event, endpoints.map((e) => e.id), await clockNow({ ...ctx, db: tx }));
-    return findAttemptsByIdsNewestFirst(tx, ids);
+    const endpoints = await findSubscribedEndpoints(tx, event.type);
+    const active = endpoints.filter((e) => e.status === 'active').map((e) => e.id);
+    const ids = await scheduleDeliveries(tx, event, active, await clockNow({ ...ctx, db: tx }));
+    return { attempts: await findAttemptsByIdsNewestFirst(tx, ids), disabledEndpointIds: endpoints.filter((e) => e.status !== 'active').map((e) => e.id) };
   });
+}
+
+/** Endpoints by id (deleted ones left out), oldest first. */
+export function endpointsByIds(ctx: Ctx, ids: readonly string[]): Promise<WebhookEndpoint[]> {
+  return ids.length === 0 ? Promise.resolve([]) : findLiveEndpointsByIds(ctx.db, [...ids]);
 }
 
 // ------------------------------------------------------------------------------------ delivery

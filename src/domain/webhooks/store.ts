@@ -31,12 +31,18 @@ export function countLiveEndpoints(db: Db): Promise<number> {
   return db.webhookEndpoint.count({ where: { deletedAt: null } });
 }
 
-/** The active endpoints subscribed to an event type (an empty list of events subscribes to all). */
-export function findSubscribedEndpointIds(tx: TenantTx, eventType: string): Promise<{ id: string }[]> {
+/** The endpoints (active and disabled, not deleted) subscribed to an event type (an empty list of events subscribes to all), oldest first. */
+export function findSubscribedEndpoints(tx: TenantTx, eventType: string): Promise<{ id: string; status: string }[]> {
   return tx.webhookEndpoint.findMany({
-    where: { status: 'active', deletedAt: null, OR: [{ events: { isEmpty: true } }, { events: { has: eventType } }] },
-    select: { id: true },
+    where: { deletedAt: null, OR: [{ events: { isEmpty: true } }, { events: { has: eventType } }] },
+    select: { id: true, status: true },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
   });
+}
+
+/** The endpoints with these ids that are not deleted, oldest first. */
+export function findLiveEndpointsByIds(db: Db, ids: string[]): Promise<WebhookEndpoint[]> {
+  return db.webhookEndpoint.findMany({ where: { id: { in: ids }, deletedAt: null }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
 }
 
 export function updateEndpointFields(tx: TenantTx, id: string, data: Prisma.WebhookEndpointUncheckedUpdateInput): Promise<WebhookEndpoint> {

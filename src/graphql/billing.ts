@@ -5,6 +5,7 @@ import * as plans from '../domain/billing/plans.ts';
 import * as schema from '../domain/billing/schema.ts';
 import * as subs from '../domain/billing/subscriptions.ts';
 import * as invoices from '../domain/billing/invoices.ts';
+import * as upcoming from '../domain/billing/upcoming.ts';
 import { INTERVALS } from '../domain/billing/periods.ts';
 import type { InvoiceItem, Payment as PaymentRow } from '../generated/prisma/client.ts';
 import { formatMoney } from '../platform/money.ts';
@@ -111,8 +112,8 @@ const ProrationBehavior = builder.enumType('ProrationBehavior', {
   values: schema.PRORATION_BEHAVIORS,
 });
 
-/** Lines in the order REST shows them. */
-const withLines = { lines: { orderBy: [{ createdAt: 'asc' as const }, { id: 'asc' as const }] } };
+/** Lines in the order REST shows them (the store's: plan lines, then prorations; each by creation, amount, id). */
+const withLines = invoices.INVOICE_LINES;
 
 type Line = InvoiceItem & { currency: string };
 
@@ -213,6 +214,59 @@ export const Invoice = builder.prismaNode('Invoice', {
 nodeKind('invoice', Invoice);
 
 const InvoiceConnection = connectionType(Invoice, 'Invoice');
+
+// ---------------------------------------------------------------- the upcoming invoice (a preview: not a Node, it has no id)
+
+type PreviewJSON = upcoming.UpcomingInvoicePreviewJSON | invoices.InvoicePreviewJSON;
+type PreviewLineJSON = invoices.InvoicePreviewJSON['lines'][number];
+
+const UpcomingInvoiceLine = builder.objectRef<PreviewLineJSON & { currency: string }>('UpcomingInvoiceLine').implement({
+  description: 'A line of an invoice not made yet, as it will be made.',
+  fields: (t) => ({
+    id: t.id({ nullable: true, description: 'Null for a line the invoice will make (the plan line, a change’s prorations, a waiting item’s line); the id of a line already waiting for it.', resolve: (l) => l.id }),
+    description: t.exposeString('description'),
+    periodStart: t.field({ type: 'DateTime', resolve: (l) => new Date(l.period.start) }),
+    periodEnd: t.field({ type: 'DateTime', resolve: (l) => new Date(l.period.end) }),
+    amount: t.field({ type: 'Money', description: 'Negative for a credit.', resolve: (l) => BigInt(l.amount) }),
+    amountFormatted: t.exposeString('amount_formatted'),
+    proration: t.exposeBoolean('proration'),
+    quantity: t.exposeInt('quantity', { nullable: true }),
+    unitAmount: t.field({ type: 'Money', nullable: true, resolve: (l) => (l.unit_amount === null ? null : BigInt(l.unit_amount)) }),
+    discountAmount: t.field({ type: 'Money', resolve: (l) => BigInt(l.discount_amount) }),
+    taxAmounts: t.field({ type: [InvoiceLineTax], resolve: (l) => l.tax_amounts }),
+  }),
+});
+
+const UpcomingInvoice = builder.objectRef<PreviewJSON>('UpcomingInvoice');
+UpcomingInvoice.implement({
+  description:
+    'An invoice not made yet (REST GET /v1/invoices/upcoming, the invoice.upcoming event): computed by the code that will make it, so the real invoice equals it line for line unless something changes in between.',
+  fields: (t) => ({
+    subscription: t.field({ type: Subscription, resolve: (i, _, { ctx }) => subs.getSubscription(ctx, i.subscription_id) }),
+    customerId: t.id({ resolve: (i) => i.customer_id }),
+    billingReason: t.field({ type: InvoiceBillingReason, description: 'subscription_update: the change’s invoice, made now; else the renewal’s.', resolve: (i) => i.billing_reason }),
+    currency: t.exposeString('currency'),
+    lines: t.field({ type: [UpcomingInvoiceLine], resolve: (i) => i.lines.map((l) => ({ ...l, currency: i.currency })) }),
+    subtotal: t.field({ type: 'Money', resolve: (i) => BigInt(i.subtotal) }),
+    discountAmount: t.field({ type: 'Money', resolve: (i) => BigInt(i.discount_amount) }),
+    couponId: t.string({ nullable: true, resolve: (i) => i.coupon_id }),
+    taxAmount: t.field({ type: 'Money', resolve: (i) => BigInt(i.tax_amount) }),
+    total: t.field({ type: 'Money', resolve: (i) => BigInt(i.total) }),
+    totalFormatted: t.exposeString('total_formatted'),
+    creditApplied: t.field({ type: 'Money', description: 'What the customer’s credit balance would pay, as it stands now.', resolve: (i) => BigInt(i.credit_applied) }),
+    amountFromWallet: t.field({ type: 'Money', description: 'What the wallet would pay (applyWalletBalance), as it stands now.', resolve: (i) => BigInt(i.amount_from_wallet) }),
+    amountDue: t.field({ type: 'Money', resolve: (i) => BigInt(i.amount_due) }),
+    nextPaymentAttempt: t.field({ type: 'DateTime', description: 'When it will be made and charged.', resolve: (i) => new Date(i.next_payment_attempt) }),
+    periodStart: t.field({ type: 'DateTime', resolve: (i) => new Date(i.period_start) }),
+    periodEnd: t.field({ type: 'DateTime', resolve: (i) => new Date(i.period_end) }),
+    nextInvoice: t.field({
+      type: UpcomingInvoice,
+      nullable: true,
+      description: 'After a change invoiced now (alwaysInvoice with prorations, an interval change): the renewal that follows it. Null otherwise.',
+      resolve: (i) => ('next_invoice' in i ? i.next_invoice : null),
+    }),
+  }),
+});
 
 const PauseCollection = builder.objectRef<{ resumesAt: Date | null }>('PauseCollection').implement({
   description: 'How a paused subscription resumes.',
@@ -318,6 +372,22 @@ builder.queryFields((t) => ({
     resolve: async (_, a, { ctx }) => toConnection(await subs.listSubscriptions(ctx, listArgs(schema.subscriptionListQuery, a))),
   }),
   invoice: t.field({ type: Invoice, nullable: true, args: { id: t.arg.id({ required: true }) }, resolve: (_, { id }, { ctx }) => orNull(invoices.getInvoice(ctx, String(id))) }),
+  upcomingInvoice: t.field({
+    type: UpcomingInvoice,
+    description:
+      "A subscription's next invoice, or what a change (planId, quantity, coupon — \"\" previews removing the discount —, prorationBehavior, prorationDate: updateSubscription's fields, with its errors) would bill now and next; writes nothing. REST GET /v1/invoices/upcoming. Errors (not found, invoice_upcoming_none, the change's refusals) carry their code and param.",
+    args: {
+      subscriptionId: t.arg.id({ required: true }),
+      planId: t.arg.id(),
+      quantity: t.arg.int(),
+      coupon: t.arg.string(),
+      prorationBehavior: t.arg({ type: ProrationBehavior }),
+      prorationDate: t.arg({ type: 'DateTime' }),
+    },
+    // REST's query schema parses the arguments (a number arrives there as a query string would).
+    resolve: (_, { quantity, ...a }, { ctx }) =>
+      upcoming.previewInvoice(ctx, listArgs(schema.invoiceUpcomingQuery, { ...a, quantity: quantity === null || quantity === undefined ? undefined : String(quantity) })),
+  }),
   invoices: t.field({
     type: InvoiceConnection,
     description: 'Invoices, newest first.',
@@ -353,8 +423,15 @@ const CreateSubscriptionInput = builder.inputType('CreateSubscriptionInput', {
 const UpdateSubscriptionInput = builder.inputType('UpdateSubscriptionInput', {
   fields: (t) => ({
     id: t.id({ required: true }),
-    planId: t.id({ description: 'Move to another plan (same currency, interval and intervalCount); see prorationBehavior.' }),
+    planId: t.id({
+      description:
+        'Move to another plan of the same currency; see prorationBehavior. Another interval or intervalCount is an interval change: a new period from now (or prorationDate), the unused time credited, invoiced at once.',
+    }),
     prorationBehavior: t.field({ type: ProrationBehavior, description: 'With planId or quantity; default create_prorations.' }),
+    prorationDate: t.field({
+      type: 'DateTime',
+      description: 'With planId or quantity: prorate as if changed at this time (in the current period, not after now), e.g. the prorationDate of the upcomingInvoice preview accepted.',
+    }),
     cancelAtPeriodEnd: t.boolean(),
     paymentMethodId: t.id({ description: "A saved method of the customer; null: the customer's default." }),
     trialEnd: t.field({ type: 'DateTime', description: 'A new end of the trial (only while trialing; in the future).' }),

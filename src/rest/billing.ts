@@ -4,9 +4,10 @@ import * as plans from '../domain/billing/plans.ts';
 import * as schema from '../domain/billing/schema.ts';
 import * as subs from '../domain/billing/subscriptions.ts';
 import * as invoices from '../domain/billing/invoices.ts';
+import * as upcoming from '../domain/billing/upcoming.ts';
 import type { Ctx } from '../platform/context.ts';
 import { route, listEnvelope } from './route.ts';
-import { idParam, invoiceObject, listOf, planObject, redirectObject, subscriptionObject } from './schemas.ts';
+import { idParam, invoiceObject, listOf, planObject, redirectObject, subscriptionObject, upcomingInvoicePreviewObject } from './schemas.ts';
 
 const tag = 'Plans';
 const subTag = 'Subscriptions';
@@ -99,6 +100,17 @@ export const billingRoutes = [
     handler: async (ctx, { params }) => subs.subscriptionToJSON(await subs.resumeSubscription(ctx, params.id)),
   }),
 
+  // Before /v1/invoices/{id}: the first route that matches answers.
+  route({
+    method: 'get', path: '/v1/invoices/upcoming', operationId: 'getUpcomingInvoice', tag: invTag,
+    summary: "Preview a subscription's next invoice, or what a change would bill now and next",
+    description:
+      "Computed by the code that makes the real invoices, writing nothing (the coupon is not redeemed). Without a change: the invoice the next renewal will make (the plan line of the next period, the prorations and credits waiting, the customer's waiting items that fit, the discount active then, taxes, and what the credit balance and wallet would pay now). With plan_id, quantity, coupon, proration_behavior and proration_date — the fields of PATCH /v1/subscriptions/{id}, checked with the same errors —: create_prorations and none give that renewal with the change in it; always_invoice with prorations, and an interval change (another interval or interval_count: a new period from proration_date or now), give the invoice the change makes now, with next_invoice the renewal after it. A change made with the same fields and proration_date is billed exactly this, line for line. 409 invoice_upcoming_none when nothing will be invoiced (cancelled, set to cancel at its period end, paused without a resume by then, unpaid, incomplete).",
+    query: schema.invoiceUpcomingQuery, errors: [409],
+    conflict: { code: 'invoice_upcoming_none', message: `Subscription ${exampleId('subscription')} is active and set to cancel at its period end: it has no upcoming invoice.`, param: 'subscription_id' },
+    response: { status: 200, description: 'The upcoming invoice (id null), and next_invoice after a change invoiced now.', schema: upcomingInvoicePreviewObject },
+    handler: async (ctx, { query }) => upcoming.previewInvoice(ctx, query),
+  }),
   route({
     method: 'get', path: '/v1/invoices/{id}', operationId: 'getInvoice', tag: invTag, summary: 'Retrieve an invoice',
     params: idParam,

@@ -522,11 +522,31 @@ export const upcomingInvoiceObject = invoiceObject
     pdf_url: z.null(),
     lines: z.array(
       invoiceLineObject
-        .extend({ id: z.string().meta({ example: exampleId('invoice_line') }).nullable().meta({ description: 'Null for the plan line the renewal will make; the id of a line already waiting for the invoice (a proration).' }) })
+        .extend({
+          id: z
+            .string()
+            .meta({ example: exampleId('invoice_line') })
+            .nullable()
+            .meta({ description: 'Null for a line the invoice will make (the plan line, a change’s prorations, a waiting invoice item’s line); the id of a line already waiting for the invoice (a proration, a carried credit).' }),
+        })
         .meta({ id: 'UpcomingInvoiceLine' }),
     ),
   })
-  .meta({ id: 'UpcomingInvoice', description: 'The invoice the next renewal will make (invoice.upcoming): invoice-shaped, without id, number or PDF.' });
+  .meta({
+    id: 'UpcomingInvoice',
+    description:
+      'An invoice not made yet (invoice.upcoming, GET /v1/invoices/upcoming): invoice-shaped, without id, number or PDF; computed by the code that will make it, so the real invoice equals it line for line unless something changes in between.',
+  });
+
+/** GET /v1/invoices/upcoming: the first invoice the subscription (or the change) will make, and the renewal after a change invoiced now. */
+export const upcomingInvoicePreviewObject = upcomingInvoiceObject
+  .extend({
+    next_invoice: upcomingInvoiceObject.nullable().meta({
+      description:
+        'When the change is invoiced now (always_invoice with prorations, or an interval change): the renewal that follows it, with what that invoice leaves (a carried credit, the balances, a once discount used up). Null otherwise, and when the subscription will not renew.',
+    }),
+  })
+  .meta({ id: 'UpcomingInvoicePreview' });
 
 export const invoiceItemObject = z
   .object({

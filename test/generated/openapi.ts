@@ -471,6 +471,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/invoices/upcoming": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Preview a subscription's next invoice, or what a change would bill now and next
+         * @description Computed by the code that makes the real invoices, writing nothing (the coupon is not redeemed). Without a change: the invoice the next renewal will make (the plan line of the next period, the prorations and credits waiting, the customer's waiting items that fit, the discount active then, taxes, and what the credit balance and wallet would pay now). With plan_id, quantity, coupon, proration_behavior and proration_date — the fields of PATCH /v1/subscriptions/{id}, checked with the same errors —: create_prorations and none give that renewal with the change in it; always_invoice with prorations, and an interval change (another interval or interval_count: a new period from proration_date or now), give the invoice the change makes now, with next_invoice the renewal after it. A change made with the same fields and proration_date is billed exactly this, line for line. 409 invoice_upcoming_none when nothing will be invoiced (cancelled, set to cancel at its period end, paused without a resume by then, unpaid, incomplete).
+         */
+        get: operations["getUpcomingInvoice"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/payment-methods": {
         parameters: {
             query?: never;
@@ -3302,7 +3322,7 @@ export interface components {
             /** @constant */
             object: "test_clock";
         };
-        /** @description The invoice the next renewal will make (invoice.upcoming): invoice-shaped, without id, number or PDF. */
+        /** @description An invoice not made yet (invoice.upcoming, GET /v1/invoices/upcoming): invoice-shaped, without id, number or PDF; computed by the code that will make it, so the real invoice equals it line for line unless something changes in between. */
         UpcomingInvoice: {
             /** @example 2900 */
             amount_due: number;
@@ -3434,7 +3454,7 @@ export interface components {
              * @example 0
              */
             discount_amount: number;
-            /** @description Null for the plan line the renewal will make; the id of a line already waiting for the invoice (a proration). */
+            /** @description Null for a line the invoice will make (the plan line, a change’s prorations, a waiting invoice item’s line); the id of a line already waiting for the invoice (a proration, a carried credit). */
             id: string | null;
             /** @constant */
             object: "invoice_line";
@@ -3473,6 +3493,124 @@ export interface components {
              * @example 2900
              */
             unit_amount: number | null;
+        };
+        UpcomingInvoicePreview: {
+            /** @example 2900 */
+            amount_due: number;
+            /**
+             * @description Drawn from the customer's wallet (apply_wallet_balance).
+             * @example 0
+             */
+            amount_from_wallet: number;
+            /** @example 2900 */
+            amount_paid: number;
+            /** @example 0 */
+            amount_remaining: number;
+            /** @example 1 */
+            attempt_count: number;
+            /** @enum {string} */
+            billing_reason: "subscription_create" | "subscription_cycle" | "subscription_update" | "manual";
+            /**
+             * @description charge_automatically: charged when finalised (every subscription invoice); send_invoice: the customer pays at hosted_invoice_url by due_date.
+             * @enum {string}
+             */
+            collection_method: "charge_automatically" | "send_invoice";
+            /**
+             * @description The coupon whose discount it got.
+             * @example null
+             */
+            coupon_id: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * @description Drawn from the customer's credit balance in the invoice's currency (before the wallet); given back when the invoice is voided.
+             * @example 0
+             */
+            credit_applied: number;
+            /**
+             * @description ISO 4217, upper case.
+             * @example USD
+             */
+            currency: string;
+            /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
+            customer_id: string;
+            /**
+             * @description send_invoice: due_date is finalization + this many days.
+             * @example null
+             */
+            days_until_due: number | null;
+            /**
+             * @description The coupon's discount (percent: rounded half away from zero on the positive subtotal; amount_off: at most the subtotal).
+             * @example 0
+             */
+            discount_amount: number;
+            due_date: string | null;
+            finalized_at: string | null;
+            /**
+             * @description send_invoice, once finalised: the page where the customer pays by card (no credentials).
+             * @example null
+             */
+            hosted_invoice_url: string | null;
+            /** @description Not made yet. */
+            id: null;
+            /** @description Why the last attempt (automatic or manual) failed; null when none failed, and once paid. */
+            last_payment_error: components["schemas"]["PaymentError"] | null;
+            lines: components["schemas"]["UpcomingInvoiceLine"][];
+            /** @description When the change is invoiced now (always_invoice with prorations, or an interval change): the renewal that follows it, with what that invoice leaves (a carried credit, the balances, a once discount used up). Null otherwise, and when the subscription will not renew. */
+            next_invoice: components["schemas"]["UpcomingInvoice"] | null;
+            /** @description The next automatic retry after a failed charge (1, 3 and 5 days after the first failure). */
+            next_payment_attempt: string | null;
+            number: null;
+            /** @constant */
+            object: "invoice";
+            paid_at: string | null;
+            /** @description The payment of the latest charge attempt. */
+            payment_id: string | null;
+            pdf_url: null;
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
+            period_end: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-24T12:00:00.000Z
+             */
+            period_start: string;
+            /**
+             * @description Credit notes issued after it was paid (refunded and/or credited to the balance).
+             * @example 0
+             */
+            post_payment_credit_notes_amount: number;
+            /**
+             * @description Credit notes issued while it was open: amount_due was lowered by this much.
+             * @example 0
+             */
+            pre_payment_credit_notes_amount: number;
+            /** @constant */
+            status: "draft";
+            subscription_id: string | null;
+            /**
+             * @description The sum of the line amounts (inclusive taxes within).
+             * @example 2900
+             */
+            subtotal: number;
+            /**
+             * @description Every tax of its lines, inclusive and exclusive.
+             * @example 0
+             */
+            tax_amount: number;
+            /**
+             * @description subtotal − discount_amount + exclusive taxes.
+             * @example 2900
+             */
+            total: number;
+            /** @example $29.00 */
+            total_formatted: string;
+            voided_at: string | null;
         };
         Wallet: {
             /**
@@ -11287,6 +11425,233 @@ export interface operations {
             };
         };
     };
+    getUpcomingInvoice: {
+        parameters: {
+            query: {
+                /** @description Preview applying this coupon (it is not redeemed); an empty value previews removing the discount. */
+                coupon?: string;
+                /** @description Preview moving to this plan (same currency; another interval or interval_count is an interval change). */
+                plan_id?: string;
+                /** @description With plan_id or quantity, as on PATCH /v1/subscriptions/{id} (default create_prorations). */
+                proration_behavior?: "create_prorations" | "none" | "always_invoice";
+                /** @description The time the change counts from (in the current period, not after now; default now). Give the same to the PATCH to be billed exactly this. */
+                proration_date?: string;
+                /** @description A new number of units to preview (1 to 10,000). */
+                quantity?: number;
+                /** @description The subscription whose next invoice (or change) to preview. */
+                subscription_id: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The upcoming invoice (id null), and next_invoice after a change invoiced now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": null,
+                     *       "object": "invoice",
+                     *       "customer_id": "cus_cbLY0g95rEQ0IS9nuTaJZz",
+                     *       "subscription_id": null,
+                     *       "number": null,
+                     *       "status": "draft",
+                     *       "billing_reason": "subscription_create",
+                     *       "currency": "USD",
+                     *       "lines": [
+                     *         {
+                     *           "id": null,
+                     *           "object": "invoice_line",
+                     *           "description": "Pro monthly (2027-01-31 – 2027-02-28)",
+                     *           "period": {
+                     *             "start": "2026-11-24T12:00:00.000Z",
+                     *             "end": "2026-11-24T12:00:00.000Z"
+                     *           },
+                     *           "amount": 2900,
+                     *           "amount_formatted": "$29.00",
+                     *           "proration": false,
+                     *           "quantity": 1,
+                     *           "unit_amount": 2900,
+                     *           "discount_amount": 0,
+                     *           "tax_amounts": [
+                     *             {
+                     *               "tax_rate": "txr_D1bT1UfqBHy5zAKDR1CAPn",
+                     *               "amount": 580,
+                     *               "inclusive": true
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "subtotal": 2900,
+                     *       "discount_amount": 0,
+                     *       "coupon_id": null,
+                     *       "tax_amount": 0,
+                     *       "total": 2900,
+                     *       "total_formatted": "$29.00",
+                     *       "credit_applied": 0,
+                     *       "amount_from_wallet": 0,
+                     *       "amount_due": 2900,
+                     *       "amount_paid": 2900,
+                     *       "amount_remaining": 0,
+                     *       "attempt_count": 1,
+                     *       "next_payment_attempt": null,
+                     *       "payment_id": null,
+                     *       "last_payment_error": null,
+                     *       "pdf_url": null,
+                     *       "period_start": "2026-11-24T12:00:00.000Z",
+                     *       "period_end": "2026-11-24T12:00:00.000Z",
+                     *       "due_date": null,
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "finalized_at": null,
+                     *       "paid_at": null,
+                     *       "voided_at": null,
+                     *       "collection_method": "charge_automatically",
+                     *       "days_until_due": null,
+                     *       "hosted_invoice_url": null,
+                     *       "pre_payment_credit_notes_amount": 0,
+                     *       "post_payment_credit_notes_amount": 0,
+                     *       "next_invoice": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UpcomingInvoicePreview"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_missing",
+                     *         "message": "Missing required parameter: subscription_id.",
+                     *         "param": "subscription_id",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "Unrecognized request URL (GET: /v1/invoice/upcoming).",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The record’s state does not allow this, or an idempotency conflict. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listPaymentMethods: {
         parameters: {
             query: {
@@ -15080,7 +15445,7 @@ export interface operations {
                     /** @description A saved method of the customer; null: the customer's default. */
                     payment_method_id?: string | null;
                     /**
-                     * @description Move to another plan (same currency, interval and interval_count); see proration_behavior.
+                     * @description Move to another plan of the same currency; see proration_behavior. Another interval or interval_count is an interval change: a new period from now (or proration_date), the unused time credited, invoiced at once.
                      * @example plan_cQhBSP5gupDCEU7jr1BAge
                      */
                     plan_id?: string;
@@ -15089,6 +15454,12 @@ export interface operations {
                      * @enum {string}
                      */
                     proration_behavior?: "create_prorations" | "none" | "always_invoice";
+                    /**
+                     * Format: date-time
+                     * @description With plan_id or quantity: prorate as if the change were made at this time (in the current period, not after now), e.g. the proration_date of the preview (GET /v1/invoices/upcoming) the customer accepted. An interval change starts its new period then.
+                     * @example 2026-01-31T12:00:00Z
+                     */
+                    proration_date?: string;
                     /**
                      * @description A new number of units (1 to 10,000); prorated like a plan change (see proration_behavior), together with plan_id when both change.
                      * @example 5

@@ -14,6 +14,7 @@ import { paginate, type Page } from '../../platform/pagination.ts';
 import { parse } from '../../platform/validation.ts';
 import { clockNow } from '../../platform/clock.ts';
 import * as store from './store.ts';
+import { fitItems, type ItemLine } from './compose.ts';
 import { invoiceItemCreate, type InvoiceItemCreateInput, type InvoiceItemListQuery } from './invoicing-schema.ts';
 
 export function invoiceItemToJSON(i: PendingInvoiceItem) {
@@ -38,6 +39,23 @@ export type InvoiceItemJSON = ReturnType<typeof invoiceItemToJSON>;
 /** The line an item becomes on an invoice: its description, with the quantity when more than one. */
 export function lineDescription(i: Pick<PendingInvoiceItem, 'description' | 'quantity' | 'unitAmount' | 'currency'>): string {
   return i.quantity > 1 ? `${i.description} (${i.quantity} × ${formatMoney(i.unitAmount, i.currency)})` : i.description;
+}
+
+/** The line an invoice makes of a waiting item (collectWaitingItems), as a preview lists it: no period of its own (the moment it was added), listed by its age. */
+export function itemLine(i: PendingInvoiceItem): ItemLine {
+  return {
+    id: null,
+    itemId: i.id,
+    description: lineDescription(i),
+    periodStart: i.createdAt,
+    periodEnd: i.createdAt,
+    amount: i.amount,
+    proration: false,
+    quantity: null,
+    unitAmount: null,
+    taxable: true,
+    createdAt: i.createdAt,
+  };
 }
 
 /** POST /v1/invoice-items: a live customer's item, waiting for its next invoice in `currency`. */
@@ -115,27 +133,17 @@ export async function collectWaitingItems(
   const q = rawQuery(tx);
   let items = await store.takeWaitingItems(q, ctx.merchant.id, inv.customerId, inv.currency, inv.id);
   if (opts.budget !== undefined) {
-    let left = opts.budget;
-    const fits = items.filter((i) => (i.amount <= left ? ((left -= i.amount), true) : false));
-    const rest = items.filter((i) => !fits.includes(i));
-    if (rest.length) await store.releaseItems(q, ctx.merchant.id, rest.map((i) => i.id));
-    items = fits;
+    // The oldest that fit (compose.ts fitItems, the previews' rule); the rest keep waiting.
+    const { taken, left } = fitItems(items, opts.budget);
+    if (left.length) await store.releaseItems(q, ctx.merchant.id, left.map((i) => i.id));
+    items = taken;
   }
   if (!items.length) return items;
-  const lines = items.map((i) => ({
-    id: newId('invoice_line'),
-    merchantId: ctx.merchant.id,
-    subscriptionId: inv.subscriptionId,
-    invoiceId: inv.id,
-    description: lineDescription(i),
-    // A one-off charge has no service period of its own: the moment it was added.
-    periodStart: i.createdAt,
-    periodEnd: i.createdAt,
-    amount: i.amount,
-    proration: false,
-    // In the order the items were added (an invoice lists its lines by creation).
-    createdAt: i.createdAt,
-  }));
+  const lines = items.map((i) => {
+    // A one-off charge has no service period of its own: the moment it was added; listed by its age.
+    const { id: _none, itemId: _item, ...line } = itemLine(i);
+    return { ...line, id: newId('invoice_line'), merchantId: ctx.merchant.id, subscriptionId: inv.subscriptionId, invoiceId: inv.id };
+  });
   await store.insertInvoiceLines(tx, lines);
   await store.setItemLines(q, ctx.merchant.id, items.map((i, k) => ({ id: i.id, lineId: lines[k]!.id })));
   return items.map((i, k) => ({ ...i, invoiceId: inv.id, lineId: lines[k]!.id }));

@@ -17,7 +17,7 @@ import { lockRow, rawQuery } from '../../platform/db/raw.ts';
 import { countsByParent, pagesByParent } from '../../platform/db/pages-by-parent.ts';
 import { InsufficientBalanceError, NotFoundError, PaymentFailedError, StateError, ValidationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
-import { formatMoney, MAX_AMOUNT } from '../../platform/money.ts';
+import { formatMoney } from '../../platform/money.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { parse } from '../../platform/validation.ts';
 import { cancelJobs, cancelWaitingJobs, DeferJob, enqueueJob, type NewJob } from '../../platform/jobs.ts';
@@ -29,10 +29,22 @@ import { reserveRefund } from '../refunds/index.ts';
 import { creditWallet, debitWallet } from '../wallets/index.ts';
 import { signedPdfPath, type InvoicePdfData } from './pdf.ts';
 import { invoiceHooks, requireInvoiceHooks, type InvoiceWithLines } from './hooks.ts';
-import { addCredit, drawCredit } from '../customers/balance.ts';
+import { addCredit, drawable, drawCredit } from '../customers/balance.ts';
 import * as store from './store.ts';
-import { priceInvoice, type LineTax, type PricingCoupon, type PricingTaxRate } from '../pricing/rules.ts';
-import { findCouponAny, pricingCoupon } from '../pricing/coupons.ts';
+import type { LineTax } from '../pricing/rules.ts';
+import { findCouponAny } from '../pricing/coupons.ts';
+import {
+  carriedLine,
+  checkInvoiceTotal,
+  composeInvoice,
+  discountActive,
+  itemBudget,
+  NO_PRICING,
+  pricingAt,
+  type Composition,
+  type DraftLine,
+  type InvoicePricing,
+} from './compose.ts';
 import { taxRatesByIds, taxRatesForPricing } from '../pricing/tax-rates.ts';
 import { collectWaitingItems } from './invoice-items.ts';
 import type { CollectionMethod } from './invoicing-schema.ts';
@@ -50,6 +62,9 @@ export type { InvoiceWithLines };
 export function invoiceNumber(seq: number): string {
   return `INV-${String(seq).padStart(6, '0')}`;
 }
+
+/** How an invoice's lines are loaded in the order the invoice lists them (REST, GraphQL, the PDF): the store's. */
+export const INVOICE_LINES: store.LinesInclude = store.withLines;
 
 /** What a line's JSON needs: a stored line, or a line of a preview priced by the same rules. */
 export type LineFields = Pick<InvoiceItem, 'description' | 'periodStart' | 'periodEnd' | 'amount' | 'proration' | 'quantity' | 'unitAmount' | 'discountAmount'> & {
@@ -123,41 +138,27 @@ export function hostedInvoiceUrl(baseUrl: string, token: string): string {
 export type InvoiceJSON = ReturnType<typeof invoiceToJSON>;
 
 /** A line of an invoice not made yet: a waiting line (its id) or one the invoice will create (id null). */
-export type PreviewLine = Pick<InvoiceItem, 'description' | 'periodStart' | 'periodEnd' | 'amount' | 'proration' | 'quantity' | 'unitAmount' | 'taxable'> & { id: string | null };
+export type PreviewLine = DraftLine;
 
-export interface InvoicePreview {
+/**
+ * The invoice a future billing will make, as an invoice-shaped object with `id: null` (Stripe's
+ * upcoming invoice), from its composition (compose.ts: the lines in the invoice's order with their
+ * discount shares and taxes, the totals, and the draws finalize would make with the balances the
+ * preview read).
+ */
+export function invoicePreviewToJSON(p: {
   customerId: string;
   subscriptionId: string;
   currency: string;
   reason: BillingReason;
   periodStart: Date;
   periodEnd: Date;
-  /** in the order the invoice will list them */
-  lines: PreviewLine[];
-  /** the discount and taxes the invoice will get (invoicePricing at its time) */
-  pricing: InvoicePricing;
-  /** what the customer's credit balance and wallet (when the subscription draws on it) hold now in the currency */
-  creditBalance: bigint;
-  walletBalance: bigint;
+  composed: Composition & { creditApplied: bigint; fromWallet: bigint; amountDue: bigint };
   /** when the invoice will be made and charged (its next_payment_attempt) */
   at: Date;
   createdAt: Date;
-}
-
-/**
- * The invoice a future billing will make, as an invoice-shaped object with `id: null` (Stripe's
- * upcoming invoice): the lines priced by priceInvoice (the function finalize uses: discount
- * shares, taxes, totals), and the draws finalize would make with today's balances — a total below
- * zero leaves nothing due (the credit is carried), then the customer's credit balance, then the
- * wallet.
- */
-export function invoicePreviewToJSON(p: InvoicePreview) {
-  const priced = priceInvoice(p.lines, p.pricing.coupon, p.pricing.taxRates);
-  const due = priced.total > 0n ? priced.total : 0n;
-  const credit = p.creditBalance > 0n ? (p.creditBalance < due ? p.creditBalance : due) : 0n;
-  const left = due - credit;
-  const fromWallet = p.walletBalance > 0n ? (p.walletBalance < left ? p.walletBalance : left) : 0n;
-  const amountDue = left - fromWallet;
+}) {
+  const c = p.composed;
   return {
     id: null,
     object: 'invoice' as const,
@@ -167,18 +168,18 @@ export function invoicePreviewToJSON(p: InvoicePreview) {
     status: 'draft' as const,
     billing_reason: p.reason,
     currency: p.currency,
-    lines: p.lines.map((l, i) => invoiceLineToJSON({ ...l, ...priced.lines[i]! }, p.currency)),
-    subtotal: Number(priced.subtotal),
-    discount_amount: Number(priced.discountAmount),
-    coupon_id: priced.discountAmount > 0n ? p.pricing.couponId : null,
-    tax_amount: Number(priced.taxAmount),
-    total: Number(priced.total),
-    total_formatted: formatMoney(priced.total, p.currency),
-    credit_applied: Number(credit),
-    amount_from_wallet: Number(fromWallet),
-    amount_due: Number(amountDue),
+    lines: c.lines.map((l) => invoiceLineToJSON(l, p.currency)),
+    subtotal: Number(c.subtotal),
+    discount_amount: Number(c.discountAmount),
+    coupon_id: c.couponId,
+    tax_amount: Number(c.taxAmount),
+    total: Number(c.total),
+    total_formatted: formatMoney(c.total, p.currency),
+    credit_applied: Number(c.creditApplied),
+    amount_from_wallet: Number(c.fromWallet),
+    amount_due: Number(c.amountDue),
     amount_paid: 0,
-    amount_remaining: Number(amountDue),
+    amount_remaining: Number(c.amountDue),
     attempt_count: 0,
     next_payment_attempt: p.at.toISOString(),
     payment_id: null,
@@ -200,27 +201,11 @@ export function invoicePreviewToJSON(p: InvoicePreview) {
 }
 export type InvoicePreviewJSON = ReturnType<typeof invoicePreviewToJSON>;
 
-/** The discount and tax rates an invoice of a subscription gets when made at `at`. */
-export interface InvoicePricing {
-  coupon: PricingCoupon | null;
-  couponId: string | null;
-  /** the discount is a `once` coupon's: the subscription's discount ends with the invoice that gets it */
-  once: boolean;
-  taxRates: PricingTaxRate[];
-}
-
-export const NO_PRICING: InvoicePricing = { coupon: null, couponId: null, once: false, taxRates: [] };
-
-/** Whether the subscription's discount applies to an invoice made at `at`: from its start, until its end (none: forever or once). */
-export function discountActive(sub: Pick<Subscription, 'couponId' | 'discountStart' | 'discountEnd'>, at: Date): boolean {
-  if (!sub.couponId || !sub.discountStart) return false;
-  return sub.discountStart.getTime() <= at.getTime() && (sub.discountEnd === null || at.getTime() < sub.discountEnd.getTime());
-}
+export { checkInvoiceTotal, discountActive, NO_PRICING, type InvoicePricing };
 
 /**
- * What an invoice of the subscription made at `at` is priced with: its active discount's coupon
- * (a deleted coupon's too: applied discounts go on) and its default tax rates, in order. Used by
- * finalize and by the preview alike.
+ * What an invoice of a subscription made at `at` is priced with (compose.ts pricingAt): its active
+ * discount's coupon and its default tax rates, in order. Used by finalize and by the previews alike.
  */
 export async function invoicePricing(
   ctx: Ctx,
@@ -229,10 +214,8 @@ export async function invoicePricing(
   at: Date,
 ): Promise<InvoicePricing> {
   const taxRates = await taxRatesForPricing(db, sub.defaultTaxRates ?? []);
-  if (!discountActive(sub, at)) return { ...NO_PRICING, taxRates };
-  const c = await findCouponAny(ctx, sub.couponId!, db).catch(() => null);
-  if (!c) return { ...NO_PRICING, taxRates };
-  return { coupon: pricingCoupon(c), couponId: c.id, once: c.duration === 'once', taxRates };
+  const coupon = discountActive(sub, at) ? await findCouponAny(ctx, sub.couponId!, db).catch(() => null) : null;
+  return pricingAt(sub, at, coupon, taxRates);
 }
 
 /** Why a charge of an invoice failed: the invoice's `last_payment_error`. */
@@ -393,9 +376,8 @@ export async function issueInvoice(ctx: Ctx, tx: TenantTx, a: IssueArgs): Promis
     const waiting = (await store.sumPendingLines(tx, a.subscription.id)) ?? 0n;
     await store.attachPendingLines(tx, a.subscription.id, draft.id);
     // The customer's one-off items waiting in this currency go on it too (invoice-items.ts), as
-    // many as fit under the most one invoice may bill.
-    const billed = a.lines.reduce((s, l) => s + l.amount, 0n) + waiting;
-    await collectWaitingItems(ctx, tx, draft, now, { budget: BigInt(MAX_AMOUNT) - (billed > 0n ? billed : 0n) });
+    // many as fit under the most one invoice may bill (compose.ts, the previews' rule).
+    await collectWaitingItems(ctx, tx, draft, now, { budget: itemBudget(a.lines.reduce((s, l) => s + l.amount, 0n) + waiting) });
   }
   const created = await getInvoice(ctx, draft.id, tx);
   await recordEvent(tx, ctx, 'invoice.created', json(ctx, created));
@@ -415,58 +397,31 @@ export async function issueInvoice(ctx: Ctx, tx: TenantTx, a: IssueArgs): Promis
 }
 
 /**
- * An invoice never bills more than one payment may charge (MAX_AMOUNT, as the payments API):
- * a change that would make it larger is refused (400 amount_too_large) in the change's own
- * transaction, before anything is written or charged.
- */
-export function checkInvoiceTotal(total: bigint, param: string | null = null): void {
-  if (total > BigInt(MAX_AMOUNT)) {
-    throw new ValidationError(
-      'amount_too_large',
-      `This would bill ${total} in one invoice; an invoice (like a payment) charges at most ${MAX_AMOUNT}. Change less at once, or invoice the change now.`,
-      param,
-    );
-  }
-}
-
-/**
  * draft → open (or paid when nothing is due): totals, the number, the wallet draw. A total below
  * zero (credits larger than the charges) is carried to the next invoice as a credit line.
  */
 async function finalize(ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines, sub: Subscription, now: Date): Promise<{ invoice: InvoiceWithLines; discountEnded: boolean }> {
-  // The discount and taxes: the same function as the preview's (invoicePreviewToJSON).
+  // The lines as the invoice lists them, priced and totalled by the previews' function (compose.ts).
   const pricing = await invoicePricing(ctx, tx, sub, now);
-  const priced = priceInvoice(inv.lines, pricing.coupon, pricing.taxRates);
+  const composed = composeInvoice(inv.lines, pricing, sub.couponId);
   for (const [i, l] of inv.lines.entries()) {
-    const p = priced.lines[i]!;
+    const p = composed.lines[i]!;
     if (p.discountAmount !== 0n || p.taxAmounts.length > 0) {
       await store.setLinePricing(tx, l.id, { discountAmount: p.discountAmount, taxAmounts: p.taxAmounts as unknown as Prisma.InputJsonValue });
     }
   }
-  const { subtotal, total } = priced;
+  const { subtotal, total, due } = composed;
   checkInvoiceTotal(total);
   const rows = await store.nextInvoiceSeq(rawQuery(tx), ctx.merchant.id);
   const number = invoiceNumber(Number(rows[0]!.seq));
-  if (total < 0n) {
+  if (composed.carried < 0n) {
     // Its discount and tax were counted here: the carried credit takes neither again.
-    await store.insertInvoiceLine(tx, {
-      id: newId('invoice_line'),
-      merchantId: ctx.merchant.id,
-      subscriptionId: sub.id,
-      invoiceId: null,
-      description: `Credit carried over from ${number}`,
-      periodStart: inv.periodStart,
-      periodEnd: inv.periodEnd,
-      amount: total,
-      proration: false,
-      taxable: false,
-      createdAt: now,
-    });
+    const { id: _none, ...line } = carriedLine(number, inv.periodStart, inv.periodEnd, composed.carried, now);
+    await store.insertInvoiceLine(tx, { ...line, id: newId('invoice_line'), merchantId: ctx.merchant.id, subscriptionId: sub.id, invoiceId: null });
   }
   // A once coupon's discount ends with the invoice it applied to.
-  const discountEnded = pricing.once && sub.couponId === pricing.couponId;
+  const discountEnded = composed.discountEnded;
   if (discountEnded) await store.updateSubscription(tx, sub.id, { couponId: null, discountStart: null, discountEnd: null });
-  const due = total > 0n ? total : 0n;
   // The customer's credit balance first (money owed to them), then the wallet (when the subscription draws on it).
   const credit = await drawCredit(ctx, tx, { customerId: inv.customerId, currency: inv.currency, due, invoiceId: inv.id, description: `Invoice ${number}` });
   const fromWallet = sub.applyWalletBalance && due - credit > 0n ? await drawFromWallet(ctx, tx, inv, due - credit) : 0n;
@@ -476,9 +431,9 @@ async function finalize(ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines, sub: Subs
     number,
     status: paid ? 'paid' : 'open',
     subtotal,
-    discountAmount: priced.discountAmount,
-    couponId: priced.discountAmount > 0n ? pricing.couponId : null,
-    taxAmount: priced.taxAmount,
+    discountAmount: composed.discountAmount,
+    couponId: composed.couponId,
+    taxAmount: composed.taxAmount,
     total,
     creditApplied: credit,
     amountFromWallet: fromWallet,
@@ -494,8 +449,8 @@ async function finalize(ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines, sub: Subs
 /** Debits what the customer's active wallet in the invoice's currency can pay (reference: the invoice id). */
 async function drawFromWallet(ctx: Ctx, tx: TenantTx, inv: Invoice, due: bigint): Promise<bigint> {
   const wallet = await store.findActiveWallet(tx, inv.customerId, inv.currency);
-  if (!wallet || wallet.balance <= 0n) return 0n;
-  const amount = wallet.balance < due ? wallet.balance : due;
+  const amount = wallet ? drawable(wallet.balance, due) : 0n;
+  if (!wallet || amount === 0n) return 0n;
   try {
     await debitWallet({ ...ctx, db: tx }, wallet.id, { amount: Number(amount), reference: inv.id, description: `Invoice ${inv.id}` });
     return amount;

@@ -49,9 +49,10 @@ import {
 import { claimFirstAttempts, insertPayments, lockCreatedPayments, markFirstAttemptsSucceeded } from '../payments/store.ts';
 import { balancesToSettle } from '../customers/balance.ts';
 import type { InvoiceWithLines } from './hooks.ts';
-import { attemptPaymentOf, chooseMethod, NO_PRICING, INVOICE_CHARGE_JOB, invoiceNumber, invoiceToJSON, reservedChargeRecoveryJob } from './invoices.ts';
+import { attemptPaymentOf, chooseMethod, INVOICE_CHARGE_JOB, invoiceNumber, invoiceToJSON, reservedChargeRecoveryJob } from './invoices.ts';
 import { periodAt, type Interval } from './periods.ts';
-import { periodKey, planLine, renewalJobs, renewsAt, subscriptionToJSON, upcomingInvoiceOf } from './subscriptions.ts';
+import { periodKey, planLine, renewalJobs, subscriptionToJSON } from './subscriptions.ts';
+import { renewalInvoice, renewsAt } from './upcoming.ts';
 import * as store from './store.ts';
 
 /**
@@ -73,6 +74,11 @@ export interface DueRenewal {
   periodEnd: number;
   /** the billing time it happens at (the job's due time in a clock advance) */
   at: Date;
+}
+
+/** The upcoming invoice of a plain renewal (no discount, tax, waiting line or item, credit or wallet to draw): upcoming.ts's, with nothing else to read. */
+function plainRenewalInvoice(sub: Subscription, plan: Plan, at: Date) {
+  return renewalInvoice({ sub, plan, coupon: null, taxRates: [], pending: [], items: [], creditBalance: 0n, walletBalance: 0n, invoiceSeq: 0 }, at);
 }
 
 /** One renewal issued by the batch's first transaction, to be charged. */
@@ -492,7 +498,7 @@ export async function noticeUpcomingRenewals(ctx: Ctx, due: DueNotice[]): Promis
       ctx,
       plain
         .filter((p) => marked.has(p.d.jobId))
-        .map((p) => ({ type: 'invoice.upcoming' as const, object: upcomingInvoiceOf(p.sub, p.plan, [], 0n, 0n, p.d.at, NO_PRICING), at: p.d.at })),
+        .map((p) => ({ type: 'invoice.upcoming' as const, object: plainRenewalInvoice(p.sub, p.plan, p.d.at), at: p.d.at })),
     );
   });
   return alone;

@@ -1,5 +1,5 @@
 // Subscription and invoice inputs (REST bodies and queries, the OpenAPI document, GraphQL inputs).
-import { z, idOf, metadata, listQuery, timestamp } from '../../platform/validation.ts';
+import { z, idOf, metadata, listQuery, openApiOverrides, timestamp } from '../../platform/validation.ts';
 import { MAX_TRIAL_DAYS } from './plans.ts';
 
 export const SUBSCRIPTION_STATUSES = ['trialing', 'active', 'past_due', 'paused', 'cancelled', 'incomplete', 'unpaid'] as const;
@@ -57,7 +57,12 @@ export const subscriptionCreate = z
 export type SubscriptionCreateInput = z.input<typeof subscriptionCreate>;
 
 export const subscriptionUpdate = z.strictObject({
-  plan_id: idOf('plan').optional().meta({ description: 'Move to another plan (same currency, interval and interval_count); see proration_behavior.' }),
+  plan_id: idOf('plan')
+    .optional()
+    .meta({
+      description:
+        'Move to another plan of the same currency; see proration_behavior. Another interval or interval_count is an interval change: a new period from now (or proration_date), the unused time credited, invoiced at once.',
+    }),
   proration_behavior: z
     .enum(PRORATION_BEHAVIORS)
     .optional()
@@ -78,6 +83,12 @@ export const subscriptionUpdate = z.strictObject({
     .optional()
     .meta({ description: 'A coupon id to apply (replaces the current discount; redeems the coupon); null removes the discount.' }),
   default_tax_rates: taxRateIds.optional().meta({ description: 'Replaces the tax rate ids applied to its invoices ([] for none); from the next invoice on.' }),
+  proration_date: timestamp
+    .optional()
+    .meta({
+      description:
+        'With plan_id or quantity: prorate as if the change were made at this time (in the current period, not after now), e.g. the proration_date of the preview (GET /v1/invoices/upcoming) the customer accepted. An interval change starts its new period then.',
+    }),
   metadata: metadata.optional().meta({ description: 'Merged into the existing metadata; a key set to an empty string is removed.' }),
 });
 export type SubscriptionUpdateInput = z.input<typeof subscriptionUpdate>;
@@ -123,6 +134,30 @@ export const invoiceListQuery = z.strictObject({
   ...listQuery,
 });
 export type InvoiceListQuery = z.output<typeof invoiceListQuery>;
+
+/** A quantity in a query string (GET /v1/invoices/upcoming): digits, then the quantity's bounds. */
+const queryQuantity = z
+  .string()
+  .regex(/^[0-9]{1,5}$/, { error: `must be a whole number between 1 and ${MAX_QUANTITY}` })
+  .transform(Number)
+  .pipe(quantity);
+openApiOverrides.set(queryQuantity, { type: 'integer', minimum: 1, maximum: MAX_QUANTITY, description: 'A new number of units to preview (1 to 10,000).', example: 5 });
+
+export const invoiceUpcomingQuery = z.strictObject({
+  subscription_id: idOf('subscription').meta({ description: 'The subscription whose next invoice (or change) to preview.' }),
+  plan_id: idOf('plan').optional().meta({ description: 'Preview moving to this plan (same currency; another interval or interval_count is an interval change).' }),
+  quantity: queryQuantity.optional(),
+  coupon: z
+    .string()
+    .max(64)
+    .optional()
+    .meta({ description: 'Preview applying this coupon (it is not redeemed); an empty value previews removing the discount.', example: 'SUMMER25' }),
+  proration_behavior: z.enum(PRORATION_BEHAVIORS).optional().meta({ description: 'With plan_id or quantity, as on PATCH /v1/subscriptions/{id} (default create_prorations).' }),
+  proration_date: timestamp
+    .optional()
+    .meta({ description: 'The time the change counts from (in the current period, not after now; default now). Give the same to the PATCH to be billed exactly this.' }),
+});
+export type InvoiceUpcomingQuery = z.output<typeof invoiceUpcomingQuery>;
 
 export const invoicePay = z.strictObject({
   payment_method_id: idOf('payment_method')

@@ -12,8 +12,9 @@ import type { InvoiceWithLines } from './hooks.ts';
 /** How an invoice's lines are loaded with it. */
 export type LinesInclude = { lines: { orderBy: Prisma.InvoiceItemOrderByWithRelationInput[] } };
 
-// Plan lines first, then prorations and credits in the order they arose (credits before charges).
-const withLines = { lines: { orderBy: [{ proration: 'asc' as const }, { createdAt: 'asc' as const }, { amount: 'asc' as const }, { id: 'asc' as const }] } };
+// Plan lines first, then prorations and credits in the order they arose (credits before charges);
+// compose.ts compareLines is the same order for lines not stored yet (previews).
+export const withLines: LinesInclude & { lines: { orderBy: { proration?: 'asc'; createdAt?: 'asc'; amount?: 'asc'; id?: 'asc' }[] } } = { lines: { orderBy: [{ proration: 'asc' as const }, { createdAt: 'asc' as const }, { amount: 'asc' as const }, { id: 'asc' as const }] } };
 
 // ---------------------------------------------------------------- plans
 
@@ -151,6 +152,12 @@ export async function setInvoiceAttempt(tx: TenantTx, id: string, data: { paymen
 /** The merchant's next invoice number (the counter moves in the caller's transaction). merchants is the merchants area's table. */
 export function nextInvoiceSeq(q: RawQuery, merchantId: string): Promise<{ seq: number }[]> {
   return q<{ seq: number }>('UPDATE merchants SET invoice_seq = invoice_seq + 1 WHERE id = $1 RETURNING invoice_seq AS seq', [merchantId]);
+}
+
+/** The merchant's last invoice number, read only (a preview names the invoice it predicts). merchants is the merchants area's table. */
+export async function findInvoiceSeq(q: RawQuery, merchantId: string): Promise<number> {
+  const rows = await merchantSql(q, merchantId)<{ seq: number }>('SELECT invoice_seq AS seq FROM merchants WHERE id = $1');
+  return Number(rows[0]?.seq ?? 0);
 }
 
 /**

@@ -13,7 +13,7 @@
 // subscription's row lock, that its moment is still current (the period end, the trial end, the
 // resume time): run twice or in two processes at once, the second run finds the work done. One
 // invoice per (subscription, billing key) is enforced by a unique index besides.
-import type { Coupon, Plan, Prisma, Subscription } from '../../generated/prisma/client.ts';
+import type { Plan, Prisma, Subscription } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
 import { rawQuery, lockRow } from '../../platform/db/raw.ts';
 import { inTransaction, type Db, type TenantTx } from '../../platform/db/tenant.ts';
@@ -29,33 +29,26 @@ import { invoiceHooks } from './hooks.ts';
 import {
   attachedMethod,
   chargeInvoice,
-  checkInvoiceTotal,
-  invoicePreviewToJSON,
-  invoicePricing,
   issueInvoice,
   lockOpenInvoicesOf,
   openInvoicesOf,
   resumeInvoiceCharge,
   stopCollection,
   voidInvoice,
-  type InvoicePricing,
-  type NewLine,
-  type PreviewLine,
 } from './invoices.ts';
-import { addIntervals, periodAt, prorate, type Interval } from './periods.ts';
+import { periodAt, type Interval } from './periods.ts';
 import { redeemCoupon } from '../pricing/coupons.ts';
 import { checkTaxRates } from '../pricing/tax-rates.ts';
 import { MAX_TRIAL_DAYS, subscribablePlan } from './plans.ts';
-import { addCredit, creditBalanceOf } from '../customers/balance.ts';
+import { addCredit } from '../customers/balance.ts';
 import * as store from './store.ts';
-import { lineDescription } from './invoice-items.ts';
-import { MAX_AMOUNT } from '../../platform/money.ts';
+import { changeTime, discountColumns, NO_DISCOUNT, planChange, planLine } from './changes.ts';
+import { renewsAt, upcomingInvoice } from './upcoming.ts';
 import {
   subscriptionCancel,
   subscriptionCreate,
   subscriptionPause,
   subscriptionUpdate,
-  type ProrationBehavior,
   type SubscriptionCancelInput,
   type SubscriptionCreateInput,
   type SubscriptionListQuery,
@@ -63,6 +56,10 @@ import {
   type SubscriptionStatus,
   type SubscriptionUpdateInput,
 } from './schema.ts';
+
+// Pure pieces other modules and tests take from here.
+export { planLine, prorationLines } from './changes.ts';
+export { renewsAt } from './upcoming.ts';
 
 export const SUB_CYCLE_JOB = 'subscription.cycle';
 export const SUB_TRIAL_NOTICE_JOB = 'subscription.trial_will_end';
@@ -155,28 +152,6 @@ export function countSubscriptionsOfCustomers(ctx: Ctx, ids: readonly string[], 
 // ---------------------------------------------------------------- helpers
 
 const wholeSecond = (d: Date) => new Date(Math.floor(d.getTime() / 1000) * 1000);
-const iso = (d: Date) => d.toISOString().slice(0, 10);
-
-/** The plan line of a period: `quantity` units at the plan's price (amount = unit × quantity). */
-export function planLine(plan: Plan, start: Date, end: Date, quantity = 1): NewLine {
-  const name = quantity === 1 ? plan.name : `${quantity} × ${plan.name}`;
-  return {
-    description: `${name} (${iso(start)} – ${iso(end)})`,
-    periodStart: start,
-    periodEnd: end,
-    amount: plan.amount * BigInt(quantity),
-    quantity,
-    unitAmount: plan.amount,
-  };
-}
-
-/** The discount a coupon applied at `start` gives a subscription: its columns (end: repeating coupons only). */
-function discountColumns(coupon: Coupon, start: Date) {
-  const end = coupon.duration === 'repeating' && coupon.durationInMonths ? addIntervals(start, 'month', coupon.durationInMonths, 1) : null;
-  return { couponId: coupon.id, discountStart: start, discountEnd: end };
-}
-
-const NO_DISCOUNT = { couponId: null, discountStart: null, discountEnd: null };
 
 async function event(ctx: Ctx, tx: TenantTx, type: Parameters<typeof recordEvent>[2], before: Subscription | null, after: Subscription) {
   const a = subscriptionToJSON(after);
@@ -515,79 +490,6 @@ export async function noticeTrialEnd(ctx: Ctx, id: string, trialEnd: number): Pr
 }
 
 /**
- * Whether the renewal at `periodEnd` will happen and bill: the subscription is still in that
- * period, not set to cancel at its end, and active or past_due — or paused with an automatic
- * resume by then, which the renewal applies first (cycleSubscription).
- */
-export function renewsAt(sub: Subscription, periodEnd: number): boolean {
-  if (sub.currentPeriodEnd.getTime() !== periodEnd || sub.cancelAtPeriodEnd) return false;
-  if (sub.status === 'active' || sub.status === 'past_due') return true;
-  return sub.status === 'paused' && sub.resumesAt !== null && sub.resumesAt.getTime() <= periodEnd;
-}
-
-/**
- * The invoice the renewal at the end of the current period will make (Stripe's upcoming invoice:
- * invoice-shaped, `id: null`), with the renewal's own pieces — the next period from the anchor
- * (periodAt), its plan line (planLine), the lines waiting for the next invoice (the same rows the
- * renewal attaches) — and the draws finalize would make with today's credit balance and wallet.
- * Reads only.
- */
-export async function upcomingInvoice(ctx: Ctx, sub: Subscription, db: Db = ctx.db) {
-  const [plan, lines, balances] = await Promise.all([
-    store.findPlan(db, sub.planId),
-    store.listPendingLines(db, sub.id),
-    creditBalanceOf(ctx, sub.customerId, db),
-  ]);
-  // The customer's one-off items waiting in the plan's currency: the renewal takes them too, as
-  // many as fit under the most one invoice may bill (invoice-items.ts collectWaitingItems, the same
-  // rule), each a line created when the item was, so listed by age with the waiting lines.
-  const billed = plan!.amount * BigInt(sub.quantity) + lines.reduce((s, l) => s + l.amount, 0n);
-  let left = BigInt(MAX_AMOUNT) - (billed > 0n ? billed : 0n);
-  const items = (await store.listWaitingItems(db, sub.customerId, plan!.currency))
-    .filter((i) => (i.amount <= left ? ((left -= i.amount), true) : false))
-    .map((i) => ({ id: null, description: lineDescription(i), periodStart: i.createdAt, periodEnd: i.createdAt, amount: i.amount, proration: false, quantity: null, unitAmount: null, taxable: true, createdAt: i.createdAt }));
-  const pending = items.length
-    ? [...lines, ...items].sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.amount < b.amount ? -1 : a.amount > b.amount ? 1 : 0))
-    : lines;
-  const wallet = sub.applyWalletBalance ? await store.findActiveWallet(db, sub.customerId, plan!.currency) : null;
-  // Priced as the renewal will price it: at the period end, with the discount active then.
-  const pricing = await invoicePricing(ctx, db, sub, sub.currentPeriodEnd);
-  return upcomingInvoiceOf(sub, plan!, pending, BigInt(balances[plan!.currency] ?? 0), wallet?.balance ?? 0n, await clockNow({ ...ctx, db }), pricing);
-}
-
-/** upcomingInvoice from what it reads (a batch of notices reads it for many subscriptions at once: renewals.ts). */
-export function upcomingInvoiceOf(
-  sub: Subscription,
-  plan: Plan,
-  pending: PreviewLine[],
-  creditBalance: bigint,
-  walletBalance: bigint,
-  createdAt: Date,
-  pricing: InvoicePricing,
-) {
-  const period = periodAt(sub.billingAnchor, plan.interval as Interval, plan.intervalCount, sub.periodIndex + 1);
-  const line = planLine(plan, period.start, period.end, sub.quantity);
-  const planned: PreviewLine = { ...line, id: null, proration: false, quantity: line.quantity ?? null, unitAmount: line.unitAmount ?? null, taxable: true };
-  // The order the invoice lists them in: plan lines and carried credits by age (the plan line is
-  // made at the renewal, after every waiting line), then prorations (store's withLines).
-  const lines = [...pending.filter((l) => !l.proration), planned, ...pending.filter((l) => l.proration)];
-  return invoicePreviewToJSON({
-    customerId: sub.customerId,
-    subscriptionId: sub.id,
-    currency: plan.currency,
-    reason: sub.status === 'trialing' ? 'subscription_create' : 'subscription_cycle',
-    periodStart: period.start,
-    periodEnd: period.end,
-    lines,
-    pricing,
-    creditBalance,
-    walletBalance,
-    at: sub.currentPeriodEnd,
-    createdAt,
-  });
-}
-
-/**
  * The invoice.upcoming job (upcomingNoticeJob), UPCOMING_NOTICE_MS before the renewal at
  * `periodEnd`: when the subscription will still renew then (renewsAt), the event carries the
  * invoice that renewal will make (upcomingInvoice). A plain read of the subscription — nothing of
@@ -869,36 +771,6 @@ export async function resumeSubscription(ctx: Ctx, id: string): Promise<Subscrip
   });
 }
 
-/**
- * The proration lines of a plan or quantity change at `now`: credit for the unused time of the old
- * plan × old quantity, charge for the rest of the period of the new plan × new quantity (each the
- * whole line's amount prorated, so a change back and forth at once nets to zero).
- */
-export function prorationLines(oldPlan: Plan, newPlan: Plan, start: Date, end: Date, now: Date, oldQuantity = 1, newQuantity = 1): NewLine[] {
-  const whole = end.getTime() - start.getTime();
-  const remaining = end.getTime() - now.getTime();
-  const named = (p: Plan, q: number) => (q === 1 ? p.name : `${q} × ${p.name}`);
-  const lines: NewLine[] = [
-    {
-      description: `Unused time on ${named(oldPlan, oldQuantity)}`,
-      periodStart: now,
-      periodEnd: end,
-      amount: -prorate(oldPlan.amount * BigInt(oldQuantity), remaining, whole),
-      proration: true,
-      quantity: oldQuantity,
-    },
-    {
-      description: `Remaining time on ${named(newPlan, newQuantity)}`,
-      periodStart: now,
-      periodEnd: end,
-      amount: prorate(newPlan.amount * BigInt(newQuantity), remaining, whole),
-      proration: true,
-      quantity: newQuantity,
-    },
-  ];
-  return lines.filter((l) => l.amount !== 0n);
-}
-
 /** PATCH /v1/subscriptions/:id. */
 export async function updateSubscription(ctx: Ctx, id: string, input: SubscriptionUpdateInput): Promise<Subscription> {
   const data = parse(subscriptionUpdate, input);
@@ -954,44 +826,47 @@ export async function updateSubscription(ctx: Ctx, id: string, input: Subscripti
     }
     const planChanges = data.plan_id !== undefined && data.plan_id !== sub.planId;
     const quantityChanges = data.quantity !== undefined && data.quantity !== sub.quantity;
+    // The moment a change counts from: proration_date (checked even without a change), else now.
+    const at = changeTime(sub, data.proration_date, now);
+    let renewOn: Plan | null = null;
     if (planChanges || quantityChanges) {
       const oldPlan = (await store.findPlan(tx, sub.planId))!;
       const newPlan = planChanges ? await subscribablePlan(ctx, data.plan_id!, tx) : oldPlan;
-      const newQuantity = data.quantity ?? sub.quantity;
-      if (newPlan.currency !== oldPlan.currency || newPlan.interval !== oldPlan.interval || newPlan.intervalCount !== oldPlan.intervalCount) {
-        throw new ValidationError(
-          'parameter_invalid',
-          `Invalid plan_id: plan ${newPlan.id} bills ${newPlan.currency} every ${newPlan.intervalCount} ${newPlan.interval}, the subscription ${oldPlan.currency} every ${oldPlan.intervalCount} ${oldPlan.interval}; a plan change keeps the currency and the billing period.`,
-          'plan_id',
-        );
-      }
-      patch.planId = newPlan.id;
-      patch.quantity = newQuantity;
-      const behavior: ProrationBehavior = data.proration_behavior ?? 'create_prorations';
-      // Prorations apply to a paid-for period in progress: not in a trial, not before the first
-      // payment, not while paused or unpaid (no invoices then: the plan just changes).
-      const prorates = behavior !== 'none' && ['active', 'past_due'].includes(sub.status);
-      const lines = prorates ? prorationLines(oldPlan, newPlan, sub.currentPeriodStart, sub.currentPeriodEnd, now, sub.quantity, newQuantity) : [];
-      // Whatever waits for the next invoice plus this change must fit in one invoice: now
-      // (always_invoice) or at the renewal, with the new plan's period (create_prorations).
-      const waiting = (await store.sumPendingLines(tx, id)) ?? 0n;
-      const changed = lines.reduce((sum, l) => sum + l.amount, 0n);
-      checkInvoiceTotal(waiting + changed + (behavior === 'always_invoice' ? 0n : newPlan.amount * BigInt(newQuantity)), planChanges ? 'plan_id' : 'quantity');
-      if (lines.length > 0 && behavior === 'create_prorations') {
+      // What the change bills and how the subscription moves: changes.ts, the preview's function too.
+      const change = planChange({
+        sub,
+        oldPlan,
+        newPlan,
+        quantity: data.quantity ?? sub.quantity,
+        behavior: data.proration_behavior ?? 'create_prorations',
+        at,
+        waiting: (await store.sumPendingLines(tx, id)) ?? 0n,
+        param: planChanges ? 'plan_id' : 'quantity',
+      });
+      Object.assign(patch, change.patch);
+      // An interval change starts a new period: cancel_at_period_end (set before or in this PATCH) ends that one.
+      if (change.interval) patch.cancelAt = (data.cancel_at_period_end ?? sub.cancelAtPeriodEnd) ? change.patch.currentPeriodEnd! : null;
+      if (change.waitLines) {
         await store.insertInvoiceLines(
           tx,
-          lines.map((l) => ({ id: newId('invoice_line'), merchantId: ctx.merchant.id, subscriptionId: id, invoiceId: null, ...l, proration: true, createdAt: now })),
+          change.lines.map((l) => ({ id: newId('invoice_line'), merchantId: ctx.merchant.id, subscriptionId: id, invoiceId: null, ...l, proration: true, createdAt: now })),
         );
       }
-      if (lines.length > 0 && behavior === 'always_invoice') {
+      if (change.interval) {
+        // The old period's renewal and its notice will not come: the new period has its own.
+        await cancelJobs(tx, { kind: SUB_CYCLE_JOB, key: `cycle:${id}:${sub.currentPeriodEnd.getTime()}` });
+        await cancelJobs(tx, { kind: SUB_UPCOMING_JOB, key: `upcoming:${id}:${sub.currentPeriodEnd.getTime()}` });
+        renewOn = newPlan;
+      }
+      if (change.invoiceNow) {
         const { invoice, discountEnded } = await issueInvoice(ctx, tx, {
           subscription: { ...sub, ...(patch as object) } as Subscription,
           currency: newPlan.currency,
           reason: 'subscription_update',
           key: `update:${newId('invoice_line')}`,
-          periodStart: now,
-          periodEnd: sub.currentPeriodEnd,
-          lines,
+          periodStart: change.periodStart,
+          periodEnd: change.periodEnd,
+          lines: change.lines,
           takePending: true,
         });
         patch.latestInvoiceId = invoice.id;
@@ -1002,6 +877,7 @@ export async function updateSubscription(ctx: Ctx, id: string, input: Subscripti
     }
     const after = Object.keys(patch).length > 0 ? await store.updateSubscription(tx, id, patch) : sub;
     if (trialEnd) jobs.push(...trialJobs(after, now));
+    if (renewOn) jobs.push(...renewalJobs(after, renewOn));
     await enqueueJobs(tx, jobs);
     const { updated_at: _u, ...prev } = previousAttributes(subscriptionToJSON(sub) as any, subscriptionToJSON(after) as any);
     if (Object.keys(prev).length > 0) await recordEvent(tx, ctx, 'subscription.updated', subscriptionToJSON(after), prev);

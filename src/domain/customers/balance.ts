@@ -84,15 +84,20 @@ export async function addCredit(ctx: Ctx, tx: TenantTx, m: Movement): Promise<Ba
   return move(ctx, tx, m);
 }
 
+/** What a balance (credit or wallet) pays of an amount due: all of it when it can, else what it holds; 0 when it holds nothing. */
+export function drawable(balance: bigint, due: bigint): bigint {
+  if (balance <= 0n || due <= 0n) return 0n;
+  return balance < due ? balance : due;
+}
+
 /**
  * Draws up to `due` from the customer's credit balance for an invoice (in the caller's
  * transaction): what it drew (0 when there is no credit in that currency).
  */
 export async function drawCredit(ctx: Ctx, tx: TenantTx, a: { customerId: string; currency: string; due: bigint; invoiceId: string; description: string }): Promise<bigint> {
   if (a.due <= 0n) return 0n;
-  const balance = await lockBalance(tx, ctx.merchant.id, a.customerId, a.currency);
-  if (balance <= 0n) return 0n;
-  const amount = balance < a.due ? balance : a.due;
+  const amount = drawable(await lockBalance(tx, ctx.merchant.id, a.customerId, a.currency), a.due);
+  if (amount === 0n) return 0n;
   await move(ctx, tx, { customerId: a.customerId, currency: a.currency, amount: -amount, type: 'applied_to_invoice', invoiceId: a.invoiceId, description: a.description });
   return amount;
 }

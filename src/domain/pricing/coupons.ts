@@ -166,13 +166,11 @@ export async function deleteCoupon(ctx: Ctx, id: string): Promise<Coupon> {
 }
 
 /**
- * Redeems a coupon for a subscription billing `billingCurrency`, in the caller's transaction: the
- * coupon's row locked, then checked (404 unknown or deleted, 409 coupon_expired past redeem_by,
- * 409 coupon_max_redemptions, 409 currency_mismatch for an amount_off in another currency) and
- * times_redeemed + 1. Returns the coupon as redeemed.
+ * Whether coupon `id` (its row, or null) can be redeemed at `now` by a subscription billing
+ * `billingCurrency`: 404 unknown or deleted, 409 coupon_expired past redeem_by, 409
+ * coupon_max_redemptions, 409 currency_mismatch for an amount_off in another currency.
  */
-export async function redeemCoupon(ctx: Ctx, tx: TenantTx, id: string, billingCurrency: string, now: Date, param = 'coupon'): Promise<Coupon> {
-  const c = await store.lockCoupon(tx, ctx.merchant.id, id);
+function checkRedeemable(c: Coupon | null, id: string, billingCurrency: string, now: Date, param: string): Coupon {
   if (!c || c.deletedAt) throw new NotFoundError('coupon', id, param);
   if (c.redeemBy && c.redeemBy.getTime() < now.getTime()) {
     throw new StateError('coupon_expired', `Coupon ${id} could be redeemed until ${c.redeemBy.toISOString()}.`, param);
@@ -183,7 +181,22 @@ export async function redeemCoupon(ctx: Ctx, tx: TenantTx, id: string, billingCu
   if (c.currency !== null && c.currency !== billingCurrency) {
     throw new StateError('currency_mismatch', `Coupon ${id} takes ${c.currency} off; the subscription bills ${billingCurrency}.`, param);
   }
+  return c;
+}
+
+/**
+ * Redeems a coupon for a subscription billing `billingCurrency`, in the caller's transaction: the
+ * coupon's row locked, then checked (checkRedeemable) and times_redeemed + 1. Returns the coupon
+ * as redeemed.
+ */
+export async function redeemCoupon(ctx: Ctx, tx: TenantTx, id: string, billingCurrency: string, now: Date, param = 'coupon'): Promise<Coupon> {
+  checkRedeemable(await store.lockCoupon(tx, ctx.merchant.id, id), id, billingCurrency, now, param);
   return store.updateCoupon(tx, ctx.merchant.id, id, { timesRedeemed: { increment: 1 } });
+}
+
+/** The coupon redeemCoupon would redeem, with the same refusals, read only (the upcoming-invoice preview of a coupon change). */
+export async function redeemableCoupon(ctx: Ctx, db: Db, id: string, billingCurrency: string, now: Date, param = 'coupon'): Promise<Coupon> {
+  return checkRedeemable(await store.findCoupon(db, ctx.merchant.id, id), id, billingCurrency, now, param);
 }
 
 /** The coupons of these ids (deleted ones included), for pricing invoices. */

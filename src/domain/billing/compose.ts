@@ -1,0 +1,207 @@
+// What an invoice of a subscription bills, decided without a query (issue 25, item 4): the one
+// place that decides, for the real invoice and for every preview of it (GET /v1/invoices/upcoming,
+// the invoice.upcoming notice), which lines it takes, in which order, the discount it gets and
+// when, the discount share and taxes of each line (priceInvoice), the totals, the credit carried to
+// the next invoice, and what the credit balance and the wallet pay. issueInvoice and finalize
+// (invoices.ts) make real invoices with these functions; upcoming.ts predicts them with the same.
+import type { Coupon, Subscription } from '../../generated/prisma/client.ts';
+import { ValidationError } from '../../platform/errors.ts';
+import { MAX_AMOUNT } from '../../platform/money.ts';
+import { drawable } from '../customers/balance.ts';
+import { pricingCoupon } from '../pricing/coupons.ts';
+import { priceInvoice, type LineTax, type PricingCoupon, type PricingTaxRate } from '../pricing/rules.ts';
+
+/** A line of an invoice (stored, waiting, or not made yet: `id` null). */
+export interface DraftLine {
+  id: string | null;
+  description: string;
+  periodStart: Date;
+  periodEnd: Date;
+  amount: bigint;
+  proration: boolean;
+  quantity: number | null;
+  unitAmount: bigint | null;
+  /** false: a credit carried over from an earlier invoice (no discount, no tax again) */
+  taxable: boolean;
+  createdAt: Date;
+}
+
+/**
+ * The order an invoice lists its lines in — the store's (`withLines` in store.ts): lines that are
+ * not prorations first (plan lines, items, carried credits), then prorations; each group by
+ * creation, then amount, then id. A line not made yet (id null) goes after a stored one it ties
+ * with; two unmade lines that tie on all three keep their order (the id they will get is random,
+ * so the real invoice may list such twins either way: docs/billing.md, "Previews").
+ */
+export function compareLines(a: DraftLine, b: DraftLine): number {
+  if (a.proration !== b.proration) return a.proration ? 1 : -1;
+  const t = a.createdAt.getTime() - b.createdAt.getTime();
+  if (t !== 0) return t;
+  if (a.amount !== b.amount) return a.amount < b.amount ? -1 : 1;
+  if (a.id === b.id) return 0;
+  if (a.id === null) return 1;
+  if (b.id === null) return -1;
+  return a.id < b.id ? -1 : 1;
+}
+
+/**
+ * An invoice never bills more than one payment may charge (MAX_AMOUNT, as the payments API): a
+ * change that would make it larger is refused (400 amount_too_large) in the change's own
+ * transaction, before anything is written or charged — and its preview says so the same way.
+ */
+export function checkInvoiceTotal(total: bigint, param: string | null = null): void {
+  if (total > BigInt(MAX_AMOUNT)) {
+    throw new ValidationError(
+      'amount_too_large',
+      `This would bill ${total} in one invoice; an invoice (like a payment) charges at most ${MAX_AMOUNT}. Change less at once, or invoice the change now.`,
+      param,
+    );
+  }
+}
+
+/** What a subscription's invoice leaves for the customer's waiting one-off items: what its other lines leave under MAX_AMOUNT. */
+export function itemBudget(billed: bigint): bigint {
+  return BigInt(MAX_AMOUNT) - (billed > 0n ? billed : 0n);
+}
+
+/** The oldest items (in the order given) that fit under `budget` one after the other; the rest keep waiting. */
+export function fitItems<T extends { amount: bigint }>(items: readonly T[], budget: bigint): { taken: T[]; left: T[] } {
+  let room = budget;
+  const taken: T[] = [];
+  const left: T[] = [];
+  for (const i of items) {
+    if (i.amount <= room) {
+      room -= i.amount;
+      taken.push(i);
+    } else left.push(i);
+  }
+  return { taken, left };
+}
+
+/** The discount and tax rates an invoice of a subscription gets when made at a given time. */
+export interface InvoicePricing {
+  coupon: PricingCoupon | null;
+  couponId: string | null;
+  /** the discount is a `once` coupon's: the subscription's discount ends with the invoice that gets it */
+  once: boolean;
+  taxRates: PricingTaxRate[];
+}
+
+export const NO_PRICING: InvoicePricing = { coupon: null, couponId: null, once: false, taxRates: [] };
+
+/** Whether the subscription's discount applies to an invoice made at `at`: from its start, until its end (none: forever or once). */
+export function discountActive(sub: Pick<Subscription, 'couponId' | 'discountStart' | 'discountEnd'>, at: Date): boolean {
+  if (!sub.couponId || !sub.discountStart) return false;
+  return sub.discountStart.getTime() <= at.getTime() && (sub.discountEnd === null || at.getTime() < sub.discountEnd.getTime());
+}
+
+/**
+ * What an invoice of the subscription made at `at` is priced with: its discount's coupon when the
+ * discount is active then (`coupon` is the row of `sub.couponId`, a deleted coupon's too: applied
+ * discounts go on) and its tax rates, in order.
+ */
+export function pricingAt(
+  sub: Pick<Subscription, 'couponId' | 'discountStart' | 'discountEnd'>,
+  at: Date,
+  coupon: Coupon | null,
+  taxRates: PricingTaxRate[],
+): InvoicePricing {
+  if (!discountActive(sub, at) || !coupon || coupon.id !== sub.couponId) return { ...NO_PRICING, taxRates };
+  return { coupon: pricingCoupon(coupon), couponId: coupon.id, once: coupon.duration === 'once', taxRates };
+}
+
+export type ComposedLine = DraftLine & { discountAmount: bigint; taxAmounts: LineTax[] };
+
+export interface Composition {
+  /** the lines in the order given, each with its discount share and taxes */
+  lines: ComposedLine[];
+  subtotal: bigint;
+  discountAmount: bigint;
+  /** the coupon whose discount it got (null when the discount is 0) */
+  couponId: string | null;
+  taxAmount: bigint;
+  total: bigint;
+  /** what is left to pay: the total, or 0 when it is below zero */
+  due: bigint;
+  /** below zero: the credit carried to the subscription's next invoice (carriedLine) */
+  carried: bigint;
+  /** the subscription's `once` discount ends with this invoice */
+  discountEnded: boolean;
+}
+
+/**
+ * Prices an invoice's lines (in the order it lists them) and derives its totals: the discount and
+ * taxes by priceInvoice, the carried credit of a total below zero, whether a `once` discount ends.
+ * finalize uses it on the stored lines, the previews on the lines they predict.
+ */
+export function composeInvoice(lines: readonly DraftLine[], pricing: InvoicePricing, subscriptionCouponId: string | null): Composition {
+  const priced = priceInvoice(lines, pricing.coupon, pricing.taxRates);
+  const total = priced.total;
+  return {
+    lines: lines.map((l, i) => ({ ...l, ...priced.lines[i]! })),
+    subtotal: priced.subtotal,
+    discountAmount: priced.discountAmount,
+    couponId: priced.discountAmount > 0n ? pricing.couponId : null,
+    taxAmount: priced.taxAmount,
+    total,
+    due: total > 0n ? total : 0n,
+    carried: total < 0n ? total : 0n,
+    discountEnded: pricing.once && subscriptionCouponId === pricing.couponId,
+  };
+}
+
+/** The line that carries a total below zero to the subscription's next invoice (no discount or tax again). */
+export function carriedLine(number: string, periodStart: Date, periodEnd: Date, amount: bigint, createdAt: Date): DraftLine {
+  return {
+    id: null,
+    description: `Credit carried over from ${number}`,
+    periodStart,
+    periodEnd,
+    amount,
+    proration: false,
+    quantity: null,
+    unitAmount: null,
+    taxable: false,
+    createdAt,
+  };
+}
+
+/** What pays an invoice's `due`: the customer's credit balance first, then the wallet (when the subscription draws on it), then the card. */
+export function drawsOf(due: bigint, creditBalance: bigint, walletBalance: bigint): { creditApplied: bigint; fromWallet: bigint; amountDue: bigint } {
+  const creditApplied = drawable(creditBalance, due);
+  const fromWallet = drawable(walletBalance, due - creditApplied);
+  return { creditApplied, fromWallet, amountDue: due - creditApplied - fromWallet };
+}
+
+/** A customer's waiting one-off item as the line an invoice would make of it (invoice-items.ts itemLine). */
+export type ItemLine = DraftLine & { itemId: string };
+
+export interface SubscriptionInvoice extends Composition {
+  creditApplied: bigint;
+  fromWallet: bigint;
+  amountDue: bigint;
+  itemsTaken: ItemLine[];
+  itemsLeft: ItemLine[];
+}
+
+/**
+ * A subscription's invoice made of its own new lines (a plan line, a change's lines), the lines
+ * waiting for it (prorations, a carried credit) and the customer's waiting items in its currency
+ * that fit (issueInvoice: the same budget), listed in the invoice's order, priced, and paid by the
+ * credit balance and the wallet as finalize draws them.
+ */
+export function composeSubscriptionInvoice(a: {
+  newLines: readonly DraftLine[];
+  pending: readonly DraftLine[];
+  items: readonly ItemLine[];
+  pricing: InvoicePricing;
+  subscriptionCouponId: string | null;
+  creditBalance: bigint;
+  walletBalance: bigint;
+}): SubscriptionInvoice {
+  const billed = [...a.newLines, ...a.pending].reduce((s, l) => s + l.amount, 0n);
+  const { taken, left } = fitItems(a.items, itemBudget(billed));
+  const lines = [...a.newLines, ...a.pending, ...taken].sort(compareLines);
+  const composed = composeInvoice(lines, a.pricing, a.subscriptionCouponId);
+  return { ...composed, ...drawsOf(composed.due, a.creditBalance, a.walletBalance), itemsTaken: taken, itemsLeft: left };
+}

@@ -1,0 +1,267 @@
+// The upcoming invoice (issue 25, item 4; docs/billing.md, "Previews"): what a subscription's next
+// invoice will bill — or what a change of plan, quantity, coupon, proration behaviour and date
+// would bill now and next — computed by the code that makes the real invoices (changes.ts
+// planChange, compose.ts composeSubscriptionInvoice, periods.ts) on what the database holds now,
+// writing nothing. GET /v1/invoices/upcoming, GraphQL upcomingInvoice and the invoice.upcoming
+// notice all use it.
+//
+// previewUpcoming is pure: it takes the subscription's billing state (BillingState, read by
+// loadBillingState) and walks it through the change and the renewal as the engine will — the
+// change's invoice now (always_invoice, an interval change) takes everything waiting, carries a
+// negative total, ends a `once` discount, uses up credit and wallet; the renewal then bills the
+// next period from the anchor with what is left — so the preview of each invoice is that invoice.
+import type { Coupon, Plan, Subscription } from '../../generated/prisma/client.ts';
+import type { Ctx } from '../../platform/context.ts';
+import type { Db } from '../../platform/db/tenant.ts';
+import { rawQuery } from '../../platform/db/raw.ts';
+import { NotFoundError, StateError } from '../../platform/errors.ts';
+import { clockNow } from '../../platform/clock.ts';
+import { creditBalanceOf } from '../customers/balance.ts';
+import { findCouponAny, redeemableCoupon } from '../pricing/coupons.ts';
+import type { PricingTaxRate } from '../pricing/rules.ts';
+import { taxRatesForPricing } from '../pricing/tax-rates.ts';
+import { changeTime, discountColumns, NO_DISCOUNT, planChange, planLine, type PlanChange } from './changes.ts';
+import { carriedLine, compareLines, composeSubscriptionInvoice, pricingAt, type DraftLine, type ItemLine } from './compose.ts';
+import { itemLine } from './invoice-items.ts';
+import { invoiceNumber, invoicePreviewToJSON, type InvoicePreviewJSON, type NewLine } from './invoices.ts';
+import { periodAt, type Interval } from './periods.ts';
+import { subscribablePlan } from './plans.ts';
+import type { InvoiceUpcomingQuery, ProrationBehavior } from './schema.ts';
+import * as store from './store.ts';
+
+/** What a subscription's next invoices are made of, as the database holds it now. */
+export interface BillingState {
+  sub: Subscription;
+  /** its plan */
+  plan: Plan;
+  /** the coupon of its discount (`sub.couponId`; a deleted one too), null without one */
+  coupon: Coupon | null;
+  /** its default tax rates, in order */
+  taxRates: PricingTaxRate[];
+  /** its lines waiting for the next invoice (prorations, a carried credit), in the invoice's order */
+  pending: DraftLine[];
+  /** the customer's one-off items waiting in the plan's currency, oldest first */
+  items: ItemLine[];
+  /** the customer's credit balance in the plan's currency */
+  creditBalance: bigint;
+  /** the customer's active wallet in the plan's currency (drawn only when the subscription applies it) */
+  walletBalance: bigint;
+  /** the merchant's last invoice number (the next invoice is this + 1) */
+  invoiceSeq: number;
+}
+
+/** A change to preview (the PATCH it stands for: planChange's arguments). */
+export interface UpcomingChange {
+  plan?: Plan;
+  quantity?: number;
+  /** a coupon to apply, null to remove the discount, undefined to keep it */
+  coupon?: Coupon | null;
+  behavior: ProrationBehavior;
+  /** proration_date, else now (changeTime) */
+  at: Date;
+}
+
+export interface UpcomingPreview {
+  /** the first invoice: the change's, made now, or the next renewal's */
+  invoice: InvoicePreviewJSON;
+  /** after a change invoiced now: the renewal that follows it (null when the subscription will not renew) */
+  next: InvoicePreviewJSON | null;
+}
+
+const draft = (l: NewLine, createdAt: Date): DraftLine => ({
+  id: null,
+  description: l.description,
+  periodStart: l.periodStart,
+  periodEnd: l.periodEnd,
+  amount: l.amount,
+  proration: l.proration ?? false,
+  quantity: l.quantity ?? null,
+  unitAmount: l.unitAmount ?? null,
+  taxable: true,
+  createdAt,
+});
+
+/**
+ * Whether the renewal at `periodEnd` will happen and bill: the subscription is still in that
+ * period, not set to cancel at its end, and trialing (its first invoice), active or past_due — or
+ * paused with an automatic resume by then, which the renewal applies first (cycleSubscription).
+ */
+export function renewsAt(sub: Subscription, periodEnd: number): boolean {
+  if (sub.currentPeriodEnd.getTime() !== periodEnd || sub.cancelAtPeriodEnd) return false;
+  if (sub.status === 'active' || sub.status === 'past_due' || sub.status === 'trialing') return true;
+  return sub.status === 'paused' && sub.resumesAt !== null && sub.resumesAt.getTime() <= periodEnd;
+}
+
+/**
+ * The invoice the renewal at the end of the current period will make (cycleSubscription): the next
+ * period from the anchor (periodAt) with its plan line (planLine) made then, the lines waiting and
+ * the items that fit, priced with the discount active at the period end, paid by the balances.
+ */
+export function renewalInvoice(state: BillingState, createdAt: Date) {
+  const { sub, plan } = state;
+  const at = sub.currentPeriodEnd;
+  const period = periodAt(sub.billingAnchor, plan.interval as Interval, plan.intervalCount, sub.periodIndex + 1);
+  const composed = composeSubscriptionInvoice({
+    newLines: [draft(planLine(plan, period.start, period.end, sub.quantity), at)],
+    pending: state.pending,
+    items: state.items,
+    pricing: pricingAt(sub, at, state.coupon, state.taxRates),
+    subscriptionCouponId: sub.couponId,
+    creditBalance: state.creditBalance,
+    walletBalance: sub.applyWalletBalance ? state.walletBalance : 0n,
+  });
+  return invoicePreviewToJSON({
+    customerId: sub.customerId,
+    subscriptionId: sub.id,
+    currency: plan.currency,
+    reason: sub.status === 'trialing' ? 'subscription_create' : 'subscription_cycle',
+    periodStart: period.start,
+    periodEnd: period.end,
+    composed,
+    at,
+    createdAt,
+  });
+}
+
+/**
+ * The upcoming invoice of `state`'s subscription, with `change` made at `change.at` (null: none),
+ * seen at `now`. A change that invoices now (always_invoice with prorations, an interval change)
+ * gives that invoice and the renewal after it; any other gives the next renewal, with the change's
+ * waiting prorations and new price. 409 invoice_upcoming_none when nothing will be invoiced (the
+ * subscription will not renew: cancelled, set to cancel at its period end, paused with no resume
+ * by then, unpaid or incomplete). planChange's refusals are the PATCH's.
+ */
+export function previewUpcoming(state: BillingState, change: UpcomingChange | null, now: Date): UpcomingPreview {
+  let sub = state.sub;
+  let plan = state.plan;
+  let coupon = state.coupon;
+  if (change?.coupon === null) {
+    sub = { ...sub, ...NO_DISCOUNT };
+    coupon = null;
+  } else if (change?.coupon && change.coupon.id !== sub.couponId) {
+    sub = { ...sub, ...discountColumns(change.coupon, now) };
+    coupon = change.coupon;
+  }
+  let effect: PlanChange | null = null;
+  const planChanges = change?.plan !== undefined && change.plan.id !== sub.planId;
+  const quantityChanges = change?.quantity !== undefined && change.quantity !== sub.quantity;
+  if (change && (planChanges || quantityChanges)) {
+    const newPlan = change.plan ?? plan;
+    effect = planChange({
+      sub,
+      oldPlan: plan,
+      newPlan,
+      quantity: change.quantity ?? sub.quantity,
+      behavior: change.behavior,
+      at: change.at,
+      waiting: state.pending.reduce((s, l) => s + l.amount, 0n),
+      param: planChanges ? 'plan_id' : 'quantity',
+    });
+    sub = { ...sub, ...effect.patch };
+    plan = newPlan;
+  }
+  if (effect?.invoiceNow) {
+    const composed = composeSubscriptionInvoice({
+      newLines: effect.lines.map((l) => draft(l, now)),
+      pending: state.pending,
+      items: state.items,
+      pricing: pricingAt(sub, now, coupon, state.taxRates),
+      subscriptionCouponId: sub.couponId,
+      creditBalance: state.creditBalance,
+      walletBalance: sub.applyWalletBalance ? state.walletBalance : 0n,
+    });
+    const invoice = invoicePreviewToJSON({
+      customerId: sub.customerId,
+      subscriptionId: sub.id,
+      currency: plan.currency,
+      reason: 'subscription_update',
+      periodStart: effect.periodStart,
+      periodEnd: effect.periodEnd,
+      composed,
+      at: now,
+      createdAt: now,
+    });
+    // What the renewal after it finds: the credit it carried, the items it left, the balances it left, its discount ended.
+    const number = invoiceNumber(state.invoiceSeq + 1);
+    const after: BillingState = {
+      sub: composed.discountEnded ? { ...sub, ...NO_DISCOUNT } : sub,
+      plan,
+      coupon: composed.discountEnded ? null : coupon,
+      taxRates: state.taxRates,
+      pending: composed.carried < 0n ? [carriedLine(number, effect.periodStart, effect.periodEnd, composed.carried, now)] : [],
+      items: composed.itemsLeft,
+      creditBalance: state.creditBalance - composed.creditApplied,
+      walletBalance: sub.applyWalletBalance ? state.walletBalance - composed.fromWallet : state.walletBalance,
+      invoiceSeq: state.invoiceSeq + 1,
+    };
+    return { invoice, next: renewsAt(after.sub, after.sub.currentPeriodEnd.getTime()) ? renewalInvoice(after, now) : null };
+  }
+  if (!renewsAt(sub, sub.currentPeriodEnd.getTime())) {
+    throw new StateError('invoice_upcoming_none', `Subscription ${sub.id} is ${sub.status}${sub.cancelAtPeriodEnd ? ' and set to cancel at its period end' : ''}: it has no upcoming invoice.`, 'subscription_id');
+  }
+  const pending = effect?.waitLines ? [...state.pending, ...effect.lines.map((l) => draft(l, now))].sort(compareLines) : state.pending;
+  return { invoice: renewalInvoice({ ...state, sub, plan, coupon, pending }, now), next: null };
+}
+
+/** The subscription's billing state as the database holds it now (reads only). */
+export async function loadBillingState(ctx: Ctx, sub: Subscription, db: Db = ctx.db): Promise<BillingState> {
+  const plan = (await store.findPlan(db, sub.planId))!;
+  const [pending, items, balances, wallet, taxRates, coupon, invoiceSeq] = await Promise.all([
+    store.listPendingLines(db, sub.id),
+    store.listWaitingItems(db, sub.customerId, plan.currency),
+    creditBalanceOf(ctx, sub.customerId, db),
+    store.findActiveWallet(db, sub.customerId, plan.currency),
+    taxRatesForPricing(db, sub.defaultTaxRates ?? []),
+    sub.couponId ? findCouponAny(ctx, sub.couponId, db).catch(() => null) : null,
+    store.findInvoiceSeq(rawQuery(db), ctx.merchant.id),
+  ]);
+  return {
+    sub,
+    plan,
+    coupon,
+    taxRates,
+    pending,
+    items: items.map(itemLine),
+    creditBalance: BigInt(balances[plan.currency] ?? 0),
+    walletBalance: wallet?.balance ?? 0n,
+    invoiceSeq,
+  };
+}
+
+/**
+ * The invoice the renewal at the end of the subscription's current period will make (the
+ * invoice.upcoming notice's), as the database holds things now. Reads only.
+ */
+export async function upcomingInvoice(ctx: Ctx, sub: Subscription, db: Db = ctx.db) {
+  return renewalInvoice(await loadBillingState(ctx, sub, db), await clockNow({ ...ctx, db }));
+}
+
+/**
+ * GET /v1/invoices/upcoming (GraphQL upcomingInvoice): the subscription's next invoice, or what the
+ * change in the query would bill now and next. The change is checked as PATCH
+ * /v1/subscriptions/:id checks it — the same errors — and the coupon is not redeemed: nothing is
+ * written. `next_invoice` is the renewal after a change invoiced now (else null).
+ */
+export async function previewInvoice(ctx: Ctx, q: InvoiceUpcomingQuery) {
+  const db = ctx.db;
+  const sub = await store.findSubscription(db, q.subscription_id);
+  if (!sub) throw new NotFoundError('subscription', q.subscription_id, 'subscription_id');
+  const changes = q.plan_id !== undefined || q.quantity !== undefined || q.coupon !== undefined;
+  if (changes && sub.status === 'cancelled') throw new StateError('subscription_cancelled', `Subscription ${sub.id} is cancelled; it can no longer change.`, null);
+  const at = await clockNow(ctx);
+  const now = new Date(Math.floor(at.getTime() / 1000) * 1000);
+  // In PATCH's order: the coupon (for the currency of the plan it will bill), proration_date, the plan.
+  let coupon: Coupon | null | undefined;
+  if (q.coupon === '') coupon = null;
+  else if (q.coupon !== undefined && q.coupon !== sub.couponId) {
+    const billing = (q.plan_id ? await store.findPlan(db, q.plan_id) : null) ?? (await store.findPlan(db, sub.planId))!;
+    coupon = await redeemableCoupon(ctx, db, q.coupon, billing.currency, now);
+  }
+  const prorationAt = changeTime(sub, q.proration_date, now);
+  const plan = q.plan_id !== undefined && q.plan_id !== sub.planId ? await subscribablePlan(ctx, q.plan_id, db) : undefined;
+  const state = await loadBillingState(ctx, sub, db);
+  const change: UpcomingChange | null = changes ? { plan, quantity: q.quantity, coupon, behavior: q.proration_behavior ?? 'create_prorations', at: prorationAt } : null;
+  const { invoice, next } = previewUpcoming(state, change, now);
+  return { ...invoice, next_invoice: next };
+}
+export type UpcomingInvoicePreviewJSON = Awaited<ReturnType<typeof previewInvoice>>;

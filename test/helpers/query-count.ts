@@ -25,7 +25,12 @@ export function queryCounter(app: () => TestApp, client: () => Client, parents: 
     const large = await cost(query, parents);
     check(large.data, parents);
     expect(large.queries, `queries for ${parents} parents vs 5:\n${large.sql.join('\n')}\n---\n${small.sql.join('\n')}`).toBe(small.queries);
-    expect(large.queries).toBeLessThanOrEqual(20);
+    // At most 20 statements of data: the frame row-level security puts around a raw statement on
+    // the embedded database (BEGIN, set_config of the merchant, COMMIT: one in-process connection
+    // shared by every merchant) is not a statement of data; on PostgreSQL the raw pool's connection
+    // carries the merchant's setting and has no such frame.
+    const data = large.sql.filter((s) => !/^(BEGIN|COMMIT|ROLLBACK|SELECT set_config\('billing\.merchant_id')/i.test(s.trim()));
+    expect(data.length, `statements of data:\n${data.join('\n')}`).toBeLessThanOrEqual(20);
     return large;
   };
 }

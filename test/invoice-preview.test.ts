@@ -194,6 +194,30 @@ describe('GET /v1/invoices/upcoming', () => {
     expect(moneyOf(await m.invoice((await m.sub(s.id)).latest_invoice_id))).toEqual(moneyOf(p));
   });
 
+  it('a proration_date before a prorated change already made in the period is refused (it would credit time never billed), by the PATCH and the preview', async () => {
+    const m = await setup('2029-03-07T00:00:00.000Z');
+    const plan = await m.plan({ name: 'Pro', amount: 2900 });
+    const s = await m.subscribe(plan.id, { quantity: 2 });
+    await m.advance({ to: at(s.current_period_start, 1 * DAY) });
+    const first = (await m.api.get('/v1/test-helpers/clock')).body.now.replace(/\.\d{3}Z$/, '.000Z');
+    const before = await m.upcoming({ subscription_id: s.id });
+    await m.patch(s.id, { quantity: 1000, proration_date: first });
+    // Back to 2 seats, counted from the period's start (before the upgrade): refused on both paths.
+    const back = { quantity: 2, proration_date: s.current_period_start };
+    const p = await m.preview({ subscription_id: s.id, ...back });
+    expect([p.status, p.body.error?.code, p.body.error?.param]).toEqual([400, 'parameter_invalid', 'proration_date']);
+    expect(p.body.error.message).toContain(first.replace('.000Z', ''));
+    const r = await m.api.patch(`/v1/subscriptions/${s.id}`, back);
+    expect([r.status, r.body.error?.code, r.body.error?.param]).toEqual([400, 'parameter_invalid', 'proration_date']);
+    expect((await m.sub(s.id)).quantity).toBe(1000);
+    // At the upgrade's own time it is accepted: the 1,000 seats were held for no time, so the
+    // renewal is what it was before the upgrade (the four proration lines net to zero).
+    const same = await m.upcoming({ subscription_id: s.id, quantity: 2, proration_date: first });
+    expect(same.amount_due).toBe(before.amount_due);
+    await m.patch(s.id, { quantity: 2, proration_date: first });
+    expect((await m.upcoming({ subscription_id: s.id })).amount_due).toBe(before.amount_due);
+  });
+
   it('errors: the PATCH’s, with the same codes and params; 404 for another merchant’s subscription; 409 invoice_upcoming_none', async () => {
     const m = await setup();
     const other = await setup();

@@ -170,13 +170,22 @@ export function planChange(a: PlanChangeArgs): PlanChange {
  * period and not after now on the billing clock (400 parameter_invalid otherwise), so a change
  * made after its preview can be prorated exactly as previewed — else now.
  */
-export function changeTime(sub: Pick<Subscription, 'currentPeriodStart'>, prorationDate: Date | undefined, now: Date): Date {
+export function changeTime(sub: Pick<Subscription, 'currentPeriodStart'>, prorationDate: Date | undefined, now: Date, lastChange: Date | null = null): Date {
   if (prorationDate === undefined) return now;
   const at = new Date(Math.floor(prorationDate.getTime() / 1000) * 1000);
   if (at.getTime() < sub.currentPeriodStart.getTime() || at.getTime() > now.getTime()) {
     throw new ValidationError(
       'parameter_invalid',
       `Invalid proration_date: must be in the subscription's current period (from ${sub.currentPeriodStart.toISOString()}) and not after now (${now.toISOString()} on the billing clock).`,
+      'proration_date',
+    );
+  }
+  // Not before a prorated change already made in the period: its price was billed only from then,
+  // so counting an unused-time credit from earlier would credit time that was never billed.
+  if (lastChange && at.getTime() < lastChange.getTime()) {
+    throw new ValidationError(
+      'parameter_invalid',
+      `Invalid proration_date: must not be before the subscription's last prorated change (${lastChange.toISOString()}); preview the change again.`,
       'proration_date',
     );
   }

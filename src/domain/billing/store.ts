@@ -203,6 +203,11 @@ export async function sumPendingLines(tx: TenantTx, subscriptionId: string): Pro
   return (await tx.invoiceItem.aggregate({ where: { subscriptionId, invoiceId: null }, _sum: { amount: true } }))._sum.amount;
 }
 
+/** When the subscription's latest prorated change in its period counts from (its proration lines' start), or null. */
+export async function latestProrationStart(db: Db, subscriptionId: string, since: Date): Promise<Date | null> {
+  return (await db.invoiceItem.aggregate({ where: { subscriptionId, proration: true, periodStart: { gte: since } }, _max: { periodStart: true } }))._max.periodStart;
+}
+
 // ---------------------------------------------------------------- other areas' tables
 
 /** Reads customers (the customers area's table). */

@@ -827,7 +827,7 @@ export async function updateSubscription(ctx: Ctx, id: string, input: Subscripti
     const planChanges = data.plan_id !== undefined && data.plan_id !== sub.planId;
     const quantityChanges = data.quantity !== undefined && data.quantity !== sub.quantity;
     // The moment a change counts from: proration_date (checked even without a change), else now.
-    const at = changeTime(sub, data.proration_date, now);
+    const at = changeTime(sub, data.proration_date, now, data.proration_date === undefined ? null : await store.latestProrationStart(tx, id, sub.currentPeriodStart));
     let renewOn: Plan | null = null;
     if (planChanges || quantityChanges) {
       const oldPlan = (await store.findPlan(tx, sub.planId))!;

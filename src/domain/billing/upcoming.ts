@@ -257,7 +257,7 @@ export async function previewInvoice(ctx: Ctx, q: InvoiceUpcomingQuery) {
     const billing = (q.plan_id ? await store.findPlan(db, q.plan_id) : null) ?? (await store.findPlan(db, sub.planId))!;
     coupon = await redeemableCoupon(ctx, db, q.coupon, billing.currency, now);
   }
-  const prorationAt = changeTime(sub, q.proration_date, now);
+  const prorationAt = changeTime(sub, q.proration_date, now, q.proration_date === undefined ? null : await store.latestProrationStart(db, sub.id, sub.currentPeriodStart));
   const plan = q.plan_id !== undefined && q.plan_id !== sub.planId ? await subscribablePlan(ctx, q.plan_id, db) : undefined;
   const state = await loadBillingState(ctx, sub, db);
   const change: UpcomingChange | null = changes ? { plan, quantity: q.quantity, coupon, behavior: q.proration_behavior ?? 'create_prorations', at: prorationAt } : null;

@@ -133,7 +133,8 @@ async function main() {
         s.close(() => resolve());
         (s as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
       });
-    const requests = Promise.race([closed(server), new Promise<void>((r) => setTimeout(r, timeout).unref())]);
+    const serverClosed = closed(server);
+    const requests = Promise.race([serverClosed, new Promise<void>((r) => setTimeout(r, timeout).unref())]);
     const [, givenBack] = await Promise.all([requests, worker.stop(timeout)]);
     // A clock advance still running (a long one) gives back its lease: the retry need not wait
     // for it to run out.
@@ -141,7 +142,13 @@ async function main() {
       log.warn({ err }, 'shutdown: could not give back a clock advance lease');
       return 0;
     });
-    if (advances > 0) log.info({ clock_advances: advances }, 'shutdown: clock advance leases given back');
+    if (advances > 0) {
+      log.info({ clock_advances: advances }, 'shutdown: clock advance leases given back');
+      // Each stops at its next job; the job it is running finishes (another SHUTDOWN_TIMEOUT_MS at
+      // most) rather than being cut off by the database closing, which would leave that job
+      // claimed until its lease (JOBS_LEASE_MS) ran out and hold up the advance's retry as long.
+      await Promise.race([serverClosed, new Promise<void>((r) => setTimeout(r, timeout).unref())]);
+    }
     metricsServer?.close();
     (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
     await stopCli();

@@ -256,6 +256,9 @@ describe('subscriptions with quantity, coupon and tax rates', () => {
     await expect4xx({ quantity: 1.5 }, 400, 'parameter_invalid', 'quantity');
     await expect4xx({ coupon: 'NOPE' }, 404, 'resource_missing', 'coupon');
     await expect4xx({ default_tax_rates: ['txr_unknown'] }, 404, 'resource_missing', 'default_tax_rates');
+    // redeem_by must be in the future when the coupon is made (billing clock).
+    const past = await m.api.post('/v1/coupons', { id: 'PAST', name: 'Already over', percent_off: 10, duration: 'once', redeem_by: '2027-01-01T00:00:00Z' });
+    expect([past.status, past.body.error?.code, past.body.error?.param]).toEqual([400, 'parameter_invalid', 'redeem_by']);
     await m.created('/v1/coupons', { id: 'SOON', name: 'Soon over', percent_off: 10, duration: 'once', redeem_by: at('2028-03-01T00:00:00.000Z', 2 * DAY) });
     await m.created('/v1/coupons', { id: 'ONE', name: 'Only one', percent_off: 10, duration: 'forever', max_redemptions: 1 });
     await m.created('/v1/coupons', { id: 'EURO', name: 'Euros off', amount_off: 100, currency: 'EUR', duration: 'forever' });

@@ -5,7 +5,7 @@
 import type { Coupon } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
 import { inTransaction, type Db, type TenantTx } from '../../platform/db/tenant.ts';
-import { NotFoundError, StateError } from '../../platform/errors.ts';
+import { NotFoundError, StateError, ValidationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { formatMoney } from '../../platform/money.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
@@ -111,6 +111,10 @@ export async function createCoupon(ctx: Ctx, input: CouponCreateInput): Promise<
       throw new StateError('resource_already_exists', `A coupon with id '${id}' already exists (deleted coupons keep their id).`, 'id');
     }
     const now = await clockNow({ ...ctx, db: tx });
+    // As Stripe: a coupon that could never be redeemed is refused rather than made already invalid.
+    if (data.redeem_by && data.redeem_by.getTime() <= now.getTime()) {
+      throw new ValidationError('parameter_invalid', `Invalid redeem_by: must be in the future (now is ${now.toISOString()} on the billing clock).`, 'redeem_by');
+    }
     const c = await store.insertCoupon(tx, {
       merchantId: ctx.merchant.id,
       id,

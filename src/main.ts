@@ -134,7 +134,9 @@ async function main() {
         (s as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
       });
     const serverClosed = closed(server);
-    const requests = Promise.race([serverClosed, new Promise<void>((r) => setTimeout(r, timeout).unref())]);
+    // The requests in flight, SHUTDOWN_TIMEOUT_MS at most.
+    const requestsDone = () => Promise.race([serverClosed, new Promise<void>((r) => setTimeout(r, timeout).unref())]);
+    const requests = requestsDone();
     const [, givenBack] = await Promise.all([requests, worker.stop(timeout)]);
     // A clock advance still running (a long one) gives back its lease: the retry need not wait
     // for it to run out.
@@ -147,7 +149,7 @@ async function main() {
       // Each stops at its next job; the job it is running finishes (another SHUTDOWN_TIMEOUT_MS at
       // most) rather than being cut off by the database closing, which would leave that job
       // claimed until its lease (JOBS_LEASE_MS) ran out and hold up the advance's retry as long.
-      await Promise.race([serverClosed, new Promise<void>((r) => setTimeout(r, timeout).unref())]);
+      await requestsDone();
     }
     metricsServer?.close();
     (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();

@@ -42,8 +42,8 @@ import { checkTaxRates } from '../pricing/tax-rates.ts';
 import { MAX_TRIAL_DAYS, subscribablePlan } from './plans.ts';
 import { addCredit } from '../customers/balance.ts';
 import * as store from './store.ts';
-import { changeTime, discountColumns, NO_DISCOUNT, planChange, planLine } from './changes.ts';
-import { renewsAt, upcomingInvoice } from './upcoming.ts';
+import { discountColumns, NO_DISCOUNT, planChange, planLine } from './changes.ts';
+import { prorationTime, renewsAt, upcomingInvoice } from './upcoming.ts';
 import {
   subscriptionCancel,
   subscriptionCreate,
@@ -827,7 +827,7 @@ export async function updateSubscription(ctx: Ctx, id: string, input: Subscripti
     const planChanges = data.plan_id !== undefined && data.plan_id !== sub.planId;
     const quantityChanges = data.quantity !== undefined && data.quantity !== sub.quantity;
     // The moment a change counts from: proration_date (checked even without a change), else now.
-    const at = changeTime(sub, data.proration_date, now, data.proration_date === undefined ? null : await store.latestProrationStart(tx, id, sub.currentPeriodStart));
+    const at = await prorationTime(tx, sub, data.proration_date, now);
     let renewOn: Plan | null = null;
     if (planChanges || quantityChanges) {
       const oldPlan = (await store.findPlan(tx, sub.planId))!;

@@ -242,6 +242,16 @@ export async function upcomingInvoice(ctx: Ctx, sub: Subscription, db: Db = ctx.
  * /v1/subscriptions/:id checks it — the same errors — and the coupon is not redeemed: nothing is
  * written. `next_invoice` is the renewal after a change invoiced now (else null).
  */
+/**
+ * The moment a change counts from (changeTime), for the PATCH and its preview alike: a
+ * proration_date is checked against the period and against the subscription's last prorated
+ * change in it (read only when a proration_date is given).
+ */
+export async function prorationTime(db: Db, sub: Subscription, prorationDate: Date | undefined, now: Date): Promise<Date> {
+  const lastChange = prorationDate === undefined ? null : await store.latestProrationStart(db, sub.id, sub.currentPeriodStart);
+  return changeTime(sub, prorationDate, now, lastChange);
+}
+
 export async function previewInvoice(ctx: Ctx, q: InvoiceUpcomingQuery) {
   const db = ctx.db;
   const sub = await store.findSubscription(db, q.subscription_id);
@@ -257,7 +267,7 @@ export async function previewInvoice(ctx: Ctx, q: InvoiceUpcomingQuery) {
     const billing = (q.plan_id ? await store.findPlan(db, q.plan_id) : null) ?? (await store.findPlan(db, sub.planId))!;
     coupon = await redeemableCoupon(ctx, db, q.coupon, billing.currency, now);
   }
-  const prorationAt = changeTime(sub, q.proration_date, now, q.proration_date === undefined ? null : await store.latestProrationStart(db, sub.id, sub.currentPeriodStart));
+  const prorationAt = await prorationTime(db, sub, q.proration_date, now);
   const plan = q.plan_id !== undefined && q.plan_id !== sub.planId ? await subscribablePlan(ctx, q.plan_id, db) : undefined;
   const state = await loadBillingState(ctx, sub, db);
   const change: UpcomingChange | null = changes ? { plan, quantity: q.quantity, coupon, behavior: q.proration_behavior ?? 'create_prorations', at: prorationAt } : null;

@@ -75,7 +75,7 @@ describe('GraphQL merchant and updateMerchantSettings', () => {
     const ok = await other.gql(M, { input: { name: 'Other Shop', branding: { accentColor: '#AA0000' } } });
     expect(ok.data.updateMerchantSettings).toEqual({ __typename: 'UpdateMerchantSettingsSuccess', merchant: { name: 'Other Shop', branding: { accentColor: '#AA0000', logo: null } } });
     const bad = await other.gql(M, { input: { branding: { accentColor: 'blue' } } });
-    expect(bad.data.updateMerchantSettings).toEqual({ __typename: 'ValidationError', code: 'parameter_invalid', param: 'branding.accentColor' });
+    expect(bad.data.updateMerchantSettings).toEqual({ __typename: 'ValidationError', code: 'parameter_invalid', param: 'branding[accentColor]' });
     const cleared = await other.gql(M, { input: { branding: { accentColor: null } } });
     expect(cleared.data.updateMerchantSettings.merchant.branding.accentColor).toBeNull();
     expect((await api.gql(`{ merchant { name } }`)).data.merchant.name).not.toBe('Other Shop');

@@ -156,11 +156,18 @@ describe('tax rates (REST)', () => {
       [{ display_name: 'X', percentage: -1 }, 'percentage'],
       [{ display_name: '', percentage: 1 }, 'display_name'],
       [{ display_name: 'X', percentage: 1, country: 'FRA' }, 'country'],
+      // Two letters are not enough: an assigned ISO 3166-1 alpha-2 code (ZZ, XX are none; UK is
+      // reserved, the code of the United Kingdom is GB; EU is no country).
+      [{ display_name: 'X', percentage: 1, country: 'ZZ' }, 'country'],
+      [{ display_name: 'X', percentage: 1, country: 'xx' }, 'country'],
+      [{ display_name: 'X', percentage: 1, country: 'UK' }, 'country'],
+      [{ display_name: 'X', percentage: 1, country: 'EU' }, 'country'],
     ] as const) {
       const r = await m.api.post('/v1/tax-rates', body);
       expect(r.status, JSON.stringify(body)).toBe(400);
-      expect(r.body.error.param).toBe(param);
+      expect([r.body.error.code, r.body.error.param]).toEqual(['parameter_invalid', param]);
     }
+    expect((await m.created('/v1/tax-rates', { display_name: 'VAT', percentage: 20, country: 'gb' })).country).toBe('GB');
     expect((await m.api.get(`/v1/tax-rates/${t.id}`)).body).toEqual(t);
     expect((await m.api.get('/v1/tax-rates')).body.data.map((x: any) => x.id)).toEqual([fine.id, t.id]);
     expect((await (await app.merchant()).get(`/v1/tax-rates/${t.id}`)).status).toBe(404);
@@ -397,6 +404,8 @@ describe('GraphQL', () => {
 
     const tax = await mutation(api, 'createTaxRate', { displayName: 'GST', percentage: 10, inclusive: false, country: 'AU' }, 'taxRate { id displayName percentage inclusive country }');
     expect(tax.taxRate).toMatchObject({ displayName: 'GST', percentage: 10, inclusive: false, country: 'AU' });
+    const notACountry = await mutation(api, 'createTaxRate', { displayName: 'GST', percentage: 10, country: 'QQ' }, 'taxRate { id }');
+    expect(notACountry).toMatchObject({ __typename: 'ValidationError', code: 'parameter_invalid', param: 'country' });
     const q = await api.gql(
       `query($t: ID!) { coupon(id: "GQL10") { id name } coupons(first: 5) { totalCount edges { node { id } } pageInfo { hasNextPage } }
         taxRate(id: $t) { id percentage } taxRates(first: 5) { totalCount edges { node { id displayName } } } node(id: $t) { id ... on TaxRate { displayName } } }`,

@@ -227,6 +227,10 @@ describe('subscriptions with quantity, coupon and tax rates', () => {
     const events = await m.eventObjects();
     expect(events.find((e) => e.type === 'subscription.created')!.data.object).toMatchObject({ quantity: 3, discount: { coupon: 'QUARTER' } });
     expect(events.find((e) => e.type === 'invoice.paid')!.data.object).toMatchObject({ discount_amount: 750, tax_amount: 450, total: 2700 });
+    // The draft of invoice.created already shows what it bills (computed as Stripe's drafts are), lines priced.
+    const draft = events.find((e) => e.type === 'invoice.created')!.data.object;
+    expect(draft).toMatchObject({ status: 'draft', subtotal: 3000, discount_amount: 750, coupon_id: 'QUARTER', tax_amount: 450, total: 2700, amount_due: 2700, credit_applied: 0 });
+    expect(draft.lines).toEqual([expect.objectContaining({ discount_amount: 750, tax_amounts: [{ tax_rate: vat.id, amount: 450, inclusive: false }] })]);
 
     // The PDF shows the discount and the tax lines.
     const redirect = await fetch(`${app.url}/v1/invoices/${inv.id}/pdf`, { redirect: 'manual', headers: { authorization: (m.api as unknown as { auth: string }).auth } });

@@ -145,7 +145,21 @@ describe('one-off invoices', () => {
       days_until_due: 14, hosted_invoice_url: null, due_date: null, pre_payment_credit_notes_amount: 0, post_payment_credit_notes_amount: 0,
     });
     expect(r.body.lines.map((l: any) => l.amount)).toEqual([1000, 500]);
-    expect(await m.events()).toEqual(['invoice.created']);
+    // A draft shows what it bills, as Stripe computes a draft's totals (not zeros until finalized):
+    // the credit balance is drawn when it is finalized, so amount_due is the total.
+    const totals = { subtotal: 1500, discount_amount: 0, tax_amount: 0, total: 1500, total_formatted: '$15.00', credit_applied: 0, amount_due: 1500, amount_paid: 0, amount_remaining: 1500 };
+    expect(r.body).toMatchObject(totals);
+    expect((await m.api.get(`/v1/invoices/${r.body.id}`)).body).toMatchObject(totals);
+    const created = await m.eventObjects();
+    expect(created.map((e) => e.type)).toEqual(['invoice.created']);
+    expect(created[0]!.data.object).toMatchObject(totals);
+    const g = await m.api.gql(`query($id: ID!) { invoice(id: $id) { status subtotal total amountDue taxAmount } }`, { id: r.body.id });
+    expect(g.data.invoice).toEqual({ status: 'draft', subtotal: 1500, total: 1500, amountDue: 1500, taxAmount: 0 });
+    // Its PDF too.
+    const redirect = await fetch(`${app.url}/v1/invoices/${r.body.id}/pdf`, { headers: { authorization: m.api.auth }, redirect: 'manual' });
+    const { text } = await extractText(await getDocumentProxy(new Uint8Array(await (await fetch(redirect.headers.get('location')!)).arrayBuffer())), { mergePages: true });
+    expect(text).toMatch(/Subtotal \$15\.00\s+Total \$15\.00\s+Amount paid \$0\.00\s+Amount due \$15\.00/);
+    expect(text).not.toContain('Due date'); // a draft has none yet
     // Nothing waits any more: a second draft has nothing to take.
     expectError(await m.api.post('/v1/invoices', { customer_id: c.id, currency: 'USD' }), 400, 'invoice_no_customer_line_items');
     // /pay and /void refuse a draft.

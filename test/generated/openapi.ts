@@ -194,6 +194,8 @@ export interface paths {
         /**
          * Adjust the customer’s credit balance
          * @description A positive `amount` gives the customer credit in `currency`, drawn by their invoices before charging; a negative one takes unused credit back (never below 0: 400 `balance_insufficient`). Records `customer.balance_changed`.
+         *
+         *     Limits: one adjustment moves at most 99,999,999,999 either way (the most one payment may charge; above it 400 `amount_too_large`, below −99,999,999,999 400 `parameter_invalid`, param `amount`); `0` is 400 `parameter_invalid`; the balance of a currency never exceeds 999,999,999,999,999 (400 `amount_too_large`, as a wallet balance); `description` is at most 500 characters.
          */
         post: operations["createCustomerBalanceTransaction"];
         delete?: never;
@@ -4403,7 +4405,7 @@ export interface operations {
                      */
                     max_redemptions?: number;
                     /**
-                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).
+                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500; the keys __proto__, constructor, prototype are refused).
                      * @example {
                      *       "order_id": "6735"
                      *     }
@@ -6255,7 +6257,7 @@ export interface operations {
                     /** @description Language of the customer’s e-mails and hosted pages (an invoice’s checkout, the portal) when no more specific one is given (a payment’s `checkout.locale`, a portal session’s `locale`): en or fr; null means en. */
                     locale?: ("en" | "fr") | null;
                     /**
-                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).
+                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500; the keys __proto__, constructor, prototype are refused).
                      * @example {
                      *       "order_id": "6735"
                      *     }
@@ -7349,7 +7351,7 @@ export interface operations {
                  */
                 "application/json": {
                     /**
-                     * @description Added to the credit balance (smallest currency unit): > 0 gives the customer credit, < 0 takes unused credit back (never below 0).
+                     * @description Added to the credit balance (smallest currency unit): > 0 gives the customer credit, < 0 takes unused credit back (never below 0). Not 0; at most 99,999,999,999 either way per adjustment; the balance never exceeds 999,999,999,999,999.
                      * @example 500
                      */
                     amount: number;
@@ -12473,7 +12475,7 @@ export interface operations {
                      */
                     customer_id?: string;
                     /**
-                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).
+                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500; the keys __proto__, constructor, prototype are refused).
                      * @example {
                      *       "order_id": "6735"
                      *     }
@@ -13130,7 +13132,7 @@ export interface operations {
                      */
                     interval_count?: number;
                     /**
-                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).
+                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500; the keys __proto__, constructor, prototype are refused).
                      * @example {
                      *       "order_id": "6735"
                      *     }
@@ -13960,7 +13962,7 @@ export interface operations {
                      */
                     amount?: number;
                     /**
-                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).
+                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500; the keys __proto__, constructor, prototype are refused).
                      * @example {
                      *       "order_id": "6735"
                      *     }
@@ -14355,7 +14357,7 @@ export interface operations {
                     /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
                     customer_id: string;
                     /**
-                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).
+                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500; the keys __proto__, constructor, prototype are refused).
                      * @example {
                      *       "order_id": "6735"
                      *     }
@@ -14970,7 +14972,7 @@ export interface operations {
                     /** @description Tax rate ids applied to every line of its invoices (at most 5). */
                     default_tax_rates?: string[];
                     /**
-                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).
+                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500; the keys __proto__, constructor, prototype are refused).
                      * @example {
                      *       "order_id": "6735"
                      *     }
@@ -16861,7 +16863,10 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @example FR */
+                    /**
+                     * @description An assigned ISO 3166-1 alpha-2 country code, any case; returned upper-case.
+                     * @example FR
+                     */
                     country?: string;
                     /** @example VAT */
                     display_name: string;
@@ -16870,7 +16875,7 @@ export interface operations {
                     /** @example FR */
                     jurisdiction?: string;
                     /**
-                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).
+                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500; the keys __proto__, constructor, prototype are refused).
                      * @example {
                      *       "order_id": "6735"
                      *     }
@@ -18952,7 +18957,7 @@ export interface operations {
                     /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
                     customer_id: string;
                     /**
-                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).
+                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500; the keys __proto__, constructor, prototype are refused).
                      * @example {
                      *       "order_id": "6735"
                      *     }
@@ -19594,7 +19599,7 @@ export interface operations {
                      */
                     expires_at?: string;
                     /**
-                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).
+                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500; the keys __proto__, constructor, prototype are refused).
                      * @example {
                      *       "order_id": "6735"
                      *     }
@@ -19881,7 +19886,7 @@ export interface operations {
                      */
                     description: string;
                     /**
-                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).
+                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500; the keys __proto__, constructor, prototype are refused).
                      * @example {
                      *       "order_id": "6735"
                      *     }

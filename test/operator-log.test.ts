@@ -16,6 +16,33 @@ beforeAll(async () => {
 afterAll(() => app?.close());
 
 const parsed = () => lines.map((l) => JSON.parse(l) as Record<string, any>);
+
+/** The keys of a JSON line's top-level object that appear more than once (JSON.parse keeps only the last). */
+function duplicateKeys(line: string): string[] {
+  const seen = new Set<string>();
+  const dups: string[] = [];
+  let depth = 0;
+  let expectKey = false;
+  for (let i = 0; i < line.length; i++) {
+    const ch = line[i];
+    if (ch === '"') {
+      let j = i + 1;
+      while (line[j] !== '"') j += line[j] === '\\' ? 2 : 1;
+      const key = line.slice(i + 1, j);
+      if (depth === 1 && expectKey) {
+        if (seen.has(key)) dups.push(key);
+        seen.add(key);
+        expectKey = false;
+      }
+      i = j;
+    } else if (ch === '{' || ch === '[') {
+      depth++;
+      if (depth === 1) expectKey = true;
+    } else if (ch === '}' || ch === ']') depth--;
+    else if (ch === ',' && depth === 1) expectKey = true;
+  }
+  return dups;
+}
 const withMsg = (msg: string, merchantId: string) => parsed().filter((l) => l.msg === msg && l.merchant_id === merchantId);
 
 describe('operator log lines', () => {
@@ -70,6 +97,11 @@ describe('operator log lines', () => {
     const text = lines.join('\n');
     for (const secret of [api.creds.client_secret, endpoint.secret, NSF]) expect(text.includes(secret), `a log line carries ${secret.slice(0, 6)}…`).toBe(false);
     for (const l of parsed()) expect(l).toMatchObject({ level: expect.any(String), msg: expect.any(String) });
+    // Each key once per line: a line written inside a request or a job whose logger already carries
+    // merchant_id must not carry it again (log pipelines reject or mangle duplicate keys).
+    expect(duplicateKeys('{"a":1,"b":{"a":2},"a":"x\\"y"}')).toEqual(['a']);
+    const twice = lines.filter((l) => duplicateKeys(l).length > 0);
+    expect(twice.length, `lines with a key twice, e.g. ${twice[0]}`).toBe(0);
   });
 
   it('a customer whose card works, renewed for a month, leaves no warning', async () => {

@@ -10,6 +10,8 @@ import { receivers } from './helpers/receivers.ts';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../src/platform/config.ts';
+import { coalesce } from '../src/platform/metrics.ts';
+import { createMetricsApp } from '../src/server/metrics.ts';
 
 const root = join(import.meta.dirname, '..');
 
@@ -61,6 +63,52 @@ describe('GET /metrics', () => {
     expect(wrong.text).not.toContain('http_requests_total');
   });
 
+  it('the METRICS_PORT app is open without METRICS_TOKEN, and asks for the token when METRICS_TOKEN is set too', async () => {
+    const open = createMetricsApp(plain.services);
+    expect((await open.request('/metrics')).status).toBe(200);
+    expect((await open.request('/')).status).toBe(404);
+    const guarded = createMetricsApp(app.services); // METRICS_TOKEN set
+    const refused = await guarded.request('/metrics', { headers: { Origin: 'https://evil.example' } });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('access-control-allow-origin')).toBeNull();
+    expect(await refused.text()).not.toContain('http_requests_total');
+    expect((await guarded.request('/metrics', { headers: { authorization: `Bearer ${TOKEN}x` } })).status).toBe(401);
+    const ok = await guarded.request('/metrics', { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(ok.status).toBe(200);
+    expect(await ok.text()).toContain('http_requests_total');
+  });
+
+  it('the scrape-time queries run once for concurrent scrapes and at most once a second (coalesce)', async () => {
+    let t = 0;
+    let runs = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const load = coalesce(async () => {
+      runs++;
+      await gate;
+      return runs;
+    }, 1000, () => t);
+    const all = Promise.all(Array.from({ length: 20 }, () => load()));
+    release();
+    expect(await all).toEqual(Array(20).fill(1));
+    t = 999;
+    expect(await load()).toBe(1);
+    t = 1000;
+    expect(await load()).toBe(2);
+    // A failure is not kept: the next call runs again.
+    const failing = coalesce(async () => {
+      runs++;
+      if (runs === 3) throw new Error('database down');
+      return runs;
+    }, 1000, () => t);
+    await expect(failing()).rejects.toThrow('database down');
+    expect(await failing()).toBe(4);
+    // Twenty scrapes at once all answer.
+    const answers = await Promise.all(Array.from({ length: 20 }, () => fetch(`${app.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })));
+    expect(answers.map((r) => r.status)).toEqual(Array(20).fill(200));
+    await Promise.all(answers.map((r) => r.text()));
+  });
+
   it('METRICS_PORT takes /metrics off the main port; a short token and METRICS_PORT = PORT are refused at start', async () => {
     const other = await startApp({ METRICS_TOKEN: TOKEN, METRICS_PORT: '9464' }, { worker: false });
     try {
@@ -97,6 +145,13 @@ describe('GET /metrics', () => {
     // Every route label is a template: no segment that looks like an id (prefix_…).
     const routes = [...text.matchAll(/route="([^"]*)"/g)].map((m) => m[1]!);
     expect(routes.filter((r) => /\/[a-z]+_[A-Za-z0-9]{6,}/.test(r))).toEqual([]);
+    // Outcome counters are exported at 0 before their first outcome (a series that appears at 1
+    // has no increase() for Prometheus: the first give-up after a start would not alert).
+    for (const outcome of ['succeeded', 'failed', 'gave_up', 'cancelled']) expect(sample(text, 'webhook_deliveries_total', { outcome }), outcome).toBeDefined();
+    for (const outcome of ['retry_scheduled', 'final_attempt_failed', 'past_due', 'unpaid', 'incomplete_expired', 'recovered', 'cancelled_unpaid']) {
+      expect(sample(text, 'billing_dunning_outcomes_total', { outcome }), outcome).toBeDefined();
+    }
+    expect(sample(text, 'billing_payment_failures_total', { failure_code: 'card_declined' })).toBeDefined();
     // Node's default process metrics.
     expect(sample(text, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
     expect(text).toMatch(/^nodejs_eventloop_lag_seconds \S+$/m);

@@ -147,9 +147,9 @@ const schema = z.object({
     .regex(/^([^<>\r\n]*<[^<>\s@]+@[^<>\s@]+>|[^<>\s@]+@[^<>\s@]+)$/, 'must be an address such as billing@example.com or "Acme Billing <billing@example.com>"')
     .default('billing@localhost'),
   /**
-   * GET /metrics (Prometheus): on this port of its own, without authentication, when set (listening
-   * on METRICS_HOST, default HOST); otherwise on the main port behind `Authorization: Bearer
-   * METRICS_TOKEN`. Neither set: no /metrics (404).
+   * GET /metrics (Prometheus): on this port of its own when set (listening on METRICS_HOST, default
+   * HOST), without authentication unless METRICS_TOKEN is set too; otherwise on the main port behind
+   * `Authorization: Bearer METRICS_TOKEN`. Neither set: no /metrics (404).
    */
   METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional().or(z.literal('').transform(() => undefined)),
   METRICS_HOST: z.string().min(1).optional().or(z.literal('').transform(() => undefined)),

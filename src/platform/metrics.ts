@@ -78,6 +78,17 @@ const poolConnections = new Gauge({
   registers: [registry],
 });
 
+// Every label value an outcome counter can take is exported at 0 from the start: a series that
+// first appears at 1 has no increase for Prometheus (`increase(webhook_deliveries_total{outcome=
+// "gave_up"}[1h])` would miss the first give-up after each start, and with it the alert).
+const WEBHOOK_OUTCOMES = ['succeeded', 'failed', 'gave_up', 'cancelled'] as const;
+const DUNNING_OUTCOMES = ['retry_scheduled', 'final_attempt_failed', 'past_due', 'unpaid', 'incomplete_expired', 'recovered', 'cancelled_unpaid'] as const;
+/** The processors' failure codes (docs/payments.md); another code gets its series when it first happens. */
+const FAILURE_CODES = ['card_declined', 'insufficient_funds', 'mobile_money_declined', 'payment_method_detached', 'processing_error', 'processor_unavailable'] as const;
+for (const o of WEBHOOK_OUTCOMES) webhookDeliveries.labels(o).inc(0);
+for (const o of DUNNING_OUTCOMES) dunning.labels(o).inc(0);
+for (const c of FAILURE_CODES) paymentFailures.labels(c).inc(0);
+
 // ---- per request
 
 /** Methods kept as they are; anything else is counted as "other" (a label value per method sent would be unbounded). */
@@ -109,7 +120,7 @@ export function observeRequest(route: string, method: string, status: number, se
 
 // ---- outcomes
 
-export type WebhookOutcome = 'succeeded' | 'failed' | 'gave_up' | 'cancelled';
+export type WebhookOutcome = (typeof WEBHOOK_OUTCOMES)[number];
 export function countWebhookDelivery(outcome: WebhookOutcome): void {
   webhookDeliveries.labels(outcome).inc();
 }
@@ -145,9 +156,45 @@ export function countEvent(type: string, object: Record<string, unknown>, previo
 
 // ---- at scrape time
 
-/** Refreshes the scrape-time gauges (one query each) and renders every family. */
+/**
+ * `load` run at most once per `minIntervalMs`, however often it is asked for: callers while it runs
+ * share its promise, callers within `minIntervalMs` of its end get its result. A failure is not kept.
+ * So the scrape-time queries (a count over every invoice) cost one run per second per process at
+ * most, whoever scrapes how often (an unauthenticated METRICS_PORT reached by a loop of scrapes).
+ */
+export function coalesce<T>(load: () => Promise<T>, minIntervalMs: number, now: () => number = Date.now): () => Promise<T> {
+  let last: { at: number; value: T } | undefined;
+  let inFlight: Promise<T> | undefined;
+  return () => {
+    if (inFlight) return inFlight;
+    if (last && now() - last.at < minIntervalMs) return Promise.resolve(last.value);
+    inFlight = load().then(
+      (value) => {
+        last = { at: now(), value };
+        inFlight = undefined;
+        return value;
+      },
+      (err: unknown) => {
+        inFlight = undefined;
+        throw err;
+      },
+    );
+    return inFlight;
+  };
+}
+
+/** How long the scrape-time query results are reused (per process and database). */
+export const SCRAPE_QUERIES_INTERVAL_MS = 1_000;
+const scrapeQueries = new WeakMap<Database, () => Promise<[Awaited<ReturnType<typeof dueJobsByKind>>, Awaited<ReturnType<typeof invoiceCountsByStatus>>]>>();
+
+/** Refreshes the scrape-time gauges (one query each, at most once a second) and renders every family. */
 export async function renderMetrics(db: Database): Promise<string> {
-  const [due, invoices] = await Promise.all([dueJobsByKind(db.prisma), invoiceCountsByStatus(db.prisma)]);
+  let queries = scrapeQueries.get(db);
+  if (!queries) {
+    queries = coalesce(() => Promise.all([dueJobsByKind(db.prisma), invoiceCountsByStatus(db.prisma)]), SCRAPE_QUERIES_INTERVAL_MS);
+    scrapeQueries.set(db, queries);
+  }
+  const [due, invoices] = await queries();
   jobsDue.reset();
   jobsOldestDueAge.reset();
   for (const j of due) {

@@ -3,7 +3,8 @@
 //   - per request: http_requests_total and http_request_duration_seconds, labelled with the ROUTE
 //     TEMPLATE (/v1/customers/:id, never an id) — one counter inc and one histogram observe, on
 //     label children cached per (route, method, status): the hot path does no label hashing;
-//   - per outcome, where the outcome is decided: webhook deliveries, dunning steps, failed payments;
+//   - per outcome, where the outcome is decided: webhook deliveries, dunning steps, failed payments,
+//     and the periodic ledger invariant check (src/services/ledger-check.ts);
 //   - at scrape time, from one cheap query each (src/platform/metrics.store.ts): jobs due and the
 //     oldest due age per kind, invoices by status, and the database pools' connections.
 // Node's default process metrics (CPU, memory, event-loop lag, GC) come from collectDefaultMetrics.
@@ -50,6 +51,27 @@ const paymentFailures = new Counter({
   registers: [registry],
 });
 
+const ledgerChecks = new Counter({
+  name: 'billing_ledger_invariant_checks_total',
+  help: 'Balances checked against their ledger (the periodic ledger invariant check), by ledger (wallet, customer_balance) and result (ok, violated).',
+  labelNames: ['ledger', 'result'] as const,
+  registers: [registry],
+});
+
+const ledgerViolations = new Gauge({
+  name: 'billing_ledger_invariant_violations',
+  help: "Balances that differed from the sum of their ledger in this process's last complete check, by ledger. Absent until the first check.",
+  labelNames: ['ledger'] as const,
+  registers: [registry],
+});
+
+const ledgerLastCheck = new Gauge({
+  name: 'billing_ledger_invariant_last_check_timestamp_seconds',
+  help: "When this process's last complete ledger invariant check ended (Unix time), by ledger.",
+  labelNames: ['ledger'] as const,
+  registers: [registry],
+});
+
 const jobsDue = new Gauge({
   name: 'jobs_due',
   help: 'Background jobs due now (pending, run_at at or before the wall clock) and not run yet, by kind. Computed at scrape time.',
@@ -88,6 +110,8 @@ const FAILURE_CODES = ['card_declined', 'insufficient_funds', 'mobile_money_decl
 for (const o of WEBHOOK_OUTCOMES) webhookDeliveries.labels(o).inc(0);
 for (const o of DUNNING_OUTCOMES) dunning.labels(o).inc(0);
 for (const c of FAILURE_CODES) paymentFailures.labels(c).inc(0);
+const LEDGERS = ['wallet', 'customer_balance'] as const;
+for (const l of LEDGERS) for (const r of ['ok', 'violated']) ledgerChecks.labels(l, r).inc(0);
 
 // ---- per request
 
@@ -152,6 +176,14 @@ export function countEvent(type: string, object: Record<string, unknown>, previo
       return;
     default:
   }
+}
+
+/** Records one complete pass of the ledger invariant check over one ledger (src/services/ledger-check.ts). */
+export function recordLedgerCheck(ledger: (typeof LEDGERS)[number], checked: number, violated: number): void {
+  ledgerChecks.labels(ledger, 'ok').inc(checked - violated);
+  ledgerChecks.labels(ledger, 'violated').inc(violated);
+  ledgerViolations.labels(ledger).set(violated);
+  ledgerLastCheck.labels(ledger).set(Date.now() / 1000);
 }
 
 // ---- at scrape time

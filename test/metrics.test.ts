@@ -10,7 +10,7 @@ import { receivers } from './helpers/receivers.ts';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../src/platform/config.ts';
-import { coalesce } from '../src/platform/metrics.ts';
+import { coalesce, registry } from '../src/platform/metrics.ts';
 import { createMetricsApp } from '../src/server/metrics.ts';
 
 const root = join(import.meta.dirname, '..');
@@ -47,6 +47,33 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
     if (want.length === Object.keys(got).length && want.every(([k, v]) => got[k] === v)) return Number(m[3]);
   }
   return undefined;
+}
+
+const PROMQL_KEYWORDS = new Set(['and', 'or', 'unless', 'bool', 'offset', 'by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'inf', 'nan']);
+
+/**
+ * What a PromQL expression names that the service does not export: metric names (with or without
+ * braces; an identifier not followed by "(" is a metric), label names in matchers (checked against
+ * that family) and grouping labels (by/without/on/ignoring: on some family).
+ */
+function exprProblems(expr: string, labels: Map<string, Set<string>>): string[] {
+  const problems: string[] = [];
+  const plain = expr.replace(/"(?:[^"\\]|\\.)*"/g, '""');
+  for (const [, metric, body] of plain.matchAll(/([a-zA-Z_:][a-zA-Z0-9_:]*)\s*\{([^}]*)\}/g)) {
+    for (const [, label] of body!.matchAll(/(\w+)\s*(?:=~|!~|!=|=)/g)) if (labels.has(metric!) && !labels.get(metric!)!.has(label!)) problems.push(`${metric}{${label}} in ${expr.trim()}`);
+  }
+  const bare = plain
+    .replace(/\{[^}]*\}/g, '')
+    .replace(/\[[^\]]*\]/g, '')
+    .replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\(([^)]*)\)/g, (_m, _k, list: string) => {
+      for (const l of list.split(',').map((x) => x.trim()).filter(Boolean)) if (![...labels.values()].some((set) => set.has(l))) problems.push(`grouping label ${l} in ${expr.trim()}`);
+      return ' ';
+    });
+  for (const [, id] of bare.matchAll(/(?<![\w$.])([a-zA-Z_:][a-zA-Z0-9_:]*)\b(?!\s*\()/g)) {
+    if (PROMQL_KEYWORDS.has(id!) || id === 'up') continue; // up: Prometheus's own
+    if (!labels.has(id!)) problems.push(`${id} in ${expr.trim()}`);
+  }
+  return problems;
 }
 
 describe('GET /metrics', () => {
@@ -220,16 +247,48 @@ describe('GET /metrics', () => {
     expect(sample(text, 'db_pool_connections', { state: 'waiting' })).toBe(0);
   });
 
-  it('the example alert rules and the Grafana dashboard (docs/monitoring) use only families the service exports', async () => {
+  it('the example alert rules and the Grafana dashboard (docs/monitoring) use only families and labels the service exports', async () => {
     const text = await scrape();
-    const exported = new Set([...text.matchAll(/^# TYPE (\S+) (\w+)$/gm)].flatMap((m) => (m[2] === 'histogram' ? [`${m[1]}_bucket`, `${m[1]}_count`, `${m[1]}_sum`] : [m[1]!])));
-    const dashboard = JSON.parse(readFileSync(join(root, 'docs', 'monitoring', 'grafana-dashboard.json'), 'utf8'));
-    const exprs: string[] = dashboard.panels.flatMap((p: any) => p.targets.map((t: any) => t.expr));
-    const alerts = readFileSync(join(root, 'docs', 'monitoring', 'alerts.yml'), 'utf8');
-    const used = new Set([...[...exprs, alerts].join('\n').matchAll(/\b([a-z_:][a-z0-9_:]*)\{/g)].map((m) => m[1]!));
-    used.delete('up'); // Prometheus's own
-    expect(used.size).toBeGreaterThan(8);
-    expect([...used].filter((n) => !exported.has(n))).toEqual([]);
+    // Every family and its label names, from the registry (a family with no sample yet has its labels too).
+    const labels = new Map<string, Set<string>>();
+    for (const m of registry.getMetricsAsArray() as unknown as { name: string; type: string; labelNames?: string[] }[]) {
+      const names = new Set([...(m.labelNames ?? []), 'job', 'instance']); // the scrape's target labels
+      if (m.type === 'histogram') {
+        for (const suffix of ['_count', '_sum']) labels.set(m.name + suffix, names);
+        labels.set(`${m.name}_bucket`, new Set([...names, 'le']));
+      } else labels.set(m.name, names);
+    }
+    for (const [, name] of text.matchAll(/^# TYPE (\S+)/gm)) expect(labels.has(name!) || labels.has(`${name}_count`), name).toBe(true);
+
+    const dashboardText = readFileSync(join(root, 'docs', 'monitoring', 'grafana-dashboard.json'), 'utf8');
+    const dashboard = JSON.parse(dashboardText); // importable: valid JSON
+    expect(dashboard.__inputs).toEqual([expect.objectContaining({ name: 'DS_PROMETHEUS', type: 'datasource', pluginId: 'prometheus' })]);
     expect(dashboard.panels.length).toBeGreaterThanOrEqual(10);
+    expect(new Set(dashboard.panels.map((p: any) => p.id)).size).toBe(dashboard.panels.length);
+    const dashboardExprs: string[] = dashboard.panels.flatMap((p: any) => p.targets.map((t: any) => t.expr));
+    expect(dashboardExprs.every((e) => typeof e === 'string' && e.includes('job=~"$job"'))).toBe(true);
+
+    // alerts.yml: each rule's expr (inline, or a `|` block), and its name, severity and summary.
+    const alertsText = readFileSync(join(root, 'docs', 'monitoring', 'alerts.yml'), 'utf8');
+    const rules = alertsText.split(/\n(?=[ ]+- alert: )/).slice(1);
+    expect(rules.length).toBeGreaterThanOrEqual(10);
+    const alertExprs = rules.map((r) => {
+      expect(r).toMatch(/labels: \{ severity: (page|ticket) \}/);
+      expect(r).toMatch(/summary: ".+"/);
+      const inline = /\n[ ]+expr: (?!\|)(.+)/.exec(r);
+      if (inline) return inline[1]!;
+      const block = /\n([ ]+)expr: \|\n((?:\1[ ]+.+\n?)+)/.exec(r);
+      expect(block, r).not.toBeNull();
+      return block![2]!;
+    });
+    const names = new Set(rules.map((r) => /- alert: (\w+)/.exec(r)![1]));
+    expect(names.size).toBe(rules.length);
+
+    expect([...dashboardExprs, ...alertExprs].flatMap((e) => exprProblems(e, labels))).toEqual([]);
+    // The check can fail: a misspelt family used without braces, an unknown label, an unknown grouping label.
+    expect(exprProblems('rate(http_request_total[5m])', labels)).toEqual(['http_request_total in rate(http_request_total[5m])']);
+    expect(exprProblems('sum(webhook_deliveries_total{result="gave_up"})', labels)).toHaveLength(1);
+    expect(exprProblems('sum by (endpoint) (rate(webhook_deliveries_total[5m]))', labels)).toHaveLength(1);
+    expect(exprProblems('time() - max(billing_ledger_invariant_last_check_timestamp_seconds{job="billing"}) > 3 * 3600', labels)).toEqual([]);
   });
 });

@@ -104,6 +104,37 @@ describe('operator log lines', () => {
     expect(twice.length, `lines with a key twice, e.g. ${twice[0]}`).toBe(0);
   });
 
+  it('the bearer links a customer opens (the hosted invoice page, the e-mails\' durable links) never reach the log', async () => {
+    const { api } = await clockMerchant(app);
+    const c = (await api.post('/v1/customers', { email: 'links@example.com' })).body;
+    // A paid subscription invoice: its receipt carries a durable link (/hosted/email-links/<token>) to the PDF.
+    const si = (await api.post('/v1/setup-intents', { customer_id: c.id })).body;
+    expect((await api.post(`/v1/test-helpers/setup-intents/${si.id}/complete`, { card_number: '4242424242424242' })).status).toBe(200);
+    const plan = (await api.post('/v1/plans', { name: 'Links', amount: 1500, currency: 'USD', interval: 'month' })).body;
+    expect((await api.post('/v1/subscriptions', { customer_id: c.id, plan_id: plan.id })).body.status).toBe('active');
+    expect((await api.post('/v1/invoice-items', { customer_id: c.id, amount: 4000, currency: 'USD', description: 'Workshop' })).status).toBe(201);
+    const draft = (await api.post('/v1/invoices', { customer_id: c.id, currency: 'USD', collection_method: 'send_invoice' })).body;
+    const invoice = (await api.post(`/v1/invoices/${draft.id}/finalize`, {})).body;
+    expect(invoice.hosted_invoice_url).toMatch(/\/hosted\/invoice\/[^/]+$/);
+    const page = new URL(invoice.hosted_invoice_url);
+    expect((await fetch(`${app.url}${page.pathname}`)).status).toBe(200);
+    const invoiceToken = page.pathname.split('/').pop()!;
+
+    await expect
+      .poll(async () => JSON.stringify((await api.get('/v1/test-helpers/emails?to=links@example.com')).body).match(/\/hosted\/email-links\/[^\s"<>\\]+/g) ?? [], { timeout: 20_000 })
+      .not.toEqual([]);
+    const mail = JSON.stringify((await api.get('/v1/test-helpers/emails?to=links@example.com')).body);
+    const linkPaths = [...new Set(mail.match(/\/hosted\/email-links\/[^\s"<>\\]+/g))];
+    for (const path of linkPaths) expect((await fetch(`${app.url}${path}`, { redirect: 'manual' })).status).toBe(303);
+    const tokens = [invoiceToken, ...linkPaths.map((p) => p.split('/').pop()!)];
+    expect(tokens.every((t) => t.length >= 20)).toBe(true);
+
+    const logged = lines.filter((l) => tokens.some((t) => l.includes(t)));
+    expect(logged, logged[0]).toEqual([]);
+    expect(lines.some((l) => l.includes('"path":"/hosted/invoice/[token]"'))).toBe(true);
+    expect(lines.some((l) => l.includes('"path":"/hosted/email-links/[token]"'))).toBe(true);
+  });
+
   it('a customer whose card works, renewed for a month, leaves no warning', async () => {
     const m = await clockMerchant(app);
     const merchantId = m.api.creds.merchant_id;

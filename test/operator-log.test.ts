@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { clockMerchant } from './helpers/clock-merchant.ts';
+import { createApp } from '../src/server/app.ts';
 
 const NSF = '4000000000009995'; // saves, then every charge of it fails with insufficient_funds
 const DAY = 86_400;
@@ -133,6 +134,17 @@ describe('operator log lines', () => {
     expect(logged, logged[0]).toEqual([]);
     expect(lines.some((l) => l.includes('"path":"/hosted/invoice/[token]"'))).toBe(true);
     expect(lines.some((l) => l.includes('"path":"/hosted/email-links/[token]"'))).toBe(true);
+  });
+
+  it('a request refused while the process drains (shutdown) is logged at info, not as a failed request', async () => {
+    const drainingApp = createApp(app.services, { draining: () => true });
+    const r = await drainingApp.request('/v1/customers');
+    expect(r.status).toBe(503);
+    expect(r.headers.get('retry-after')).toBe('1');
+    const id = r.headers.get('request-id');
+    expect(parsed().filter((l) => l.request_id === id)).toEqual([
+      expect.objectContaining({ level: 'info', msg: 'request refused: shutting down', status: 503, path: '/v1/customers' }),
+    ]);
   });
 
   it('a customer whose card works, renewed for a month, leaves no warning', async () => {

@@ -13,6 +13,8 @@
 // DATA_DIR, it sends the command to that server over DATA_DIR/billing.sock and the server runs it
 // (src/server/control-socket.ts). Every command is the same function either way
 // (src/server/commands.ts).
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { ConfigError, loadConfig } from './platform/config.ts';
 import { openDatabase } from './platform/db/index.ts';
 import { DataDirInUse, lockDataDir } from './platform/db/data-dir-lock.ts';
@@ -45,6 +47,15 @@ async function main() {
   } catch (e) {
     if (e instanceof ConfigError) finish({ code: 2, stdout: '', stderr: `${e.message}\n` });
     throw e;
+  }
+  // An export reads an existing embedded database: a DATA_DIR that holds none (a typo, the wrong
+  // directory) would otherwise be created empty here and "exported" as zero rows into the target.
+  if (!config.DATABASE_URL && argv[0] === 'db' && argv[1] === 'export' && !existsSync(join(config.DATA_DIR, 'PG_VERSION'))) {
+    finish({
+      code: 1,
+      stdout: '',
+      stderr: `db export: DATA_DIR ${config.DATA_DIR} holds no embedded database (no PG_VERSION in it): nothing to export. Set DATA_DIR to the directory the server ran on.\n`,
+    });
   }
   let unlock = () => {};
   if (!config.DATABASE_URL) {

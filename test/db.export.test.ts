@@ -6,7 +6,7 @@
 // number. A second export into the now non-empty database is refused and changes nothing.
 import { serve, type ServerType } from '@hono/node-server';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -56,6 +56,21 @@ describe('foreign-key order', () => {
 });
 
 describe.runIf(!!process.env.TEST_DATABASE_URL)('cli db export', () => {
+  it('refuses a DATA_DIR that holds no embedded database (a typo): nothing created there, nothing written to the target', { timeout: 120_000 }, async () => {
+    const target = await ownDatabase(process.env.TEST_DATABASE_URL!, 'exporttypo');
+    cleanups.push(() => target.drop());
+    const typo = join(dir, 'no-such-data-dir');
+    const r = cli(['db', 'export', '--to', target.url], { DATA_DIR: typo });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/holds no embedded database/);
+    expect(existsSync(typo)).toBe(false);
+    const pgc = new pg.Client({ connectionString: target.url });
+    await pgc.connect();
+    const { rows } = await pgc.query(`SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'`);
+    await pgc.end();
+    expect(rows[0].n).toBe(0);
+  });
+
   it('copies a DATA_DIR into an empty PostgreSQL database: every record, balance and ledger, and the invoice numbers carry on', { timeout: 300_000 }, async () => {
     // ---- the service on the embedded database
     const config = loadConfig({ LOG_LEVEL: 'silent', PORT: '0', DATA_DIR: dataDir, RATE_LIMIT_PER_SECOND: '0', PUBLIC_BASE_URL: 'https://billing.example.com' });

@@ -10,6 +10,8 @@ import { receivers } from './helpers/receivers.ts';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../src/platform/config.ts';
+import { coalesce, registry } from '../src/platform/metrics.ts';
+import { createMetricsApp } from '../src/server/metrics.ts';
 
 const root = join(import.meta.dirname, '..');
 
@@ -47,6 +49,33 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
   return undefined;
 }
 
+const PROMQL_KEYWORDS = new Set(['and', 'or', 'unless', 'bool', 'offset', 'by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'inf', 'nan']);
+
+/**
+ * What a PromQL expression names that the service does not export: metric names (with or without
+ * braces; an identifier not followed by "(" is a metric), label names in matchers (checked against
+ * that family) and grouping labels (by/without/on/ignoring: on some family).
+ */
+function exprProblems(expr: string, labels: Map<string, Set<string>>): string[] {
+  const problems: string[] = [];
+  const plain = expr.replace(/"(?:[^"\\]|\\.)*"/g, '""');
+  for (const [, metric, body] of plain.matchAll(/([a-zA-Z_:][a-zA-Z0-9_:]*)\s*\{([^}]*)\}/g)) {
+    for (const [, label] of body!.matchAll(/(\w+)\s*(?:=~|!~|!=|=)/g)) if (labels.has(metric!) && !labels.get(metric!)!.has(label!)) problems.push(`${metric}{${label}} in ${expr.trim()}`);
+  }
+  const bare = plain
+    .replace(/\{[^}]*\}/g, '')
+    .replace(/\[[^\]]*\]/g, '')
+    .replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\(([^)]*)\)/g, (_m, _k, list: string) => {
+      for (const l of list.split(',').map((x) => x.trim()).filter(Boolean)) if (![...labels.values()].some((set) => set.has(l))) problems.push(`grouping label ${l} in ${expr.trim()}`);
+      return ' ';
+    });
+  for (const [, id] of bare.matchAll(/(?<![\w$.])([a-zA-Z_:][a-zA-Z0-9_:]*)\b(?!\s*\()/g)) {
+    if (PROMQL_KEYWORDS.has(id!) || id === 'up') continue; // up: Prometheus's own
+    if (!labels.has(id!)) problems.push(`${id} in ${expr.trim()}`);
+  }
+  return problems;
+}
+
 describe('GET /metrics', () => {
   it('does not exist without METRICS_TOKEN or METRICS_PORT; a wrong or missing token gets 401 with the error body', async () => {
     const none = await fetch(`${plain.url}/metrics`);
@@ -59,6 +88,52 @@ describe('GET /metrics', () => {
     expect(wrong.status).toBe(401);
     expect(wrong.body.error.code).toBe('unauthorized');
     expect(wrong.text).not.toContain('http_requests_total');
+  });
+
+  it('the METRICS_PORT app is open without METRICS_TOKEN, and asks for the token when METRICS_TOKEN is set too', async () => {
+    const open = createMetricsApp(plain.services);
+    expect((await open.request('/metrics')).status).toBe(200);
+    expect((await open.request('/')).status).toBe(404);
+    const guarded = createMetricsApp(app.services); // METRICS_TOKEN set
+    const refused = await guarded.request('/metrics', { headers: { Origin: 'https://evil.example' } });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('access-control-allow-origin')).toBeNull();
+    expect(await refused.text()).not.toContain('http_requests_total');
+    expect((await guarded.request('/metrics', { headers: { authorization: `Bearer ${TOKEN}x` } })).status).toBe(401);
+    const ok = await guarded.request('/metrics', { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(ok.status).toBe(200);
+    expect(await ok.text()).toContain('http_requests_total');
+  });
+
+  it('the scrape-time queries run once for concurrent scrapes and at most once a second (coalesce)', async () => {
+    let t = 0;
+    let runs = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const load = coalesce(async () => {
+      runs++;
+      await gate;
+      return runs;
+    }, 1000, () => t);
+    const all = Promise.all(Array.from({ length: 20 }, () => load()));
+    release();
+    expect(await all).toEqual(Array(20).fill(1));
+    t = 999;
+    expect(await load()).toBe(1);
+    t = 1000;
+    expect(await load()).toBe(2);
+    // A failure is not kept: the next call runs again.
+    const failing = coalesce(async () => {
+      runs++;
+      if (runs === 3) throw new Error('database down');
+      return runs;
+    }, 1000, () => t);
+    await expect(failing()).rejects.toThrow('database down');
+    expect(await failing()).toBe(4);
+    // Twenty scrapes at once all answer.
+    const answers = await Promise.all(Array.from({ length: 20 }, () => fetch(`${app.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })));
+    expect(answers.map((r) => r.status)).toEqual(Array(20).fill(200));
+    await Promise.all(answers.map((r) => r.text()));
   });
 
   it('METRICS_PORT takes /metrics off the main port; a short token and METRICS_PORT = PORT are refused at start', async () => {
@@ -97,6 +172,13 @@ describe('GET /metrics', () => {
     // Every route label is a template: no segment that looks like an id (prefix_…).
     const routes = [...text.matchAll(/route="([^"]*)"/g)].map((m) => m[1]!);
     expect(routes.filter((r) => /\/[a-z]+_[A-Za-z0-9]{6,}/.test(r))).toEqual([]);
+    // Outcome counters are exported at 0 before their first outcome (a series that appears at 1
+    // has no increase() for Prometheus: the first give-up after a start would not alert).
+    for (const outcome of ['succeeded', 'failed', 'gave_up', 'cancelled']) expect(sample(text, 'webhook_deliveries_total', { outcome }), outcome).toBeDefined();
+    for (const outcome of ['retry_scheduled', 'final_attempt_failed', 'past_due', 'unpaid', 'incomplete_expired', 'recovered', 'cancelled_unpaid']) {
+      expect(sample(text, 'billing_dunning_outcomes_total', { outcome }), outcome).toBeDefined();
+    }
+    expect(sample(text, 'billing_payment_failures_total', { failure_code: 'card_declined' })).toBeDefined();
     // Node's default process metrics.
     expect(sample(text, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
     expect(text).toMatch(/^nodejs_eventloop_lag_seconds \S+$/m);
@@ -165,16 +247,48 @@ describe('GET /metrics', () => {
     expect(sample(text, 'db_pool_connections', { state: 'waiting' })).toBe(0);
   });
 
-  it('the example alert rules and the Grafana dashboard (docs/monitoring) use only families the service exports', async () => {
+  it('the example alert rules and the Grafana dashboard (docs/monitoring) use only families and labels the service exports', async () => {
     const text = await scrape();
-    const exported = new Set([...text.matchAll(/^# TYPE (\S+) (\w+)$/gm)].flatMap((m) => (m[2] === 'histogram' ? [`${m[1]}_bucket`, `${m[1]}_count`, `${m[1]}_sum`] : [m[1]!])));
-    const dashboard = JSON.parse(readFileSync(join(root, 'docs', 'monitoring', 'grafana-dashboard.json'), 'utf8'));
-    const exprs: string[] = dashboard.panels.flatMap((p: any) => p.targets.map((t: any) => t.expr));
-    const alerts = readFileSync(join(root, 'docs', 'monitoring', 'alerts.yml'), 'utf8');
-    const used = new Set([...[...exprs, alerts].join('\n').matchAll(/\b([a-z_:][a-z0-9_:]*)\{/g)].map((m) => m[1]!));
-    used.delete('up'); // Prometheus's own
-    expect(used.size).toBeGreaterThan(8);
-    expect([...used].filter((n) => !exported.has(n))).toEqual([]);
+    // Every family and its label names, from the registry (a family with no sample yet has its labels too).
+    const labels = new Map<string, Set<string>>();
+    for (const m of registry.getMetricsAsArray() as unknown as { name: string; type: string; labelNames?: string[] }[]) {
+      const names = new Set([...(m.labelNames ?? []), 'job', 'instance']); // the scrape's target labels
+      if (m.type === 'histogram') {
+        for (const suffix of ['_count', '_sum']) labels.set(m.name + suffix, names);
+        labels.set(`${m.name}_bucket`, new Set([...names, 'le']));
+      } else labels.set(m.name, names);
+    }
+    for (const [, name] of text.matchAll(/^# TYPE (\S+)/gm)) expect(labels.has(name!) || labels.has(`${name}_count`), name).toBe(true);
+
+    const dashboardText = readFileSync(join(root, 'docs', 'monitoring', 'grafana-dashboard.json'), 'utf8');
+    const dashboard = JSON.parse(dashboardText); // importable: valid JSON
+    expect(dashboard.__inputs).toEqual([expect.objectContaining({ name: 'DS_PROMETHEUS', type: 'datasource', pluginId: 'prometheus' })]);
     expect(dashboard.panels.length).toBeGreaterThanOrEqual(10);
+    expect(new Set(dashboard.panels.map((p: any) => p.id)).size).toBe(dashboard.panels.length);
+    const dashboardExprs: string[] = dashboard.panels.flatMap((p: any) => p.targets.map((t: any) => t.expr));
+    expect(dashboardExprs.every((e) => typeof e === 'string' && e.includes('job=~"$job"'))).toBe(true);
+
+    // alerts.yml: each rule's expr (inline, or a `|` block), and its name, severity and summary.
+    const alertsText = readFileSync(join(root, 'docs', 'monitoring', 'alerts.yml'), 'utf8');
+    const rules = alertsText.split(/\n(?=[ ]+- alert: )/).slice(1);
+    expect(rules.length).toBeGreaterThanOrEqual(10);
+    const alertExprs = rules.map((r) => {
+      expect(r).toMatch(/labels: \{ severity: (page|ticket) \}/);
+      expect(r).toMatch(/summary: ".+"/);
+      const inline = /\n[ ]+expr: (?!\|)(.+)/.exec(r);
+      if (inline) return inline[1]!;
+      const block = /\n([ ]+)expr: \|\n((?:\1[ ]+.+\n?)+)/.exec(r);
+      expect(block, r).not.toBeNull();
+      return block![2]!;
+    });
+    const names = new Set(rules.map((r) => /- alert: (\w+)/.exec(r)![1]));
+    expect(names.size).toBe(rules.length);
+
+    expect([...dashboardExprs, ...alertExprs].flatMap((e) => exprProblems(e, labels))).toEqual([]);
+    // The check can fail: a misspelt family used without braces, an unknown label, an unknown grouping label.
+    expect(exprProblems('rate(http_request_total[5m])', labels)).toEqual(['http_request_total in rate(http_request_total[5m])']);
+    expect(exprProblems('sum(webhook_deliveries_total{result="gave_up"})', labels)).toHaveLength(1);
+    expect(exprProblems('sum by (endpoint) (rate(webhook_deliveries_total[5m]))', labels)).toHaveLength(1);
+    expect(exprProblems('time() - max(billing_ledger_invariant_last_check_timestamp_seconds{job="billing"}) > 3 * 3600', labels)).toEqual([]);
   });
 });

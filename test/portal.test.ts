@@ -385,6 +385,13 @@ describe('the hosted portal refuses what it cannot read', () => {
     expect(loggedPath(`/hosted/setup/${token}`)).toBe('/hosted/setup/[token]');
     expect(loggedPath(`/hosted/checkout/${token}/cancel`)).toBe('/hosted/checkout/[token]/cancel');
     expect(loggedPath('/hosted/invoices/in_1/pdf')).toBe('/hosted/invoices/in_1/pdf');
+    // The hosted invoice page and the e-mails' durable links are bearer links too.
+    expect(loggedPath(`/hosted/invoice/${token}`)).toBe('/hosted/invoice/[token]');
+    expect(loggedPath(`/hosted/invoice/${token}/pay`)).toBe('/hosted/invoice/[token]/pay');
+    expect(loggedPath(`/hosted/email-links/${token}`)).toBe('/hosted/email-links/[token]');
+    // Control characters a client percent-encoded stay encoded; a huge path is cut.
+    expect(loggedPath('/v1/customers\n{"level":"fatal"}')).toBe('/v1/customers%0A{"level":"fatal"}');
+    expect(loggedPath(`/${'x'.repeat(5000)}`)).toHaveLength(513);
     // The portal's token-less pages are logged as they are.
     expect(loggedPath('/hosted/portal')).toBe('/hosted/portal');
     expect(loggedPath('/hosted/portal/methods/pm_1/remove')).toBe('/hosted/portal/methods/pm_1/remove');

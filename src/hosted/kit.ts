@@ -78,13 +78,22 @@ export function storableFields(form: HostedForm): Record<string, string> {
 }
 
 /**
- * The request path as the access log records it: the bearer token of a hosted page
- * (/hosted/checkout|setup|portal/<token>/…) replaced, so logs never hold a usable link. The
+ * The request path as the access log (and a trace's url.path) records it: the bearer token of a
+ * hosted page (/hosted/checkout|setup|invoice|email-links|portal/<token>/…) replaced, so logs never
+ * hold a usable link. The
  * portal's token-less pages (/hosted/portal/profile, /methods/…, /subscriptions/…) stay as they are.
  */
 export function loggedPath(path: string): string {
-  return path.replace(/^(\/hosted\/(?:checkout|setup|portal(?!\/(?:profile|methods|subscriptions)(?:\/|$)))\/)[^/]+/, '$1[token]');
+  const masked = path.replace(/^(\/hosted\/(?:checkout|setup|invoice|email-links|portal(?!\/(?:profile|methods|subscriptions)(?:\/|$)))\/)[^/]+/, '$1[token]');
+  // What a client sent, shown as it came on the wire: control characters (a decoded %0A) stay
+  // percent-encoded, so a log viewer that prints the field raw shows no forged line; and a path no
+  // longer than LOGGED_PATH_MAX (a 16 KB path must not make every log line of a scan 16 KB).
+  const visible = masked.replace(/[\u0000-\u001f\u007f]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+  return visible.length > LOGGED_PATH_MAX ? `${visible.slice(0, LOGGED_PATH_MAX)}…` : visible;
 }
+
+/** The longest path a log line or span carries (longer ones end in "…"). */
+export const LOGGED_PATH_MAX = 512;
 
 export const hostedBodyLimit = () => bodyLimit({ maxSize: 16 * 1024, onError: (c) => c.text('Request too large', 413) });
 

@@ -7,6 +7,7 @@
 //   - dashboard sessions that ended (expired or signed out) more than a day ago, and customer
 //     portal sessions that expired more than a day ago;
 //   - rate-limit windows (table rate_limits, the limits shared by instances) ended a minute ago.
+// And, every LEDGER_CHECK_INTERVAL_MINUTES, the ledger invariant check (src/services/ledger-check.ts).
 // Every process runs it (a first pass a minute after the start, then every 15 minutes): each pass
 // deletes in batches of short statements, and several processes doing so at once only share the work.
 import { purgeEndedDashboardSessions } from '../domain/merchants/dashboard.ts';
@@ -17,6 +18,7 @@ import { deleteFinishedJobs } from '../platform/jobs.store.ts';
 import { purgeOldDeliveryAttempts } from '../domain/webhooks/index.ts';
 import { rawQueryOf } from '../platform/db/raw.ts';
 import { deleteEndedWindows } from '../platform/rate-limit.store.ts';
+import { checkLedgers } from '../services/ledger-check.ts';
 
 /** Rows deleted per statement: short transactions, short locks. */
 const PURGE_BATCH = 5_000;
@@ -76,6 +78,34 @@ export function startMaintenance(services: Services, everyMs = 15 * 60 * 1000, f
   timer.unref();
   // A process restarted more often than every 15 minutes still purges.
   const first = setTimeout(tick, Math.min(everyMs, firstAfterMs));
+  first.unref();
+  const stopLedgerChecks = startLedgerChecks(services, services.config.LEDGER_CHECK_INTERVAL_MINUTES * 60_000);
+  return () => {
+    clearInterval(timer);
+    clearTimeout(first);
+    stopLedgerChecks();
+  };
+}
+
+/** Runs the ledger invariant check every `everyMs` (0 = never), the first one `firstAfterMs` after the start. */
+export function startLedgerChecks(services: Services, everyMs: number, firstAfterMs = 120_000): () => void {
+  if (everyMs <= 0) return () => {};
+  let running = false;
+  const check = async () => {
+    if (running) return;
+    running = true;
+    try {
+      const r = await checkLedgers(services.db, services.log);
+      services.log.info({ wallets: r.checked.wallet, customer_balances: r.checked.customer_balance, mismatches: r.mismatches.length }, 'ledger invariant checked');
+    } catch (err) {
+      services.log.warn({ err }, 'ledger invariant check failed');
+    } finally {
+      running = false;
+    }
+  };
+  const timer = setInterval(check, everyMs);
+  timer.unref();
+  const first = setTimeout(check, Math.min(everyMs, firstAfterMs));
   first.unref();
   return () => {
     clearInterval(timer);

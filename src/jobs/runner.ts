@@ -3,7 +3,7 @@
 // job runs at least once; handlers are written to be idempotent.
 import type { PrismaClient } from '../generated/prisma/client.ts';
 import type { Ctx, Runtime } from '../platform/context.ts';
-import type { Logger } from '../platform/logger.ts';
+import { childLogger, type Logger } from '../platform/logger.ts';
 import { inSpan, linkTo, SpanKind, SpanStatusCode, tracingEnabled } from '../platform/tracing.ts';
 import { forMerchant } from '../platform/db/tenant.ts';
 import { billingTime, Clock, readClock } from '../platform/clock.ts';
@@ -93,7 +93,7 @@ async function runJobAlone(
   const { prisma, jobs: registry } = runtime;
   const def = registry.get(job.kind);
   const merchant = { id: job.merchantId, mode: job.mode };
-  const jlog = log.child({ job_id: String(job.id), job_kind: job.kind, merchant_id: job.merchantId });
+  const jlog = childLogger(log, { job_id: String(job.id), job_kind: job.kind, merchant_id: job.merchantId });
   // The claim read the merchant's clock offset with the job: no query for the time.
   // Inside a job the clock is frozen at the time it runs at: its due time when a clock advance runs
   // it, the clock's now at the claim otherwise.
@@ -243,7 +243,7 @@ async function runBatch(runtime: Runtime, log: Logger, jobs: Claimed[], at: (j: 
       merchant,
       db: forMerchant(runtime.prisma, merchantId),
       requestId: `job_${head.id}`,
-      log: log.child({ job_id: String(head.id), job_kind: head.kind, merchant_id: merchantId, batch: left.length }),
+      log: childLogger(log, { job_id: String(head.id), job_kind: head.kind, merchant_id: merchantId, batch: left.length }),
       runtime,
       clock: Clock.frozen(merchant, at(head)),
     };

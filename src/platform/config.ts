@@ -79,6 +79,11 @@ const schema = z.object({
   /** Finished webhook delivery attempts (succeeded or failed) are deleted once this many days old (0 = kept forever); pending ones never. */
   RETENTION_DELIVERY_ATTEMPTS_DAYS: z.coerce.number().int().min(0).max(3650).default(30),
   /**
+   * Every this many minutes each process checks every wallet's and customer credit balance against
+   * the sum of its ledger (src/services/ledger-check.ts; the first check 2 minutes after the start); 0 = never.
+   */
+  LEDGER_CHECK_INTERVAL_MINUTES: z.coerce.number().int().min(0).max(10_080).default(60),
+  /**
    * Test clock advances run one at a time per merchant. At most this many due jobs a second for
    * one advance (a second's worth at once, then paced); and how long an advance waits for the
    * merchant's running one before answering 409 clock_advance_in_progress (0 = answer at once).
@@ -147,9 +152,9 @@ const schema = z.object({
     .regex(/^([^<>\r\n]*<[^<>\s@]+@[^<>\s@]+>|[^<>\s@]+@[^<>\s@]+)$/, 'must be an address such as billing@example.com or "Acme Billing <billing@example.com>"')
     .default('billing@localhost'),
   /**
-   * GET /metrics (Prometheus): on this port of its own, without authentication, when set (listening
-   * on METRICS_HOST, default HOST); otherwise on the main port behind `Authorization: Bearer
-   * METRICS_TOKEN`. Neither set: no /metrics (404).
+   * GET /metrics (Prometheus): on this port of its own when set (listening on METRICS_HOST, default
+   * HOST), without authentication unless METRICS_TOKEN is set too; otherwise on the main port behind
+   * `Authorization: Bearer METRICS_TOKEN`. Neither set: no /metrics (404).
    */
   METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional().or(z.literal('').transform(() => undefined)),
   METRICS_HOST: z.string().min(1).optional().or(z.literal('').transform(() => undefined)),

@@ -3,7 +3,8 @@
 //   - per request: http_requests_total and http_request_duration_seconds, labelled with the ROUTE
 //     TEMPLATE (/v1/customers/:id, never an id) — one counter inc and one histogram observe, on
 //     label children cached per (route, method, status): the hot path does no label hashing;
-//   - per outcome, where the outcome is decided: webhook deliveries, dunning steps, failed payments;
+//   - per outcome, where the outcome is decided: webhook deliveries, dunning steps, failed payments,
+//     and the periodic ledger invariant check (src/services/ledger-check.ts);
 //   - at scrape time, from one cheap query each (src/platform/metrics.store.ts): jobs due and the
 //     oldest due age per kind, invoices by status, and the database pools' connections.
 // Node's default process metrics (CPU, memory, event-loop lag, GC) come from collectDefaultMetrics.
@@ -50,6 +51,27 @@ const paymentFailures = new Counter({
   registers: [registry],
 });
 
+const ledgerChecks = new Counter({
+  name: 'billing_ledger_invariant_checks_total',
+  help: 'Balances checked against their ledger (the periodic ledger invariant check), by ledger (wallet, customer_balance) and result (ok, violated).',
+  labelNames: ['ledger', 'result'] as const,
+  registers: [registry],
+});
+
+const ledgerViolations = new Gauge({
+  name: 'billing_ledger_invariant_violations',
+  help: "Balances that differed from the sum of their ledger in this process's last complete check, by ledger. Absent until the first check.",
+  labelNames: ['ledger'] as const,
+  registers: [registry],
+});
+
+const ledgerLastCheck = new Gauge({
+  name: 'billing_ledger_invariant_last_check_timestamp_seconds',
+  help: "When this process's last complete ledger invariant check ended (Unix time), by ledger.",
+  labelNames: ['ledger'] as const,
+  registers: [registry],
+});
+
 const jobsDue = new Gauge({
   name: 'jobs_due',
   help: 'Background jobs due now (pending, run_at at or before the wall clock) and not run yet, by kind. Computed at scrape time.',
@@ -77,6 +99,19 @@ const poolConnections = new Gauge({
   labelNames: ['state'] as const,
   registers: [registry],
 });
+
+// Every label value an outcome counter can take is exported at 0 from the start: a series that
+// first appears at 1 has no increase for Prometheus (`increase(webhook_deliveries_total{outcome=
+// "gave_up"}[1h])` would miss the first give-up after each start, and with it the alert).
+const WEBHOOK_OUTCOMES = ['succeeded', 'failed', 'gave_up', 'cancelled'] as const;
+const DUNNING_OUTCOMES = ['retry_scheduled', 'final_attempt_failed', 'past_due', 'unpaid', 'incomplete_expired', 'recovered', 'cancelled_unpaid'] as const;
+/** The processors' failure codes (docs/payments.md); another code gets its series when it first happens. */
+const FAILURE_CODES = ['card_declined', 'insufficient_funds', 'mobile_money_declined', 'payment_method_detached', 'processing_error', 'processor_unavailable'] as const;
+for (const o of WEBHOOK_OUTCOMES) webhookDeliveries.labels(o).inc(0);
+for (const o of DUNNING_OUTCOMES) dunning.labels(o).inc(0);
+for (const c of FAILURE_CODES) paymentFailures.labels(c).inc(0);
+const LEDGERS = ['wallet', 'customer_balance'] as const;
+for (const l of LEDGERS) for (const r of ['ok', 'violated']) ledgerChecks.labels(l, r).inc(0);
 
 // ---- per request
 
@@ -109,7 +144,7 @@ export function observeRequest(route: string, method: string, status: number, se
 
 // ---- outcomes
 
-export type WebhookOutcome = 'succeeded' | 'failed' | 'gave_up' | 'cancelled';
+export type WebhookOutcome = (typeof WEBHOOK_OUTCOMES)[number];
 export function countWebhookDelivery(outcome: WebhookOutcome): void {
   webhookDeliveries.labels(outcome).inc();
 }
@@ -143,11 +178,55 @@ export function countEvent(type: string, object: Record<string, unknown>, previo
   }
 }
 
+/** Records one complete pass of the ledger invariant check over one ledger (src/services/ledger-check.ts). */
+export function recordLedgerCheck(ledger: (typeof LEDGERS)[number], checked: number, violated: number): void {
+  ledgerChecks.labels(ledger, 'ok').inc(checked - violated);
+  ledgerChecks.labels(ledger, 'violated').inc(violated);
+  ledgerViolations.labels(ledger).set(violated);
+  ledgerLastCheck.labels(ledger).set(Date.now() / 1000);
+}
+
 // ---- at scrape time
 
-/** Refreshes the scrape-time gauges (one query each) and renders every family. */
+/**
+ * `load` run at most once per `minIntervalMs`, however often it is asked for: callers while it runs
+ * share its promise, callers within `minIntervalMs` of its end get its result. A failure is not kept.
+ * So the scrape-time queries (a count over every invoice) cost one run per second per process at
+ * most, whoever scrapes how often (an unauthenticated METRICS_PORT reached by a loop of scrapes).
+ */
+export function coalesce<T>(load: () => Promise<T>, minIntervalMs: number, now: () => number = Date.now): () => Promise<T> {
+  let last: { at: number; value: T } | undefined;
+  let inFlight: Promise<T> | undefined;
+  return () => {
+    if (inFlight) return inFlight;
+    if (last && now() - last.at < minIntervalMs) return Promise.resolve(last.value);
+    inFlight = load().then(
+      (value) => {
+        last = { at: now(), value };
+        inFlight = undefined;
+        return value;
+      },
+      (err: unknown) => {
+        inFlight = undefined;
+        throw err;
+      },
+    );
+    return inFlight;
+  };
+}
+
+/** How long the scrape-time query results are reused (per process and database). */
+export const SCRAPE_QUERIES_INTERVAL_MS = 1_000;
+const scrapeQueries = new WeakMap<Database, () => Promise<[Awaited<ReturnType<typeof dueJobsByKind>>, Awaited<ReturnType<typeof invoiceCountsByStatus>>]>>();
+
+/** Refreshes the scrape-time gauges (one query each, at most once a second) and renders every family. */
 export async function renderMetrics(db: Database): Promise<string> {
-  const [due, invoices] = await Promise.all([dueJobsByKind(db.prisma), invoiceCountsByStatus(db.prisma)]);
+  let queries = scrapeQueries.get(db);
+  if (!queries) {
+    queries = coalesce(() => Promise.all([dueJobsByKind(db.prisma), invoiceCountsByStatus(db.prisma)]), SCRAPE_QUERIES_INTERVAL_MS);
+    scrapeQueries.set(db, queries);
+  }
+  const [due, invoices] = await queries();
   jobsDue.reset();
   jobsOldestDueAge.reset();
   for (const j of due) {

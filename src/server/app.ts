@@ -112,6 +112,7 @@ export function createApp(services: Services, opts: { graphqlPlugins?: GraphQLPl
     c.set('log', requestLog);
     const started = performance.now();
     let route: string | undefined; // the route template (never the ids in the path): metrics and the span
+    let refusedDraining = false;
     await inServerSpan(`${c.req.method} request`, (h) => c.req.header(h), {}, async (span) => {
       if (draining()) {
         // Shutting down (src/main.ts): a request that arrives now, on a connection opened before, is
@@ -119,6 +120,7 @@ export function createApp(services: Services, opts: { graphqlPlugins?: GraphQLPl
         const e = new ServiceUnavailableError('The service is shutting down. Retry shortly.');
         e.headers = { 'Retry-After': '1', Connection: 'close' };
         c.res = sendError(c, e);
+        refusedDraining = true;
       } else await next();
       if (!span) return;
       route = routeTemplate(c);
@@ -150,7 +152,10 @@ export function createApp(services: Services, opts: { graphqlPlugins?: GraphQLPl
       duration_ms: Math.round(elapsed * 10) / 10,
       merchant_id: c.get('ctx')?.merchant.id,
     };
-    if (status >= 500) requestLog().error(entry, 'request failed');
+    // A request refused while draining is the shutdown working as meant (its client retries
+    // elsewhere), not a failure: every rolling deploy makes some, and they must not page anyone.
+    if (refusedDraining) requestLog().info(entry, 'request refused: shutting down');
+    else if (status >= 500) requestLog().error(entry, 'request failed');
     else if (services.log.isLevelEnabled('info')) requestLog().info(entry, 'request');
   });
 

@@ -191,3 +191,32 @@ export function findBalanceTransactions(db: Db, where: Prisma.CustomerBalanceTra
 export function findBalanceTransactionsByIds(db: Db, ids: string[]) {
   return db.customerBalanceTransaction.findMany({ where: { id: { in: ids } } });
 }
+
+// ---- the ledger invariant (system work over every merchant, src/jobs/ledger-check.ts)
+
+/** A customer's balance in one currency and what its ledger adds up to. */
+export interface CustomerBalanceAgainstLedger {
+  customerId: string;
+  currency: string;
+  merchantId: string;
+  balance: bigint;
+  ledgerSum: bigint;
+}
+
+/**
+ * The next `limit` customer balances after (customerId, currency), every merchant, with the sum of
+ * their ledger (customer_balance_transactions), in one statement (one snapshot: moveBalance writes
+ * both in one statement).
+ */
+export function customerBalancesAgainstLedger(q: RawQuery, after: { customerId: string; currency: string }, limit: number): Promise<CustomerBalanceAgainstLedger[]> {
+  return q<CustomerBalanceAgainstLedger>(
+    `SELECT b.customer_id, b.currency, b.merchant_id, b.balance, coalesce(l.total, 0)::bigint AS ledger_sum
+       FROM (SELECT customer_id, currency, merchant_id, balance FROM customer_balances
+              WHERE (customer_id, currency) > ($1, $2) ORDER BY customer_id, currency LIMIT $3) b
+       LEFT JOIN LATERAL (
+         SELECT sum(t.amount) AS total FROM customer_balance_transactions t
+          WHERE t.merchant_id = b.merchant_id AND t.customer_id = b.customer_id AND t.currency = b.currency) l ON true
+      ORDER BY b.customer_id, b.currency`,
+    [after.customerId, after.currency, limit],
+  );
+}

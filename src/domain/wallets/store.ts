@@ -3,7 +3,7 @@
 // the ledger row with its event in one statement.
 import type { Prisma, Wallet, WalletGrant, WalletTopup, WalletTransaction } from '../../generated/prisma/client.ts';
 import type { Db, TenantTx } from '../../platform/db/tenant.ts';
-import { asRawTx, merchantSql, rawQuery, type RawTx } from '../../platform/db/raw.ts';
+import { asRawTx, merchantSql, rawQuery, type RawQuery, type RawTx } from '../../platform/db/raw.ts';
 import type { PageSlice } from '../../platform/pagination.ts';
 import type { Statement } from '../events/index.ts';
 import type { TopupStatus, WalletStatus } from './schema.ts';
@@ -263,4 +263,31 @@ export async function hasPendingTopupRefund(tx: TenantTx, merchantId: string, wa
  */
 export function lockTopupPaymentNowait(tx: TenantTx, merchantId: string, paymentId: string): Promise<{ status: string }[]> {
   return rawQuery(tx)<{ status: string }>('SELECT status FROM payments WHERE id = $1 AND merchant_id = $2 FOR UPDATE NOWAIT', [paymentId, merchantId]);
+}
+
+// ---- the ledger invariant (system work over every merchant, src/jobs/ledger-check.ts)
+
+/** A balance and what its ledger adds up to. */
+export interface BalanceAgainstLedger {
+  walletId: string;
+  merchantId: string;
+  balance: bigint;
+  ledgerSum: bigint;
+}
+
+/**
+ * The next `limit` wallets after `afterId` (id order, every merchant) with their balance and the
+ * signed sum of their ledger, in one statement (one snapshot: a movement is its ledger row and the
+ * balance change in one transaction, so they agree unless something bypassed the triggers).
+ */
+export function walletsAgainstLedger(q: RawQuery, afterId: string, limit: number): Promise<BalanceAgainstLedger[]> {
+  return q<BalanceAgainstLedger>(
+    `SELECT w.id AS wallet_id, w.merchant_id, w.balance, coalesce(l.total, 0)::bigint AS ledger_sum
+       FROM (SELECT id, merchant_id, balance FROM wallets WHERE id > $1 ORDER BY id LIMIT $2) w
+       LEFT JOIN LATERAL (
+         SELECT sum(CASE WHEN t.type IN ('credit', 'topup', 'refund_reversal') THEN t.amount ELSE -t.amount END) AS total
+           FROM wallet_transactions t WHERE t.wallet_id = w.id) l ON true
+      ORDER BY w.id`,
+    [afterId, limit],
+  );
 }

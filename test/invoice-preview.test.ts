@@ -101,8 +101,8 @@ describe('GET /v1/invoices/upcoming', () => {
     expect(await rowsOf(m.api.creds.merchant_id)).toEqual(before);
     expect(await m.events()).toEqual([]);
 
-    expect(p).toMatchObject({ id: null, object: 'invoice', status: 'draft', number: null, pdf_url: null, billing_reason: 'subscription_cycle', subscription_id: s.id, next_invoice: null });
-    const { next_invoice: _n, created_at: _c, ...withoutNext } = p;
+    expect(p).toMatchObject({ id: null, object: 'invoice', status: 'draft', number: null, pdf_url: null, billing_reason: 'subscription_cycle', subscription_id: s.id, next_invoice: null, subscription_proration_date: null });
+    const { next_invoice: _n, subscription_proration_date: _d, created_at: _c, ...withoutNext } = p;
     const { created_at: _c2, ...noticeObject } = notice;
     expect(withoutNext).toEqual(noticeObject);
     expect(p.lines.map((l: any) => [l.id === null, l.description.replace(/ \(.*/, ''), l.proration])).toEqual([
@@ -230,26 +230,28 @@ describe('GET /v1/invoices/upcoming', () => {
     const t = (await m.api.get('/v1/test-helpers/clock')).body.now.replace(/\.\d{3}Z$/, '.000Z');
     // No change: the renewal with GST (inclusive: the total stays 2,000).
     const plain = await m.upcoming({ subscription_id: s.id });
-    expect(plain).toMatchObject({ subtotal: 2000, total: 2000 });
+    expect(plain).toMatchObject({ subtotal: 2000, total: 2000, subscription_proration_date: null });
     expect(plain.lines[0].tax_amounts.map((x: any) => x.tax_rate)).toEqual([gst.id]);
     // VAT instead: 20 % added to the renewal.
     const vatOnly = await m.upcoming({ subscription_id: s.id, default_tax_rates: vat.id });
-    expect(vatOnly).toMatchObject({ subtotal: 2000, tax_amount: 400, total: 2400 });
+    // A change without proration_date counts from the preview's now (whole seconds): the clock's.
+    expect(vatOnly).toMatchObject({ subtotal: 2000, tax_amount: 400, total: 2400, subscription_proration_date: t });
     // None: no tax at all.
     const none = await m.upcoming({ subscription_id: s.id, default_tax_rates: '' });
     expect(none).toMatchObject({ tax_amount: 0, total: 2000 });
     expect(none.lines[0].tax_amounts).toEqual([]);
     // Both, with 3 seats invoiced now: the change's invoice is taxed with both, in that order.
     const both = await m.upcoming({ subscription_id: s.id, default_tax_rates: `${vat.id},${gst.id}`, quantity: 3, proration_behavior: 'always_invoice', proration_date: t });
-    expect(both.billing_reason).toBe('subscription_update');
+    expect(both).toMatchObject({ billing_reason: 'subscription_update', subscription_proration_date: t });
+    expect('subscription_proration_date' in both.next_invoice).toBe(false);
     expect(both.lines.every((l: any) => l.tax_amounts.map((x: any) => x.tax_rate).join() === `${vat.id},${gst.id}`)).toBe(true);
     expect(both.next_invoice.lines[0].tax_amounts.map((x: any) => x.tax_rate)).toEqual([vat.id, gst.id]);
     // GraphQL: the same preview.
     const g = await m.api.gql(
-      `query($id: ID!, $r: [ID!], $q: Int, $d: DateTime) { upcomingInvoice(subscriptionId: $id, defaultTaxRates: $r, quantity: $q, prorationBehavior: always_invoice, prorationDate: $d) { total taxAmount amountDue nextInvoice { total } } }`,
+      `query($id: ID!, $r: [ID!], $q: Int, $d: DateTime) { upcomingInvoice(subscriptionId: $id, defaultTaxRates: $r, quantity: $q, prorationBehavior: always_invoice, prorationDate: $d) { total taxAmount amountDue subscriptionProrationDate nextInvoice { total subscriptionProrationDate } } }`,
       { id: s.id, r: [vat.id, gst.id], q: 3, d: t },
     );
-    expect(g.data.upcomingInvoice).toMatchObject({ total: both.total, taxAmount: both.tax_amount, amountDue: both.amount_due, nextInvoice: { total: both.next_invoice.total } });
+    expect(g.data.upcomingInvoice).toEqual({ total: both.total, taxAmount: both.tax_amount, amountDue: both.amount_due, subscriptionProrationDate: t, nextInvoice: { total: both.next_invoice.total, subscriptionProrationDate: null } });
     const gNone = await m.api.gql(`query($id: ID!) { upcomingInvoice(subscriptionId: $id, defaultTaxRates: []) { total taxAmount } }`, { id: s.id });
     expect(gNone.data.upcomingInvoice).toEqual({ total: 2000, taxAmount: 0 });
     const gBad = await m.api.gql(`query($id: ID!) { upcomingInvoice(subscriptionId: $id, defaultTaxRates: ["txr_nope"]) { total } }`, { id: s.id });
@@ -267,10 +269,16 @@ describe('GET /v1/invoices/upcoming', () => {
       const p = await m.api.patch(`/v1/subscriptions/${s.id}`, { default_tax_rates: ids.split(',') });
       expect([p.status, p.body.error?.code, p.body.error?.param], `PATCH ${ids}`).toEqual([status, code, 'default_tax_rates']);
     }
-    // The PATCH with the previewed fields makes the previewed invoice, line for line.
-    const made = await m.patch(s.id, { default_tax_rates: [vat.id, gst.id], quantity: 3, proration_behavior: 'always_invoice', proration_date: t });
+    // Later, a preview without proration_date names its own moment; the PATCH given it makes the
+    // previewed invoice, line for line, however late it comes.
+    await m.advance({ to: '2029-04-15T06:30:00.000Z' });
+    const later = await m.upcoming({ subscription_id: s.id, default_tax_rates: `${vat.id},${gst.id}`, quantity: 3, proration_behavior: 'always_invoice' });
+    expect(later.subscription_proration_date).toBe('2029-04-15T06:30:00.000Z');
+    expect(later.total).not.toBe(both.total);
+    await m.advance({ to: '2029-04-16T00:00:00.000Z' });
+    const made = await m.patch(s.id, { default_tax_rates: [vat.id, gst.id], quantity: 3, proration_behavior: 'always_invoice', proration_date: later.subscription_proration_date });
     expect(made.default_tax_rates).toEqual([vat.id, gst.id]);
-    expect(moneyOf(await m.invoice(made.latest_invoice_id))).toEqual(moneyOf(both));
+    expect(moneyOf(await m.invoice(made.latest_invoice_id))).toEqual(moneyOf(later));
   });
 
   it('errors: the PATCH’s, with the same codes and params; 404 for another merchant’s subscription; 409 invoice_upcoming_none', async () => {

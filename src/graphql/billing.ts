@@ -259,6 +259,12 @@ UpcomingInvoice.implement({
     nextPaymentAttempt: t.field({ type: 'DateTime', description: 'When it will be made and charged.', resolve: (i) => new Date(i.next_payment_attempt) }),
     periodStart: t.field({ type: 'DateTime', resolve: (i) => new Date(i.period_start) }),
     periodEnd: t.field({ type: 'DateTime', resolve: (i) => new Date(i.period_end) }),
+    subscriptionProrationDate: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'With a change: the moment it counts from (prorationDate, else the preview’s now). Give it to updateSubscription as prorationDate with the same fields to be billed exactly this. Null without a change, and on nextInvoice.',
+      resolve: (i) => ('subscription_proration_date' in i && i.subscription_proration_date ? new Date(i.subscription_proration_date) : null),
+    }),
     nextInvoice: t.field({
       type: UpcomingInvoice,
       nullable: true,

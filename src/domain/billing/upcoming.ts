@@ -275,6 +275,7 @@ export async function previewInvoice(ctx: Ctx, q: InvoiceUpcomingQuery) {
   const state = taxRates ? { ...loaded, taxRates } : loaded;
   const change: UpcomingChange | null = changes ? { plan, quantity: q.quantity, coupon, behavior: q.proration_behavior ?? 'create_prorations', at: prorationAt } : null;
   const { invoice, next } = previewUpcoming(state, change, now);
-  return { ...invoice, next_invoice: next };
+  // Stripe's subscription_proration_date: the moment the change counts from, for the PATCH to be billed exactly this.
+  return { ...invoice, subscription_proration_date: change ? prorationAt.toISOString() : null, next_invoice: next };
 }
 export type UpcomingInvoicePreviewJSON = Awaited<ReturnType<typeof previewInvoice>>;

@@ -345,8 +345,17 @@ describe.runIf(available)('the dashboard’s subscription edits, credit balance,
     const stranger = await ok((await app.merchant()).post('/v1/customers', { email: `stranger.${stamp}@example.com` }));
     await page.getByLabel('Customer ID').fill(stranger.id);
     await page.getByRole('button', { name: 'Apply filters' }).click();
-    await said(page, 'alert', `No customer ${stranger.id} in this account.`).waitFor();
-    expect(await page.getByRole('table', { name: 'Invoices' }).count()).toBe(0);
+    await said(page, 'alert', `No customer ${stranger.id} in this account (a deleted customer’s records are still listed).`).waitFor();
+    await page.getByText('No invoices match.').waitFor();
+    // A deleted customer is not found either, but its invoices are still listed, under the alert.
+    const gone = await ok(api.post('/v1/customers', { email: `gone.${stamp}@example.com` }));
+    await ok(api.post('/v1/invoice-items', { customer_id: gone.id, amount: 700, currency: 'USD', description: 'Last order' }));
+    const goneDraft = await ok(api.post('/v1/invoices', { customer_id: gone.id, currency: 'USD' }));
+    expect((await api.request('DELETE', `/v1/customers/${gone.id}`)).status).toBe(200);
+    await page.getByLabel('Customer ID').fill(gone.id);
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await said(page, 'alert', `No customer ${gone.id} in this account`).waitFor();
+    await page.getByRole('table', { name: 'Invoices' }).getByRole('link', { name: `Draft ${goneDraft.id}` }).waitFor();
     // The right one: named, and the list is theirs.
     await page.getByLabel('Customer ID').fill(c.id);
     await page.getByRole('button', { name: 'Apply filters' }).click();
@@ -367,7 +376,8 @@ describe.runIf(available)('the dashboard’s subscription edits, credit balance,
     await page.getByText('12 subscriptions · page 1').waitFor();
     await page.goto(`${app.url}/dashboard/wallets?customer=cus_${'x'.repeat(22)}`);
     await settled(page, 'Wallets');
-    await said(page, 'alert', `No customer cus_${'x'.repeat(22)} in this account.`).waitFor();
+    await said(page, 'alert', `No customer cus_${'x'.repeat(22)} in this account`).waitFor();
+    await page.getByText('No wallets match.').waitFor();
     await page.goto(`${app.url}/dashboard/credit-notes?invoice=${encodeURIComponent(seed.paid.number)}`);
     await settled(page, 'Credit notes');
     await said(page, 'alert', `“${seed.paid.number}” is not an invoice ID: invoice IDs start with in_`).waitFor();

@@ -92,16 +92,17 @@ function describe(node: Node): string {
 export interface IdFilter {
   /** the id to send (null when there is none, or while it cannot be sent) */
   id: string | null;
-  /** the list must not be asked for: the id is wrong, or not found */
+  /** the list must not be asked for: the id cannot be one of this kind */
   blocked: boolean;
   /** what it is, or why not (an alert) */
   note: ReactNode;
 }
 
 /**
- * The filter `value` (from the address) of records of `kind`: its form is checked at once, then
- * whether this account has it (node(id:)). While that answer is on its way the list is asked for
- * already (an unknown id only makes it empty).
+ * The filter `value` (from the address) of records of `kind`: its form is checked at once (another
+ * kind or not an id: the list is not asked for), then whether this account has it (node(id:)): the
+ * record is named, or an alert says it is not found above the list (empty, unless the record was
+ * deleted and its records stay).
  */
 export function useIdFilter(kind: FilterKind, value: string | null): IdFilter {
   const problem = value ? idProblem(kind, value) : null;
@@ -110,8 +111,10 @@ export function useIdFilter(kind: FilterKind, value: string | null): IdFilter {
   if (!value) return { id: null, blocked: false, note: null };
   if (problem) return { id: null, blocked: true, note: <p className="error" role="alert">{problem}</p> };
   const node = target.data?.node;
+  // Not found: mistyped, another account's, or deleted — whose records stay (a deleted customer's
+  // invoices and payments), so the list is still asked for, under the alert.
   if (target.data && (!node || node.__typename !== TYPENAME[kind])) {
-    return { id, blocked: true, note: <p className="error" role="alert">{`No ${kind} ${value} in this account.`}</p> };
+    return { id, blocked: false, note: <p className="error" role="alert">{`No ${kind} ${value} in this account${kind === 'customer' ? ' (a deleted customer’s records are still listed)' : ''}.`}</p> };
   }
   return {
     id,

@@ -46,14 +46,14 @@ describe('GET/PATCH /v1/account', () => {
     const cases: [unknown, string][] = [
       [{ name: '' }, 'name'],
       [{ name: 'x'.repeat(201) }, 'name'],
-      [{ branding: { accent_color: 'red' } }, 'branding.accent_color'],
-      [{ branding: { accent_color: '#12345' } }, 'branding.accent_color'],
-      [{ branding: { logo: 'data:image/svg+xml;base64,PHN2Zz48c2NyaXB0PmFsZXJ0KDEpPC9zY3JpcHQ+PC9zdmc+' } }, 'branding.logo'],
-      [{ branding: { logo: 'https://example.com/logo.png' } }, 'branding.logo'],
-      [{ branding: { logo: 'data:image/png;base64,/9j/4AAQSkZJRgABAQ==' } }, 'branding.logo'], // JPEG bytes called PNG
-      [{ branding: { logo: 'data:image/gif;base64,R0lGODlhAQABAAAAACw=' } }, 'branding.logo'],
-      [{ branding: { logo: `data:image/png;base64,${Buffer.concat([Buffer.from(PNG.split(',')[1]!, 'base64'), Buffer.alloc(128 * 1024)]).toString('base64')}` } }, 'branding.logo'],
-      [{ branding: { colour: '#123456' } }, 'branding.colour'],
+      [{ branding: { accent_color: 'red' } }, 'branding[accent_color]'],
+      [{ branding: { accent_color: '#12345' } }, 'branding[accent_color]'],
+      [{ branding: { logo: 'data:image/svg+xml;base64,PHN2Zz48c2NyaXB0PmFsZXJ0KDEpPC9zY3JpcHQ+PC9zdmc+' } }, 'branding[logo]'],
+      [{ branding: { logo: 'https://example.com/logo.png' } }, 'branding[logo]'],
+      [{ branding: { logo: 'data:image/png;base64,/9j/4AAQSkZJRgABAQ==' } }, 'branding[logo]'], // JPEG bytes called PNG
+      [{ branding: { logo: 'data:image/gif;base64,R0lGODlhAQABAAAAACw=' } }, 'branding[logo]'],
+      [{ branding: { logo: `data:image/png;base64,${Buffer.concat([Buffer.from(PNG.split(',')[1]!, 'base64'), Buffer.alloc(128 * 1024)]).toString('base64')}` } }, 'branding[logo]'],
+      [{ branding: { colour: '#123456' } }, 'branding[colour]'],
       [{ mode: 'live' }, 'mode'],
     ];
     for (const [body, param] of cases) {
@@ -75,7 +75,7 @@ describe('GraphQL merchant and updateMerchantSettings', () => {
     const ok = await other.gql(M, { input: { name: 'Other Shop', branding: { accentColor: '#AA0000' } } });
     expect(ok.data.updateMerchantSettings).toEqual({ __typename: 'UpdateMerchantSettingsSuccess', merchant: { name: 'Other Shop', branding: { accentColor: '#AA0000', logo: null } } });
     const bad = await other.gql(M, { input: { branding: { accentColor: 'blue' } } });
-    expect(bad.data.updateMerchantSettings).toEqual({ __typename: 'ValidationError', code: 'parameter_invalid', param: 'branding.accentColor' });
+    expect(bad.data.updateMerchantSettings).toEqual({ __typename: 'ValidationError', code: 'parameter_invalid', param: 'branding[accentColor]' });
     const cleared = await other.gql(M, { input: { branding: { accentColor: null } } });
     expect(cleared.data.updateMerchantSettings.merchant.branding.accentColor).toBeNull();
     expect((await api.gql(`{ merchant { name } }`)).data.merchant.name).not.toBe('Other Shop');

@@ -11,8 +11,9 @@ const DAY = 86_400;
 const GOOD = '4242424242424242';
 
 let app: TestApp;
+const logLines: string[] = [];
 beforeAll(async () => {
-  app = await startApp();
+  app = await startApp({}, { logLines });
 });
 afterAll(() => app?.close());
 
@@ -215,14 +216,21 @@ describe('tax rates (REST)', () => {
       [{ display_name: 'X', percentage: -1 }, 'percentage'],
       [{ display_name: '', percentage: 1 }, 'display_name'],
       [{ display_name: 'X', percentage: 1, country: 'FRA' }, 'country'],
+      // Two letters are not enough: an assigned ISO 3166-1 alpha-2 code (ZZ, XX are none; UK is
+      // reserved, the code of the United Kingdom is GB; EU is no country).
+      [{ display_name: 'X', percentage: 1, country: 'ZZ' }, 'country'],
+      [{ display_name: 'X', percentage: 1, country: 'xx' }, 'country'],
+      [{ display_name: 'X', percentage: 1, country: 'UK' }, 'country'],
+      [{ display_name: 'X', percentage: 1, country: 'EU' }, 'country'],
     ] as const) {
       const r = await m.api.post('/v1/tax-rates', body);
       expect(r.status, JSON.stringify(body)).toBe(400);
-      expect(r.body.error.param).toBe(param);
+      expect([r.body.error.code, r.body.error.param]).toEqual(['parameter_invalid', param]);
     }
     expect((await m.api.get(`/v1/tax-rates/${t.id}`)).body).toEqual(t);
     expect((await m.api.get('/v1/tax-rates')).body.data.map((x: any) => x.id)).toEqual([fine.id, t.id]);
     expect((await (await app.merchant()).get(`/v1/tax-rates/${t.id}`)).status).toBe(404);
+    expect((await m.created('/v1/tax-rates', { display_name: 'VAT', percentage: 20, country: 'gb' })).country).toBe('GB');
   });
 
   it('archive (final): listed as archived, refused for new subscriptions, kept by those that have it', async () => {
@@ -278,6 +286,10 @@ describe('subscriptions with quantity, coupon and tax rates', () => {
     const events = await m.eventObjects();
     expect(events.find((e) => e.type === 'subscription.created')!.data.object).toMatchObject({ quantity: 3, discount: { coupon: 'QUARTER' } });
     expect(events.find((e) => e.type === 'invoice.paid')!.data.object).toMatchObject({ discount_amount: 750, tax_amount: 450, total: 2700 });
+    // The draft of invoice.created already shows what it bills (computed as Stripe's drafts are), lines priced.
+    const draft = events.find((e) => e.type === 'invoice.created')!.data.object;
+    expect(draft).toMatchObject({ status: 'draft', subtotal: 3000, discount_amount: 750, coupon_id: 'QUARTER', tax_amount: 450, total: 2700, amount_due: 2700, credit_applied: 0 });
+    expect(draft.lines).toEqual([expect.objectContaining({ discount_amount: 750, tax_amounts: [{ tax_rate: vat.id, amount: 450, inclusive: false }] })]);
 
     // The PDF shows the discount and the tax lines.
     const redirect = await fetch(`${app.url}/v1/invoices/${inv.id}/pdf`, { redirect: 'manual', headers: { authorization: (m.api as unknown as { auth: string }).auth } });
@@ -431,6 +443,118 @@ describe('the upcoming preview equals the real invoice', () => {
   });
 });
 
+// Found by a cold try: a PATCH of default_tax_rates (or a coupon removed, or items added) could
+// make the next renewal larger than one invoice may bill; the renewal job then failed for good and
+// the period was never billed. Every change of price is checked as create and the preview check
+// it (upcoming.ts checkChange), items wait when they do not fit with the taxes, and a renewal that
+// still cannot be invoiced fails visibly and runs again once the price is lowered.
+describe('no change of price can make an invoice larger than one invoice may bill', () => {
+  const MAX = 99_999_999_999;
+
+  it('default_tax_rates on PATCH (REST and GraphQL) and on create are checked like the plan and quantity', async () => {
+    const m = await setup();
+    const vat = await m.created('/v1/tax-rates', { display_name: 'VAT', percentage: 20 });
+    const included = await m.created('/v1/tax-rates', { display_name: 'TVA', percentage: 20, inclusive: true });
+    const big = await m.plan({ name: 'Big', amount: 90_000_000_000 });
+    const sub = await m.subscribe(big.id);
+    await m.events();
+    // 90,000,000,000 + 20 % = 108,000,000,000: refused, nothing written.
+    const r = await m.api.patch(`/v1/subscriptions/${sub.id}`, { default_tax_rates: [vat.id] });
+    expect([r.status, r.body.error?.code, r.body.error?.param], JSON.stringify(r.body)).toEqual([400, 'amount_too_large', 'default_tax_rates']);
+    expect(r.body.error.message).toMatch(/at most 99999999999/);
+    expect((await m.api.get(`/v1/subscriptions/${sub.id}`)).body.default_tax_rates).toEqual([]);
+    expect(await m.events()).toEqual([]);
+    const g = await m.api.gql(
+      `mutation($input: UpdateSubscriptionInput!) { updateSubscription(input: $input) { __typename ... on Error { code message param } } }`,
+      { input: { id: sub.id, defaultTaxRates: [vat.id] } },
+    );
+    expect(g.data.updateSubscription).toMatchObject({ __typename: 'ValidationError', code: 'amount_too_large', param: 'defaultTaxRates' });
+    // An inclusive rate adds nothing to the total: allowed.
+    expect((await m.api.patch(`/v1/subscriptions/${sub.id}`, { default_tax_rates: [included.id] })).status).toBe(200);
+    // Create: the same check, with a trial too (whose first invoice came only at its end).
+    for (const extra of [{ default_tax_rates: [vat.id] }, { default_tax_rates: [vat.id], trial_period_days: 7 }, { quantity: 2, trial_period_days: 7 }]) {
+      const c = await m.api.post('/v1/subscriptions', { customer_id: m.customer.id, plan_id: big.id, ...extra });
+      expect([c.status, c.body.error?.code, c.body.error?.param], JSON.stringify(extra)).toEqual([400, 'amount_too_large', 'plan_id']);
+    }
+    // The quantity with the rate: 45,000,000,000 × 2 × 1.2 does not fit either.
+    const half = await m.plan({ name: 'Half', amount: 45_000_000_000 });
+    const taxed = await m.subscribe(half.id, { default_tax_rates: [vat.id] });
+    const q = await m.api.patch(`/v1/subscriptions/${taxed.id}`, { quantity: 2, proration_behavior: 'none' });
+    expect([q.status, q.body.error?.code, q.body.error?.param]).toEqual([400, 'amount_too_large', 'quantity']);
+  });
+
+  it('removing a discount that made the next renewal fit is refused, by the PATCH and its preview alike', async () => {
+    const m = await setup('2028-03-01T00:00:00.000Z');
+    const vat = await m.created('/v1/tax-rates', { display_name: 'VAT', percentage: 10 });
+    await m.created('/v1/coupons', { id: 'HALF', name: 'Half', percent_off: 50, duration: 'forever' });
+    const p = await m.plan({ name: 'Seats', amount: 45_000_000_000 });
+    const sub = await m.subscribe(p.id, { default_tax_rates: [vat.id], coupon: 'HALF' });
+    // A day before the renewal, a second seat: +1/31 of a seat waits for the renewal, which bills
+    // (90,000,000,000 + 1,451,612,903) × 50 % + 10 % — it fits thanks to the coupon.
+    await m.advance({ to: '2028-03-31T00:00:00.000Z' });
+    const up = await m.api.patch(`/v1/subscriptions/${sub.id}`, { quantity: 2 });
+    expect(up.status, JSON.stringify(up.body)).toBe(200);
+    await m.events();
+    // Without it: 91,451,612,903 + 10 % = 100,596,774,193.
+    const preview = await m.api.get(`/v1/invoices/upcoming?subscription_id=${sub.id}&coupon=`);
+    expect([preview.status, preview.body.error?.code, preview.body.error?.param]).toEqual([400, 'amount_too_large', 'coupon']);
+    const r = await m.api.patch(`/v1/subscriptions/${sub.id}`, { coupon: null });
+    expect([r.status, r.body.error?.code, r.body.error?.param]).toEqual([400, 'amount_too_large', 'coupon']);
+    expect((await m.api.get(`/v1/subscriptions/${sub.id}`)).body.discount).toMatchObject({ coupon: 'HALF' });
+    expect(await m.events()).toEqual([]);
+    // The renewal is made, within the limit.
+    await m.advance({ to: '2028-04-01T00:00:01.000Z' });
+    const renewal = await m.invoice((await m.api.get(`/v1/subscriptions/${sub.id}`)).body.latest_invoice_id);
+    expect(renewal).toMatchObject({ billing_reason: 'subscription_cycle', status: 'paid' });
+    expect(renewal.total).toBeLessThanOrEqual(MAX);
+  });
+
+  it('waiting items that would take a taxed renewal over the limit wait for a later invoice; the renewal is made', async () => {
+    const m = await setup('2028-03-01T00:00:00.000Z');
+    const vat = await m.created('/v1/tax-rates', { display_name: 'VAT', percentage: 20 });
+    const p = await m.plan({ name: 'Big', amount: 50_000_000_000 });
+    const sub = await m.subscribe(p.id, { default_tax_rates: [vat.id] });
+    // 40,000,000,000 fits beside 50,000,000,000 before tax, not with it: (50 + 40) × 1.2 = 108.
+    const item = await m.created('/v1/invoice-items', { customer_id: m.customer.id, amount: 40_000_000_000, currency: 'USD', description: 'Setup' });
+    const small = await m.created('/v1/invoice-items', { customer_id: m.customer.id, amount: 1000, currency: 'USD', description: 'Small' });
+    const preview = (await m.api.get(`/v1/invoices/upcoming?subscription_id=${sub.id}`)).body;
+    expect(preview.lines.map((l: any) => l.description).sort()).toEqual([expect.stringMatching(/^Big /), 'Small']);
+    await m.advance({ to: sub.current_period_end });
+    const renewal = await m.invoice((await m.api.get(`/v1/subscriptions/${sub.id}`)).body.latest_invoice_id);
+    expect(money(renewal)).toEqual(money(preview));
+    expect(renewal).toMatchObject({ billing_reason: 'subscription_cycle', total: 60_000_001_200 });
+    expect((await m.api.get(`/v1/invoice-items/${item.id}`)).body).toMatchObject({ pending: true, invoice_id: null });
+    expect((await m.api.get(`/v1/invoice-items/${small.id}`)).body).toMatchObject({ pending: false, invoice_id: renewal.id });
+  });
+
+  it('a renewal that still cannot be invoiced fails at once, visibly, writes nothing, and runs again once the price is lowered', async () => {
+    const m = await setup('2028-03-01T00:00:00.000Z');
+    const p = await m.plan({ name: 'Seat', amount: 40_000_000_000 });
+    const sub = await m.subscribe(p.id);
+    // A price no request can set any more (as a subscription made before the checks could have).
+    await app.services.db.prisma.subscription.update({ where: { id: sub.id }, data: { quantity: 3 } });
+    await m.advance({ to: at(sub.current_period_end, -60) });
+    await m.events(); // invoice.upcoming
+    const before = logLines.length;
+    await m.advance({ to: at(sub.current_period_end, 60) });
+    const job = await app.services.db.prisma.job.findFirst({ where: { kind: 'subscription.cycle', key: `cycle:${sub.id}:${Date.parse(sub.current_period_end)}` } });
+    expect(job, JSON.stringify(job, (_k, v) => (typeof v === 'bigint' ? String(v) : v))).toMatchObject({ status: 'failed', attempts: 1 });
+    expect(job!.lastError).toMatch(/cannot be invoiced.*at most 99999999999/);
+    const line = logLines.slice(before).map((l) => JSON.parse(l)).find((l) => l.msg === 'subscription renewal cannot be invoiced');
+    expect(line).toMatchObject({ level: 'error', subscription_id: sub.id, period_end: sub.current_period_end, code: 'amount_too_large' });
+    // Nothing of it was written: same status and (ended) period, no invoice, no event.
+    expect((await m.api.get(`/v1/subscriptions/${sub.id}`)).body).toMatchObject({ status: 'active', current_period_end: sub.current_period_end, latest_invoice_id: sub.latest_invoice_id });
+    expect(await m.events()).toEqual([]);
+    // The merchant lowers the quantity: the renewal runs again and bills the period.
+    const fixed = await m.api.patch(`/v1/subscriptions/${sub.id}`, { quantity: 2, proration_behavior: 'none' });
+    expect(fixed.status, JSON.stringify(fixed.body)).toBe(200);
+    await m.advance({ seconds: 60 });
+    const renewed = (await m.api.get(`/v1/subscriptions/${sub.id}`)).body;
+    expect(renewed.current_period_start).toBe(sub.current_period_end);
+    expect(await m.invoice(renewed.latest_invoice_id)).toMatchObject({ billing_reason: 'subscription_cycle', total: 80_000_000_000, status: 'paid' });
+  });
+});
+
 describe('GraphQL', () => {
   const RESULT = `__typename ... on Error { code message param }`;
   async function mutation(client: Client, name: string, input: Record<string, unknown>, selection: string) {
@@ -456,6 +580,8 @@ describe('GraphQL', () => {
 
     const tax = await mutation(api, 'createTaxRate', { displayName: 'GST', percentage: 10, inclusive: false, country: 'AU' }, 'taxRate { id displayName percentage inclusive country }');
     expect(tax.taxRate).toMatchObject({ displayName: 'GST', percentage: 10, inclusive: false, country: 'AU' });
+    const notACountry = await mutation(api, 'createTaxRate', { displayName: 'GST', percentage: 10, country: 'QQ' }, 'taxRate { id }');
+    expect(notACountry).toMatchObject({ __typename: 'ValidationError', code: 'parameter_invalid', param: 'country' });
     const q = await api.gql(
       `query($t: ID!) { coupon(id: "GQL10") { id name } coupons(first: 5) { totalCount edges { node { id } } pageInfo { hasNextPage } }
         taxRate(id: $t) { id percentage } taxRates(first: 5) { totalCount edges { node { id displayName } } } node(id: $t) { id ... on TaxRate { displayName } } }`,

@@ -215,7 +215,7 @@ describe.runIf(available)('the dashboard’s overview and settings in a browser'
     await page.getByLabel('Accent colour').fill('#0a7d4f');
     await page.getByLabel('Logo', { exact: true }).setInputFiles({ name: 'logo.png', mimeType: 'image/png', buffer: Buffer.from('not an image at all') });
     await form.getByRole('button', { name: 'Save name and branding' }).click();
-    await form.getByRole('alert').getByText('Invalid branding.logo: the data is not a PNG image.').waitFor();
+    await form.getByRole('alert').getByText('Invalid branding[logo]: the data is not a PNG image.').waitFor();
     expect((await api.get('/v1/account')).body).toMatchObject({ name: 'Nile Roasters', branding: { accent_color: null, logo: null } });
 
     await page.getByLabel('Logo', { exact: true }).setInputFiles({ name: 'logo.png', mimeType: 'image/png', buffer: PNG });

@@ -45,6 +45,11 @@ describe('GraphQL one-off invoicing', () => {
     expect(bad).toMatchObject({ __typename: 'ValidationError', code: 'parameter_invalid', param: 'quantity' });
     const missing = await mutation('createInvoiceItem', { customerId: 'cus_missing', amount: 100, currency: 'USD', description: 'x' }, `invoiceItem { id }`);
     expect(missing).toMatchObject({ __typename: 'NotFoundError', code: 'resource_missing' });
+    // Messages speak GraphQL's names too (the REST body says days_until_due and collection_method).
+    const notSent = await mutation('createInvoice', { customerId: c.id, currency: 'USD', daysUntilDue: 5 }, `invoice { id }`);
+    expect(notSent).toEqual({ __typename: 'ValidationError', code: 'parameter_invalid', param: 'daysUntilDue', message: 'Invalid daysUntilDue: applies to collectionMethod send_invoice only.' });
+    const rest = await api.post("/v1/invoices", { customer_id: c.id, currency: "USD", days_until_due: 5 });
+    expect(rest.body.error).toMatchObject({ param: 'days_until_due', message: 'Invalid days_until_due: applies to collection_method send_invoice only.' });
 
     // An idempotencyKey: the same item, once.
     const key = `gi-${Math.random()}`;

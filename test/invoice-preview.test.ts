@@ -501,6 +501,9 @@ describe('GraphQL upcomingInvoice', () => {
     expect(bad.errors![0].extensions).toMatchObject({ code: 'parameter_invalid', param: 'quantity' });
     const early = await m.api.gql(Q, { id: s.id, q: 2, d: '2029-01-01T00:00:00Z' });
     expect(early.errors![0].extensions).toMatchObject({ code: 'parameter_invalid', param: 'prorationDate' });
+    // The message names the argument as GraphQL spells it (REST's says proration_date).
+    expect(early.errors![0].message).toMatch(/^Invalid prorationDate: must be in the subscription's current period/);
+    expect(early.errors![0].message).not.toContain('proration_date');
     const missing = await m.api.gql(Q, { id: 'sub_nope' });
     expect(missing.errors![0].extensions).toMatchObject({ code: 'resource_missing', param: 'subscriptionId' });
     const coupon = await m.api.gql(Q, { id: s.id, c: 'NOPE' });

@@ -3,6 +3,7 @@
 // (charge_automatically and send_invoice with its hosted page, e-mail and invoice.overdue),
 // mark-uncollectible, a renewal taking waiting items, credit notes on open and paid invoices
 // (refund, credit balance), numbering and concurrency, and the money reconciling.
+import { extractText, getDocumentProxy } from 'unpdf';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, send, type TestApp } from './helpers/app.ts';
 import { clockMerchant, type ClockMerchant } from './helpers/clock-merchant.ts';
@@ -144,7 +145,21 @@ describe('one-off invoices', () => {
       days_until_due: 14, hosted_invoice_url: null, due_date: null, pre_payment_credit_notes_amount: 0, post_payment_credit_notes_amount: 0,
     });
     expect(r.body.lines.map((l: any) => l.amount)).toEqual([1000, 500]);
-    expect(await m.events()).toEqual(['invoice.created']);
+    // A draft shows what it bills, as Stripe computes a draft's totals (not zeros until finalized):
+    // the credit balance is drawn when it is finalized, so amount_due is the total.
+    const totals = { subtotal: 1500, discount_amount: 0, tax_amount: 0, total: 1500, total_formatted: '$15.00', credit_applied: 0, amount_due: 1500, amount_paid: 0, amount_remaining: 1500 };
+    expect(r.body).toMatchObject(totals);
+    expect((await m.api.get(`/v1/invoices/${r.body.id}`)).body).toMatchObject(totals);
+    const created = await m.eventObjects();
+    expect(created.map((e) => e.type)).toEqual(['invoice.created']);
+    expect(created[0]!.data.object).toMatchObject(totals);
+    const g = await m.api.gql(`query($id: ID!) { invoice(id: $id) { status subtotal total amountDue taxAmount } }`, { id: r.body.id });
+    expect(g.data.invoice).toEqual({ status: 'draft', subtotal: 1500, total: 1500, amountDue: 1500, taxAmount: 0 });
+    // Its PDF too.
+    const redirect = await fetch(`${app.url}/v1/invoices/${r.body.id}/pdf`, { headers: { authorization: m.api.auth }, redirect: 'manual' });
+    const { text } = await extractText(await getDocumentProxy(new Uint8Array(await (await fetch(redirect.headers.get('location')!)).arrayBuffer())), { mergePages: true });
+    expect(text).toMatch(/Subtotal \$15\.00\s+Total \$15\.00\s+Amount paid \$0\.00\s+Amount due \$15\.00/);
+    expect(text).not.toContain('Due date'); // a draft has none yet
     // Nothing waits any more: a second draft has nothing to take.
     expectError(await m.api.post('/v1/invoices', { customer_id: c.id, currency: 'USD' }), 400, 'invoice_no_customer_line_items');
     // /pay and /void refuse a draft.
@@ -326,7 +341,20 @@ describe('credit notes', () => {
     const file = await fetch(location);
     expect(file.status).toBe(200);
     expect(file.headers.get('content-type')).toBe('application/pdf');
-    expect(Buffer.from(await file.arrayBuffer()).subarray(0, 5).toString()).toBe('%PDF-');
+    const bytes = new Uint8Array(await file.arrayBuffer());
+    expect(Buffer.from(bytes.subarray(0, 5)).toString()).toBe('%PDF-');
+    // It speaks of a credit note throughout — title, number, footer — and has no rows that are an
+    // invoice's only (nothing is due on a credit note; it was never "paid on").
+    const { text } = await extractText(await getDocumentProxy(bytes), { mergePages: true });
+    expect(text).toContain(`Credit note number ${r.body.number}`);
+    expect(text).toContain(`Credit note ${r.body.number} Page 1 of 1`);
+    expect(text).toContain(`Invoice ${inv.number}`);
+    expect(text).toMatch(/Invoice period /);
+    expect(text).toMatch(/Total credited \$30\.00/);
+    expect(text).not.toContain('Due date');
+    expect(text).not.toContain('Paid on');
+    expect(text).not.toContain(`Invoice ${r.body.number}`);
+    expect(text).not.toContain('Invoice number');
     expect((await fetch(location.replace(/signature=[^&]+/, `signature=${'A'.repeat(43)}`))).status).toBe(403);
     expectError(await m.api.get('/v1/credit-notes/cn_nope'), 404, 'resource_missing');
   });
@@ -356,8 +384,8 @@ describe('credit notes', () => {
     const credit = await m.api.post('/v1/credit-notes', { invoice_id: inv.id, amount: 2000 });
     expect(credit.body).toMatchObject({ credit_amount: 2000, refund_amount: 0 });
     expectError(await m.api.post('/v1/credit-notes', { invoice_id: inv.id, amount: 3001, credit_amount: 3001 }), 400, 'credit_note_exceeds_invoice', 'amount');
-    expectError(await m.api.post('/v1/credit-notes', { invoice_id: inv.id, lines: [{ invoice_line_id: inv.lines[0].id, amount: 10_001 }] }), 400, 'credit_note_exceeds_invoice', 'lines[0].amount');
-    expectError(await m.api.post('/v1/credit-notes', { invoice_id: inv.id, lines: [{ invoice_line_id: 'il_other', amount: 1 }] }), 400, 'parameter_invalid', 'lines[0].invoice_line_id');
+    expectError(await m.api.post('/v1/credit-notes', { invoice_id: inv.id, lines: [{ invoice_line_id: inv.lines[0].id, amount: 10_001 }] }), 400, 'credit_note_exceeds_invoice', 'lines[0][amount]');
+    expectError(await m.api.post('/v1/credit-notes', { invoice_id: inv.id, lines: [{ invoice_line_id: 'il_other', amount: 1 }] }), 400, 'parameter_invalid', 'lines[0][invoice_line_id]');
     await balanceMatchesLedger(m, c.id);
     expect((await m.api.get(`/v1/customers/${c.id}`)).body.credit_balance).toEqual({ USD: 3000 });
 

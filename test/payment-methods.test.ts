@@ -62,8 +62,8 @@ describe('setup intents', () => {
       [{ customer_id: 'cus_doesnotexist0000000000' }, 404, 'resource_missing', 'customer_id'],
       [{ customer_id: c.id, return_url: 'javascript:alert(1)' }, 400, 'parameter_invalid', 'return_url'],
       [{ customer_id: c.id, return_url: 'ftp://x.example/' }, 400, 'parameter_invalid', 'return_url'],
-      [{ customer_id: c.id, payment_method_types: ['cash'] }, 400, 'parameter_invalid', 'payment_method_types.0'],
-      [{ customer_id: c.id, metadata: { a: 'nul\u0000' } }, 400, 'parameter_invalid', 'metadata.a'],
+      [{ customer_id: c.id, payment_method_types: ['cash'] }, 400, 'parameter_invalid', 'payment_method_types[0]'],
+      [{ customer_id: c.id, metadata: { a: 'nul\u0000' } }, 400, 'parameter_invalid', 'metadata[a]'],
       [{ customer_id: c.id, extra: 1 }, 400, 'parameter_unknown', 'extra'],
     ];
     for (const [body, status, code, param] of cases) {

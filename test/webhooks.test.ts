@@ -81,7 +81,7 @@ describe('webhook endpoints', () => {
       [{ url: 'https://10.0.0.5/hook' }, 'parameter_invalid', 'url'],
       [{ url: 'https://169.254.169.254/latest' }, 'parameter_invalid', 'url'],
       [{ url: 'not a url' }, 'parameter_invalid', 'url'],
-      [{ url: rcv.url, events: ['customer.exploded'] }, 'parameter_invalid', 'events.0'],
+      [{ url: rcv.url, events: ['customer.exploded'] }, 'parameter_invalid', 'events[0]'],
       [{ url: rcv.url, secret: 'mine' }, 'parameter_unknown', 'secret'],
     ] as const) {
       const r = await m.post('/v1/webhook-endpoints', body);

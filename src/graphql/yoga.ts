@@ -12,7 +12,7 @@ import type { GraphQLContext } from './builder.ts';
 import { depthLimitPlugin } from './depth-limit.ts';
 import { documentCachePlugin } from './document-cache.ts';
 import { documentGuardPlugin } from './document-guard.ts';
-import { camelParam } from './errors.ts';
+import { graphqlMessage, graphqlParam } from './errors.ts';
 import { inputGuardPlugin } from './input-guard.ts';
 import { renderGraphiQLPage } from './graphiql.ts';
 import { mutationRateLimitPlugin } from './rate-limit-plugin.ts';
@@ -92,10 +92,10 @@ function maskError(error: unknown, scope: { requestId: string | null; log: Logge
   if (!original || original instanceof GraphQLError) return withCode(error as GraphQLError); // syntax/validation errors
   const app = toAppError(original, (e) => scope.log.warn({ err: e }, 'database refused a value that validation let through'));
   if (app.status !== 500) {
-    return new GraphQLError(app.message, {
+    return new GraphQLError(graphqlMessage(app.message, app.param, schema), {
       nodes: (error as GraphQLError).nodes,
       path: (error as GraphQLError).path,
-      extensions: { code: app.code, type: app.type, param: camelParam(app.param) },
+      extensions: { code: app.code, type: app.type, param: graphqlParam(app.param, schema) },
     });
   }
   scope.log.error({ err: original }, 'unexpected GraphQL resolver error');

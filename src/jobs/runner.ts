@@ -7,7 +7,7 @@ import type { Logger } from '../platform/logger.ts';
 import { inSpan, linkTo, SpanKind, SpanStatusCode, tracingEnabled } from '../platform/tracing.ts';
 import { forMerchant } from '../platform/db/tenant.ts';
 import { billingTime, Clock, readClock } from '../platform/clock.ts';
-import { DeferJob, JOB_COMPLETED, type JobRegistry, type JobRow } from '../platform/jobs.ts';
+import { DeferJob, JOB_COMPLETED, JobCannotRun, type JobRegistry, type JobRow } from '../platform/jobs.ts';
 import {
   claimJobRows,
   countDueJobs,
@@ -110,7 +110,7 @@ async function runJobAlone(
     }
     const delays = def?.retryDelaysMs ?? DEFAULT_RETRIES;
     const message = err instanceof Error ? err.message : String(err);
-    if (def && job.attempts <= delays.length) {
+    if (def && job.attempts <= delays.length && !(err instanceof JobCannotRun)) {
       const runAt = new Date(now.getTime() + delays[job.attempts - 1]!);
       await retryRunningJob(prisma, job.id, runAt, message.slice(0, 2000));
       jlog.warn({ err: message, attempts: job.attempts, retry_at: runAt.toISOString() }, 'job failed; will retry');

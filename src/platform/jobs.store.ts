@@ -271,6 +271,12 @@ export async function retryRunningJob(prisma: PrismaClient, id: bigint, runAt: D
   await prisma.job.updateMany({ where: { id, status: 'running' }, data: { status: 'pending', runAt, lockedUntil: null, lastError } });
 }
 
+/** A job that failed for good, pending again at `runAt` with its attempts reset (jobs.ts rerunFailedJob); how many (0 or 1). */
+export async function rerunFailed(db: Db, job: { kind: string; key: string }, runAt: Date): Promise<number> {
+  const r = await db.job.updateMany({ where: { kind: job.kind, key: job.key, status: 'failed' }, data: { status: 'pending', runAt, attempts: 0, lockedUntil: null } });
+  return r.count;
+}
+
 /** A running job failed for good. */
 export async function failRunningJob(prisma: PrismaClient, id: bigint, lastError: string): Promise<void> {
   await prisma.job.updateMany({ where: { id, status: 'running' }, data: { status: 'failed', lockedUntil: null, lastError } });

@@ -4,7 +4,7 @@ import { Prisma } from '../generated/prisma/client.ts';
 import type { Ctx } from './context.ts';
 import type { Clock } from './clock.ts';
 import { afterCommit, type Db } from './db/tenant.ts';
-import { cancelOpenJobs, cancelPendingJobsByKey, completeRunningJobIn, insertJobs, markJobsDone, type JobRow } from './jobs.store.ts';
+import { cancelOpenJobs, cancelPendingJobsByKey, completeRunningJobIn, insertJobs, markJobsDone, rerunFailed, type JobRow } from './jobs.store.ts';
 import { asRawTx, rawQuery, type RawTx } from './db/raw.ts';
 import { currentTraceparent } from './tracing.ts';
 
@@ -82,6 +82,24 @@ export class DeferJob extends Error {
   ) {
     super(message);
   }
+}
+
+/**
+ * Thrown by a job handler whose work cannot succeed by running it again (a rule refuses it): the
+ * job is marked `failed` at once with the message as `last_error`, without the retries a
+ * transient failure gets. The handler logs what an operator needs to act on it.
+ */
+export class JobCannotRun extends Error {}
+
+/**
+ * Puts a job that failed for good back to run at `runAt` (attempts from zero), in the caller's
+ * transaction: the change that removed the reason it failed (e.g. a subscription's price lowered
+ * after its renewal could not be invoiced). Whether there was one.
+ */
+export async function rerunFailedJob(db: Db, job: { kind: string; key: string }, runAt: Date): Promise<boolean> {
+  const n = await rerunFailed(db, job, runAt);
+  if (n > 0) afterCommit(db, wake);
+  return n > 0;
 }
 
 // In-process wake-up so a worker in this process picks new work at once instead of at its next

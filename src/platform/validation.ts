@@ -18,10 +18,26 @@ function at(input: unknown, path: PropertyKey[]): unknown {
   return v;
 }
 
-function joinPath(path: PropertyKey[], prefix?: string): string | null {
+/**
+ * The one spelling of a parameter's path in an error's `param` and message, on every surface
+ * (docs/conventions.md, "Errors"): Stripe's — the top-level field, then each nested key or index
+ * in brackets: `lines[0][amount]`, `metadata[order_id]`, `customer[email]`. Every `param` naming a
+ * nested field is made here (zod issues, the input text check, the domain's own checks).
+ */
+export function paramPath(path: readonly PropertyKey[], prefix?: string | null): string | null {
   const parts = [...(prefix ? [prefix] : []), ...path.map(String)];
-  return parts.length ? parts.join('.') : null;
+  if (parts.length === 0) return null;
+  return parts[0] + parts.slice(1).map((p) => `[${p}]`).join('');
 }
+
+/** The segments of a param made by paramPath (`lines[0][amount]` → lines, 0, amount). */
+export function paramSegments(param: string): string[] {
+  const m = /^([^[]*)((?:\[[^\]]*\])*)$/.exec(param);
+  if (!m) return [param];
+  return [m[1]!, ...[...m[2]!.matchAll(/\[([^\]]*)\]/g)].map((x) => x[1]!)];
+}
+
+const joinPath = (path: PropertyKey[], prefix?: string) => paramPath(path, prefix);
 
 /** Converts the first zod issue into the documented error (unknown fields first, then missing, then invalid). */
 export function issueToError(issues: z.core.$ZodIssue[], input: unknown, prefix?: string): ValidationError {
@@ -96,15 +112,35 @@ export function amount(min = MIN_AMOUNT) {
     .meta({ description: 'Integer amount in the smallest currency unit.', example: 1000 });
 }
 
-export const metadata = z
+/**
+ * Metadata keys that name a JavaScript object's own machinery. `__proto__` would be dropped by the
+ * parse (it is not an own data key once in an object) and the others could shadow what code reads
+ * from the object: refused (400 parameter_invalid, param `metadata[__proto__]`), never dropped.
+ */
+export const RESERVED_METADATA_KEYS: readonly string[] = ['__proto__', 'constructor', 'prototype'];
+
+const metadataRecord = z
   .record(
     z.string().min(1, { error: 'keys must not be empty' }).max(40, { error: 'keys must be at most 40 characters' }),
     z.string({ error: 'values must be strings' }).max(500, { error: 'values must be at most 500 characters' }),
   )
   .superRefine((v, ctx) => {
     if (Object.keys(v).length > 50) ctx.addIssue({ code: 'custom', message: 'must have at most 50 keys' });
-  })
-  .meta({ description: 'Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).', example: { order_id: '6735' } });
+  });
+
+export const metadata = z
+  .preprocess((v, ctx) => {
+    // Before the record's parse, which would silently leave `__proto__` out.
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
+      const key = RESERVED_METADATA_KEYS.find((k) => Object.prototype.hasOwnProperty.call(v, k));
+      if (key !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: `the key ${key} is reserved`, input: v });
+    }
+    return v;
+  }, metadataRecord)
+  .meta({
+    description: `Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500; the keys ${RESERVED_METADATA_KEYS.join(', ')} are refused).`,
+    example: { order_id: '6735' },
+  }) as unknown as typeof metadataRecord;
 
 export const httpUrl = z
   .string()
@@ -137,7 +173,7 @@ export function hasUnstorableText(v: string): boolean {
 /**
  * The one check every input goes through before anything else (REST path, query and body, GraphQL
  * variables and literals): no string or key may hold NUL or a lone surrogate, and nothing may nest
- * deeper than MAX_INPUT_DEPTH. Throws parameter_invalid naming the dotted parameter. Iterative, so
+ * deeper than MAX_INPUT_DEPTH. Throws parameter_invalid naming the parameter (paramPath's spelling). Iterative, so
  * no input can exhaust the stack.
  */
 export function checkInputText(value: unknown, root: string | null = null): void {
@@ -155,7 +191,7 @@ export function checkInputText(value: unknown, root: string | null = null): void
     const entries = Array.isArray(v) ? v.map((x, i) => [String(i), x] as const) : Object.entries(v);
     for (const [k, x] of entries) {
       if (hasUnstorableText(k)) throw unstorableTextError(path);
-      stack.push([x, path ? `${path}.${k}` : k, depth + 1]);
+      stack.push([x, path ? paramPath([k], path) : k, depth + 1]);
     }
   }
 }

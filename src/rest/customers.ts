@@ -62,7 +62,8 @@ export const customerRoutes = [
     example: { amount: 500, currency: 'USD', description: 'Goodwill credit for the outage of May 3' },
     summary: 'Adjust the customer’s credit balance',
     description:
-      'A positive `amount` gives the customer credit in `currency`, drawn by their invoices before charging; a negative one takes unused credit back (never below 0: 400 `balance_insufficient`). Records `customer.balance_changed`.',
+      'A positive `amount` gives the customer credit in `currency`, drawn by their invoices before charging; a negative one takes unused credit back (never below 0: 400 `balance_insufficient`). Records `customer.balance_changed`.\n\n' +
+      'Limits: one adjustment moves at most 99,999,999,999 either way (the most one payment may charge; above it 400 `amount_too_large`, below −99,999,999,999 400 `parameter_invalid`, param `amount`); `0` is 400 `parameter_invalid`; the balance of a currency never exceeds 999,999,999,999,999 (400 `amount_too_large`, as a wallet balance); `description` is at most 500 characters.',
     params: idParam, body: customers.balanceTransactionCreate,
     response: { status: 201, description: 'The new ledger entry, with the balance after it.', schema: balanceTransactionObject },
     handler: async (ctx, { params, body }) => balance.balanceTransactionToJSON(await balance.createBalanceTransaction(ctx, params.id, body)),

@@ -194,6 +194,8 @@ export interface paths {
         /**
          * Adjust the customer’s credit balance
          * @description A positive `amount` gives the customer credit in `currency`, drawn by their invoices before charging; a negative one takes unused credit back (never below 0: 400 `balance_insufficient`). Records `customer.balance_changed`.
+         *
+         *     Limits: one adjustment moves at most 99,999,999,999 either way (the most one payment may charge; above it 400 `amount_too_large`, below −99,999,999,999 400 `parameter_invalid`, param `amount`); `0` is 400 `parameter_invalid`; the balance of a currency never exceeds 999,999,999,999,999 (400 `amount_too_large`, as a wallet balance); `description` is at most 500 characters.
          */
         post: operations["createCustomerBalanceTransaction"];
         delete?: never;
@@ -4410,7 +4412,7 @@ export interface operations {
                      */
                     max_redemptions?: number;
                     /**
-                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).
+                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500; the keys __proto__, constructor, prototype are refused).
                      * @example {
                      *       "order_id": "6735"
                      *     }
@@ -6262,7 +6264,7 @@ export interface operations {
                     /** @description Language of the customer’s e-mails and hosted pages (an invoice’s checkout, the portal) when no more specific one is given (a payment’s `checkout.locale`, a portal session’s `locale`): en or fr; null means en. */
                     locale?: ("en" | "fr") | null;
                     /**
-                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).
+                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500; the keys __proto__, constructor, prototype are refused).
                      * @example {
                      *       "order_id": "6735"
                      *     }
@@ -7356,7 +7358,7 @@ export interface operations {
                  */
                 "application/json": {
                     /**
-                     * @description Added to the credit balance (smallest currency unit): > 0 gives the customer credit, < 0 takes unused credit back (never below 0).
+                     * @description Added to the credit balance (smallest currency unit): > 0 gives the customer credit, < 0 takes unused credit back (never below 0). Not 0; at most 99,999,999,999 either way per adjustment; the balance never exceeds 999,999,999,999,999.
                      * @example 500
                      */
                     amount: number;
@@ -12485,7 +12487,7 @@ export interface operations {
                      */
                     customer_id?: string;
                     /**
-                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).
+                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500; the keys __proto__, constructor, prototype are refused).
                      * @example {
                      *       "order_id": "6735"
                      *     }
@@ -13142,7 +13144,7 @@ export interface operations {
                      */
                     interval_count?: number;
                     /**
-                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).
+                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500; the keys __proto__, constructor, prototype are refused).
                      * @example {
                      *       "order_id": "6735"
                      *     }
@@ -13972,7 +13974,7 @@ export interface operations {
                      */
                     amount?: number;
                     /**
-                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).
+                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500; the keys __proto__, constructor, prototype are refused).
                      * @example {
                      *       "order_id": "6735"
                      *     }
@@ -14367,7 +14369,7 @@ export interface operations {
                     /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
                     customer_id: string;
                     /**
-                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).
+                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500; the keys __proto__, constructor, prototype are refused).
                      * @example {
                      *       "order_id": "6735"
                      *     }
@@ -14982,7 +14984,7 @@ export interface operations {
                     /** @description Tax rate ids applied to every line of its invoices (at most 5). */
                     default_tax_rates?: string[];
                     /**
-                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).
+                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500; the keys __proto__, constructor, prototype are refused).
                      * @example {
                      *       "order_id": "6735"
                      *     }
@@ -16875,7 +16877,10 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @example FR */
+                    /**
+                     * @description An assigned ISO 3166-1 alpha-2 country code, any case; returned upper-case.
+                     * @example FR
+                     */
                     country?: string;
                     /** @example VAT */
                     display_name: string;
@@ -16884,7 +16889,7 @@ export interface operations {
                     /** @example FR */
                     jurisdiction?: string;
                     /**
-                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).
+                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500; the keys __proto__, constructor, prototype are refused).
                      * @example {
                      *       "order_id": "6735"
                      *     }
@@ -18966,7 +18971,7 @@ export interface operations {
                     /** @example cus_cbLY0g95rEQ0IS9nuTaJZz */
                     customer_id: string;
                     /**
-                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).
+                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500; the keys __proto__, constructor, prototype are refused).
                      * @example {
                      *       "order_id": "6735"
                      *     }
@@ -19608,7 +19613,7 @@ export interface operations {
                      */
                     expires_at?: string;
                     /**
-                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).
+                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500; the keys __proto__, constructor, prototype are refused).
                      * @example {
                      *       "order_id": "6735"
                      *     }
@@ -19895,7 +19900,7 @@ export interface operations {
                      */
                     description: string;
                     /**
-                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500).
+                     * @description Up to 50 string key-value pairs (keys ≤ 40 characters, values ≤ 500; the keys __proto__, constructor, prototype are refused).
                      * @example {
                      *       "order_id": "6735"
                      *     }

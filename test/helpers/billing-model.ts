@@ -144,9 +144,8 @@ export function scenario(seed: number, opts: { steps?: [number, number]; wallet?
       action = change;
     } else if (roll < 0.6) {
       // Now and then an item so large that the next invoice has no room for another (it waits for
-      // the one after: the item budget) — only without exclusive taxes, which would push such an
-      // invoice's total past what one payment may charge (docs/billing.md, "Previews").
-      const huge = opts.hugeItems !== false && taxes.every((t) => t.inclusive) && r.chance(0.35);
+      // the one after: the item budget, counted with the invoice's exclusive taxes).
+      const huge = opts.hugeItems !== false && r.chance(0.35);
       action = { kind: 'item', amount: huge ? r.int(Math.floor(MAX_AMOUNT * 0.55), Math.floor(MAX_AMOUNT * 0.9)) : r.int(1, Math.floor(hi / 2)), description: `Extra ${i}` };
     }
     else if (roll < 0.7) action = { kind: 'credit', amount: r.int(1, hi) };
@@ -308,10 +307,14 @@ export class BillingModel {
     const billed = [...lines, ...waiting].reduce((s, l) => s + l.amount, 0n);
     let room = BigInt(MAX_AMOUNT) - (billed > 0n ? billed : 0n);
     const taken: MLine[] = [];
+    // An item fits when the amounts stay under the maximum and, with exclusive taxes, so does the
+    // invoice's total with its taxes before any discount (docs/billing.md, "One-off invoices").
+    const taxedTotal = (extra: bigint) => priceInvoice([...lines, ...waiting, ...taken, { amount: extra }], null, this.rates).total;
+    const exclusive = this.rates.some((r) => !r.inclusive);
     if (takeWaiting) {
       const left: MItem[] = [];
       for (const i of this.items) {
-        if (i.amount <= room) {
+        if (i.amount <= room && (!exclusive || taxedTotal(i.amount) <= BigInt(MAX_AMOUNT))) {
           room -= i.amount;
           taken.push({ id: null, description: i.description, periodStart: i.createdAt, periodEnd: i.createdAt, amount: i.amount, proration: false, quantity: null, unitAmount: null, taxable: true, createdAt: i.createdAt });
         } else left.push(i);

@@ -124,10 +124,10 @@ describe('renderInvoicePdf', () => {
     expect(plain).not.toContain('Paid from wallet');
   });
 
-  it('shows paid date and an em dash for a missing due date', async () => {
+  it('shows the paid date, and no due date row when there is none (a draft, a credit note)', async () => {
     const text = await pdfText(await renderInvoicePdf(invoice({ status: 'paid', dueDate: null, paidAt: d('2027-02-01T23:59:59Z'), amountPaid: 1234n, amountDue: 0n })));
     expect(text).toContain('Status Paid');
-    expect(text).toContain('Due date —');
+    expect(text).not.toContain('Due date');
     expect(text).toContain('Paid on Feb 1, 2027');
     expect(text).toMatch(/Amount due \$0\.00/);
   });

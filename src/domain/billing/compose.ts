@@ -9,7 +9,7 @@ import { ValidationError } from '../../platform/errors.ts';
 import { MAX_AMOUNT } from '../../platform/money.ts';
 import { drawable } from '../customers/balance.ts';
 import { pricingCoupon } from '../pricing/coupons.ts';
-import { priceInvoice, type LineTax, type PricingCoupon, type PricingTaxRate } from '../pricing/rules.ts';
+import { priceInvoice, type LineTax, type PricingCoupon, type PricingLine, type PricingTaxRate } from '../pricing/rules.ts';
 
 /** A line of an invoice (stored, waiting, or not made yet: `id` null). */
 export interface DraftLine {
@@ -64,13 +64,42 @@ export function itemBudget(billed: bigint): bigint {
   return BigInt(MAX_AMOUNT) - (billed > 0n ? billed : 0n);
 }
 
-/** The oldest items (in the order given) that fit under `budget` one after the other; the rest keep waiting. */
-export function fitItems<T extends { amount: bigint }>(items: readonly T[], budget: bigint): { taken: T[]; left: T[] } {
-  let room = budget;
+/**
+ * The most `lines` can bill: their total with their exclusive taxes and no discount (a discount
+ * only lowers a total, and it may end or be removed before the invoice is made).
+ */
+export function undiscountedTotal(lines: readonly PricingLine[], taxRates: readonly PricingTaxRate[]): bigint {
+  return priceInvoice(lines, null, taxRates).total;
+}
+
+/**
+ * A subscription's plan line — plan × quantity with its exclusive taxes, no discount — must fit one
+ * invoice on its own: every renewal bills it, after any discount has ended. Checked when a
+ * subscription is made and by every change of its price (upcoming.ts checkChange): 400
+ * amount_too_large naming `param`, before anything is written.
+ */
+export function checkPlanFits(unitAmount: bigint, quantity: number, taxRates: readonly PricingTaxRate[], param: string | null): void {
+  checkInvoiceTotal(undiscountedTotal([{ amount: unitAmount * BigInt(quantity) }], taxRates), param);
+}
+
+/**
+ * The oldest items (in the order given) that fit on an invoice that already bills `billed`, one
+ * after the other; the rest keep waiting. An item fits when the lines' amounts stay under the most
+ * one invoice may bill (itemBudget) and — with exclusive tax rates, which add to the total — the
+ * invoice's undiscounted total with its taxes does too, so waiting items can never make an invoice
+ * that cannot be written (docs/billing.md, "Amounts").
+ */
+export function fitItems<T extends { amount: bigint }>(
+  items: readonly T[],
+  billed: readonly PricingLine[] = [],
+  taxRates: readonly PricingTaxRate[] = [],
+): { taken: T[]; left: T[] } {
+  let room = itemBudget(billed.reduce((s, l) => s + l.amount, 0n));
+  const taxed = taxRates.some((r) => !r.inclusive);
   const taken: T[] = [];
   const left: T[] = [];
   for (const i of items) {
-    if (i.amount <= room) {
+    if (i.amount <= room && (!taxed || undiscountedTotal([...billed, ...taken, i], taxRates) <= BigInt(MAX_AMOUNT))) {
       room -= i.amount;
       taken.push(i);
     } else left.push(i);
@@ -199,8 +228,7 @@ export function composeSubscriptionInvoice(a: {
   creditBalance: bigint;
   walletBalance: bigint;
 }): SubscriptionInvoice {
-  const billed = [...a.newLines, ...a.pending].reduce((s, l) => s + l.amount, 0n);
-  const { taken, left } = fitItems(a.items, itemBudget(billed));
+  const { taken, left } = fitItems(a.items, [...a.newLines, ...a.pending], a.pricing.taxRates);
   const lines = [...a.newLines, ...a.pending, ...taken].sort(compareLines);
   const composed = composeInvoice(lines, a.pricing, a.subscriptionCouponId);
   return { ...composed, ...drawsOf(composed.due, a.creditBalance, a.walletBalance), itemsTaken: taken, itemsLeft: left };

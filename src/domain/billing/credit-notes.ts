@@ -20,7 +20,7 @@ import { NotFoundError, StateError, ValidationError } from '../../platform/error
 import { newId } from '../../platform/ids.ts';
 import { formatMoney } from '../../platform/money.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
-import { parse } from '../../platform/validation.ts';
+import { paramPath, parse } from '../../platform/validation.ts';
 import { cancelJobs } from '../../platform/jobs.ts';
 import { clockNow } from '../../platform/clock.ts';
 import { recordEvent } from '../events/index.ts';
@@ -127,10 +127,12 @@ export async function createCreditNote(ctx: Ctx, input: CreditNoteCreateInput): 
       }
       lines = data.lines.map((l, i) => {
         const line = inv.lines.find((x) => x.id === l.invoice_line_id);
-        if (!line) throw new ValidationError('parameter_invalid', `Invalid lines[${i}].invoice_line_id: ${l.invoice_line_id} is not a line of invoice ${inv.id}.`, `lines[${i}].invoice_line_id`);
+        const lineParam = paramPath(['lines', i, 'invoice_line_id'])!;
+        if (!line) throw new ValidationError('parameter_invalid', `Invalid ${lineParam}: ${l.invoice_line_id} is not a line of invoice ${inv.id}.`, lineParam);
         const left = line.amount - (credited.get(line.id) ?? 0n);
         if (BigInt(l.amount) > left) {
-          throw tooMuch(`lines[${i}].amount ${l.amount} exceeds what is left to credit of line ${line.id} (${left > 0n ? left : 0n}).`, `lines[${i}].amount`);
+          const amountParam = paramPath(['lines', i, 'amount'])!;
+          throw tooMuch(`${amountParam} ${l.amount} exceeds what is left to credit of line ${line.id} (${left > 0n ? left : 0n}).`, amountParam);
         }
         return { invoice_line_id: line.id, description: line.description, amount: l.amount };
       });
@@ -282,6 +284,7 @@ export async function creditNotePdfData(ctx: Ctx, id: string): Promise<InvoicePd
     document: {
       title: 'Credit note',
       numberLabel: 'Credit note number',
+      periodLabel: 'Invoice period',
       facts: [['Invoice', inv.number ?? inv.id], ...(n.reason ? [['Reason', n.reason.replaceAll('_', ' ')] as [string, string]] : [])],
       totals,
     },

@@ -15,6 +15,7 @@ import { parse } from '../../platform/validation.ts';
 import { clockNow } from '../../platform/clock.ts';
 import * as store from './store.ts';
 import { fitItems, type ItemLine } from './compose.ts';
+import type { PricingLine, PricingTaxRate } from '../pricing/rules.ts';
 import { invoiceItemCreate, type InvoiceItemCreateInput, type InvoiceItemListQuery } from './invoicing-schema.ts';
 
 export function invoiceItemToJSON(i: PendingInvoiceItem) {
@@ -119,22 +120,23 @@ export async function deleteInvoiceItem(ctx: Ctx, id: string): Promise<PendingIn
 /**
  * Puts every item of the invoice's customer waiting in the invoice's currency on the invoice (a
  * draft being made, in the caller's transaction): one line each, in the order they were created.
- * With `budget` (a subscription's invoice: what its other lines leave under the most one invoice may
- * bill), only the oldest items that fit are taken; the rest keep waiting, so a merchant's items can
- * never make a renewal fail. Returns the items taken.
+ * With `fit` (a subscription's invoice: its other lines and its tax rates), only the oldest items
+ * that fit under the most one invoice may bill are taken (compose.ts fitItems, with the lines'
+ * exclusive taxes); the rest keep waiting, so a merchant's items can never make a renewal fail.
+ * Returns the items taken.
  */
 export async function collectWaitingItems(
   ctx: Ctx,
   tx: TenantTx,
   inv: { id: string; customerId: string; currency: string; subscriptionId: string | null; periodStart: Date; periodEnd: Date },
   _now: Date,
-  opts: { budget?: bigint } = {},
+  opts: { fit?: { billed: readonly PricingLine[]; taxRates: readonly PricingTaxRate[] } } = {},
 ): Promise<PendingInvoiceItem[]> {
   const q = rawQuery(tx);
   let items = await store.takeWaitingItems(q, ctx.merchant.id, inv.customerId, inv.currency, inv.id);
-  if (opts.budget !== undefined) {
+  if (opts.fit) {
     // The oldest that fit (compose.ts fitItems, the previews' rule); the rest keep waiting.
-    const { taken, left } = fitItems(items, opts.budget);
+    const { taken, left } = fitItems(items, opts.fit.billed, opts.fit.taxRates);
     if (left.length) await store.releaseItems(q, ctx.merchant.id, left.map((i) => i.id));
     items = taken;
   }

@@ -38,7 +38,6 @@ import {
   checkInvoiceTotal,
   composeInvoice,
   discountActive,
-  itemBudget,
   NO_PRICING,
   pricingAt,
   type Composition,
@@ -218,6 +217,32 @@ export async function invoicePricing(
   return pricingAt(sub, at, coupon, taxRates);
 }
 
+/**
+ * A draft with the totals it will bill (Stripe computes a draft's subtotal, discount, tax and total
+ * as its lines change): its lines priced by `composed` (composeInvoice, the one function finalize
+ * and the previews use), `amount_due` its total (0 below zero) — the credit balance and the wallet
+ * are drawn when it is finalised.
+ */
+export function withDraftTotals(inv: InvoiceWithLines, composed: Composition): InvoiceWithLines {
+  return {
+    ...inv,
+    ...draftTotals(composed),
+    lines: inv.lines.map((l, i) => ({ ...l, discountAmount: composed.lines[i]!.discountAmount, taxAmounts: composed.lines[i]!.taxAmounts as unknown as Prisma.JsonValue })),
+  };
+}
+
+/** A draft's stored totals (withDraftTotals). */
+export function draftTotals(composed: Composition) {
+  return {
+    subtotal: composed.subtotal,
+    discountAmount: composed.discountAmount,
+    couponId: composed.couponId,
+    taxAmount: composed.taxAmount,
+    total: composed.total,
+    amountDue: composed.due,
+  };
+}
+
 /** Why a charge of an invoice failed: the invoice's `last_payment_error`. */
 export interface PaymentError {
   code: string;
@@ -372,16 +397,21 @@ export async function issueInvoice(ctx: Ctx, tx: TenantTx, a: IssueArgs): Promis
       })),
     );
   }
+  const pricing = await invoicePricing(ctx, tx, a.subscription, now);
   if (a.takePending) {
-    const waiting = (await store.sumPendingLines(tx, a.subscription.id)) ?? 0n;
+    const waiting = await store.listPendingLines(tx, a.subscription.id);
     await store.attachPendingLines(tx, a.subscription.id, draft.id);
     // The customer's one-off items waiting in this currency go on it too (invoice-items.ts), as
-    // many as fit under the most one invoice may bill (compose.ts, the previews' rule).
-    await collectWaitingItems(ctx, tx, draft, now, { budget: itemBudget(a.lines.reduce((s, l) => s + l.amount, 0n) + waiting) });
+    // many as fit under the most one invoice may bill with its taxes (compose.ts, the previews' rule).
+    await collectWaitingItems(ctx, tx, draft, now, { fit: { billed: [...a.lines, ...waiting], taxRates: pricing.taxRates } });
   }
   const created = await getInvoice(ctx, draft.id, tx);
-  await recordEvent(tx, ctx, 'invoice.created', json(ctx, created));
-  const { invoice, discountEnded } = await finalize(ctx, tx, created, a.subscription, now);
+  // The draft's totals are what it bills (as Stripe computes a draft's): the lines as the invoice
+  // lists them, priced and totalled by the previews' function (compose.ts). The draft lives only
+  // inside this transaction, so its event carries them and finalize writes them.
+  const composed = composeInvoice(created.lines, pricing, a.subscription.couponId);
+  await recordEvent(tx, ctx, 'invoice.created', json(ctx, withDraftTotals(created, composed)));
+  const { invoice, discountEnded } = await finalize(ctx, tx, created, composed, a.subscription, now);
   if (invoice.status === 'open') {
     // The caller charges it right after this transaction commits; should its process die first,
     // this job makes the first attempt instead (a no-op once it was made).
@@ -400,10 +430,14 @@ export async function issueInvoice(ctx: Ctx, tx: TenantTx, a: IssueArgs): Promis
  * draft → open (or paid when nothing is due): totals, the number, the wallet draw. A total below
  * zero (credits larger than the charges) is carried to the next invoice as a credit line.
  */
-async function finalize(ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines, sub: Subscription, now: Date): Promise<{ invoice: InvoiceWithLines; discountEnded: boolean }> {
-  // The lines as the invoice lists them, priced and totalled by the previews' function (compose.ts).
-  const pricing = await invoicePricing(ctx, tx, sub, now);
-  const composed = composeInvoice(inv.lines, pricing, sub.couponId);
+async function finalize(
+  ctx: Ctx,
+  tx: TenantTx,
+  inv: InvoiceWithLines,
+  composed: Composition,
+  sub: Subscription,
+  now: Date,
+): Promise<{ invoice: InvoiceWithLines; discountEnded: boolean }> {
   for (const [i, l] of inv.lines.entries()) {
     const p = composed.lines[i]!;
     if (p.discountAmount !== 0n || p.taxAmounts.length > 0) {

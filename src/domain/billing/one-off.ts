@@ -23,6 +23,7 @@ import {
   chargeJobKeys,
   checkInvoiceTotal,
   CHARGE_RECOVERY_MS,
+  draftTotals,
   getInvoice,
   hostedInvoiceUrl,
   INVOICE_CHARGE_JOB,
@@ -33,6 +34,7 @@ import {
   type InvoiceWithLines,
 } from './invoices.ts';
 import { collectWaitingItems } from './invoice-items.ts';
+import { composeInvoice, NO_PRICING } from './compose.ts';
 import * as store from './store.ts';
 import { invoiceCreate, type InvoiceCreateInput } from './invoicing-schema.ts';
 
@@ -80,9 +82,13 @@ export async function createInvoice(ctx: Ctx, input: InvoiceCreateInput): Promis
     }
     // Its period: from the oldest item to the newest (a one-off charge's moment).
     const times = items.map((i) => i.createdAt.getTime());
-    await store.updateInvoice(tx, draft.id, { periodStart: new Date(Math.min(...times)), periodEnd: new Date(Math.max(...times)) });
+    const lines = (await getInvoice(ctx, draft.id, tx)).lines;
+    // A draft shows what it bills (as Stripe's): its totals by the one compose function
+    // finalization uses (one-off invoices carry no discount or tax rates).
+    const composed = composeInvoice(lines, NO_PRICING, null);
+    checkInvoiceTotal(composed.total, 'customer_id');
+    await store.updateInvoice(tx, draft.id, { periodStart: new Date(Math.min(...times)), periodEnd: new Date(Math.max(...times)), ...draftTotals(composed) });
     const created = await getInvoice(ctx, draft.id, tx);
-    checkInvoiceTotal(created.lines.reduce((s, l) => s + l.amount, 0n), 'customer_id');
     await recordEvent(tx, ctx, 'invoice.created', json(ctx, created));
     return created;
   });
@@ -116,11 +122,11 @@ export async function finalizeInvoice(ctx: Ctx, id: string): Promise<InvoiceWith
 
 async function finalizeDraft(ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines): Promise<InvoiceWithLines> {
   const now = await clockNow({ ...ctx, db: tx });
-  const subtotal = inv.lines.reduce((s, l) => s + l.amount, 0n);
-  checkInvoiceTotal(subtotal);
+  // The draft's totals, computed again by the same function from the same lines.
+  const { subtotal, total, due } = composeInvoice(inv.lines, NO_PRICING, null);
+  checkInvoiceTotal(total);
   const rows = await store.nextInvoiceSeq(rawQuery(tx), ctx.merchant.id);
   const number = invoiceNumber(Number(rows[0]!.seq));
-  const due = subtotal > 0n ? subtotal : 0n;
   const credit = await drawCredit(ctx, tx, { customerId: inv.customerId, currency: inv.currency, due, invoiceId: inv.id, description: `Invoice ${number}` });
   const amountDue = due - credit;
   const paid = amountDue === 0n;
@@ -129,7 +135,7 @@ async function finalizeDraft(ctx: Ctx, tx: TenantTx, inv: InvoiceWithLines): Pro
     number,
     status: paid ? 'paid' : 'open',
     subtotal,
-    total: subtotal,
+    total,
     creditApplied: credit,
     amountDue,
     finalizedAt: now,

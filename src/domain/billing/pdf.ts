@@ -49,7 +49,7 @@ export interface InvoicePdfData {
   dueDate: Date | null;
   paidAt: Date | null;
   /** A credit note's PDF (credit-notes.ts): its title, number label, extra facts and totals instead of the invoice's. */
-  document?: { title: string; numberLabel: string; facts: [string, string][]; totals: [string, bigint, boolean][] };
+  document?: { title: string; numberLabel: string; facts: [string, string][]; totals: [string, bigint, boolean][]; periodLabel?: string };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -183,7 +183,7 @@ export async function renderInvoicePdf(d: InvoicePdfData): Promise<Buffer> {
     let y = drawHeader(doc, d, merchant, number);
     y = drawLineTable(doc, rows, y);
     drawTotals(doc, totals, y);
-    drawFooters(doc, number);
+    drawFooters(doc, d.document?.title ?? 'Invoice', number);
   } catch (err) {
     doc.end();
     await done.catch(() => undefined);
@@ -241,10 +241,11 @@ function drawHeader(doc: Doc, d: InvoicePdfData, merchant: string, number: strin
     ['Status', capitalize(pdfSafe(d.status, 40))],
     ...(d.document?.facts ?? []).map(([label, value]): [string, string] => [label, pdfSafe(value, 200)]),
     ['Issue date', fmtDate(d.createdAt)],
-    ['Due date', fmtDate(d.dueDate)],
   ];
+  // Rows that do not apply are left out (a credit note is due nothing; a draft has no due date yet).
+  if (d.dueDate) facts.push(['Due date', fmtDate(d.dueDate)]);
   if (d.paidAt) facts.push(['Paid on', fmtDate(d.paidAt)]);
-  facts.push(['Period', fmtPeriod(d.periodStart, d.periodEnd)]);
+  facts.push([d.document?.periodLabel ?? 'Period', fmtPeriod(d.periodStart, d.periodEnd)]);
   const labelX = M + billW + 20;
   const labelW = 85;
   const valueX = labelX + labelW + 5;
@@ -332,7 +333,8 @@ function drawTotals(doc: Doc, totals: [string, string, boolean][], y0: number): 
   }
 }
 
-function drawFooters(doc: Doc, number: string): void {
+/** "Invoice INV-000042" (or "Credit note CN-000001") and "Page 1 of 2" at the bottom of every page. */
+function drawFooters(doc: Doc, title: string, number: string): void {
   const range = doc.bufferedPageRange();
   for (let i = 0; i < range.count; i++) {
     doc.switchToPage(range.start + i);
@@ -341,7 +343,7 @@ function drawFooters(doc: Doc, number: string): void {
     doc.page.margins.bottom = 0;
     const y = PAGE.height - M - 10;
     const label = number.length > 50 ? `${number.slice(0, 49)}…` : number;
-    text(doc, `Invoice ${label}`, M, y, { size: 8, color: MUTED, width: CONTENT_W * 0.75, lineBreak: false });
+    text(doc, `${title} ${label}`, M, y, { size: 8, color: MUTED, width: CONTENT_W * 0.75, lineBreak: false });
     text(doc, `Page ${i + 1} of ${range.count}`, M + CONTENT_W * 0.75, y, { size: 8, color: MUTED, width: CONTENT_W * 0.25, align: 'right', lineBreak: false });
     doc.page.margins.bottom = bottom;
   }

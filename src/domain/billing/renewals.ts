@@ -30,6 +30,7 @@ import type { Customer, InvoiceItem, Payment, PaymentMethod, Plan, Subscription 
 import type { Ctx } from '../../platform/context.ts';
 import { inRawTransaction, rawQuery } from '../../platform/db/raw.ts';
 import { newId } from '../../platform/ids.ts';
+import { MAX_AMOUNT } from '../../platform/money.ts';
 import { Clock } from '../../platform/clock.ts';
 import { cancelWaitingJobs, enqueueJobs, finishClaimedJobs, type NewJob } from '../../platform/jobs.ts';
 import type { ChargeResult } from '../../platform/processor.ts';
@@ -143,6 +144,9 @@ async function issue(ctx: Ctx, due: DueRenewal[]): Promise<{ issued: Issued[]; r
       if (pending.has(sub.id) || sub.applyWalletBalance || balances.has(`${customer.id}:${plan.currency}`) || waiting.has(`${customer.id}:${plan.currency}`)) break;
       // A discount or taxes to price: the one-by-one path's finalize prices them.
       if (sub.couponId || sub.defaultTaxRates.length > 0) break;
+      // More than one invoice may bill (a price no request can set): the one-by-one path refuses
+      // it visibly (subscriptions.ts renewOrCannot).
+      if (plan.amount * BigInt(sub.quantity) > BigInt(MAX_AMOUNT)) break;
       const method = await chooseMethod(customer.id, sub.paymentMethodId ? methods.get(sub.paymentMethodId) : null, () =>
         customer.defaultPaymentMethodId ? methods.get(customer.defaultPaymentMethodId) : null,
       );
@@ -193,14 +197,15 @@ async function issue(ctx: Ctx, due: DueRenewal[]): Promise<{ issued: Issued[]; r
         billingReason: 'subscription_cycle',
         billingKey: periodKey(sub, n),
         currency: plan.currency,
-        subtotal: 0n,
+        // A draft shows what it bills (no discount, tax or waiting line in a batched renewal).
+        subtotal: l.amount,
         discountAmount: 0n,
         couponId: null,
         taxAmount: 0n,
-        total: 0n,
+        total: l.amount,
         amountFromWallet: 0n,
         creditApplied: 0n,
-        amountDue: 0n,
+        amountDue: l.amount,
         amountPaid: 0n,
         attemptCount: 0,
         nextPaymentAttempt: null,

@@ -13,7 +13,7 @@
 // subscription's row lock, that its moment is still current (the period end, the trial end, the
 // resume time): run twice or in two processes at once, the second run finds the work done. One
 // invoice per (subscription, billing key) is enforced by a unique index besides.
-import type { Plan, Prisma, Subscription } from '../../generated/prisma/client.ts';
+import type { Coupon, Plan, Prisma, Subscription } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
 import { rawQuery, lockRow } from '../../platform/db/raw.ts';
 import { inTransaction, type Db, type TenantTx } from '../../platform/db/tenant.ts';
@@ -22,7 +22,7 @@ import { NotFoundError, StateError, ValidationError } from '../../platform/error
 import { newId } from '../../platform/ids.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { parse } from '../../platform/validation.ts';
-import { cancelJobs, completeRunningJob, DeferJob, enqueueJob, enqueueJobs, type NewJob } from '../../platform/jobs.ts';
+import { cancelJobs, completeRunningJob, DeferJob, enqueueJob, enqueueJobs, JobCannotRun, rerunFailedJob, type NewJob } from '../../platform/jobs.ts';
 import { Clock, clockNow } from '../../platform/clock.ts';
 import { recordEvent, previousAttributes } from '../events/index.ts';
 import { invoiceHooks } from './hooks.ts';
@@ -38,12 +38,13 @@ import {
 } from './invoices.ts';
 import { periodAt, type Interval } from './periods.ts';
 import { redeemCoupon } from '../pricing/coupons.ts';
-import { checkTaxRates } from '../pricing/tax-rates.ts';
+import { checkTaxRates, taxRatesForPricing } from '../pricing/tax-rates.ts';
 import { MAX_TRIAL_DAYS, subscribablePlan } from './plans.ts';
 import { addCredit } from '../customers/balance.ts';
 import * as store from './store.ts';
 import { discountColumns, NO_DISCOUNT, planChange, planLine } from './changes.ts';
-import { prorationTime, renewsAt, upcomingInvoice } from './upcoming.ts';
+import { checkPlanFits } from './compose.ts';
+import { amountParam, checkChange, loadBillingState, prorationTime, renewsAt, upcomingInvoice } from './upcoming.ts';
 import {
   subscriptionCancel,
   subscriptionCreate,
@@ -251,6 +252,8 @@ export async function createSubscription(ctx: Ctx, input: SubscriptionCreateInpu
     }
     const interval = plan.interval as Interval;
     const taxRates = data.default_tax_rates ? await checkTaxRates(ctx, tx, data.default_tax_rates) : [];
+    // Its plan line with its taxes must fit one invoice (every invoice bills it: compose.ts checkPlanFits).
+    checkPlanFits(plan.amount, data.quantity ?? 1, await taxRatesForPricing(tx, taxRates), 'plan_id');
     const coupon = data.coupon ? await redeemCoupon(ctx, tx, data.coupon, plan.currency, now) : null;
     const base = {
       id: subscriptionId,
@@ -422,7 +425,7 @@ invoiceHooks.failed = async (ctx, tx, inv, { exhausted }) => {
  * otherwise moves to the next period and invoices it (not while paused or unpaid), then charges.
  */
 export async function cycleSubscription(ctx: Ctx, id: string, periodEnd: number): Promise<void> {
-  const charge = await inTransaction(ctx.db, async (tx) => {
+  const charge = await renewOrCannot(ctx, id, periodEnd, () => inTransaction(ctx.db, async (tx) => {
     // The common case in one statement: the subscription locked and read, unless it is set to
     // cancel at period end. One that ends here stops collecting its open invoices
     // (endSubscription): those are taken first, each payment then its invoice, the order a
@@ -477,8 +480,30 @@ export async function cycleSubscription(ctx: Ctx, id: string, periodEnd: number)
     await event(ctx, tx, 'subscription.updated', sub, next);
     await enqueueJobs(tx, renewalJobs(next, plan));
     return invoice?.status === 'open' ? [{ invoiceId: invoice.id, attempt: 1 }] : null;
-  });
+  }));
   await makeCharges(ctx, charge ?? [], { automatic: true });
+}
+
+/**
+ * A renewal whose invoice cannot be written — it would bill more than one invoice may
+ * (amount_too_large), which the requests that set a price refuse (upcoming.ts checkChange) — fails
+ * visibly rather than being retried to no end: nothing of it is written (the subscription keeps its
+ * status and its ended period, no invoice, no event), the log has an error line
+ * `subscription renewal cannot be invoiced` with the subscription, the period end and the reason,
+ * and its job is `failed` at once (no retries: running it again cannot succeed). Lowering the price
+ * with a PATCH (quantity, plan, tax rates) runs it again (docs/billing.md, "Amounts").
+ */
+async function renewOrCannot<T>(ctx: Ctx, id: string, periodEnd: number, renew: () => Promise<T>): Promise<T> {
+  try {
+    return await renew();
+  } catch (err) {
+    if (!(err instanceof ValidationError && err.code === 'amount_too_large')) throw err;
+    ctx.log.error(
+      { subscription_id: id, period_end: new Date(periodEnd).toISOString(), code: err.code, err: err.message },
+      'subscription renewal cannot be invoiced',
+    );
+    throw new JobCannotRun(`subscription ${id}: the renewal at ${new Date(periodEnd).toISOString()} cannot be invoiced: ${err.message}`);
+  }
 }
 
 export async function noticeTrialEnd(ctx: Ctx, id: string, trialEnd: number): Promise<void> {
@@ -818,27 +843,46 @@ export async function updateSubscription(ctx: Ctx, id: string, input: Subscripti
       Object.assign(patch, { trialEnd, billingAnchor: trialEnd, currentPeriodEnd: trialEnd });
       if ((data.cancel_at_period_end ?? sub.cancelAtPeriodEnd) === true) patch.cancelAt = trialEnd;
     }
-    if (data.default_tax_rates !== undefined) patch.defaultTaxRates = await checkTaxRates(ctx, tx, data.default_tax_rates);
-    if (data.coupon === null) Object.assign(patch, NO_DISCOUNT);
-    else if (data.coupon !== undefined && data.coupon !== sub.couponId) {
+    let taxRates: string[] | undefined;
+    if (data.default_tax_rates !== undefined) patch.defaultTaxRates = taxRates = await checkTaxRates(ctx, tx, data.default_tax_rates);
+    let coupon: Coupon | null | undefined;
+    if (data.coupon === null) {
+      Object.assign(patch, NO_DISCOUNT);
+      coupon = null;
+    } else if (data.coupon !== undefined && data.coupon !== sub.couponId) {
       const plan = (await store.findPlan(tx, data.plan_id ?? sub.planId)) ?? (await store.findPlan(tx, sub.planId))!;
-      Object.assign(patch, discountColumns(await redeemCoupon(ctx, tx, data.coupon, plan.currency, now), now));
+      coupon = await redeemCoupon(ctx, tx, data.coupon, plan.currency, now);
+      Object.assign(patch, discountColumns(coupon, now));
     }
     const planChanges = data.plan_id !== undefined && data.plan_id !== sub.planId;
     const quantityChanges = data.quantity !== undefined && data.quantity !== sub.quantity;
     // The moment a change counts from: proration_date (checked even without a change), else now.
     const at = await prorationTime(tx, sub, data.proration_date, now);
+    const changedPlan = planChanges ? await subscribablePlan(ctx, data.plan_id!, tx) : undefined;
+    const behavior = data.proration_behavior ?? 'create_prorations';
+    const priceChanges = planChanges || quantityChanges || taxRates !== undefined || coupon !== undefined;
+    if (priceChanges) {
+      // A change of price leaves every invoice it makes writable — the change's now, the next
+      // renewal, each later one — as its preview checks it (upcoming.ts checkChange), before
+      // anything of it is written: 400 amount_too_large, never a renewal that cannot be invoiced.
+      checkChange(
+        await loadBillingState(ctx, sub, tx),
+        { plan: changedPlan, quantity: data.quantity, coupon, behavior, at, taxRates: taxRates && (await taxRatesForPricing(tx, taxRates)) },
+        now,
+        amountParam({ plan: planChanges, quantity: quantityChanges, taxRates: taxRates !== undefined, coupon: coupon !== undefined }),
+      );
+    }
     let renewOn: Plan | null = null;
     if (planChanges || quantityChanges) {
       const oldPlan = (await store.findPlan(tx, sub.planId))!;
-      const newPlan = planChanges ? await subscribablePlan(ctx, data.plan_id!, tx) : oldPlan;
+      const newPlan = changedPlan ?? oldPlan;
       // What the change bills and how the subscription moves: changes.ts, the preview's function too.
       const change = planChange({
         sub,
         oldPlan,
         newPlan,
         quantity: data.quantity ?? sub.quantity,
-        behavior: data.proration_behavior ?? 'create_prorations',
+        behavior,
         at,
         waiting: (await store.sumPendingLines(tx, id)) ?? 0n,
         param: planChanges ? 'plan_id' : 'quantity',
@@ -876,6 +920,11 @@ export async function updateSubscription(ctx: Ctx, id: string, input: Subscripti
       }
     }
     const after = Object.keys(patch).length > 0 ? await store.updateSubscription(tx, id, patch) : sub;
+    // A renewal that could not be invoiced (its job failed: renewOrCannot) runs again now that the
+    // price changed; the check above made sure it fits.
+    if (priceChanges && !renewOn && after.currentPeriodEnd.getTime() <= now.getTime()) {
+      await rerunFailedJob(tx, { kind: SUB_CYCLE_JOB, key: `cycle:${id}:${after.currentPeriodEnd.getTime()}` }, now);
+    }
     if (trialEnd) jobs.push(...trialJobs(after, now));
     if (renewOn) jobs.push(...renewalJobs(after, renewOn));
     await enqueueJobs(tx, jobs);

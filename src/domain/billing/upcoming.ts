@@ -21,7 +21,7 @@ import { findCouponAny, redeemableCoupon } from '../pricing/coupons.ts';
 import type { PricingTaxRate } from '../pricing/rules.ts';
 import { checkTaxRates, taxRatesForPricing } from '../pricing/tax-rates.ts';
 import { changeTime, discountColumns, NO_DISCOUNT, planChange, planLine, type PlanChange } from './changes.ts';
-import { carriedLine, compareLines, composeSubscriptionInvoice, pricingAt, type DraftLine, type ItemLine } from './compose.ts';
+import { carriedLine, checkInvoiceTotal, checkPlanFits, compareLines, composeSubscriptionInvoice, pricingAt, type DraftLine, type ItemLine } from './compose.ts';
 import { itemLine } from './invoice-items.ts';
 import { invoiceNumber, invoicePreviewToJSON, type InvoicePreviewJSON, type NewLine } from './invoices.ts';
 import { periodAt, type Interval } from './periods.ts';
@@ -59,6 +59,8 @@ export interface UpcomingChange {
   behavior: ProrationBehavior;
   /** proration_date, else now (changeTime) */
   at: Date;
+  /** new default tax rates (for pricing, in order), undefined to keep them */
+  taxRates?: PricingTaxRate[];
 }
 
 export interface UpcomingPreview {
@@ -131,7 +133,45 @@ export function renewalInvoice(state: BillingState, createdAt: Date) {
  * subscription will not renew: cancelled, set to cancel at its period end, paused with no resume
  * by then, unpaid or incomplete). planChange's refusals are the PATCH's.
  */
-export function previewUpcoming(state: BillingState, change: UpcomingChange | null, now: Date): UpcomingPreview {
+export function previewUpcoming(state: BillingState, change: UpcomingChange | null, now: Date, param: string | null = null): UpcomingPreview {
+  const preview = walkChange(state, change, now, change ? param : undefined);
+  if (!preview) {
+    const { sub } = state;
+    throw new StateError('invoice_upcoming_none', `Subscription ${sub.id} is ${sub.status}${sub.cancelAtPeriodEnd ? ' and set to cancel at its period end' : ''}: it has no upcoming invoice.`, 'subscription_id');
+  }
+  return preview;
+}
+
+/**
+ * Whether a change of a subscription's price (plan, quantity, coupon, tax rates, interval) leaves
+ * every invoice it will make writable: the plan line with its exclusive taxes and no discount
+ * (checkPlanFits: every renewal, after a discount ends), the invoice the change makes now, and the
+ * next renewal — composed by the functions that make them, with the lines waiting, the items that
+ * fit and the discount they will get — each at most what one invoice may bill (400
+ * amount_too_large naming `param`, before anything is written). PATCH /v1/subscriptions/:id and
+ * its preview refuse with it alike; a renewal then never meets an invoice it cannot write.
+ */
+export function checkChange(state: BillingState, change: UpcomingChange, now: Date, param: string | null): void {
+  walkChange(state, change, now, param);
+}
+
+/**
+ * The param an amount refusal names: the first of the fields the request changes, in the order
+ * plan_id, quantity, default_tax_rates, coupon (create: plan_id).
+ */
+export function amountParam(changes: { plan?: boolean; quantity?: boolean; taxRates?: boolean; coupon?: boolean }): string {
+  if (changes.plan) return 'plan_id';
+  if (changes.quantity) return 'quantity';
+  if (changes.taxRates) return 'default_tax_rates';
+  if (changes.coupon) return 'coupon';
+  return 'plan_id';
+}
+
+/** previewUpcoming's walk; null when nothing will be invoiced. With `param` (not undefined), every invoice is checked to fit (checkChange). */
+function walkChange(state: BillingState, change: UpcomingChange | null, now: Date, param: string | null | undefined): UpcomingPreview | null {
+  const check = param !== undefined;
+  const fits = (total: number | bigint) => check && checkInvoiceTotal(BigInt(total), param);
+  if (change?.taxRates) state = { ...state, taxRates: change.taxRates };
   let sub = state.sub;
   let plan = state.plan;
   let coupon = state.coupon;
@@ -160,6 +200,7 @@ export function previewUpcoming(state: BillingState, change: UpcomingChange | nu
     sub = { ...sub, ...effect.patch };
     plan = newPlan;
   }
+  if (check) checkPlanFits(plan.amount, sub.quantity, state.taxRates, param);
   if (effect?.invoiceNow) {
     const composed = composeSubscriptionInvoice({
       newLines: effect.lines.map((l) => draft(l, now)),
@@ -194,13 +235,16 @@ export function previewUpcoming(state: BillingState, change: UpcomingChange | nu
       walletBalance: sub.applyWalletBalance ? state.walletBalance - composed.fromWallet : state.walletBalance,
       invoiceSeq: state.invoiceSeq + 1,
     };
-    return { invoice, next: renewsAt(after.sub, after.sub.currentPeriodEnd.getTime()) ? renewalInvoice(after, now) : null };
+    fits(composed.total);
+    const next = renewsAt(after.sub, after.sub.currentPeriodEnd.getTime()) ? renewalInvoice(after, now) : null;
+    if (next) fits(next.total);
+    return { invoice, next };
   }
-  if (!renewsAt(sub, sub.currentPeriodEnd.getTime())) {
-    throw new StateError('invoice_upcoming_none', `Subscription ${sub.id} is ${sub.status}${sub.cancelAtPeriodEnd ? ' and set to cancel at its period end' : ''}: it has no upcoming invoice.`, 'subscription_id');
-  }
+  if (!renewsAt(sub, sub.currentPeriodEnd.getTime())) return null;
   const pending = effect?.waitLines ? [...state.pending, ...effect.lines.map((l) => draft(l, now))].sort(compareLines) : state.pending;
-  return { invoice: renewalInvoice({ ...state, sub, plan, coupon, pending }, now), next: null };
+  const invoice = renewalInvoice({ ...state, sub, plan, coupon, pending }, now);
+  fits(invoice.total);
+  return { invoice, next: null };
 }
 
 /** The subscription's billing state as the database holds it now (reads only). */
@@ -270,11 +314,16 @@ export async function previewInvoice(ctx: Ctx, q: InvoiceUpcomingQuery) {
   }
   const prorationAt = await prorationTime(db, sub, q.proration_date, now);
   const plan = q.plan_id !== undefined && q.plan_id !== sub.planId ? await subscribablePlan(ctx, q.plan_id, db) : undefined;
-  const loaded = await loadBillingState(ctx, sub, db);
-  // New tax rates apply to every invoice from now on, the change's own (PATCH sets them first).
-  const state = taxRates ? { ...loaded, taxRates } : loaded;
-  const change: UpcomingChange | null = changes ? { plan, quantity: q.quantity, coupon, behavior: q.proration_behavior ?? 'create_prorations', at: prorationAt } : null;
-  const { invoice, next } = previewUpcoming(state, change, now);
+  const state = await loadBillingState(ctx, sub, db);
+  // New tax rates price every invoice from now on, the change's own too (the PATCH sets them first).
+  const change: UpcomingChange | null = changes ? { plan, quantity: q.quantity, coupon, behavior: q.proration_behavior ?? 'create_prorations', at: prorationAt, taxRates } : null;
+  const param = amountParam({
+    plan: plan !== undefined,
+    quantity: q.quantity !== undefined && q.quantity !== sub.quantity,
+    taxRates: q.default_tax_rates !== undefined,
+    coupon: q.coupon !== undefined,
+  });
+  const { invoice, next } = previewUpcoming(state, change, now, param);
   // Stripe's subscription_proration_date: the moment the change counts from, for the PATCH to be billed exactly this.
   return { ...invoice, subscription_proration_date: change ? prorationAt.toISOString() : null, next_invoice: next };
 }

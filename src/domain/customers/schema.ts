@@ -52,7 +52,11 @@ export const customerListQuery = z.strictObject({
 export const balanceTransactionCreate = z.strictObject({
   amount: amount(-MAX_AMOUNT)
     .refine((v) => v !== 0, { error: 'must not be 0' })
-    .meta({ description: 'Added to the credit balance (smallest currency unit): > 0 gives the customer credit, < 0 takes unused credit back (never below 0).', example: 500 }),
+    .meta({
+      description:
+        'Added to the credit balance (smallest currency unit): > 0 gives the customer credit, < 0 takes unused credit back (never below 0). Not 0; at most 99,999,999,999 either way per adjustment; the balance never exceeds 999,999,999,999,999.',
+      example: 500,
+    }),
   currency,
   description: z
     .string()

@@ -38,16 +38,16 @@ const MAGIC: Record<LogoType, number[]> = { 'image/png': [0x89, 0x50, 0x4e, 0x47
 
 /** A logo's data: URL as its type and bytes; refuses anything but a base64 PNG or JPEG whose bytes are one. */
 export function parseLogo(url: string): { type: LogoType; bytes: Buffer } {
-  const param = 'branding.logo';
+  const param = 'branding[logo]';
   const m = /^data:([a-z0-9.+-]+\/[a-z0-9.+-]+);base64,([A-Za-z0-9+/]*={0,2})$/i.exec(url);
-  if (!m) throw new ValidationError('parameter_invalid', 'Invalid branding.logo: must be a base64 data: URL (data:image/png;base64,…).', param);
+  if (!m) throw new ValidationError('parameter_invalid', `Invalid ${param}: must be a base64 data: URL (data:image/png;base64,…).`, param);
   const type = m[1]!.toLowerCase();
-  if (type === 'image/svg+xml') throw new ValidationError('parameter_invalid', 'Invalid branding.logo: SVG is not accepted (it can carry script); use PNG or JPEG.', param);
-  if (!(LOGO_TYPES as readonly string[]).includes(type)) throw new ValidationError('parameter_invalid', `Invalid branding.logo: ${type} is not accepted; use PNG or JPEG.`, param);
+  if (type === 'image/svg+xml') throw new ValidationError('parameter_invalid', `Invalid ${param}: SVG is not accepted (it can carry script); use PNG or JPEG.`, param);
+  if (!(LOGO_TYPES as readonly string[]).includes(type)) throw new ValidationError('parameter_invalid', `Invalid ${param}: ${type} is not accepted; use PNG or JPEG.`, param);
   const bytes = Buffer.from(m[2]!, 'base64');
-  if (bytes.length === 0) throw new ValidationError('parameter_invalid', 'Invalid branding.logo: the image is empty.', param);
-  if (bytes.length > MAX_LOGO_BYTES) throw new ValidationError('parameter_invalid', `Invalid branding.logo: must be at most ${MAX_LOGO_BYTES / 1024} KiB.`, param);
-  if (!MAGIC[type as LogoType].every((b, i) => bytes[i] === b)) throw new ValidationError('parameter_invalid', `Invalid branding.logo: the data is not a ${type === 'image/png' ? 'PNG' : 'JPEG'} image.`, param);
+  if (bytes.length === 0) throw new ValidationError('parameter_invalid', `Invalid ${param}: the image is empty.`, param);
+  if (bytes.length > MAX_LOGO_BYTES) throw new ValidationError('parameter_invalid', `Invalid ${param}: must be at most ${MAX_LOGO_BYTES / 1024} KiB.`, param);
+  if (!MAGIC[type as LogoType].every((b, i) => bytes[i] === b)) throw new ValidationError('parameter_invalid', `Invalid ${param}: the data is not a ${type === 'image/png' ? 'PNG' : 'JPEG'} image.`, param);
   return { type: type as LogoType, bytes };
 }
 

@@ -9,6 +9,7 @@ import { newId } from '../../platform/ids.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
 import { listQuery, metadata, parse, searchParam, searchWords, z } from '../../platform/validation.ts';
 import { clockNow } from '../../platform/clock.ts';
+import { isCountryCode } from '../../platform/countries.ts';
 import type { PricingTaxRate } from './rules.ts';
 import * as store from './store.ts';
 
@@ -28,10 +29,10 @@ export const taxRateCreate = z.strictObject({
   inclusive: z.boolean().optional().meta({ description: 'true: the tax is contained in the line amounts (extracted); false (default): added to them.' }),
   country: z
     .string()
-    .regex(/^[A-Za-z]{2}$/, { error: 'must be a two-letter ISO 3166-1 country code' })
+    .refine(isCountryCode, { error: 'must be an assigned ISO 3166-1 alpha-2 country code, such as FR' })
     .transform((v) => v.toUpperCase())
     .optional()
-    .meta({ example: 'FR' }),
+    .meta({ description: 'An assigned ISO 3166-1 alpha-2 country code, any case; returned upper-case.', example: 'FR' }),
   jurisdiction: z.string().trim().min(1, { error: 'must not be empty' }).max(100, { error: 'must be at most 100 characters' }).optional().meta({ example: 'FR' }),
   metadata: metadata.optional(),
 });

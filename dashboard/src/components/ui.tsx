@@ -3,6 +3,7 @@
 import { useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { useMutation, type AnyVariables, type CombinedError, type TypedDocumentNode } from 'urql';
 import { useSearchParams } from 'wouter';
+import { formatMoney } from '../format.ts';
 
 export function Loading({ label = 'Loading…' }: { label?: string }) {
   return (
@@ -333,23 +334,7 @@ export function useOutcome() {
   };
 }
 
-/** How many minor-unit digits a currency has (2 for USD, 0 for JPY). */
-export const minorDigits = (currency: string) => {
-  try {
-    return new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
-  } catch {
-    return 2;
-  }
-};
-
-export function formatMoney(amount: number, currency: string): string {
-  const digits = minorDigits(currency);
-  try {
-    return new Intl.NumberFormat('en', { style: 'currency', currency, minimumFractionDigits: digits }).format(amount / 10 ** digits);
-  } catch {
-    return `${amount} ${currency}`;
-  }
-}
+export { formatMoney, minorDigits } from '../format.ts';
 
 export function Money({ amount, currency }: { amount: number; currency: string }) {
   return <span className="money">{formatMoney(amount, currency)}</span>;

@@ -143,6 +143,65 @@ describe('coupon lists page with cursors, whatever the codes', () => {
   });
 });
 
+describe('coupon and tax-rate search (REST search=, GraphQL search:)', () => {
+  it('coupons: every word within the code or the name, any case, LIKE characters plain; deleted ones left out; paged; an empty or long search refused', async () => {
+    const m = await setup();
+    const mk = (id: string, name: string) => m.created('/v1/coupons', { id, name, percent_off: 5, duration: 'once' });
+    const summer = await mk('SUMMER25', 'Summer sale');
+    const winter = await mk('WINTER_10', 'Winter 10%');
+    const friends = await mk('FRIENDS', 'Friends and family summer');
+    const gone = await mk('SUMMER-OLD', 'Old summer');
+    expect((await m.api.del(`/v1/coupons/${gone.id}`)).status).toBe(200);
+    const ids = async (q: string) => {
+      const r = await m.api.get(`/v1/coupons?${q}`);
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      return r.body.data.map((c: any) => c.id);
+    };
+    expect(await ids('search=summer')).toEqual([friends.id, summer.id]);
+    expect(await ids(`search=${encodeURIComponent('SUMMER 25')}`)).toEqual([summer.id]);
+    expect(await ids('search=winter_')).toEqual([winter.id]);
+    expect(await ids('search=r_1')).toEqual([winter.id]);
+    expect(await ids('search=er_')).toEqual([winter.id]);
+    expect(await ids(`search=${encodeURIComponent('10%')}`)).toEqual([winter.id]);
+    expect(await ids(`search=${encodeURIComponent('%')}`)).toEqual([winter.id]);
+    expect(await ids('search=old')).toEqual([]);
+    const page = (await m.api.get('/v1/coupons?search=s&limit=1')).body;
+    expect(page.data.map((c: any) => c.id)).toEqual([friends.id]);
+    expect((await m.api.get(`/v1/coupons?search=s&limit=5&after=${page.next_cursor}`)).body.data.map((c: any) => c.id)).toEqual([summer.id]);
+    for (const bad of ['search=', `search=${'x'.repeat(101)}`, `search=${encodeURIComponent('  ')}`]) {
+      const r = await m.api.get(`/v1/coupons?${bad}`);
+      expect([r.status, r.body.error?.code, r.body.error?.param], bad).toEqual([400, 'parameter_invalid', 'search']);
+    }
+    const g = await m.api.gql(`query($s: String) { coupons(search: $s, first: 5) { totalCount edges { node { id valid } } } }`, { s: 'summer' });
+    expect(g.data.coupons).toEqual({ totalCount: 2, edges: [{ node: { id: friends.id, valid: true } }, { node: { id: summer.id, valid: true } }] });
+    const gBad = await m.api.gql(`{ coupons(search: "") { totalCount } }`);
+    expect(gBad.errors?.[0]).toMatchObject({ extensions: { code: 'parameter_invalid', param: 'search' } });
+    // Another merchant's coupons are not found.
+    expect((await (await app.merchant()).get('/v1/coupons?search=summer')).body.data).toEqual([]);
+  });
+
+  it('tax rates: every word within the name, jurisdiction or country, or the id; combines with active', async () => {
+    const m = await setup();
+    const tva = await m.created('/v1/tax-rates', { display_name: 'TVA', percentage: 20, country: 'FR', jurisdiction: 'France' });
+    const vat = await m.created('/v1/tax-rates', { display_name: 'VAT standard', percentage: 20, country: 'GB' });
+    const reduced = await m.created('/v1/tax-rates', { display_name: 'VAT reduced', percentage: 5, country: 'GB', jurisdiction: 'United Kingdom' });
+    expect((await m.api.post(`/v1/tax-rates/${reduced.id}/archive`)).status).toBe(200);
+    const ids = async (q: string) => (await m.api.get(`/v1/tax-rates?${q}`)).body.data.map((t: any) => t.id);
+    expect(await ids('search=vat')).toEqual([reduced.id, vat.id]);
+    expect(await ids(`search=${encodeURIComponent('vat gb')}`)).toEqual([reduced.id, vat.id]);
+    expect(await ids('search=fr')).toEqual([tva.id]);
+    expect(await ids('search=kingdom')).toEqual([reduced.id]);
+    expect(await ids(`search=${tva.id}`)).toEqual([tva.id]);
+    expect(await ids('search=vat&active=true')).toEqual([vat.id]);
+    expect(await ids('search=vat&active=false')).toEqual([reduced.id]);
+    expect(await ids('search=sales')).toEqual([]);
+    const r = await m.api.get('/v1/tax-rates?search=');
+    expect([r.status, r.body.error?.param]).toEqual([400, 'search']);
+    const g = await m.api.gql(`query($s: String) { taxRates(search: $s, active: true, first: 5) { totalCount edges { node { id } } } }`, { s: 'VAT' });
+    expect(g.data.taxRates).toEqual({ totalCount: 1, edges: [{ node: { id: vat.id } }] });
+  });
+});
+
 describe('tax rates (REST)', () => {
   it('create, retrieve, list; percentages up to 4 decimals', async () => {
     const m = await setup();

@@ -287,8 +287,10 @@ describe.runIf(available)('the dashboard’s billing pages and the first hour, i
     await page.keyboard.press('Tab'); // quantity
     await page.keyboard.press('Control+A');
     await page.keyboard.type('2');
-    await page.keyboard.press('Tab'); // coupon
-    await page.keyboard.press('Tab'); // the tax rates: VAT 20 %
+    await page.keyboard.press('Tab'); // the coupon picker's search box
+    await page.keyboard.press('Tab'); // its choices: "No coupon", chosen
+    await page.keyboard.press('Tab'); // the tax-rate picker's search box
+    await page.keyboard.press('Tab'); // its choices: VAT 20 %
     await page.keyboard.press('Space');
     await page.keyboard.press('Tab'); // the button
     await page.keyboard.press('Enter');

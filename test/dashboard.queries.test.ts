@@ -208,8 +208,9 @@ describe('dashboard pages on 10,000 customers: SQL statements per request and co
     const small = await record(2, plans, endpoint);
     const large = await record(25, plans, endpoint);
     for (const field of ['customer', 'payment', 'subscription', 'wallet', 'event', 'invoice'] as const) DETAIL[field] = { small: small[field], large: large[field] };
-    // The customer page's waiting items ($id is the customer).
-    DETAIL.invoiceItems = DETAIL.customer!;
+    // The customer page's own lists ($id is the customer), a filter's record (node), a subscription's preview.
+    for (const field of ['invoiceItems', 'wallets', 'invoices', 'creditNotes', 'node']) DETAIL[field] = DETAIL.customer!;
+    DETAIL.upcomingInvoice = DETAIL.subscription!;
     // A second endpoint with one attempt at each of the 10 newest events (the page shows 10, 5 attempts each).
     const endpoint2 = await ok(api.post('/v1/webhook-endpoints', { url: 'http://127.0.0.1:9/other', description: 'Few deliveries' }));
     await sql(
@@ -278,8 +279,14 @@ describe('dashboard pages on 10,000 customers: SQL statements per request and co
         'DashboardInvoice',
         'DashboardPickCustomers',
         'DashboardPickPlans',
-        'DashboardSubscribeOptions',
+        'DashboardPickCoupons',
+        'DashboardPickTaxRates',
         'DashboardWaitingInvoiceItems',
+        'DashboardCustomerPayments',
+        'DashboardCustomerInvoices',
+        'DashboardCustomerBalance',
+        'DashboardSubscriptionPreview',
+        'DashboardFilterTarget',
       ]),
     );
     expect(queries.length).toBeGreaterThanOrEqual(25);

@@ -412,6 +412,34 @@ describe('events over GraphQL', () => {
     expect(rest.body.type).toBe('customer.updated');
   });
 
+  it('events about one record: object_id (REST) and objectId (GraphQL), with the type filter, paged; another merchant’s record has none here', async () => {
+    const m = await app.merchant();
+    const a = (await m.post('/v1/customers', { email: 'obj-a@example.com' })).body;
+    const b = (await m.post('/v1/customers', { email: 'obj-b@example.com' })).body;
+    await m.patch(`/v1/customers/${a.id}`, { name: 'A once' });
+    await m.patch(`/v1/customers/${a.id}`, { name: 'A twice' });
+    const w = (await m.post('/v1/wallets', { customer_id: a.id, currency: 'USD' })).body;
+    const rest = await m.get(`/v1/events?object_id=${a.id}`);
+    expect(rest.status).toBe(200);
+    expect(rest.body.data.map((e: any) => [e.type, e.data.object.id])).toEqual([
+      ['customer.updated', a.id],
+      ['customer.updated', a.id],
+      ['customer.created', a.id],
+    ]);
+    expect((await m.get(`/v1/events?object_id=${w.id}`)).body.data.map((e: any) => e.type)).toEqual(['wallet.created']);
+    expect((await m.get(`/v1/events?object_id=${a.id}&type=customer.created`)).body.data).toHaveLength(1);
+    const first = (await m.get(`/v1/events?object_id=${a.id}&limit=2`)).body;
+    expect(first.has_more).toBe(true);
+    expect((await m.get(`/v1/events?object_id=${a.id}&after=${first.next_cursor}`)).body.data.map((e: any) => e.type)).toEqual(['customer.created']);
+    expect((await m.get('/v1/events?object_id=cus_nope')).body.data).toEqual([]);
+    const bad = await m.get(`/v1/events?object_id=${'x'.repeat(65)}`);
+    expect(bad.body.error).toMatchObject({ code: 'parameter_invalid', param: 'object_id' });
+    const g = await m.gql(`query($o: ID) { events(objectId: $o, first: 5) { totalCount edges { node { type data { objectId } } } } }`, { o: b.id });
+    expect(g.data.events).toEqual({ totalCount: 1, edges: [{ node: { type: 'customer.created', data: { objectId: b.id } } }] });
+    const other = await app.merchant();
+    expect((await other.get(`/v1/events?object_id=${a.id}`)).body.data).toEqual([]);
+  });
+
   it('REST event filters: type, created_after, created_before', async () => {
     const m = await app.merchant();
     await m.post('/v1/customers', { email: 'f1@example.com' });

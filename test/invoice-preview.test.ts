@@ -101,8 +101,8 @@ describe('GET /v1/invoices/upcoming', () => {
     expect(await rowsOf(m.api.creds.merchant_id)).toEqual(before);
     expect(await m.events()).toEqual([]);
 
-    expect(p).toMatchObject({ id: null, object: 'invoice', status: 'draft', number: null, pdf_url: null, billing_reason: 'subscription_cycle', subscription_id: s.id, next_invoice: null });
-    const { next_invoice: _n, created_at: _c, ...withoutNext } = p;
+    expect(p).toMatchObject({ id: null, object: 'invoice', status: 'draft', number: null, pdf_url: null, billing_reason: 'subscription_cycle', subscription_id: s.id, next_invoice: null, subscription_proration_date: null });
+    const { next_invoice: _n, subscription_proration_date: _d, created_at: _c, ...withoutNext } = p;
     const { created_at: _c2, ...noticeObject } = notice;
     expect(withoutNext).toEqual(noticeObject);
     expect(p.lines.map((l: any) => [l.id === null, l.description.replace(/ \(.*/, ''), l.proration])).toEqual([
@@ -216,6 +216,69 @@ describe('GET /v1/invoices/upcoming', () => {
     expect(same.amount_due).toBe(before.amount_due);
     await m.patch(s.id, { quantity: 2, proration_date: first });
     expect((await m.upcoming({ subscription_id: s.id })).amount_due).toBe(before.amount_due);
+  });
+
+  it('default_tax_rates: the renewal and the change invoiced now taxed with the new rates, as the PATCH with the same fields bills them; "" previews none; the PATCH’s errors', async () => {
+    const m = await setup('2029-04-02T00:00:00.000Z');
+    const plan = await m.plan({ name: 'Team', amount: 1000 });
+    const vat = await m.created('/v1/tax-rates', { display_name: 'VAT', percentage: 20 });
+    const gst = await m.created('/v1/tax-rates', { display_name: 'GST', percentage: 5, inclusive: true });
+    const old = await m.created('/v1/tax-rates', { display_name: 'Old', percentage: 7 });
+    expect((await m.api.post(`/v1/tax-rates/${old.id}/archive`)).status).toBe(200);
+    const s = await m.subscribe(plan.id, { quantity: 2, default_tax_rates: [gst.id] });
+    await m.advance({ to: '2029-04-12T00:00:00.000Z' });
+    const t = (await m.api.get('/v1/test-helpers/clock')).body.now.replace(/\.\d{3}Z$/, '.000Z');
+    // No change: the renewal with GST (inclusive: the total stays 2,000).
+    const plain = await m.upcoming({ subscription_id: s.id });
+    expect(plain).toMatchObject({ subtotal: 2000, total: 2000, subscription_proration_date: null });
+    expect(plain.lines[0].tax_amounts.map((x: any) => x.tax_rate)).toEqual([gst.id]);
+    // VAT instead: 20 % added to the renewal.
+    const vatOnly = await m.upcoming({ subscription_id: s.id, default_tax_rates: vat.id });
+    // A change without proration_date counts from the preview's now (whole seconds): the clock's.
+    expect(vatOnly).toMatchObject({ subtotal: 2000, tax_amount: 400, total: 2400, subscription_proration_date: t });
+    // None: no tax at all.
+    const none = await m.upcoming({ subscription_id: s.id, default_tax_rates: '' });
+    expect(none).toMatchObject({ tax_amount: 0, total: 2000 });
+    expect(none.lines[0].tax_amounts).toEqual([]);
+    // Both, with 3 seats invoiced now: the change's invoice is taxed with both, in that order.
+    const both = await m.upcoming({ subscription_id: s.id, default_tax_rates: `${vat.id},${gst.id}`, quantity: 3, proration_behavior: 'always_invoice', proration_date: t });
+    expect(both).toMatchObject({ billing_reason: 'subscription_update', subscription_proration_date: t });
+    expect('subscription_proration_date' in both.next_invoice).toBe(false);
+    expect(both.lines.every((l: any) => l.tax_amounts.map((x: any) => x.tax_rate).join() === `${vat.id},${gst.id}`)).toBe(true);
+    expect(both.next_invoice.lines[0].tax_amounts.map((x: any) => x.tax_rate)).toEqual([vat.id, gst.id]);
+    // GraphQL: the same preview.
+    const g = await m.api.gql(
+      `query($id: ID!, $r: [ID!], $q: Int, $d: DateTime) { upcomingInvoice(subscriptionId: $id, defaultTaxRates: $r, quantity: $q, prorationBehavior: always_invoice, prorationDate: $d) { total taxAmount amountDue subscriptionProrationDate nextInvoice { total subscriptionProrationDate } } }`,
+      { id: s.id, r: [vat.id, gst.id], q: 3, d: t },
+    );
+    expect(g.data.upcomingInvoice).toEqual({ total: both.total, taxAmount: both.tax_amount, amountDue: both.amount_due, subscriptionProrationDate: t, nextInvoice: { total: both.next_invoice.total, subscriptionProrationDate: null } });
+    const gNone = await m.api.gql(`query($id: ID!) { upcomingInvoice(subscriptionId: $id, defaultTaxRates: []) { total taxAmount } }`, { id: s.id });
+    expect(gNone.data.upcomingInvoice).toEqual({ total: 2000, taxAmount: 0 });
+    const gBad = await m.api.gql(`query($id: ID!) { upcomingInvoice(subscriptionId: $id, defaultTaxRates: ["txr_nope"]) { total } }`, { id: s.id });
+    expect(gBad.errors![0].extensions).toMatchObject({ code: 'resource_missing', param: 'defaultTaxRates' });
+    // Errors: the PATCH's, same code and param.
+    const cases: [string, number, string][] = [
+      ['txr_nope', 404, 'resource_missing'],
+      [old.id, 400, 'parameter_invalid'],
+      [`${vat.id},${vat.id}`, 400, 'parameter_invalid'],
+      [`${vat.id},${gst.id},a,b,c,d`, 400, 'parameter_invalid'],
+    ];
+    for (const [ids, status, code] of cases) {
+      const r = await m.preview({ subscription_id: s.id, default_tax_rates: ids });
+      expect([r.status, r.body.error?.code, r.body.error?.param], ids).toEqual([status, code, 'default_tax_rates']);
+      const p = await m.api.patch(`/v1/subscriptions/${s.id}`, { default_tax_rates: ids.split(',') });
+      expect([p.status, p.body.error?.code, p.body.error?.param], `PATCH ${ids}`).toEqual([status, code, 'default_tax_rates']);
+    }
+    // Later, a preview without proration_date names its own moment; the PATCH given it makes the
+    // previewed invoice, line for line, however late it comes.
+    await m.advance({ to: '2029-04-15T06:30:00.000Z' });
+    const later = await m.upcoming({ subscription_id: s.id, default_tax_rates: `${vat.id},${gst.id}`, quantity: 3, proration_behavior: 'always_invoice' });
+    expect(later.subscription_proration_date).toBe('2029-04-15T06:30:00.000Z');
+    expect(later.total).not.toBe(both.total);
+    await m.advance({ to: '2029-04-16T00:00:00.000Z' });
+    const made = await m.patch(s.id, { default_tax_rates: [vat.id, gst.id], quantity: 3, proration_behavior: 'always_invoice', proration_date: later.subscription_proration_date });
+    expect(made.default_tax_rates).toEqual([vat.id, gst.id]);
+    expect(moneyOf(await m.invoice(made.latest_invoice_id))).toEqual(moneyOf(later));
   });
 
   it('errors: the PATCH’s, with the same codes and params; 404 for another merchant’s subscription; 409 invoice_upcoming_none', async () => {

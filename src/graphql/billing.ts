@@ -259,6 +259,12 @@ UpcomingInvoice.implement({
     nextPaymentAttempt: t.field({ type: 'DateTime', description: 'When it will be made and charged.', resolve: (i) => new Date(i.next_payment_attempt) }),
     periodStart: t.field({ type: 'DateTime', resolve: (i) => new Date(i.period_start) }),
     periodEnd: t.field({ type: 'DateTime', resolve: (i) => new Date(i.period_end) }),
+    subscriptionProrationDate: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'With a change: the moment it counts from (prorationDate, else the preview’s now). Give it to updateSubscription as prorationDate with the same fields to be billed exactly this. Null without a change, and on nextInvoice.',
+      resolve: (i) => ('subscription_proration_date' in i && i.subscription_proration_date ? new Date(i.subscription_proration_date) : null),
+    }),
     nextInvoice: t.field({
       type: UpcomingInvoice,
       nullable: true,
@@ -375,18 +381,26 @@ builder.queryFields((t) => ({
   upcomingInvoice: t.field({
     type: UpcomingInvoice,
     description:
-      "A subscription's next invoice, or what a change (planId, quantity, coupon — \"\" previews removing the discount —, prorationBehavior, prorationDate: updateSubscription's fields, with its errors) would bill now and next; writes nothing. REST GET /v1/invoices/upcoming. Errors (not found, invoice_upcoming_none, the change's refusals) carry their code and param.",
+      "A subscription's next invoice, or what a change (planId, quantity, coupon — \"\" previews removing the discount —, defaultTaxRates, prorationBehavior, prorationDate: updateSubscription's fields, with its errors) would bill now and next; writes nothing. REST GET /v1/invoices/upcoming. Errors (not found, invoice_upcoming_none, the change's refusals) carry their code and param.",
     args: {
       subscriptionId: t.arg.id({ required: true }),
       planId: t.arg.id(),
       quantity: t.arg.int(),
       coupon: t.arg.string(),
+      defaultTaxRates: t.arg.idList({ description: "Preview replacing the tax rates (updateSubscription's defaultTaxRates; [] previews none), from the change's own invoice on." }),
       prorationBehavior: t.arg({ type: ProrationBehavior }),
       prorationDate: t.arg({ type: 'DateTime' }),
     },
-    // REST's query schema parses the arguments (a number arrives there as a query string would).
-    resolve: (_, { quantity, ...a }, { ctx }) =>
-      upcoming.previewInvoice(ctx, listArgs(schema.invoiceUpcomingQuery, { ...a, quantity: quantity === null || quantity === undefined ? undefined : String(quantity) })),
+    // REST's query schema parses the arguments (a number or a list arrives there as a query string would).
+    resolve: (_, { quantity, defaultTaxRates, ...a }, { ctx }) =>
+      upcoming.previewInvoice(
+        ctx,
+        listArgs(schema.invoiceUpcomingQuery, {
+          ...a,
+          quantity: quantity === null || quantity === undefined ? undefined : String(quantity),
+          defaultTaxRates: defaultTaxRates === null || defaultTaxRates === undefined ? undefined : defaultTaxRates.map(String).join(','),
+        }),
+      ),
   }),
   invoices: t.field({
     type: InvoiceConnection,

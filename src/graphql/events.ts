@@ -47,6 +47,7 @@ builder.queryFields((t) => ({
       first: t.arg.int({ description: '1 to 100, default 20.' }),
       after: t.arg.string(),
       type: t.arg.string({ description: 'Exact type, or a prefix ending in .* (customer.*).' }),
+      objectId: t.arg.id({ description: 'Only the events about this record (data.objectId): a customer, a payment, an invoice …' }),
       createdAfter: t.arg({ type: 'DateTime', description: 'Exclusive lower bound on createdAt.' }),
       createdBefore: t.arg({ type: 'DateTime', description: 'Exclusive upper bound on createdAt.' }),
     },

@@ -67,7 +67,7 @@ builder.queryFields((t) => ({
     type: CouponConnection,
     description: 'Coupons, newest first (deleted ones left out).',
     complexity: connectionComplexity,
-    args: { first: t.arg.int({ description: '1 to 100, default 20.' }), after: t.arg.string() },
+    args: { first: t.arg.int({ description: '1 to 100, default 20.' }), after: t.arg.string(), search: t.arg.string({ description: coupons.COUPON_SEARCH_DESCRIPTION }) },
     resolve: async (_, a, { ctx }) => toConnection(await coupons.listCoupons(ctx, listArgs(coupons.couponListQuery, a))),
   }),
   taxRate: t.field({ type: TaxRate, nullable: true, args: { id: t.arg.id({ required: true }) }, resolve: (_, { id }, { ctx }) => orNull(taxRates.getTaxRate(ctx, String(id))) }),
@@ -75,7 +75,12 @@ builder.queryFields((t) => ({
     type: TaxRateConnection,
     description: 'Tax rates, newest first.',
     complexity: connectionComplexity,
-    args: { first: t.arg.int({ description: '1 to 100, default 20.' }), after: t.arg.string(), active: t.arg.boolean({ description: 'true: rates subscriptions may name; false: archived.' }) },
+    args: {
+      first: t.arg.int({ description: '1 to 100, default 20.' }),
+      after: t.arg.string(),
+      active: t.arg.boolean({ description: 'true: rates subscriptions may name; false: archived.' }),
+      search: t.arg.string({ description: taxRates.TAX_RATE_SEARCH_DESCRIPTION }),
+    },
     resolve: async (_, { active, ...a }, { ctx }) =>
       toConnection(await taxRates.listTaxRates(ctx, listArgs(taxRates.taxRateListQuery, { ...a, active: active === null || active === undefined ? undefined : String(active) }))),
   }),

@@ -264,3 +264,26 @@ export const cursor = z.string().min(1).max(200).meta({ description: 'The next_c
 
 /** Query parameters shared by every list endpoint. */
 export const listQuery = { limit: limit.optional(), after: cursor.optional() };
+
+// ---------------------------------------------------------------- search
+
+/**
+ * A list's `search` parameter: 1 to 100 characters once trimmed (what it matches is the list's own
+ * rule, said in `description`: plans, coupons, tax rates).
+ */
+export function searchParam(description: string, example: string) {
+  return z
+    .string()
+    .trim()
+    .min(1, { error: 'must not be empty' })
+    .max(100, { error: 'must be at most 100 characters' })
+    .meta({ description, example });
+}
+
+/**
+ * The words of a search (split at white space, distinct, at most 8), each made plain text for a
+ * LIKE pattern (Prisma's `contains`): %, _ and the escape character itself match only themselves.
+ */
+export function searchWords(search: string): string[] {
+  return [...new Set(search.split(/\s+/u).filter(Boolean))].slice(0, 8).map((w) => w.replace(/[\\%_]/g, (c) => `\\${c}`));
+}

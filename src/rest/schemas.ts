@@ -541,6 +541,11 @@ export const upcomingInvoiceObject = invoiceObject
 /** GET /v1/invoices/upcoming: the first invoice the subscription (or the change) will make, and the renewal after a change invoiced now. */
 export const upcomingInvoicePreviewObject = upcomingInvoiceObject
   .extend({
+    subscription_proration_date: ts.nullable().meta({
+      description:
+        'With a change: the moment it counts from (proration_date, else the preview’s now, whole seconds). Give it as proration_date to PATCH /v1/subscriptions/{id} with the same fields to be billed exactly this. Null without a change.',
+      example: '2029-01-20T09:00:00.000Z',
+    }),
     next_invoice: upcomingInvoiceObject.nullable().meta({
       description:
         'When the change is invoiced now (always_invoice with prorations, or an interval change): the renewal that follows it, with what that invoice leaves (a carried credit, the balances, a once discount used up). Null otherwise, and when the subscription will not renew.',

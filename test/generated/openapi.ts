@@ -3596,6 +3596,11 @@ export interface components {
             status: "draft";
             subscription_id: string | null;
             /**
+             * @description With a change: the moment it counts from (proration_date, else the preview’s now, whole seconds). Give it as proration_date to PATCH /v1/subscriptions/{id} with the same fields to be billed exactly this. Null without a change.
+             * @example 2029-01-20T09:00:00.000Z
+             */
+            subscription_proration_date: string | null;
+            /**
              * @description The sum of the line amounts (inclusive taxes within).
              * @example 2900
              */
@@ -4185,6 +4190,8 @@ export interface operations {
                 after?: string;
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
+                /** @description Case-insensitive search: coupons whose code (id) or name contains every word of the text ("summer 25" finds SUMMER25 "Summer sale"). 1 to 100 characters. */
+                search?: string;
             };
             header?: never;
             path?: never;
@@ -7953,6 +7960,8 @@ export interface operations {
                 created_before?: string;
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
+                /** @description Only the events about this record: `data.object.id` equals it (a customer, a payment, an invoice …). */
+                object_id?: string;
                 /** @description Exact event type, or a prefix ending in `.*` (e.g. `customer.*`). */
                 type?: string;
             };
@@ -11432,6 +11441,8 @@ export interface operations {
             query: {
                 /** @description Preview applying this coupon (it is not redeemed); an empty value previews removing the discount. */
                 coupon?: string;
+                /** @description Preview replacing the tax rates (as default_tax_rates on PATCH /v1/subscriptions/{id}): their ids separated by commas (at most 5); empty previews none. */
+                default_tax_rates?: string;
                 /** @description Preview moving to this plan (same currency; another interval or interval_count is an interval change). */
                 plan_id?: string;
                 /** @description With plan_id or quantity, as on PATCH /v1/subscriptions/{id} (default create_prorations). */
@@ -11517,6 +11528,7 @@ export interface operations {
                      *       "hosted_invoice_url": null,
                      *       "pre_payment_credit_notes_amount": 0,
                      *       "post_payment_credit_notes_amount": 0,
+                     *       "subscription_proration_date": "2029-01-20T09:00:00.000Z",
                      *       "next_invoice": null
                      *     }
                      */
@@ -16680,6 +16692,8 @@ export interface operations {
                 after?: string;
                 /** @description Page size, 1 to 100 (default 20). */
                 limit?: number;
+                /** @description Case-insensitive search: tax rates whose name, jurisdiction or country contains every word of the text ("vat fr" finds "VAT" in FR), or whose id is the text. 1 to 100 characters; combines with active. */
+                search?: string;
             };
             header?: never;
             path?: never;

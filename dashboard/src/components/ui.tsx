@@ -3,6 +3,7 @@
 import { useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { useMutation, type AnyVariables, type CombinedError, type TypedDocumentNode } from 'urql';
 import { useSearchParams } from 'wouter';
+import { formatMoney } from '../format.ts';
 
 export function Loading({ label = 'Loading…' }: { label?: string }) {
   return (
@@ -167,6 +168,56 @@ export function TableSection<T>({
 }
 
 /**
+ * A detail page's list with its own query, paged with cursors (a customer's payments, invoices …):
+ * its heading (with the total once known), the loading and error states, the table or the empty
+ * line, the pager; `footer` follows the pager, `children` (a form) follows either.
+ */
+export function ConnectionSection<T extends { id: string }>({
+  id,
+  title,
+  caption,
+  noun,
+  result,
+  conn,
+  columns,
+  emptyText,
+  pager,
+  note,
+  footer,
+  children,
+}: {
+  id: string;
+  title: string;
+  caption: string;
+  noun: string;
+  result: { fetching: boolean; error?: CombinedError | undefined };
+  conn: Conn<T> | undefined;
+  columns: Column<T>[];
+  emptyText: string;
+  pager: ReturnType<typeof usePager>;
+  note?: ReactNode;
+  footer?: ReactNode;
+  children?: ReactNode;
+}) {
+  return (
+    <section aria-labelledby={id}>
+      <h2 id={id}>{conn?.totalCount !== undefined ? `${title} (${conn.totalCount})` : title}</h2>
+      {note && <p className="muted small">{note}</p>}
+      <QueryState fetching={result.fetching} error={result.error} empty={conn ? conn.edges.length === 0 : undefined} emptyText={emptyText}>
+        {conn && (
+          <>
+            <Table caption={caption} rows={conn.edges.map((e) => e.node)} rowKey={(n) => n.id} columns={columns} />
+            <Pager pager={pager} pageInfo={conn.pageInfo} total={conn.totalCount} noun={noun} />
+            {footer}
+          </>
+        )}
+      </QueryState>
+      {children}
+    </section>
+  );
+}
+
+/**
  * A list page's body: the loading, error and empty states of its query, then the table of the
  * connection's nodes and the pager (every list page is this, with its own columns).
  */
@@ -269,6 +320,11 @@ export function useOutcome() {
       return !err;
     },
     succeed: (note: ReactNode) => setDone(note),
+    /** A refusal made here, before any request (the form's own check). */
+    fail: (message: string) => {
+      setMessage(message);
+      setDone(null);
+    },
     view: (
       <>
         <FormError message={message} />
@@ -278,23 +334,7 @@ export function useOutcome() {
   };
 }
 
-/** How many minor-unit digits a currency has (2 for USD, 0 for JPY). */
-export const minorDigits = (currency: string) => {
-  try {
-    return new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
-  } catch {
-    return 2;
-  }
-};
-
-export function formatMoney(amount: number, currency: string): string {
-  const digits = minorDigits(currency);
-  try {
-    return new Intl.NumberFormat('en', { style: 'currency', currency, minimumFractionDigits: digits }).format(amount / 10 ** digits);
-  } catch {
-    return `${amount} ${currency}`;
-  }
-}
+export { formatMoney, minorDigits } from '../format.ts';
 
 export function Money({ amount, currency }: { amount: number; currency: string }) {
   return <span className="money">{formatMoney(amount, currency)}</span>;

@@ -5,12 +5,12 @@ import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { useSearchParams } from 'wouter';
 import { graphql, type VariablesOf } from '../graphql.ts';
-import { ConfirmMutation, ConnectionTable, DateTime, Field, PageHeader, Status, idempotencyKey, readForm, useOutcome, usePager } from '../components/ui.tsx';
+import { ConfirmMutation, ConnectionTable, DateTime, Field, Filters, PageHeader, Status, idempotencyKey, readForm, useOutcome, usePager } from '../components/ui.tsx';
 import { LISTS } from '../client.ts';
 
 const CouponsQuery = graphql(`
-  query DashboardCoupons($first: Int, $after: String) {
-    coupons(first: $first, after: $after) {
+  query DashboardCoupons($first: Int, $after: String, $search: String) {
+    coupons(first: $first, after: $after, search: $search) {
       totalCount
       pageInfo { hasNextPage endCursor }
       edges { node { id name percentOff amountOffFormatted duration durationInMonths maxRedemptions timesRedeemed redeemBy valid createdAt } }
@@ -45,18 +45,22 @@ const duration = (c: { duration: string; durationInMonths?: number | null }) =>
 
 export function CouponsPage() {
   const [params] = useSearchParams();
+  const search = params.get('search') || null;
   const pager = usePager(params.toString());
-  const [result] = useQuery({ query: CouponsQuery, variables: { first: 20, after: pager.after }, context: LISTS.coupons });
+  const [result] = useQuery({ query: CouponsQuery, variables: { first: 20, after: pager.after, search }, context: LISTS.coupons });
   return (
     <>
       <PageHeader title="Coupons" />
       <p className="muted small">A coupon is applied when a customer is subscribed (or from the API on a subscription change).</p>
+      <Filters label="Search coupons" submitLabel="Search">
+        <Field label="Find coupons" hint="Code or words of the name.">{(p) => <input {...p} name="search" type="search" maxLength={100} placeholder="summer" defaultValue={search ?? ''} />}</Field>
+      </Filters>
       <ConnectionTable
         result={result}
         conn={result.data?.coupons}
         caption="Coupons"
         noun="coupons"
-        emptyText="No coupons yet."
+        emptyText={search ? 'No coupons match.' : 'No coupons yet.'}
         pager={pager}
         columns={[
           { header: 'Code', cell: (c) => <code>{c.id}</code> },

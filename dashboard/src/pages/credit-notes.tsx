@@ -5,6 +5,7 @@ import { Link, useSearchParams } from 'wouter';
 import { graphql } from '../graphql.ts';
 import { ConnectionTable, DateTime, Field, Filters, Money, PageHeader, usePager, type Column } from '../components/ui.tsx';
 import { LISTS } from '../client.ts';
+import { idFilters, useIdFilter } from '../components/id-filter.tsx';
 
 const CreditNotesQuery = graphql(`
   query DashboardCreditNotes($first: Int, $after: String, $customerId: ID, $invoiceId: ID) {
@@ -72,27 +73,29 @@ export const CREDIT_NOTE_COLUMNS: Column<NoteRow>[] = [
 
 export function CreditNotesPage() {
   const [params] = useSearchParams();
-  const customerId = params.get('customer') || null;
-  const invoiceId = params.get('invoice') || null;
+  const customer = useIdFilter('customer', params.get('customer') || null);
+  const invoice = useIdFilter('invoice', params.get('invoice') || null);
+  const filter = idFilters(customer, invoice);
   const pager = usePager(params.toString());
-  const [result] = useQuery({ query: CreditNotesQuery, variables: { first: 20, after: pager.after, customerId, invoiceId }, context: LISTS.creditNotes });
+  const [result] = useQuery({ query: CreditNotesQuery, variables: { first: 20, after: pager.after, customerId: customer.id, invoiceId: invoice.id }, context: LISTS.creditNotes, pause: filter.blocked });
   return (
     <>
       <PageHeader title="Credit notes" />
       <p className="muted small">A credit note is issued from its invoice’s page (open, uncollectible or paid invoices).</p>
       <Filters label="Filter credit notes">
-        <Field label="Customer ID">{(p) => <input {...p} name="customer" defaultValue={customerId ?? ''} placeholder="cus_…" />}</Field>
-        <Field label="Invoice ID">{(p) => <input {...p} name="invoice" defaultValue={invoiceId ?? ''} placeholder="in_…" />}</Field>
+        <Field label="Customer ID">{(p) => <input {...p} name="customer" defaultValue={params.get('customer') ?? ''} placeholder="cus_…" />}</Field>
+        <Field label="Invoice ID">{(p) => <input {...p} name="invoice" defaultValue={params.get('invoice') ?? ''} placeholder="in_…" />}</Field>
       </Filters>
-      <ConnectionTable
+      {filter.notes}
+      {!filter.blocked && <ConnectionTable
         result={result}
         conn={result.data?.creditNotes}
         caption="Credit notes"
         noun="credit notes"
-        emptyText={customerId || invoiceId ? 'No credit notes match.' : 'No credit notes yet.'}
+        emptyText={customer.id || invoice.id ? 'No credit notes match.' : 'No credit notes yet.'}
         pager={pager}
         columns={CREDIT_NOTE_COLUMNS}
-      />
+      />}
     </>
   );
 }

@@ -1,13 +1,14 @@
 // Customers: the list (search by email or name), a new customer, and one customer's page — its
 // methods (a test card in test mode, the setup page otherwise), subscriptions, wallets (a new one),
 // the one-off items waiting for its next invoice (add, delete, invoice them), invoices, payments.
-import { useState, type FormEvent } from 'react';
+import { useState, type FormEvent, type ReactNode } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { Link, useSearchParams } from 'wouter';
 import { LISTS } from '../client.ts';
 import { invoiceName, invoiceTotal } from './invoices.tsx';
 import { graphql, type VariablesOf } from '../graphql.ts';
-import { ConfirmMutation, ConnectionTable, DateTime, Details, Field, Filters, Money, PageHeader, Pager, QueryState, Status, TableSection, formatMoney, idempotencyKey, readForm, useOutcome, usePager } from '../components/ui.tsx';
+import { ConfirmMutation, ConnectionSection, ConnectionTable, DateTime, Details, Field, Filters, Money, PageHeader, Pager, QueryState, Status, TableSection, formatMoney, idempotencyKey, readForm, useOutcome, usePager } from '../components/ui.tsx';
+import { CREDIT_NOTE_COLUMNS } from './credit-notes.tsx';
 
 const CustomersQuery = graphql(`
   query DashboardCustomers($first: Int, $after: String, $search: String) {
@@ -106,21 +107,103 @@ function CreateCustomerForm() {
 
 const CustomerQuery = graphql(`
   query DashboardCustomer($id: ID!) {
-    customer(id: $id) {
-      id email name phone currency locale createdAt
-      creditBalance { amount currency }
-      defaultPaymentMethod { id }
-      paymentMethods(first: 20) { totalCount edges { node { id type createdAt card { brand last4 expMonth expYear } mobileMoney { provider phoneLast4 } } } }
-      subscriptions(first: 20) { totalCount edges { node { id status currentPeriodEnd cancelAtPeriodEnd plan { id name amountFormatted } } } }
-      wallets { id currency balanceFormatted status }
-      payments(first: 10) { totalCount edges { node { id amount currency status createdAt } } }
-    }
-    invoices(customerId: $id, first: 20) { totalCount edges { node { id number status totalFormatted createdAt } } }
+    customer(id: $id) { id email name phone currency locale createdAt creditBalance { amount currency } }
   }
 `);
 
-// The customer page refetches after any of its own actions, also when the list it adds to was empty.
-const CUSTOMER_CONTEXT = { additionalTypenames: ['PaymentMethod', 'SetupIntent', 'Wallet', 'Invoice', 'BillingSubscription'] };
+// The customer's lists: each its own query, paged with cursors without reloading the page ($id is
+// the customer), 10 a page, and each refetched after the page's own actions, also when it was empty.
+
+const MethodsQuery = graphql(`
+  query DashboardCustomerMethods($id: ID!, $after: String) {
+    customer(id: $id) {
+      id
+      defaultPaymentMethod { id }
+      paymentMethods(first: 10, after: $after) {
+        totalCount
+        pageInfo { hasNextPage endCursor }
+        edges { node { id type createdAt card { brand last4 expMonth expYear } mobileMoney { provider phoneLast4 } } }
+      }
+    }
+  }
+`);
+const METHODS_CONTEXT = { additionalTypenames: ['PaymentMethod', 'SetupIntent'] };
+
+const SubscriptionsOfQuery = graphql(`
+  query DashboardCustomerSubscriptions($id: ID!, $after: String) {
+    customer(id: $id) {
+      id
+      subscriptions(first: 10, after: $after) {
+        totalCount
+        pageInfo { hasNextPage endCursor }
+        edges { node { id status currentPeriodEnd cancelAtPeriodEnd plan { id name amountFormatted } } }
+      }
+    }
+  }
+`);
+const SUBSCRIPTIONS_CONTEXT = { additionalTypenames: ['BillingSubscription'] };
+
+const WalletsOfQuery = graphql(`
+  query DashboardCustomerWallets($id: ID!, $after: String) {
+    wallets(customerId: $id, first: 10, after: $after) {
+      totalCount
+      pageInfo { hasNextPage endCursor }
+      edges { node { id currency balanceFormatted status } }
+    }
+  }
+`);
+const WALLETS_CONTEXT = { additionalTypenames: ['Wallet'] };
+
+const InvoicesOfQuery = graphql(`
+  query DashboardCustomerInvoices($id: ID!, $after: String) {
+    invoices(customerId: $id, first: 10, after: $after) {
+      totalCount
+      pageInfo { hasNextPage endCursor }
+      edges { node { id number status subtotal total currency lines { amount } createdAt } }
+    }
+  }
+`);
+const INVOICES_CONTEXT = { additionalTypenames: ['Invoice'] };
+
+const PaymentsOfQuery = graphql(`
+  query DashboardCustomerPayments($id: ID!, $after: String) {
+    customer(id: $id) {
+      id
+      payments(first: 10, after: $after) {
+        totalCount
+        pageInfo { hasNextPage endCursor }
+        edges { node { id amount amountRefunded currency status createdAt } }
+      }
+    }
+  }
+`);
+const PAYMENTS_CONTEXT = { additionalTypenames: ['Payment'] };
+
+const CreditNotesOfQuery = graphql(`
+  query DashboardCustomerCreditNotes($id: ID!, $after: String) {
+    creditNotes(customerId: $id, first: 10, after: $after) {
+      totalCount
+      pageInfo { hasNextPage endCursor }
+      edges { node { id number amount currency type reason refundAmount creditAmount memo createdAt pdfUrl invoice { id number } customer { id email } } }
+    }
+  }
+`);
+const NOTES_CONTEXT = { additionalTypenames: ['CreditNote'] };
+
+const BalanceQuery = graphql(`
+  query DashboardCustomerBalance($id: ID!, $after: String) {
+    customer(id: $id) {
+      id
+      creditBalance { amount currency }
+      balanceTransactions(first: 10, after: $after) {
+        totalCount
+        pageInfo { hasNextPage endCursor }
+        edges { node { id amount currency description type endingBalance invoiceId createdAt } }
+      }
+    }
+  }
+`);
+const BALANCE_CONTEXT = { additionalTypenames: ['CustomerBalanceTransaction', 'Invoice', 'CreditNote'] };
 
 // The one-off items waiting for the customer's next invoice: a query of their own, paged without
 // reloading the page ($id is the customer).
@@ -145,6 +228,8 @@ const CreatePortalSession = graphql(`
   }
 `);
 
+const CUSTOMER_CONTEXT = { additionalTypenames: ['CustomerBalanceTransaction'] };
+
 export function CustomerPage({ id, mode }: { id: string; mode: string }) {
   const [{ data, fetching, error }] = useQuery({ query: CustomerQuery, variables: { id }, context: CUSTOMER_CONTEXT });
   const c = data?.customer;
@@ -155,7 +240,7 @@ export function CustomerPage({ id, mode }: { id: string; mode: string }) {
         <Link href="/customers">← All customers</Link>
       </p>
       <QueryState fetching={fetching} error={error} empty={data ? !c : undefined} emptyText={`No customer ${id}.`}>
-        {c && data && (
+        {c && (
           <>
             <Details
               items={[
@@ -165,7 +250,7 @@ export function CustomerPage({ id, mode }: { id: string; mode: string }) {
                 ['Phone', c.phone],
                 ['Currency', c.currency],
                 ['Language', c.locale ?? 'en'],
-                ['Credit balance', c.creditBalance.length ? c.creditBalance.map((b) => <Money key={b.currency} amount={b.amount} currency={b.currency} />) : null],
+                ['Credit balance', c.creditBalance.length ? <BalanceList balances={c.creditBalance} /> : null],
                 ['Created', <DateTime value={c.createdAt} />],
               ]}
             />
@@ -173,97 +258,298 @@ export function CustomerPage({ id, mode }: { id: string; mode: string }) {
               <Link className="button" href={`/subscriptions/new?customer=${c.id}`}>
                 Subscribe this customer
               </Link>
+              <Link href={`/events?object=${c.id}`}>Events about this customer</Link>
             </p>
             <PortalLink customerId={c.id} />
-            <TableSection
-              id="pm-h"
-              title={`Payment methods (${c.paymentMethods.totalCount})`}
-              caption="Payment methods"
-              rows={c.paymentMethods.edges.map((e) => e.node)}
-              rowKey={(m) => m.id}
-              emptyText="No saved payment methods."
-              columns={[
-                { header: 'Method', cell: (m) => (m.card ? `${m.card.brand} •••• ${m.card.last4}` : m.mobileMoney ? `${m.mobileMoney.provider} •••• ${m.mobileMoney.phoneLast4}` : m.type) },
-                { header: 'Expires', cell: (m) => (m.card ? `${String(m.card.expMonth).padStart(2, '0')}/${m.card.expYear}` : '—') },
-                { header: 'Default', cell: (m) => (c.defaultPaymentMethod?.id === m.id ? 'Default' : '—') },
-                { header: 'Added', cell: (m) => <DateTime value={m.createdAt} /> },
-              ]}
-            >
-              {mode === 'test' ? <TestCardForm customerId={c.id} /> : <SetupLink customerId={c.id} />}
-            </TableSection>
-            <TableSection
-              id="subs-h"
-              title={`Subscriptions (${c.subscriptions.totalCount})`}
-              caption="Subscriptions"
-              rows={c.subscriptions.edges.map((e) => e.node)}
-              rowKey={(s) => s.id}
-              emptyText="No subscriptions."
-              columns={[
-                { header: 'Subscription', cell: (s) => <Link href={`/subscriptions/${s.id}`}><code>{s.id}</code></Link> },
-                { header: 'Plan', cell: (s) => `${s.plan.name} · ${s.plan.amountFormatted}` },
-                { header: 'Status', cell: (s) => <Status value={s.cancelAtPeriodEnd ? `${s.status} (cancels)` : s.status} /> },
-                { header: 'Period ends', cell: (s) => <DateTime value={s.currentPeriodEnd} /> },
-              ]}
-            />
-            <TableSection
-              id="wallets-h"
-              title="Wallets"
-              caption="Wallets"
-              rows={c.wallets}
-              rowKey={(w) => w.id}
-              emptyText="No wallets."
-              columns={[
-                { header: 'Wallet', cell: (w) => <Link href={`/wallets/${w.id}`}>{w.id}</Link> },
-                { header: 'Currency', cell: (w) => w.currency },
-                { header: 'Balance', className: 'num', cell: (w) => w.balanceFormatted },
-                { header: 'Status', cell: (w) => <Status value={w.status} /> },
-              ]}
-            >
-              <CreateWalletForm customerId={c.id} currency={c.currency} />
-            </TableSection>
+            <MethodsSection customerId={c.id}>{mode === 'test' ? <TestCardForm customerId={c.id} /> : <SetupLink customerId={c.id} />}</MethodsSection>
+            <SubscriptionsSection customerId={c.id} />
+            <WalletsSection customerId={c.id} currency={c.currency} />
+            <CreditBalanceSection customerId={c.id} currency={c.currency} />
             <WaitingItems customerId={c.id} currency={c.currency} />
-            <TableSection
-              id="inv-h"
-              title={`Invoices (${data.invoices.totalCount})`}
-              caption="Invoices"
-              rows={data.invoices.edges.map((e) => e.node)}
-              rowKey={(i) => i.id}
-              emptyText="No invoices."
-              columns={[
-                { header: 'Invoice', cell: (i) => <Link href={`/invoices/${i.id}`}>{invoiceName(i)}</Link> },
-                { header: 'Total', className: 'num', cell: invoiceTotal },
-                { header: 'Status', cell: (i) => <Status value={i.status} /> },
-                { header: 'Created', cell: (i) => <DateTime value={i.createdAt} /> },
-              ]}
-              footer={
-                <p>
-                  <Link href={`/invoices?customer=${c.id}`}>All invoices of this customer</Link>
-                </p>
-              }
-            />
-            <TableSection
-              id="pay-h"
-              title={`Latest payments (${c.payments.totalCount})`}
-              caption="Latest payments"
-              rows={c.payments.edges.map((e) => e.node)}
-              rowKey={(p) => p.id}
-              emptyText="No payments."
-              columns={[
-                { header: 'Payment', cell: (p) => <Link href={`/payments/${p.id}`}>{p.id}</Link> },
-                { header: 'Amount', className: 'num', cell: (p) => <Money amount={p.amount} currency={p.currency} /> },
-                { header: 'Status', cell: (p) => <Status value={p.status} /> },
-                { header: 'Created', cell: (p) => <DateTime value={p.createdAt} /> },
-              ]}
-              footer={
-                <p>
-                  <Link href={`/payments?customer=${c.id}`}>All payments of this customer</Link>
-                </p>
-              }
-            />
+            <InvoicesSection customerId={c.id} />
+            <CreditNotesSection customerId={c.id} />
+            <PaymentsSection customerId={c.id} />
           </>
         )}
       </QueryState>
     </>
+  );
+}
+
+function BalanceList({ balances }: { balances: { amount: number; currency: string }[] }) {
+  return (
+    <span className="row-actions">
+      {balances.map((b) => (
+        <Money key={b.currency} amount={b.amount} currency={b.currency} />
+      ))}
+    </span>
+  );
+}
+
+function MethodsSection({ customerId, children }: { customerId: string; children: ReactNode }) {
+  const pager = usePager(customerId);
+  const [result] = useQuery({ query: MethodsQuery, variables: { id: customerId, after: pager.after }, context: METHODS_CONTEXT });
+  const c = result.data?.customer;
+  return (
+    <ConnectionSection
+      id="pm-h"
+      title="Payment methods"
+      caption="Payment methods"
+      noun="payment methods"
+      result={result}
+      conn={c?.paymentMethods}
+      pager={pager}
+      emptyText="No saved payment methods."
+      columns={[
+        { header: 'Method', cell: (m) => (m.card ? `${m.card.brand} •••• ${m.card.last4}` : m.mobileMoney ? `${m.mobileMoney.provider} •••• ${m.mobileMoney.phoneLast4}` : m.type) },
+        { header: 'Expires', cell: (m) => (m.card ? `${String(m.card.expMonth).padStart(2, '0')}/${m.card.expYear}` : '—') },
+        { header: 'Default', cell: (m) => (c?.defaultPaymentMethod?.id === m.id ? 'Default' : '—') },
+        { header: 'Added', cell: (m) => <DateTime value={m.createdAt} /> },
+      ]}
+    >
+      {children}
+    </ConnectionSection>
+  );
+}
+
+function SubscriptionsSection({ customerId }: { customerId: string }) {
+  const pager = usePager(customerId);
+  const [result] = useQuery({ query: SubscriptionsOfQuery, variables: { id: customerId, after: pager.after }, context: SUBSCRIPTIONS_CONTEXT });
+  return (
+    <ConnectionSection
+      id="subs-h"
+      title="Subscriptions"
+      caption="Subscriptions"
+      noun="subscriptions"
+      result={result}
+      conn={result.data?.customer?.subscriptions}
+      pager={pager}
+      emptyText="No subscriptions."
+      columns={[
+        { header: 'Subscription', cell: (s) => <Link href={`/subscriptions/${s.id}`}><code>{s.id}</code></Link> },
+        { header: 'Plan', cell: (s) => `${s.plan.name} · ${s.plan.amountFormatted}` },
+        { header: 'Status', cell: (s) => <Status value={s.cancelAtPeriodEnd ? `${s.status} (cancels)` : s.status} /> },
+        { header: 'Period ends', cell: (s) => <DateTime value={s.currentPeriodEnd} /> },
+      ]}
+    />
+  );
+}
+
+function WalletsSection({ customerId, currency }: { customerId: string; currency?: string | null | undefined }) {
+  const pager = usePager(customerId);
+  const [result] = useQuery({ query: WalletsOfQuery, variables: { id: customerId, after: pager.after }, context: WALLETS_CONTEXT });
+  return (
+    <ConnectionSection
+      id="wallets-h"
+      title="Wallets"
+      caption="Wallets"
+      noun="wallets"
+      result={result}
+      conn={result.data?.wallets}
+      pager={pager}
+      emptyText="No wallets."
+      columns={[
+        { header: 'Wallet', cell: (w) => <Link href={`/wallets/${w.id}`}>{w.id}</Link> },
+        { header: 'Currency', cell: (w) => w.currency },
+        { header: 'Balance', className: 'num', cell: (w) => w.balanceFormatted },
+        { header: 'Status', cell: (w) => <Status value={w.status} /> },
+      ]}
+    >
+      <CreateWalletForm customerId={customerId} currency={currency} />
+    </ConnectionSection>
+  );
+}
+
+function InvoicesSection({ customerId }: { customerId: string }) {
+  const pager = usePager(customerId);
+  const [result] = useQuery({ query: InvoicesOfQuery, variables: { id: customerId, after: pager.after }, context: INVOICES_CONTEXT });
+  return (
+    <ConnectionSection
+      id="inv-h"
+      title="Invoices"
+      caption="Invoices"
+      noun="invoices"
+      result={result}
+      conn={result.data?.invoices}
+      pager={pager}
+      emptyText="No invoices."
+      columns={[
+        { header: 'Invoice', cell: (i) => <Link href={`/invoices/${i.id}`}>{invoiceName(i)}</Link> },
+        { header: 'Total', className: 'num', cell: invoiceTotal },
+        { header: 'Status', cell: (i) => <Status value={i.status} /> },
+        { header: 'Created', cell: (i) => <DateTime value={i.createdAt} /> },
+      ]}
+      footer={
+        <p>
+          <Link href={`/invoices?customer=${customerId}`}>All invoices of this customer, with filters</Link>
+        </p>
+      }
+    />
+  );
+}
+
+function CreditNotesSection({ customerId }: { customerId: string }) {
+  const pager = usePager(customerId);
+  const [result] = useQuery({ query: CreditNotesOfQuery, variables: { id: customerId, after: pager.after }, context: NOTES_CONTEXT });
+  return (
+    <ConnectionSection
+      id="notes-h"
+      title="Credit notes"
+      caption="Credit notes"
+      noun="credit notes"
+      result={result}
+      conn={result.data?.creditNotes}
+      pager={pager}
+      emptyText="No credit notes."
+      note="Issued from an invoice's page."
+      columns={CREDIT_NOTE_COLUMNS.filter((c) => c.header !== 'Customer')}
+    />
+  );
+}
+
+function PaymentsSection({ customerId }: { customerId: string }) {
+  const pager = usePager(customerId);
+  const [result] = useQuery({ query: PaymentsOfQuery, variables: { id: customerId, after: pager.after }, context: PAYMENTS_CONTEXT });
+  return (
+    <ConnectionSection
+      id="pay-h"
+      title="Payments"
+      caption="Payments"
+      noun="payments"
+      result={result}
+      conn={result.data?.customer?.payments}
+      pager={pager}
+      emptyText="No payments."
+      columns={[
+        { header: 'Payment', cell: (p) => <Link href={`/payments/${p.id}`}>{p.id}</Link> },
+        { header: 'Amount', className: 'num', cell: (p) => <Money amount={p.amount} currency={p.currency} /> },
+        { header: 'Status', cell: (p) => <Status value={p.amountRefunded > 0 ? (p.amountRefunded >= p.amount ? 'refunded' : 'partially_refunded') : p.status} /> },
+        { header: 'Created', cell: (p) => <DateTime value={p.createdAt} /> },
+      ]}
+      footer={
+        <p>
+          <Link href={`/payments?customer=${customerId}`}>All payments of this customer, with filters</Link>
+        </p>
+      }
+    />
+  );
+}
+
+// ---------------------------------------------------------------- the credit balance
+
+const BALANCE_TYPES: Record<string, string> = {
+  adjustment: 'Adjustment',
+  applied_to_invoice: 'Applied to an invoice',
+  unapplied_from_invoice: 'Given back by a voided invoice',
+  credit_note: 'Credit note',
+  subscription_credit: 'Unused subscription time',
+};
+
+/**
+ * The credit balance per currency, its ledger (newest first, paged) and an adjustment: credit (the
+ * customer's next invoices use it before charging) or a debit of unused credit, with a description.
+ */
+function CreditBalanceSection({ customerId, currency }: { customerId: string; currency?: string | null | undefined }) {
+  const pager = usePager(customerId);
+  const [result] = useQuery({ query: BalanceQuery, variables: { id: customerId, after: pager.after }, context: BALANCE_CONTEXT });
+  const c = result.data?.customer;
+  return (
+    <ConnectionSection
+      id="balance-h"
+      title="Credit balance"
+      caption="Credit balance ledger"
+      noun="balance entries"
+      result={result}
+      conn={c?.balanceTransactions}
+      pager={pager}
+      note={
+        c && c.creditBalance.length ? (
+          <>
+            Owed to the customer, drawn by their invoices before charging: <BalanceList balances={c.creditBalance} />
+          </>
+        ) : (
+          'Owed to the customer, drawn by their invoices before charging: none.'
+        )
+      }
+      emptyText="No credit balance entries."
+      columns={[
+        { header: 'Date', cell: (t) => <DateTime value={t.createdAt} /> },
+        { header: 'Type', cell: (t) => BALANCE_TYPES[t.type] ?? t.type.replace(/_/g, ' ') },
+        { header: 'Description', cell: (t) => t.description ?? '—' },
+        { header: 'Invoice', cell: (t) => (t.invoiceId ? <Link href={`/invoices/${t.invoiceId}`}>{t.invoiceId}</Link> : '—') },
+        { header: 'Amount', className: 'num', cell: (t) => `${t.amount > 0 ? '+' : '−'}${formatMoney(Math.abs(t.amount), t.currency)}` },
+        { header: 'Balance after', className: 'num', cell: (t) => <Money amount={t.endingBalance} currency={t.currency} /> },
+      ]}
+    >
+      <AdjustBalanceForm customerId={customerId} currency={currency ?? c?.creditBalance[0]?.currency} />
+    </ConnectionSection>
+  );
+}
+
+const AdjustBalance = graphql(`
+  mutation DashboardAdjustCreditBalance($input: CreateCustomerBalanceTransactionInput!) {
+    createCustomerBalanceTransaction(input: $input) {
+      __typename
+      ... on CreateCustomerBalanceTransactionSuccess { transaction { id amount currency endingBalance description customer { id creditBalance { amount currency } } } }
+      ... on Error { code message param }
+    }
+  }
+`);
+
+function AdjustBalanceForm({ customerId, currency }: { customerId: string; currency?: string | null | undefined }) {
+  const [state, adjust] = useMutation(AdjustBalance);
+  const outcome = useOutcome();
+  const [direction, setDirection] = useState<'credit' | 'debit'>('credit');
+  async function submit(e: FormEvent<HTMLFormElement>) {
+    const { form, text } = readForm(e);
+    outcome.begin();
+    // An amount the API refuses (0, not a whole number) goes to it as typed: its refusal is shown.
+    const typed = text('amount');
+    const n = typed === undefined ? NaN : Number(typed);
+    if (typed !== undefined && /^[-+]/.test(typed)) {
+      outcome.fail('Give the amount without a sign: choose Credit or Debit above.');
+      return;
+    }
+    if (!Number.isSafeInteger(n)) {
+      outcome.fail("The amount must be a whole number of the currency's smallest unit (2500 is $25.00).");
+      return;
+    }
+    const r = await adjust({
+      input: { id: customerId, amount: direction === 'debit' ? -n : n, currency: text('currency')?.toUpperCase() ?? '', description: text('description'), idempotencyKey: idempotencyKey() },
+    });
+    if (outcome.settle(r, 'createCustomerBalanceTransaction') && r.data?.createCustomerBalanceTransaction.__typename === 'CreateCustomerBalanceTransactionSuccess') {
+      const t = r.data.createCustomerBalanceTransaction.transaction;
+      outcome.succeed(`${t.amount > 0 ? 'Credited' : 'Debited'} ${formatMoney(Math.abs(t.amount), t.currency)}: the ${t.currency} credit balance is now ${formatMoney(t.endingBalance, t.currency)}.`);
+      form.reset();
+      setDirection('credit');
+    }
+  }
+  return (
+    <form className="card inline-form" onSubmit={submit} aria-labelledby="adjust-h">
+      <h3 id="adjust-h">Adjust the credit balance</h3>
+      <fieldset className="choices">
+        <legend>Adjustment</legend>
+        <label>
+          <input type="radio" name="direction" checked={direction === 'credit'} onChange={() => setDirection('credit')} />
+          Credit: the customer's next invoices use it before charging
+        </label>
+        <label>
+          <input type="radio" name="direction" checked={direction === 'debit'} onChange={() => setDirection('debit')} />
+          Debit: take unused credit back (never below zero)
+        </label>
+      </fieldset>
+      <Field label="Adjustment amount (smallest unit)" hint="2500 is $25.00 in USD.">
+        {(p) => <input {...p} name="amount" inputMode="numeric" required autoComplete="off" />}
+      </Field>
+      <Field label="Balance currency">{(p) => <input {...p} name="currency" defaultValue={currency ?? 'USD'} maxLength={3} size={5} required />}</Field>
+      <Field label="Adjustment description" hint="Shown in the ledger, e.g. “Goodwill for the outage”.">
+        {(p) => <input {...p} name="description" maxLength={500} autoComplete="off" />}
+      </Field>
+      <button type="submit" disabled={state.fetching}>
+        {direction === 'credit' ? 'Credit the balance' : 'Debit the balance'}
+      </button>
+      {outcome.view}
+    </form>
   );
 }
 

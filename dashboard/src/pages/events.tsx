@@ -1,12 +1,13 @@
 import { useMutation, useQuery } from 'urql';
 import { Link, useSearchParams } from 'wouter';
 import { LISTS } from '../client.ts';
+import { objectFilter } from '../components/id-filter.tsx';
 import { graphql } from '../graphql.ts';
 import { ConnectionTable, DateTime, Details, Field, Filters, Json, PageHeader, QueryState, Status, Table, idempotencyKey, useOutcome, usePager } from '../components/ui.tsx';
 
 const EventsQuery = graphql(`
-  query DashboardEvents($first: Int, $after: String, $type: String) {
-    events(first: $first, after: $after, type: $type) {
+  query DashboardEvents($first: Int, $after: String, $type: String, $objectId: ID) {
+    events(first: $first, after: $after, type: $type, objectId: $objectId) {
       totalCount
       pageInfo { hasNextPage endCursor }
       edges { node { id type createdAt data { objectId objectType } } }
@@ -17,8 +18,9 @@ const EventsQuery = graphql(`
 export function EventsPage() {
   const [params] = useSearchParams();
   const type = params.get('type') || null;
+  const object = objectFilter(params.get('object') || null);
   const pager = usePager(params.toString());
-  const [result] = useQuery({ query: EventsQuery, variables: { first: 20, after: pager.after, type }, context: LISTS.events });
+  const [result] = useQuery({ query: EventsQuery, variables: { first: 20, after: pager.after, type, objectId: object.id }, context: LISTS.events, pause: object.blocked });
   return (
     <>
       <PageHeader title="Events" />
@@ -26,20 +28,24 @@ export function EventsPage() {
         <Field label="Event type" hint="Exact (payment.succeeded) or a prefix (payment.*).">
           {(p) => <input {...p} name="type" defaultValue={type ?? ''} placeholder="payment.*" />}
         </Field>
+        <Field label="Object ID" hint="The record the events are about: cus_…, pay_…, in_…">
+          {(p) => <input {...p} name="object" defaultValue={params.get('object') ?? ''} placeholder="cus_…" />}
+        </Field>
       </Filters>
-      <ConnectionTable
+      {object.note}
+      {!object.blocked && <ConnectionTable
         result={result}
         conn={result.data?.events}
         caption="Events"
         noun="events"
-        emptyText="No events match."
+        emptyText={object.id ? `No events about ${object.noun ? `the ${object.noun} ` : ''}${object.id}${type ? ` of type ${type}` : ''}.` : 'No events match.'}
         pager={pager}
         columns={[
           { header: 'Type', cell: (n) => <Link href={`/events/${n.id}`}>{n.type}</Link> },
-          { header: 'Object', cell: (n) => <code>{n.data.objectId}</code> },
+          { header: 'Object', cell: (n) => (n.data.objectId ? <Link href={`/events?object=${encodeURIComponent(n.data.objectId)}`} aria-label={`Events about ${n.data.objectId}`}><code>{n.data.objectId}</code></Link> : '—') },
           { header: 'Created', cell: (n) => <DateTime value={n.createdAt} /> },
         ]}
-      />
+      />}
     </>
   );
 }

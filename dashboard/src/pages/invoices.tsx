@@ -8,13 +8,14 @@ import { graphql, type ResultOf, type VariablesOf } from '../graphql.ts';
 import { ConfirmButton, ConfirmMutation, ConnectionTable, DateTime, Details, EnumSelect, Field, Filters, Money, PageHeader, Pager, QueryState, Status, StatusFilter, Table, TableSection, formatMoney, idempotencyKey, readForm, useOutcome, usePager } from '../components/ui.tsx';
 import { LISTS } from '../client.ts';
 import { CREDIT_NOTE_COLUMNS } from './credit-notes.tsx';
+import { idFilters, useIdFilter } from '../components/id-filter.tsx';
 
 const InvoicesQuery = graphql(`
   query DashboardInvoices($first: Int, $after: String, $status: InvoiceStatus, $customerId: ID) {
     invoices(first: $first, after: $after, status: $status, customerId: $customerId) {
       totalCount
       pageInfo { hasNextPage endCursor }
-      edges { node { id number status totalFormatted amountRemaining currency createdAt pdfUrl customer { id email } } }
+      edges { node { id number status subtotal total amountRemaining currency createdAt pdfUrl lines { amount } customer { id email } } }
     }
   }
 `);
@@ -65,24 +66,26 @@ const MarkUncollectible = graphql(`
 /** An invoice's name: its number once finalised, else "Draft in_…". */
 export const invoiceName = (i: { id: string; number?: string | null }) => i.number ?? `Draft ${i.id}`;
 
-/** Its total; a draft's is computed when it is finalized (the API says 0 until then). */
-export const invoiceTotal = (i: { status: string; totalFormatted: string }) => (i.status === 'draft' ? '—' : i.totalFormatted);
+export { invoiceTotal, totalsKnown, type InvoiceMoney } from '../invoice-money.ts';
+import { invoiceTotal, totalsKnown } from '../invoice-money.ts';
 
 export function InvoicesPage() {
   const [params] = useSearchParams();
   const status = (params.get('status') || null) as InvoiceStatus | null;
-  const customerId = params.get('customer') || null;
+  const customer = useIdFilter('customer', params.get('customer') || null);
+  const filter = idFilters(customer);
   const pager = usePager(params.toString());
-  const [result] = useQuery({ query: InvoicesQuery, variables: { first: 20, after: pager.after, status, customerId }, context: LISTS.invoices });
+  const [result] = useQuery({ query: InvoicesQuery, variables: { first: 20, after: pager.after, status, customerId: customer.id }, context: LISTS.invoices, pause: filter.blocked });
   return (
     <>
       <PageHeader title="Invoices" />
       <p className="muted small">A one-off invoice starts on its customer's page: add items, then invoice them.</p>
       <Filters label="Filter invoices">
         <StatusFilter statuses={STATUSES} value={status} />
-        <Field label="Customer ID">{(p) => <input {...p} name="customer" defaultValue={customerId ?? ''} placeholder="cus_…" />}</Field>
+        <Field label="Customer ID">{(p) => <input {...p} name="customer" defaultValue={params.get('customer') ?? ''} placeholder="cus_…" />}</Field>
       </Filters>
-      <ConnectionTable
+      {filter.notes}
+      {!filter.blocked && <ConnectionTable
         result={result}
         conn={result.data?.invoices}
         caption="Invoices"
@@ -97,7 +100,7 @@ export function InvoicesPage() {
           { header: 'Created', cell: (n) => <DateTime value={n.createdAt} /> },
           { header: 'Actions', cell: (n) => <InvoiceActions invoice={n} /> },
         ]}
-      />
+      />}
     </>
   );
 }
@@ -168,7 +171,7 @@ export function InvoicePage({ id }: { id: string }) {
   const pager = usePager(id);
   const [{ data, fetching, error }] = useQuery({ query: InvoiceQuery, variables: { id, notesAfter: pager.after }, context: INVOICE_CONTEXT });
   const inv = data?.invoice;
-  const money = (amount: number) => (inv ? <Money amount={amount} currency={inv.currency} /> : null);
+  const money = (amount: number | null | undefined) => (inv && amount !== null && amount !== undefined ? <Money amount={amount} currency={inv.currency} /> : '—');
   return (
     <>
       <PageHeader title={inv ? `Invoice ${invoiceName(inv)}` : 'Invoice'} />
@@ -229,26 +232,23 @@ export function InvoicePage({ id }: { id: string }) {
                   { header: 'Tax', className: 'num', cell: (l) => (l.taxAmounts.length ? l.taxAmounts.map((t) => <span key={t.taxRateId}>{money(t.amount)}{t.inclusive ? ' incl.' : ''} </span>) : '—') },
                 ]}
               />
-              {inv.status === 'draft' ? (
+              {!totalsKnown(inv) ? (
                 <p className="muted">
                   The lines add up to {money(inv.lines.reduce((n, l) => n + l.amount, 0))}. The totals (discount, taxes, what the credit balance covers) are computed when it is finalized.
                 </p>
               ) : (
+                <>
+                {inv.status === 'draft' && <p className="muted small">The totals as the draft stands. What the credit balance and the wallet pay, and the amount due, are settled when it is finalized.</p>}
                 <Details
                   items={[
                     ['Subtotal', money(inv.subtotal)],
                     ['Discount', inv.discountAmount ? <>{money(-inv.discountAmount)} ({inv.couponId})</> : null],
                     ['Tax', inv.taxAmount ? money(inv.taxAmount) : null],
                     ['Total', <strong>{money(inv.total)}</strong>],
-                    ['Credit balance applied', inv.creditApplied ? money(-inv.creditApplied) : null],
-                    ['From the wallet', inv.amountFromWallet ? money(-inv.amountFromWallet) : null],
-                    ['Credit notes before payment', inv.prePaymentCreditNotesAmount ? money(-inv.prePaymentCreditNotesAmount) : null],
-                    ['Amount due', money(inv.amountDue)],
-                    ['Paid', money(inv.amountPaid)],
-                    ['Remaining', money(inv.amountRemaining)],
-                    ['Credit notes after payment', inv.postPaymentCreditNotesAmount ? money(inv.postPaymentCreditNotesAmount) : null],
+                    ...(inv.status === 'draft' ? [] : settled(inv, money)),
                   ]}
                 />
+                </>
               )}
             </section>
             <TableSection
@@ -268,6 +268,19 @@ export function InvoicePage({ id }: { id: string }) {
       </QueryState>
     </>
   );
+}
+
+/** What was drawn, paid and credited: the totals of a finalized invoice after its total. */
+function settled(inv: Invoice, money: (amount: number | null | undefined) => ReactNode): [string, ReactNode][] {
+  return [
+    ['Credit balance applied', inv.creditApplied ? money(-inv.creditApplied) : null],
+    ['From the wallet', inv.amountFromWallet ? money(-inv.amountFromWallet) : null],
+    ['Credit notes before payment', inv.prePaymentCreditNotesAmount ? money(-inv.prePaymentCreditNotesAmount) : null],
+    ['Amount due', money(inv.amountDue)],
+    ['Paid', money(inv.amountPaid)],
+    ['Remaining', money(inv.amountRemaining)],
+    ['Credit notes after payment', inv.postPaymentCreditNotesAmount ? money(inv.postPaymentCreditNotesAmount) : null],
+  ];
 }
 
 function FinalizeForm({ invoice }: { invoice: Invoice }) {

@@ -4,6 +4,7 @@ import { Link, useSearchParams } from 'wouter';
 import { graphql, type VariablesOf } from '../graphql.ts';
 import { ConnectionTable, DateTime, Details, EnumSelect, Field, Filters, FormError, Json, Money, PageHeader, QueryState, Status, StatusFilter, TableSection, formatMoney, idempotencyKey, mutationError, usePager } from '../components/ui.tsx';
 import { LISTS } from '../client.ts';
+import { idFilters, useIdFilter } from '../components/id-filter.tsx';
 
 const PaymentsQuery = graphql(`
   query DashboardPayments($first: Int, $after: String, $status: PaymentStatus, $currency: String, $customerId: ID) {
@@ -22,9 +23,10 @@ export function PaymentsPage() {
   const [params] = useSearchParams();
   const status = (params.get('status') || null) as PaymentStatus | null;
   const currency = params.get('currency') || null;
-  const customerId = params.get('customer') || null;
+  const customer = useIdFilter('customer', params.get('customer') || null);
+  const filter = idFilters(customer);
   const pager = usePager(params.toString());
-  const [result] = useQuery({ query: PaymentsQuery, variables: { first: 20, after: pager.after, status, currency, customerId }, context: LISTS.payments });
+  const [result] = useQuery({ query: PaymentsQuery, variables: { first: 20, after: pager.after, status, currency, customerId: customer.id }, context: LISTS.payments, pause: filter.blocked });
 
   return (
     <>
@@ -32,9 +34,10 @@ export function PaymentsPage() {
       <Filters label="Filter payments" upper={['currency']}>
         <StatusFilter statuses={PAYMENT_STATUSES} value={status} />
         <Field label="Currency">{(p) => <input {...p} name="currency" defaultValue={currency ?? ''} placeholder="USD" maxLength={3} size={5} />}</Field>
-        <Field label="Customer ID">{(p) => <input {...p} name="customer" defaultValue={customerId ?? ''} placeholder="cus_…" />}</Field>
+        <Field label="Customer ID">{(p) => <input {...p} name="customer" defaultValue={params.get('customer') ?? ''} placeholder="cus_…" />}</Field>
       </Filters>
-      <ConnectionTable
+      {filter.notes}
+      {!filter.blocked && <ConnectionTable
         result={result}
         conn={result.data?.payments}
         caption="Payments"
@@ -48,7 +51,7 @@ export function PaymentsPage() {
           { header: 'Customer', cell: (n) => <Link href={`/customers/${n.customer.id}`}>{n.customer.email}</Link> },
           { header: 'Created', cell: (n) => <DateTime value={n.createdAt} /> },
         ]}
-      />
+      />}
     </>
   );
 }

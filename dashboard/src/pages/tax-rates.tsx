@@ -6,10 +6,11 @@ import { useSearchParams } from 'wouter';
 import { graphql } from '../graphql.ts';
 import { ActiveFilter, ConfirmMutation, ConnectionTable, DateTime, Field, Filters, PageHeader, Status, activeParam, idempotencyKey, readForm, useOutcome, usePager } from '../components/ui.tsx';
 import { LISTS } from '../client.ts';
+import { taxRateLabel } from '../components/picker.tsx';
 
 const TaxRatesQuery = graphql(`
-  query DashboardTaxRates($first: Int, $after: String, $active: Boolean) {
-    taxRates(first: $first, after: $after, active: $active) {
+  query DashboardTaxRates($first: Int, $after: String, $active: Boolean, $search: String) {
+    taxRates(first: $first, after: $after, active: $active, search: $search) {
       totalCount
       pageInfo { hasNextPage endCursor }
       edges { node { id displayName percentage inclusive country jurisdiction active createdAt } }
@@ -37,26 +38,27 @@ const ArchiveTaxRate = graphql(`
   }
 `);
 
-export const taxRateLabel = (t: { displayName: string; percentage: number; inclusive: boolean }) => `${t.displayName} ${t.percentage}%${t.inclusive ? ' (included)' : ''}`;
 
 export function TaxRatesPage() {
   const [params] = useSearchParams();
   const active = activeParam(params);
+  const search = params.get('search') || null;
   const pager = usePager(params.toString());
-  const [result] = useQuery({ query: TaxRatesQuery, variables: { first: 20, after: pager.after, active }, context: LISTS.taxRates });
+  const [result] = useQuery({ query: TaxRatesQuery, variables: { first: 20, after: pager.after, active, search }, context: LISTS.taxRates });
   return (
     <>
       <PageHeader title="Tax rates" />
       <p className="muted small">A subscription names its tax rates when it is created; every line of its invoices is taxed with them.</p>
       <Filters label="Filter tax rates">
         <ActiveFilter value={active} all="All tax rates" />
+        <Field label="Search tax rates">{(p) => <input {...p} name="search" type="search" maxLength={100} placeholder="vat fr" defaultValue={search ?? ''} />}</Field>
       </Filters>
       <ConnectionTable
         result={result}
         conn={result.data?.taxRates}
         caption="Tax rates"
         noun="tax rates"
-        emptyText={active === null ? 'No tax rates yet.' : 'No tax rates match.'}
+        emptyText={active === null && !search ? 'No tax rates yet.' : 'No tax rates match.'}
         pager={pager}
         columns={[
           { header: 'Tax rate', cell: (t) => t.displayName },

@@ -4,6 +4,7 @@ import { Link, useSearchParams } from 'wouter';
 import { graphql, type VariablesOf } from '../graphql.ts';
 import { ConfirmButton, ConnectionTable, DateTime, Details, Field, Filters, FormError, Money, PageHeader, Pager, QueryState, Status, StatusFilter, Table, formatMoney, idempotencyKey, mutationError, usePager } from '../components/ui.tsx';
 import { LISTS } from '../client.ts';
+import { idFilters, useIdFilter } from '../components/id-filter.tsx';
 
 const WalletsQuery = graphql(`
   query DashboardWallets($first: Int, $after: String, $status: WalletStatus, $currency: String, $customerId: ID) {
@@ -22,9 +23,10 @@ export function WalletsPage() {
   const [params] = useSearchParams();
   const status = (params.get('status') || null) as WalletStatus | null;
   const currency = params.get('currency') || null;
-  const customerId = params.get('customer') || null;
+  const customer = useIdFilter('customer', params.get('customer') || null);
+  const filter = idFilters(customer);
   const pager = usePager(params.toString());
-  const [result] = useQuery({ query: WalletsQuery, variables: { first: 20, after: pager.after, status, currency, customerId }, context: LISTS.wallets });
+  const [result] = useQuery({ query: WalletsQuery, variables: { first: 20, after: pager.after, status, currency, customerId: customer.id }, context: LISTS.wallets, pause: filter.blocked });
   return (
     <>
       <PageHeader title="Wallets" />
@@ -32,9 +34,10 @@ export function WalletsPage() {
       <Filters label="Filter wallets" upper={['currency']}>
         <StatusFilter statuses={STATUSES} value={status} />
         <Field label="Currency">{(p) => <input {...p} name="currency" defaultValue={currency ?? ''} maxLength={3} size={5} />}</Field>
-        <Field label="Customer ID">{(p) => <input {...p} name="customer" defaultValue={customerId ?? ''} placeholder="cus_…" />}</Field>
+        <Field label="Customer ID">{(p) => <input {...p} name="customer" defaultValue={params.get('customer') ?? ''} placeholder="cus_…" />}</Field>
       </Filters>
-      <ConnectionTable
+      {filter.notes}
+      {!filter.blocked && <ConnectionTable
         result={result}
         conn={result.data?.wallets}
         caption="Wallets"
@@ -48,7 +51,7 @@ export function WalletsPage() {
           { header: 'Customer', cell: (n) => <Link href={`/customers/${n.customer.id}`}>{n.customer.email}</Link> },
           { header: 'Created', cell: (n) => <DateTime value={n.createdAt} /> },
         ]}
-      />
+      />}
     </>
   );
 }

@@ -8,7 +8,7 @@ import { NotFoundError, StateError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { formatMoney } from '../../platform/money.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
-import { amount, currency, listQuery, metadata, parse, z } from '../../platform/validation.ts';
+import { amount, currency, listQuery, metadata, parse, searchParam, searchWords, z } from '../../platform/validation.ts';
 import { clockNow } from '../../platform/clock.ts';
 import { recordEvent } from '../events/index.ts';
 import { INTERVALS, MAX_INTERVAL_COUNT, type Interval } from './periods.ts';
@@ -56,13 +56,7 @@ export const PLAN_SEARCH_DESCRIPTION =
 
 export const planListQuery = z.strictObject({
   active: z.enum(['true', 'false']).optional().meta({ description: 'true: plans taking new subscriptions; false: archived plans.' }),
-  search: z
-    .string()
-    .trim()
-    .min(1, { error: 'must not be empty' })
-    .max(100, { error: 'must be at most 100 characters' })
-    .meta({ description: PLAN_SEARCH_DESCRIPTION, example: 'pro' })
-    .optional(),
+  search: searchParam(PLAN_SEARCH_DESCRIPTION, 'pro').optional(),
   ...listQuery,
 });
 export type PlanListQuery = z.output<typeof planListQuery>;
@@ -128,10 +122,7 @@ export async function subscribablePlan(ctx: Ctx, id: string, db: Db = ctx.db): P
  */
 function planSearchFilter(search: string | undefined): Prisma.PlanWhereInput {
   if (search === undefined) return {};
-  const words = [...new Set(search.split(/\s+/u).filter(Boolean))].slice(0, 8);
-  // Prisma's `contains` is a LIKE pattern: %, _ and the escape character itself are made plain text.
-  const plain = (w: string) => w.replace(/[\\%_]/g, (c) => `\\${c}`);
-  return { OR: [{ id: search }, { AND: words.map((w) => ({ name: { contains: plain(w), mode: 'insensitive' as const } })) }] };
+  return { OR: [{ id: search }, { AND: searchWords(search).map((w) => ({ name: { contains: w, mode: 'insensitive' as const } })) }] };
 }
 
 export async function listPlans(ctx: Ctx, q: PlanListQuery): Promise<Page<Plan>> {

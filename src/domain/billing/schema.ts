@@ -143,6 +143,18 @@ const queryQuantity = z
   .pipe(quantity);
 openApiOverrides.set(queryQuantity, { type: 'integer', minimum: 1, maximum: MAX_QUANTITY, description: 'A new number of units to preview (1 to 10,000).', example: 5 });
 
+/** default_tax_rates in a query string: the ids separated by commas; empty previews none. */
+const queryTaxRates = z
+  .string()
+  .max(400)
+  .transform((v) => (v.trim() === '' ? [] : v.split(',').map((id) => id.trim())))
+  .pipe(taxRateIds);
+openApiOverrides.set(queryTaxRates, {
+  type: 'string',
+  description: 'Preview replacing the tax rates (as default_tax_rates on PATCH /v1/subscriptions/{id}): their ids separated by commas (at most 5); empty previews none.',
+  example: 'txr_1,txr_2',
+});
+
 export const invoiceUpcomingQuery = z.strictObject({
   subscription_id: idOf('subscription').meta({ description: 'The subscription whose next invoice (or change) to preview.' }),
   plan_id: idOf('plan').optional().meta({ description: 'Preview moving to this plan (same currency; another interval or interval_count is an interval change).' }),
@@ -152,6 +164,7 @@ export const invoiceUpcomingQuery = z.strictObject({
     .max(64)
     .optional()
     .meta({ description: 'Preview applying this coupon (it is not redeemed); an empty value previews removing the discount.', example: 'SUMMER25' }),
+  default_tax_rates: queryTaxRates.optional(),
   proration_behavior: z.enum(PRORATION_BEHAVIORS).optional().meta({ description: 'With plan_id or quantity, as on PATCH /v1/subscriptions/{id} (default create_prorations).' }),
   proration_date: timestamp
     .optional()

@@ -19,7 +19,7 @@ import { clockNow } from '../../platform/clock.ts';
 import { creditBalanceOf } from '../customers/balance.ts';
 import { findCouponAny, redeemableCoupon } from '../pricing/coupons.ts';
 import type { PricingTaxRate } from '../pricing/rules.ts';
-import { taxRatesForPricing } from '../pricing/tax-rates.ts';
+import { checkTaxRates, taxRatesForPricing } from '../pricing/tax-rates.ts';
 import { changeTime, discountColumns, NO_DISCOUNT, planChange, planLine, type PlanChange } from './changes.ts';
 import { carriedLine, checkInvoiceTotal, checkPlanFits, compareLines, composeSubscriptionInvoice, pricingAt, type DraftLine, type ItemLine } from './compose.ts';
 import { itemLine } from './invoice-items.ts';
@@ -300,11 +300,12 @@ export async function previewInvoice(ctx: Ctx, q: InvoiceUpcomingQuery) {
   const db = ctx.db;
   const sub = await store.findSubscription(db, q.subscription_id);
   if (!sub) throw new NotFoundError('subscription', q.subscription_id, 'subscription_id');
-  const changes = q.plan_id !== undefined || q.quantity !== undefined || q.coupon !== undefined;
+  const changes = q.plan_id !== undefined || q.quantity !== undefined || q.coupon !== undefined || q.default_tax_rates !== undefined;
   if (changes && sub.status === 'cancelled') throw new StateError('subscription_cancelled', `Subscription ${sub.id} is cancelled; it can no longer change.`, null);
   const at = await clockNow(ctx);
   const now = new Date(Math.floor(at.getTime() / 1000) * 1000);
-  // In PATCH's order: the coupon (for the currency of the plan it will bill), proration_date, the plan.
+  // In PATCH's order: the tax rates, the coupon (for the currency of the plan it will bill), proration_date, the plan.
+  const taxRates = q.default_tax_rates === undefined ? undefined : await taxRatesForPricing(db, await checkTaxRates(ctx, db, q.default_tax_rates));
   let coupon: Coupon | null | undefined;
   if (q.coupon === '') coupon = null;
   else if (q.coupon !== undefined && q.coupon !== sub.couponId) {
@@ -314,9 +315,16 @@ export async function previewInvoice(ctx: Ctx, q: InvoiceUpcomingQuery) {
   const prorationAt = await prorationTime(db, sub, q.proration_date, now);
   const plan = q.plan_id !== undefined && q.plan_id !== sub.planId ? await subscribablePlan(ctx, q.plan_id, db) : undefined;
   const state = await loadBillingState(ctx, sub, db);
-  const change: UpcomingChange | null = changes ? { plan, quantity: q.quantity, coupon, behavior: q.proration_behavior ?? 'create_prorations', at: prorationAt } : null;
-  const param = amountParam({ plan: plan !== undefined, quantity: q.quantity !== undefined && q.quantity !== sub.quantity, coupon: q.coupon !== undefined });
+  // New tax rates price every invoice from now on, the change's own too (the PATCH sets them first).
+  const change: UpcomingChange | null = changes ? { plan, quantity: q.quantity, coupon, behavior: q.proration_behavior ?? 'create_prorations', at: prorationAt, taxRates } : null;
+  const param = amountParam({
+    plan: plan !== undefined,
+    quantity: q.quantity !== undefined && q.quantity !== sub.quantity,
+    taxRates: q.default_tax_rates !== undefined,
+    coupon: q.coupon !== undefined,
+  });
   const { invoice, next } = previewUpcoming(state, change, now, param);
-  return { ...invoice, next_invoice: next };
+  // Stripe's subscription_proration_date: the moment the change counts from, for the PATCH to be billed exactly this.
+  return { ...invoice, subscription_proration_date: change ? prorationAt.toISOString() : null, next_invoice: next };
 }
 export type UpcomingInvoicePreviewJSON = Awaited<ReturnType<typeof previewInvoice>>;

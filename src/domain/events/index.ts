@@ -5,7 +5,7 @@ import type { Event, Prisma } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
 import { isGuarded, isTransaction, type Db } from '../../platform/db/tenant.ts';
 import { NotFoundError, ValidationError } from '../../platform/errors.ts';
-import { newId } from '../../platform/ids.ts';
+import { exampleId, newId } from '../../platform/ids.ts';
 import { createdBetween, paginate, type Page } from '../../platform/pagination.ts';
 import { z, listQuery, timestamp } from '../../platform/validation.ts';
 import { emailsAbout, EVENT_TYPES, type EventType } from './types.ts';
@@ -85,6 +85,12 @@ export async function recordEventAlone<L extends object = object>(
   return writeEvent<L>(asRawTx(db), on, type, object, undefined, { ...opts, alone: true });
 }
 
+/** The events.object_id PostgreSQL generates from the data: the object's id as text (its `id` field). */
+function objectIdOf(object: object): string | null {
+  const id = (object as { id?: unknown }).id;
+  return id === undefined || id === null ? null : String(id);
+}
+
 async function writeEvent<L extends object>(
   tx: RawTx,
   on: EventScope,
@@ -96,7 +102,7 @@ async function writeEvent<L extends object>(
   const merchantId = on.merchant.id;
   const data: EventJSON['data'] = { object: object as Record<string, unknown> };
   if (previousAttributes && Object.keys(previousAttributes).length > 0) data.previous_attributes = previousAttributes;
-  const event: Event = { id: newId('event'), merchantId, type, data: data as Prisma.JsonObject, createdAt: new Date(0) };
+  const event: Event = { id: newId('event'), merchantId, type, data: data as Prisma.JsonObject, objectId: objectIdOf(object), createdAt: new Date(0) };
   const at = clockOf(on).peek();
   const ids = Array.from({ length: IDS_PER_EVENT }, () => newId('delivery_attempt'));
   // An endpoint is not told about its own disabling (it is failing anyway).
@@ -154,7 +160,7 @@ export async function recordEvents(db: Db | RawTx, on: EventScope, list: NewEven
   await insertEvents(tx, merchantId, rows);
   if (rows.some((r) => r.deliveries.length > 0 || r.email)) tx.afterCommit(wake);
   tellOperator(tx, on, rows as { id: string; type: string; data: EventJSON['data'] }[]);
-  return rows.map((r) => ({ id: r.id, merchantId, type: r.type, data: r.data as Prisma.JsonObject, createdAt: r.at }));
+  return rows.map((r) => ({ id: r.id, merchantId, type: r.type, data: r.data as Prisma.JsonObject, objectId: objectIdOf((r.data as EventJSON['data']).object), createdAt: r.at }));
 }
 
 /** After the change commits, the operator's log line of each event that has one (operator-log.ts). */
@@ -189,6 +195,12 @@ export const eventListQuery = z.strictObject({
     .regex(EVENT_TYPE_FILTER, { error: TYPE_FILTER_RULE })
     .meta({ description: 'Exact event type, or a prefix ending in `.*` (e.g. `customer.*`).', example: 'customer.created' })
     .optional(),
+  object_id: z
+    .string()
+    .min(1)
+    .max(64)
+    .meta({ description: 'Only the events about this record: `data.object.id` equals it (a customer, a payment, an invoice …).', example: exampleId('customer') })
+    .optional(),
   created_after: timestamp.optional(),
   created_before: timestamp.optional(),
   ...listQuery,
@@ -199,7 +211,7 @@ export async function listEvents(ctx: Ctx, q: EventListQuery): Promise<Page<Even
   if (q.type !== undefined && !EVENT_TYPE_FILTER.test(q.type)) throw new ValidationError('parameter_invalid', `Invalid type: ${TYPE_FILTER_RULE}.`, 'type');
   // A prefix is a range, not a LIKE pattern: 'customer.' <= type < 'customer/' ('/' follows '.').
   const type = q.type?.endsWith('.*') ? { gte: q.type.slice(0, -1), lt: `${q.type.slice(0, -2)}/` } : q.type;
-  const filters = [type ? { type } : {}, createdBetween(q.created_after, q.created_before)];
+  const filters = [type ? { type } : {}, q.object_id === undefined ? {} : { objectId: q.object_id }, createdBetween(q.created_after, q.created_before)];
   return paginate(
     q,
     ({ where, ...page }) => findEvents(ctx.db, { AND: [where, ...filters] }, page),

@@ -2,14 +2,14 @@
 // off, for once (the next invoice), repeating N months or forever. Applying one to a subscription
 // redeems it (times_redeemed + 1 under the coupon's row lock, so concurrent redemptions never pass
 // max_redemptions); deleting one stops new redemptions, discounts already applied go on.
-import type { Coupon } from '../../generated/prisma/client.ts';
+import type { Coupon, Prisma } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
 import { inTransaction, type Db, type TenantTx } from '../../platform/db/tenant.ts';
 import { NotFoundError, StateError, ValidationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { formatMoney } from '../../platform/money.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
-import { amount, currency, listQuery, metadata, parse, timestamp, z } from '../../platform/validation.ts';
+import { amount, currency, listQuery, metadata, parse, searchParam, searchWords, timestamp, z } from '../../platform/validation.ts';
 import { clockNow } from '../../platform/clock.ts';
 import { recordEvent } from '../events/index.ts';
 import type { PricingCoupon } from './rules.ts';
@@ -67,7 +67,11 @@ export const couponCreate = z
   });
 export type CouponCreateInput = z.input<typeof couponCreate>;
 
-export const couponListQuery = z.strictObject({ ...listQuery });
+/** What `search` matches (docs/billing.md "Coupons"). */
+export const COUPON_SEARCH_DESCRIPTION =
+  'Case-insensitive search: coupons whose code (id) or name contains every word of the text ("summer 25" finds SUMMER25 "Summer sale"). 1 to 100 characters.';
+
+export const couponListQuery = z.strictObject({ search: searchParam(COUPON_SEARCH_DESCRIPTION, 'summer').optional(), ...listQuery });
 export type CouponListQuery = z.output<typeof couponListQuery>;
 
 /** Whether a coupon can still be applied at `now`: not deleted, not past redeem_by, redemptions left. */
@@ -148,8 +152,17 @@ export async function getCoupon(ctx: Ctx, id: string, db: Db = ctx.db, param = '
   return c;
 }
 
+/**
+ * The search as a filter: every word (searchWords) within the code or the name, case-insensitive.
+ * A merchant's coupons are a catalogue (hundreds, not millions): a scan of its own rows, as plans.
+ */
+function couponSearchFilter(search: string | undefined): Prisma.CouponWhereInput {
+  if (search === undefined) return {};
+  return { AND: searchWords(search).map((w) => ({ OR: [{ id: { contains: w, mode: 'insensitive' as const } }, { name: { contains: w, mode: 'insensitive' as const } }] })) };
+}
+
 export async function listCoupons(ctx: Ctx, q: CouponListQuery): Promise<Page<Coupon>> {
-  const filter = { deletedAt: null };
+  const filter: Prisma.CouponWhereInput = { AND: [{ deletedAt: null }, couponSearchFilter(q.search)] };
   return paginate(
     q,
     ({ where, ...page }) => store.listCoupons(ctx.db, { AND: [where, filter] }, page),

@@ -1,13 +1,13 @@
 // Tax rates (API-CONVENTIONS "Billing depth"; docs/billing.md "Tax rates"): a percentage with up to
 // 4 decimals, exclusive (added to a line) or inclusive (contained in it). Subscriptions name them in
 // default_tax_rates; each invoice line is taxed per rules.ts.
-import type { TaxRate } from '../../generated/prisma/client.ts';
+import type { Prisma, TaxRate } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
 import { inTransaction, type Db } from '../../platform/db/tenant.ts';
 import { NotFoundError, StateError, ValidationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
-import { listQuery, metadata, parse, z } from '../../platform/validation.ts';
+import { listQuery, metadata, parse, searchParam, searchWords, z } from '../../platform/validation.ts';
 import { clockNow } from '../../platform/clock.ts';
 import { isCountryCode } from '../../platform/countries.ts';
 import type { PricingTaxRate } from './rules.ts';
@@ -38,8 +38,13 @@ export const taxRateCreate = z.strictObject({
 });
 export type TaxRateCreateInput = z.input<typeof taxRateCreate>;
 
+/** What `search` matches (docs/billing.md "Tax rates"). */
+export const TAX_RATE_SEARCH_DESCRIPTION =
+  'Case-insensitive search: tax rates whose name, jurisdiction or country contains every word of the text ("vat fr" finds "VAT" in FR), or whose id is the text. 1 to 100 characters; combines with active.';
+
 export const taxRateListQuery = z.strictObject({
   active: z.enum(['true', 'false']).optional().meta({ description: 'true: rates subscriptions may name; false: archived rates.' }),
+  search: searchParam(TAX_RATE_SEARCH_DESCRIPTION, 'vat').optional(),
   ...listQuery,
 });
 export type TaxRateListQuery = z.output<typeof taxRateListQuery>;
@@ -86,8 +91,15 @@ export async function getTaxRate(ctx: Ctx, id: string, db: Db = ctx.db, param = 
   return t;
 }
 
+/** The search as a filter: the id, or every word (searchWords) within the name, jurisdiction or country, case-insensitive. */
+function taxRateSearchFilter(search: string | undefined): Prisma.TaxRateWhereInput {
+  if (search === undefined) return {};
+  const within = (w: string) => ({ contains: w, mode: 'insensitive' as const });
+  return { OR: [{ id: search }, { AND: searchWords(search).map((w) => ({ OR: [{ displayName: within(w) }, { jurisdiction: within(w) }, { country: within(w) }] })) }] };
+}
+
 export async function listTaxRates(ctx: Ctx, q: TaxRateListQuery): Promise<Page<TaxRate>> {
-  const filter = q.active === undefined ? {} : { active: q.active === 'true' };
+  const filter: Prisma.TaxRateWhereInput = { AND: [q.active === undefined ? {} : { active: q.active === 'true' }, taxRateSearchFilter(q.search)] };
   return paginate(
     q,
     ({ where, ...page }) => store.listTaxRates(ctx.db, { AND: [where, filter] }, page),

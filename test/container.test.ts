@@ -1,5 +1,5 @@
 // The container image (issue 26, "Container"). No container engine runs in CI, so the Dockerfile is
-// checked for what would break its build or weaken it: every file or directory it COPYs from the
+// linted (dockerfile-utils) and checked for what would break its build or weaken it: every file or directory it COPYs from the
 // context exists and is not excluded by .dockerignore; what it copies from the build stage is what
 // that stage produces; the base images are pinned to an exact Node release that satisfies
 // package.json "engines"; the runtime installs production dependencies only and those include
@@ -8,6 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { validate } from 'dockerfile-utils';
 import { describe, expect, it } from 'vitest';
 
 const root = join(import.meta.dirname, '..');
@@ -40,6 +41,16 @@ const ignored = readFileSync(join(root, '.dockerignore'), 'utf8')
   .map((p) => new RegExp(`^${p.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*\*\//g, '(?:.*/)?').replace(/\*/g, '[^/]*')}(?:/|$)`));
 
 describe('Dockerfile', () => {
+  // The lint: dockerfile-utils, the Dockerfile linter of the VS Code Docker extension (hadolint, which
+  // the issue names, is a Haskell binary that neither npm nor Debian's apt ships here; its npm wrapper
+  // downloads it from GitHub). Every diagnostic — error, warning or deprecation — fails the test.
+  it('lints clean (dockerfile-utils), and the lint finds what it should', () => {
+    const diagnostics = validate(dockerfile).map((d) => `${d.range.start.line + 1}: ${d.message}`);
+    expect(diagnostics).toEqual([]);
+    const broken = `${dockerfile}\nEXPOSE port\nMAINTAINER someone\nHEALTHCHECK --interval=soon CMD true\n`;
+    expect(validate(broken).length).toBeGreaterThanOrEqual(3);
+  });
+
   it('copies only files and directories that exist in the build context and are not ignored', () => {
     const copies = ins.filter((i) => (i.op === 'COPY' || i.op === 'ADD') && !/--from=/.test(i.args));
     expect(copies.length).toBeGreaterThan(5);

@@ -182,9 +182,19 @@ export function violatedConstraint(err: unknown): string | null {
 
 /** 55P03: a NOWAIT lock was not available. */
 export const isLockNotAvailable = (err: unknown) => pgCode(err) === '55P03';
-/** 40P01 deadlock or 40001 serialization failure: the transaction may simply be run again. */
+/**
+ * Thrown by domain code that finds, once it holds a lock, that it would have to wait for another
+ * lock in the wrong order (a deadlock waiting to happen): its transaction is rolled back and run
+ * again, as after a deadlock, without the wait.
+ */
+export class TransactionConflict extends Error {
+  override name = 'TransactionConflict';
+}
+/** 40P01 deadlock, 40001 serialization failure or a TransactionConflict: the transaction may simply be run again. */
 export const isRetryableConflict = (err: unknown) =>
-  ['40P01', '40001'].includes(pgCode(err) ?? '') || (err as { code?: unknown } | null)?.code === 'P2034';
+  err instanceof TransactionConflict ||
+  ['40P01', '40001'].includes(pgCode(err) ?? '') ||
+  (err as { code?: unknown } | null)?.code === 'P2034';
 export const isUniqueViolation = (err: unknown) => pgCode(err) === '23505';
 
 /**

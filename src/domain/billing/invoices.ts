@@ -15,7 +15,7 @@ import type { Ctx } from '../../platform/context.ts';
 import { inTransaction, type Db, type TenantTx } from '../../platform/db/tenant.ts';
 import { lockRow, rawQuery } from '../../platform/db/raw.ts';
 import { countsByParent, pagesByParent } from '../../platform/db/pages-by-parent.ts';
-import { InsufficientBalanceError, NotFoundError, PaymentFailedError, StateError, ValidationError } from '../../platform/errors.ts';
+import { InsufficientBalanceError, NotFoundError, PaymentFailedError, StateError, TransactionConflict, ValidationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { formatMoney } from '../../platform/money.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
@@ -278,13 +278,15 @@ async function lockInvoice(ctx: Ctx, tx: TenantTx, id: string): Promise<InvoiceW
  * deadlock, and nothing can start or settle a charge of the invoice until the caller commits.
  */
 export async function lockInvoiceAndPayment(ctx: Ctx, tx: TenantTx, id: string): Promise<{ inv: InvoiceWithLines; payment: PaymentWithCustomer | null }> {
-  for (;;) {
-    const seen = await getInvoice(ctx, id, tx);
-    const payment = seen.paymentId ? await lockPayment(ctx, tx, seen.paymentId) : null;
-    const inv = await lockInvoice(ctx, tx, id);
-    if (inv.paymentId === seen.paymentId) return { inv, payment };
-    // A new attempt took its place between the read and the lock: lock that one instead.
-  }
+  const seen = await getInvoice(ctx, id, tx);
+  const payment = seen.paymentId ? await lockPayment(ctx, tx, seen.paymentId) : null;
+  const inv = await lockInvoice(ctx, tx, id);
+  if (inv.paymentId === seen.paymentId) return { inv, payment };
+  // A new attempt took its place between the read and the lock. Locking that payment now, while
+  // holding the invoice, would wait in the wrong order: its outcome holds the payment and waits for
+  // the invoice (a deadlock). The transaction is run again instead (inTransaction's retry), its read
+  // then seeing the new payment, which it locks first.
+  throw new TransactionConflict(`invoice ${id} changed payment while being locked`);
 }
 
 export async function listInvoices(ctx: Ctx, q: InvoiceListQuery): Promise<Page<InvoiceWithLines>> {

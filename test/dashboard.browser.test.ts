@@ -287,6 +287,8 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
 
     await page.goto(`${app.url}/dashboard/webhooks/${seed.endpoint.id}`);
     await settled(page, /^Endpoint /);
+    // A pager without a total says the page alone, not "· page 1".
+    expect(await page.getByRole('navigation', { name: 'Pages of events' }).locator('span').textContent()).toBe('Page 1');
     await page.getByRole('button', { name: 'Rotate signing secret' }).click();
     await page.getByText(/^whsec_/).waitFor();
 

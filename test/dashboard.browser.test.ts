@@ -194,6 +194,18 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
     await page.goto(`${app.url}/dashboard/payments`);
     await settled(page, 'Payments');
     expect(await page.content()).not.toContain(seed.otherPayment.id);
+    // A long unbroken id typed into a URL or a filter wraps in the message saying it is unknown
+    // (the empty state and the filter's error), at both widths: no sideways scrolling.
+    const long = `cus_${'x'.repeat(500)}`;
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      for (const [path, text] of [[`/customers/${long}`, `No customer ${long}.`], [`/subscriptions?plan=${long}`, long]] as const) {
+        await page.goto(`${app.url}/dashboard${path}`);
+        await page.getByText(text, { exact: false }).first().waitFor();
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+        expect(overflow, `${path.slice(0, 20)}… scrolls sideways at ${width} px`).toBeLessThanOrEqual(0);
+      }
+    }
     await ctx.close();
 
     // …and the other merchant, signed in, sees theirs and not Kampala Coffee's.
@@ -287,6 +299,8 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
 
     await page.goto(`${app.url}/dashboard/webhooks/${seed.endpoint.id}`);
     await settled(page, /^Endpoint /);
+    // A pager without a total says the page alone, not "· page 1".
+    expect(await page.getByRole('navigation', { name: 'Pages of events' }).locator('span').textContent()).toBe('Page 1');
     await page.getByRole('button', { name: 'Rotate signing secret' }).click();
     await page.getByText(/^whsec_/).waitFor();
 

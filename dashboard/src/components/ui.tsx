@@ -104,7 +104,7 @@ export function Pager({ pager, pageInfo, total, noun }: { pager: ReturnType<type
   return (
     <nav className="pager" aria-label={`Pages of ${noun}`}>
       <span className="muted">
-        {total !== undefined ? `${total} ${total === 1 ? singular(noun) : noun}` : ''} · page {pager.page}
+        {total !== undefined ? `${total} ${total === 1 ? singular(noun) : noun} · page ${pager.page}` : `Page ${pager.page}`}
       </span>
       <button type="button" onClick={pager.previous} disabled={pager.page === 1}>
         Previous page

@@ -5,10 +5,9 @@
 import { extractText } from 'unpdf';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, usingPostgres, type Client, type TestApp } from './helpers/app.ts';
-import { clockMerchant } from './helpers/clock-merchant.ts';
+import { at, cardCustomerMerchant, months } from './helpers/clock-merchant.ts';
 
 const DAY = 86_400;
-const GOOD = '4242424242424242';
 
 let app: TestApp;
 const logLines: string[] = [];
@@ -17,30 +16,11 @@ beforeAll(async () => {
 });
 afterAll(() => app?.close());
 
-const at = (iso: string, seconds: number) => new Date(Date.parse(iso) + seconds * 1000).toISOString();
-const months = (iso: string, n: number) => {
-  const d = new Date(iso);
-  d.setUTCMonth(d.getUTCMonth() + n);
-  return d.toISOString();
-};
 
 async function setup(start = '2028-03-01T00:00:00.000Z') {
-  const m = await clockMerchant(app);
-  const { api } = m;
-  await m.advance({ to: start });
-  const customer = (await api.post('/v1/customers', { email: `p${Math.random().toString(36).slice(2)}@example.com`, name: 'Grace Hopper' })).body as { id: string };
-  const si = (await api.post('/v1/setup-intents', { customer_id: customer.id })).body;
-  expect((await api.post(`/v1/test-helpers/setup-intents/${si.id}/complete`, { card_number: GOOD })).status).toBe(200);
-  const created = async (path: string, body: Record<string, unknown>) => {
-    const r = await api.post(path, body);
-    expect(r.status, JSON.stringify(r.body)).toBe(201);
-    return r.body;
-  };
-  const plan = (body: Record<string, unknown>) => created('/v1/plans', { currency: 'USD', interval: 'month', ...body });
-  const subscribe = (planId: string, extra: Record<string, unknown> = {}) => created('/v1/subscriptions', { customer_id: customer.id, plan_id: planId, ...extra });
-  const invoice = async (id: string) => (await api.get(`/v1/invoices/${id}`)).body;
+  const m = await cardCustomerMerchant(app, { start, name: 'Grace Hopper', emailPrefix: 'p' });
   await m.events(); // the customer's and its card's
-  return { ...m, customer, created, plan, subscribe, invoice };
+  return m;
 }
 
 /** What a preview and its real invoice must share: every line's money and the totals. */

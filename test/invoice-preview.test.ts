@@ -7,11 +7,10 @@
 // old period's renewal gone.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './helpers/app.ts';
-import { clockMerchant } from './helpers/clock-merchant.ts';
+import { at, cardCustomerMerchant, months, years } from './helpers/clock-merchant.ts';
 import { moneyOf } from './helpers/billing-model.ts';
 
 const DAY = 86_400;
-const GOOD = '4242424242424242';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -19,29 +18,10 @@ beforeAll(async () => {
 });
 afterAll(() => app?.close());
 
-const at = (iso: string, seconds: number) => new Date(Date.parse(iso) + seconds * 1000).toISOString();
-const months = (iso: string, n: number) => {
-  const d = new Date(iso);
-  d.setUTCMonth(d.getUTCMonth() + n);
-  return d.toISOString();
-};
-const years = (iso: string, n: number) => months(iso, 12 * n);
 
 async function setup(start = '2029-01-10T00:00:00.000Z', currency = 'USD') {
-  const m = await clockMerchant(app);
+  const m = await cardCustomerMerchant(app, { start, name: 'Katherine Johnson', emailPrefix: 'v', currency });
   const { api } = m;
-  await m.advance({ to: start });
-  const customer = (await api.post('/v1/customers', { email: `v${Math.random().toString(36).slice(2)}@example.com`, name: 'Katherine Johnson' })).body as { id: string };
-  const si = (await api.post('/v1/setup-intents', { customer_id: customer.id })).body;
-  expect((await api.post(`/v1/test-helpers/setup-intents/${si.id}/complete`, { card_number: GOOD })).status).toBe(200);
-  const created = async (path: string, body: Record<string, unknown>) => {
-    const r = await api.post(path, body);
-    expect(r.status, JSON.stringify(r.body)).toBe(201);
-    return r.body;
-  };
-  const plan = (body: Record<string, unknown>) => created('/v1/plans', { currency, interval: 'month', ...body });
-  const subscribe = (planId: string, extra: Record<string, unknown> = {}) => created('/v1/subscriptions', { customer_id: customer.id, plan_id: planId, ...extra });
-  const invoice = async (id: string) => (await api.get(`/v1/invoices/${id}`)).body;
   const sub = async (id: string) => (await api.get(`/v1/subscriptions/${id}`)).body;
   const preview = async (query: Record<string, string | number>) => {
     const r = await api.get(`/v1/invoices/upcoming?${new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]))}`);
@@ -58,7 +38,7 @@ async function setup(start = '2029-01-10T00:00:00.000Z', currency = 'USD') {
     return r.body;
   };
   await m.events();
-  return { ...m, customer, created, plan, subscribe, invoice, sub, preview, upcoming, patch };
+  return { ...m, sub, preview, upcoming, patch };
 }
 
 /** Every row the merchant owns, table by table (count and a digest of the rows' content), read as the owner (no row-level security). */

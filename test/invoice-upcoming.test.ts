@@ -8,10 +8,9 @@ import { renderEmail } from '../src/domain/emails/templates.ts';
 import { startWorker, workerOptions } from '../src/jobs/worker.ts';
 import { createLogger } from '../src/platform/logger.ts';
 import { startApp, usingPostgres, type Client, type TestApp } from './helpers/app.ts';
-import { clockMerchant } from './helpers/clock-merchant.ts';
+import { at, cardCustomerMerchant, months } from './helpers/clock-merchant.ts';
 
 const DAY = 86_400;
-const GOOD = '4242424242424242';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -22,24 +21,11 @@ afterAll(() => app?.close());
 type Event = { id: string; type: string; created_at: string; data: { object: any } };
 
 async function setup(a: TestApp = app, start = '2028-03-01T00:00:00.000Z') {
-  const m = await clockMerchant(a);
-  const { api } = m;
-  await m.advance({ to: start });
-  const email = `u${Math.random().toString(36).slice(2)}@example.com`;
-  const customer = (await api.post('/v1/customers', { email, name: 'Ada Lovelace' })).body as { id: string; email: string };
-  const si = (await api.post('/v1/setup-intents', { customer_id: customer.id })).body;
-  expect((await api.post(`/v1/test-helpers/setup-intents/${si.id}/complete`, { card_number: GOOD })).status).toBe(200);
-  const plan = async (body: Record<string, unknown>) => {
-    const r = await api.post('/v1/plans', { currency: 'USD', interval: 'month', ...body });
-    expect(r.status, JSON.stringify(r.body)).toBe(201);
-    return r.body as { id: string };
-  };
-  const subscribe = async (planId: string, extra: Record<string, unknown> = {}) => {
-    const r = await api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: planId, ...extra });
-    expect(r.status, JSON.stringify(r.body)).toBe(201);
-    return r.body as { id: string; status: string; current_period_start: string; current_period_end: string; trial_end: string | null };
-  };
-  return { ...m, customer, plan, subscribe };
+  const m = await cardCustomerMerchant(a, { start, name: 'Ada Lovelace', emailPrefix: 'u' });
+  const plan = async (body: Record<string, unknown>) => (await m.plan(body)) as { id: string };
+  const subscribe = async (planId: string, extra: Record<string, unknown> = {}) =>
+    (await m.subscribe(planId, extra)) as { id: string; status: string; current_period_start: string; current_period_end: string; trial_end: string | null };
+  return { ...m, plan, subscribe };
 }
 
 async function upcoming(api: Client, subscriptionId?: string): Promise<Event[]> {
@@ -61,13 +47,6 @@ async function mailbox(api: Client, to: string) {
   return r.body.data as { kind: string; subject: string; text: string; html: string; locale: string; event_id: string }[];
 }
 
-const at = (iso: string, seconds: number) => new Date(Date.parse(iso) + seconds * 1000).toISOString();
-/** `iso` moved by whole months (the day of month kept: the tests anchor on the 1st). */
-const months = (iso: string, n: number) => {
-  const d = new Date(iso);
-  d.setUTCMonth(d.getUTCMonth() + n);
-  return d.toISOString();
-};
 // The test clock runs on in real time after an advance, so a subscription created "at" a date is
 // anchored a moment after it: times are taken from the subscription, never assumed to the second.
 

@@ -105,6 +105,8 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
     const page = await ctx.newPage();
     await page.goto(`${app.url}/dashboard/customers`);
     await page.getByRole('heading', { name: 'Sign in to your dashboard' }).waitFor();
+    // The cursor is in the email field, ready to type.
+    expect(await page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.name)).toBe('email');
     await signIn(page, email, 'not the password at all');
     await page.getByRole('alert').getByText('Invalid email or password.').waitFor();
     await signIn(page);
@@ -271,6 +273,8 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
     const { ctx, page } = await signedIn(390, errors);
     await page.goto(`${app.url}/dashboard/payments/${seed.payment.id}`);
     await settled(page, 'Payment $25.99');
+    // A payment with an outcome has no checkout left to expire.
+    expect((await page.locator('dl.details > div', { hasText: 'Checkout expires' }).locator('dd').textContent())?.trim()).toBe('—');
     await page.getByLabel('Refund amount (smallest unit)').fill('999999');
     await page.getByRole('button', { name: 'Refund', exact: true }).click();
     const refused = page.locator('form', { has: page.getByRole('button', { name: 'Refund', exact: true }) }).getByRole('alert');

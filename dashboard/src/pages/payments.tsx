@@ -102,7 +102,8 @@ export function PaymentPage({ id }: { id: string }) {
                 ['Method', p.paymentMethod?.card ? `${p.paymentMethod.card.brand} •••• ${p.paymentMethod.card.last4}` : p.paymentMethod?.mobileMoney ? `Mobile money ${p.paymentMethod.mobileMoney.phone}` : null],
                 ['Failure', p.failureMessage ? `${p.failureMessage} (${p.failureCode})` : null],
                 ['Created', <DateTime value={p.createdAt} />],
-                ['Checkout expires', <DateTime value={p.expiresAt} />],
+                // Only while the checkout can still be paid: a charge that has an outcome has no checkout to expire.
+                ['Checkout expires', p.status === 'created' ? <DateTime value={p.expiresAt} /> : null],
               ]}
             />
             <TableSection

@@ -31,7 +31,7 @@ export function SignInPage({ notice, onSignedIn }: { notice?: string | undefined
         </p>
       )}
       <form onSubmit={submit} className="card">
-        <Field label="Email">{(p) => <input {...p} name="email" type="email" autoComplete="username" required />}</Field>
+        <Field label="Email">{(p) => <input {...p} name="email" type="email" autoComplete="username" required autoFocus />}</Field>
         <Field label="Password">{(p) => <input {...p} name="password" type="password" autoComplete="current-password" required />}</Field>
         <FormError message={error} />
         <button type="submit" disabled={busy}>

@@ -167,6 +167,9 @@ describe('sign-in', () => {
       expect(r.body.error).toMatchObject({ type: 'invalid_request_error', code: 'forbidden' });
       expect(r.headers.get('set-cookie')).toBeNull();
     }
+    // Sign-in carries no cookie yet: the message speaks of sign-in, not of the session cookie.
+    expect(none.body.error.message).toBe('Dashboard sign-in requests must carry an Origin header.');
+    expect(evil.body.error.message).toBe("Dashboard sign-in requests must come from this service's origin, not https://evil.example.");
   });
 
   it('GET without a cookie, or with an unknown one, is 401', async () => {

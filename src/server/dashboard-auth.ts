@@ -65,11 +65,14 @@ export function allowedOrigins(c: Context, config: Config): string[] {
   return origins;
 }
 
-/** The Origin check: present and one of ours; else 403. */
-function checkOrigin(c: Context, config: Config): void {
+/**
+ * The Origin check: present and one of ours; else 403. `what` names the request in the message:
+ * sign-in carries no cookie yet, the rest are authenticated by it.
+ */
+function checkOrigin(c: Context, config: Config, what = 'Requests authenticated by the dashboard session cookie'): void {
   const origin = c.req.header('origin');
-  if (!origin) throw forbidden('A request authenticated by the dashboard session cookie must carry an Origin header.');
-  if (!allowedOrigins(c, config).includes(origin)) throw forbidden(`Requests authenticated by the dashboard session cookie must come from this service's origin, not ${origin}.`);
+  if (!origin) throw forbidden(`${what} must carry an Origin header.`);
+  if (!allowedOrigins(c, config).includes(origin)) throw forbidden(`${what} must come from this service's origin, not ${origin}.`);
 }
 
 /** JSON body check for the session endpoints (415 as REST). */
@@ -87,7 +90,7 @@ export function mountDashboardSession(app: Hono<AppEnv>, services: Services, lim
 
   app.post(SESSION_PATH, async (c) => {
     declaredBodyLimit(c);
-    checkOrigin(c, config);
+    checkOrigin(c, config, 'Dashboard sign-in requests');
     checkJson(c);
     const input = parseJson(await bodyText(c));
     if (!input || typeof input !== 'object' || Array.isArray(input)) throw new ValidationError('invalid_json', 'The request body must be a JSON object.');

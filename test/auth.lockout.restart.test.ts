@@ -8,6 +8,7 @@
 // together, issue 26: the second attack's guesses are held longer; the held times are lower bounds.)
 import { afterAll, describe, expect, it } from 'vitest';
 import { serverProcesses } from './helpers/server-process.ts';
+import { testPort } from './helpers/ports.ts';
 
 const ADDRESS_LIMIT = 17; // the attack below is 16 guesses + 1: the next one is over
 const servers = serverProcesses('authlockout', {
@@ -63,7 +64,7 @@ async function attackThenSignIn(base: string, attacker: string, merchant: string
 
 describe('a client id under attack', () => {
   it('never locks its merchant out: the right secret gets 200 at once on the attacked process and on a fresh one; only the attacker’s address is refused', async () => {
-    const portA = 20000 + Math.floor(Math.random() * 20000);
+    const portA = testPort();
     const portB = portA + 1;
     const a = await servers.start(portA);
     await attackThenSignIn(`http://127.0.0.1:${portA}`, '203.0.113.7', '198.51.100.20');

@@ -4,6 +4,7 @@
 // (the processor asked again under the same key), paid once, numbers gap-free, nothing doubled.
 import { afterAll, describe, expect, it } from 'vitest';
 import { serverProcesses } from './helpers/server-process.ts';
+import { testPort } from './helpers/ports.ts';
 
 const servers = serverProcesses('batchkill', {
   LOG_LEVEL: 'warn',
@@ -20,7 +21,7 @@ afterAll(() => servers.cleanup());
 
 describe('kill -9 while a renewal batch is charged', () => {
   it('every renewal issued by the first transaction is paid once after the restart', async () => {
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = testPort();
     const base = `http://127.0.0.1:${port}`;
     const call = async (method: string, path: string, body?: unknown) => {
       const r = await fetch(base + path, { method, headers: { authorization: servers.auth, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });

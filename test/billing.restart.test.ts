@@ -4,6 +4,7 @@
 // invoice is paid by exactly one successful payment, and the invoice numbers have no gap.
 import { afterAll, describe, expect, it } from 'vitest';
 import { serverProcesses } from './helpers/server-process.ts';
+import { testPort } from './helpers/ports.ts';
 
 // Short leases and a short recovery delay (the production defaults are 30 s, 30 s and a minute):
 // the restarted process waits for each of them in real time, and the test proves the same with 5 s.
@@ -23,7 +24,7 @@ const startServer = servers.start;
 
 describe('renewals across a crash', () => {
   it('a renewal run killed part-way is finished after the restart: nothing lost, nothing doubled', async () => {
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = testPort();
     const base = `http://127.0.0.1:${port}`;
     const call = async (method: string, path: string, body?: unknown) => {
       const r = await fetch(base + path, { method, headers: { authorization: auth, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomToken } from '../src/platform/ids.ts';
 import pg from 'pg';
 import { ownDatabase } from './helpers/own-database.ts';
+import { testPort } from './helpers/ports.ts';
 
 const url = process.env.TEST_DATABASE_URL;
 const root = join(import.meta.dirname, '..');
@@ -56,7 +57,7 @@ describe.runIf(url)('WEB_CONCURRENCY=2', () => {
     });
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
     hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = testPort();
     base = `http://127.0.0.1:${port}`;
     child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       cwd: root,

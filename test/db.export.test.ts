@@ -21,6 +21,7 @@ import { createApp } from '../src/server/app.ts';
 import { openServices } from '../src/server/services.ts';
 import { startWorker } from '../src/jobs/worker.ts';
 import { ownDatabase } from './helpers/own-database.ts';
+import { testPort } from './helpers/ports.ts';
 
 const root = join(import.meta.dirname, '..');
 const dir = mkdtempSync(join(tmpdir(), 'billing-export-'));
@@ -160,7 +161,7 @@ describe.runIf(!!process.env.TEST_DATABASE_URL)('cli db export', () => {
     expect(BigInt(seq.last)).toBeGreaterThanOrEqual(BigInt(seq.max));
 
     // ---- the real server on the PostgreSQL copy
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = testPort();
     const env: Record<string, string | undefined> = { ...process.env, DATABASE_URL: target.url, PORT: String(port), LOG_LEVEL: 'warn', DATA_DIR: join(dir, 'unused'), PUBLIC_BASE_URL: 'https://billing.example.com' };
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: root, env });
     cleanups.push(() => void child.kill('SIGKILL'));

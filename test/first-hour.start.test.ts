@@ -43,9 +43,10 @@ async function start(): Promise<Started> {
   child.stderr!.on('data', (d: Buffer) => (out.stderr += d));
   const url = await new Promise<string>((resolve, reject) => {
     const t = setInterval(() => {
-      // The whole start block is one write: wait for its last link.
+      // The whole start block is one write: wait for its last link — and for the JSON log line
+      // written on stdout just before it (two pipes: their data need not arrive in write order).
       const m = /Listening on (http:\/\/[^ ]+) [\s\S]*\/readyz\n/.exec(out.stderr);
-      if (m) {
+      if (m && out.stdout.includes('"msg":"billing service listening"')) {
         clearInterval(t);
         resolve(m[1]!);
       }

@@ -6,9 +6,10 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serverProcesses } from './helpers/server-process.ts';
+import { testPort } from './helpers/ports.ts';
 
 const servers = serverProcesses('bodylimit', { LOG_LEVEL: 'warn', RATE_LIMIT_PER_SECOND: '0' });
-const port = 20000 + Math.floor(Math.random() * 20000);
+const port = testPort();
 const base = `http://127.0.0.1:${port}`;
 beforeAll(() => servers.start(port), 120_000);
 afterAll(() => servers.cleanup());

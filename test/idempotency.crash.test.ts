@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { serverProcesses } from './helpers/server-process.ts';
+import { testPort } from './helpers/ports.ts';
 
 const LEASE_MS = 3000;
 // Every start of the server costs seconds (most of this file's time), so one setting serves every
@@ -26,7 +27,7 @@ const servers = serverProcesses('idemcrash', {
 });
 afterAll(() => servers.cleanup());
 
-const port = 20000 + Math.floor(Math.random() * 20000);
+const port = testPort();
 const base = `http://127.0.0.1:${port}`;
 
 interface Answer {

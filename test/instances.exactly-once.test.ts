@@ -22,6 +22,7 @@ import pg from 'pg';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serverProcesses } from './helpers/server-process.ts';
+import { testPort } from './helpers/ports.ts';
 
 const DAY = 86_400_000;
 const SUBSCRIPTIONS = 6;
@@ -76,7 +77,7 @@ describe.runIf(process.env.TEST_DATABASE_URL)('three instances on one PostgreSQL
   });
 
   it('renewals from advances sent to every instance at once, deliveries and e-mails: each exactly once', async () => {
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = testPort();
     // Started at once on the empty database: they migrate it once and bootstrap one merchant.
     const children: ChildProcess[] = await Promise.all([0, 1, 2].map((i) => servers.start(port + i)));
     for (const [i, c] of children.entries()) {

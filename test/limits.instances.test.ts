@@ -12,6 +12,7 @@
 // PostgreSQL only (the embedded database is one process, and its limits are in memory).
 import { afterAll, describe, expect, it } from 'vitest';
 import { serverProcesses } from './helpers/server-process.ts';
+import { testPort } from './helpers/ports.ts';
 
 const servers = serverProcesses('limits', {
   LOG_LEVEL: 'warn',
@@ -50,7 +51,7 @@ async function signIn(base: string, email: string, from: string): Promise<number
 
 describe.runIf(process.env.TEST_DATABASE_URL)('two instances on one PostgreSQL share the limits', () => {
   it('address, client id, sign-in email and request rate: refused or held at the same count as on one instance', async () => {
-    const portA = 20000 + Math.floor(Math.random() * 20000);
+    const portA = testPort();
     const A = `http://127.0.0.1:${portA}`;
     const B = `http://127.0.0.1:${portA + 1}`;
     await servers.start(portA);

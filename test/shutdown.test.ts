@@ -18,6 +18,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/platform/db/index.ts';
 import { ownDatabase } from './helpers/own-database.ts';
+import { testPort } from './helpers/ports.ts';
 
 const root = join(import.meta.dirname, '..');
 const dir = mkdtempSync(join(tmpdir(), 'billing-shutdown-'));
@@ -91,7 +92,7 @@ const listen = async (handler: Parameters<typeof createServer>[1]) => {
   servers.push(s);
   return `http://127.0.0.1:${(s.address() as AddressInfo).port}/hooks`;
 };
-const freePort = () => 20000 + Math.floor(Math.random() * 20000);
+const freePort = () => testPort();
 
 describe('graceful shutdown', () => {
   it('SIGTERM during a burst: every request answered or refused cleanly, exit 0, no job left running; /metrics on METRICS_PORT', { timeout: 240_000 }, async () => {

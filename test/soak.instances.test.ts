@@ -34,6 +34,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { billingNowSql } from '../src/platform/clock.ts';
 import { serverProcesses } from './helpers/server-process.ts';
+import { testPort } from './helpers/ports.ts';
 
 const KILLS = 3; // one per instance
 const KILL_EVERY_MS = Number(process.env.SOAK_KILL_EVERY_MS ?? 15_000);
@@ -89,7 +90,7 @@ describe.runIf(process.env.TEST_DATABASE_URL)('soak: three instances, each kille
     });
     await new Promise<void>((r) => receiver!.listen(0, '127.0.0.1', r));
 
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = testPort();
     const children: (ChildProcess | null)[] = await Promise.all([0, 1, 2].map((i) => servers.start(port + i)));
     const up = [true, true, true];
     const sent: Sent[] = [];

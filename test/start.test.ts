@@ -12,6 +12,7 @@ import { openDatabase } from '../src/platform/db/index.ts';
 import { migrate } from '../src/platform/db/migrate.ts';
 import { randomToken } from '../src/platform/ids.ts';
 import { groupOrOtherAccessible } from './helpers/fs-mode.ts';
+import { testPort } from './helpers/ports.ts';
 
 const root = join(import.meta.dirname, '..');
 const dirs: string[] = [];
@@ -55,7 +56,7 @@ describe('npm start', () => {
   it('creates a test merchant on an empty database, prints a working curl line, and keeps data across restarts', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'billing-start-'));
     dirs.push(dir);
-    const port = String(20000 + Math.floor(Math.random() * 20000));
+    const port = String(testPort());
     const env = { DATA_DIR: join(dir, 'data'), PORT: port };
 
     const s1 = start(env);
@@ -109,7 +110,7 @@ describe('npm start', () => {
     const bad = start({ DATA_DIR: join(dir, 'data'), PORT: 'eighty' });
     await expect(bad.listening).rejects.toThrow(/PORT/);
 
-    const port = String(20000 + Math.floor(Math.random() * 20000));
+    const port = String(testPort());
     const ck = 'ck_bootstrap_ci_0001';
     const sk = 'sk_bootstrap_secret_0123456789';
     const s = start({ DATA_DIR: join(dir, 'data'), PORT: port, BILLING_BOOTSTRAP_CLIENT_ID: ck, BILLING_BOOTSTRAP_CLIENT_SECRET: sk });

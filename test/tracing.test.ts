@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTracing } from '../src/platform/tracing.ts';
 import { startApp, type Client, type TestApp } from './helpers/app.ts';
 import { receivers } from './helpers/receivers.ts';
+import { testPort } from './helpers/ports.ts';
 
 const exporter = new InMemorySpanExporter();
 let stop: (() => Promise<void>) | null;
@@ -127,7 +128,7 @@ describe('traces over OTLP, as an operator turns them on', () => {
     });
     const servers = serverProcesses('otlp', { LOG_LEVEL: 'warn', OTEL_EXPORTER_OTLP_ENDPOINT: collector.replace(/\/hooks$/, ''), OTEL_BSP_SCHEDULE_DELAY: '100' });
     try {
-      const port = 20000 + Math.floor(Math.random() * 20000);
+      const port = testPort();
       await servers.start(port);
       const r = await fetch(`http://127.0.0.1:${port}/v1/customers`, {
         method: 'POST',

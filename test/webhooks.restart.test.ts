@@ -4,6 +4,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { serverProcesses } from './helpers/server-process.ts';
+import { testPort } from './helpers/ports.ts';
 
 const servers = serverProcesses('restart', { LOG_LEVEL: 'info', BILLING_ALLOW_HTTP_WEBHOOKS: '1', JOBS_LEASE_MS: '2000', JOBS_POLL_MS: '100' });
 afterAll(() => servers.cleanup());
@@ -25,7 +26,7 @@ describe('webhook delivery across a crash', () => {
     });
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
     const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = testPort();
     const base = `http://127.0.0.1:${port}`;
     const call = (path: string, body: unknown) =>
       fetch(base + path, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<any>);

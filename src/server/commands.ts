@@ -163,7 +163,7 @@ export async function runCommand(argv: string[], env: CommandEnv): Promise<Comma
   } catch (err) {
     if (err instanceof Exit) return { code: err.code, stdout, stderr: `${err.message}\n` };
     // Refused input (a bad email, a short password, an unknown merchant): its message, exit 1.
-    if (err instanceof AppError && err.status < 500) return { code: 1, stdout, stderr: `${err.param ? `${err.param}: ` : ''}${err.message}\n` };
+    if (err instanceof AppError && err.status < 500) return { code: 1, stdout, stderr: `${err.param && !err.message.includes(err.param) ? `${err.param}: ` : ''}${err.message}\n` };
     return { code: 1, stdout, stderr: `cli: ${err instanceof Error ? err.message : String(err)}\n` };
   }
 }

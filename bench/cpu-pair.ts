@@ -28,6 +28,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { randomToken } from '../src/platform/ids.ts';
 import { scratchDatabase, run } from './scratch.ts';
+import { testPort } from '../test/helpers/ports.ts';
 
 const ROUNDS = Number(process.env.PAIR_ROUNDS ?? 6);
 const REQUESTS = Number(process.env.PAIR_REQUESTS ?? 4000);
@@ -73,7 +74,7 @@ interface Side {
 async function startSide(name: string, dir: string): Promise<Side> {
   const db = await scratchDatabase(`pair_${name}`);
   const dbName = new URL(db.url).pathname.slice(1);
-  const port = 20000 + Math.floor(Math.random() * 20000);
+  const port = testPort();
   const ck = `ck_pair${randomToken(10)}`;
   const sk = `sk_test_${randomToken(24)}`;
   const nodeArgs = (process.env.PAIR_NODE_ARGS ?? '').split(' ').filter(Boolean).map((a) => a.replace('{side}', name));

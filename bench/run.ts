@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { randomToken } from '../src/platform/ids.ts';
+import { testPort } from '../test/helpers/ports.ts';
 
 const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -90,7 +91,7 @@ async function main() {
     // ---- the two servers
     const bare = await startChild(['bench/bare-server.ts'], { BARE_DATABASE_URL: dbUrl, BARE_PORT: '0', BARE_POOL: String(POOL) }, /bare listening (\d+)/);
     const bareUrl = `http://127.0.0.1:${bare.match[1]}`;
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = testPort();
     const ck = `ck_bench${randomToken(10)}`;
     const sk = `sk_test_${randomToken(24)}`;
     await startChild(

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { randomToken } from '../src/platform/ids.ts';
 import { run, scratchDatabase } from './scratch.ts';
+import { testPort } from '../test/helpers/ports.ts';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 300);
 const WARMUP_SECONDS = Math.min(60, Math.floor(SECONDS / 5));
@@ -33,7 +34,7 @@ async function main() {
     });
   });
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-  const port = 20000 + Math.floor(Math.random() * 20000);
+  const port = testPort();
   const ck = `ck_soak${randomToken(10)}`;
   const sk = `sk_test_${randomToken(24)}`;
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {

@@ -92,11 +92,10 @@ const listen = async (handler: Parameters<typeof createServer>[1]) => {
   servers.push(s);
   return `http://127.0.0.1:${(s.address() as AddressInfo).port}/hooks`;
 };
-const freePort = () => testPort();
 
 describe('graceful shutdown', () => {
   it('SIGTERM during a burst: every request answered or refused cleanly, exit 0, no job left running; /metrics on METRICS_PORT', { timeout: 240_000 }, async () => {
-    const port = freePort();
+    const port = testPort();
     const metricsPort = port + 1;
     const base = `http://127.0.0.1:${port}`;
     const s = await start(port, { METRICS_PORT: String(metricsPort) });
@@ -172,7 +171,7 @@ describe('graceful shutdown', () => {
   });
 
   it('jobs still running at SHUTDOWN_TIMEOUT_MS are given back (pending), and the process exits 0', { timeout: 180_000 }, async () => {
-    const port = freePort();
+    const port = testPort();
     const base = `http://127.0.0.1:${port}`;
     const s = await start(port, { SHUTDOWN_TIMEOUT_MS: '1000' });
     let received = 0;
@@ -194,7 +193,7 @@ describe('graceful shutdown', () => {
   });
 
   it('a clock advance still running at SHUTDOWN_TIMEOUT_MS gives back its lease: the same advance on the next start runs at once, each renewal once', { timeout: 180_000 }, async () => {
-    const port = freePort();
+    const port = testPort();
     const base = `http://127.0.0.1:${port}`;
     // Two due jobs a second: the advance below (3 subscriptions × 10 weekly renewals, with their
     // notices) runs for well over the shutdown's second.

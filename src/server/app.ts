@@ -145,9 +145,10 @@ export function createApp(services: Services, opts: { graphqlPlugins?: GraphQLPl
     const refusedDraining = draining();
     // No closure here may capture c or next: one that did (an async function around next(), as the
     // span once was) kept ~7 KB of every request alive through two young-generation collections —
-    // the request's logger closure shares this scope's context and outlives the request — 3.5× the
-    // bytes promoted to the old generation and twice the collector's time (docs/performance.md,
-    // 2026-11-28 12:30). Hence the span's work in functions of their own.
+    // 3.5× the bytes promoted to the old generation and twice the collector's time (measured, with
+    // the likely mechanism: c and next then live in this scope's heap context, which the request's
+    // logger closure also holds; docs/performance.md, 2026-11-28 11:03–12:40). Hence the span's work
+    // in functions of their own.
     if (tracingEnabled()) route = await tracedRequest(c, next, requestId, refusedDraining);
     else if (refusedDraining) refuseDraining(c);
     else await next();

@@ -166,7 +166,7 @@ describe('dashboard pages on 10,000 customers: SQL statements per request and co
     );
     await sql(
       `INSERT INTO wallets (id, merchant_id, customer_id, currency, balance, created_at, updated_at)
-       SELECT 'wal_' || $2 || lpad(i::text, 10, '0'), $1, 'cus_' || $2 || lpad(i::text, 10, '0'), 'USD', i, now() - i * interval '1 minute', now()
+       SELECT 'wal_' || $2 || lpad(i::text, 10, '0'), $1, 'cus_' || $2 || lpad(i::text, 10, '0'), 'USD', 0, now() - i * interval '1 minute', now()
          FROM generate_series(1, 500) i`,
       m, tag,
     );

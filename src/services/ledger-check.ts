@@ -16,6 +16,8 @@ import { recordLedgerCheck } from '../platform/metrics.ts';
 
 /** Balances per statement. */
 const BATCH = 1_000;
+/** Mismatches logged per ledger and pass (all are counted): a restore gone wrong does not flood the log. */
+const LOG_LIMIT = 100;
 
 export interface LedgerMismatch {
   ledger: 'wallet' | 'customer_balance';
@@ -32,8 +34,8 @@ export interface LedgerCheckResult {
   mismatches: LedgerMismatch[];
 }
 
-/** One pass over every balance; logs and counts each mismatch (at most 100 logged per ledger and pass). */
-export async function checkLedgers(db: Database, log: Logger, batch = BATCH): Promise<LedgerCheckResult> {
+/** One pass over every balance; counts each mismatch and logs the first `logLimit` of each ledger. */
+export async function checkLedgers(db: Database, log: Logger, { batch = BATCH, logLimit = LOG_LIMIT } = {}): Promise<LedgerCheckResult> {
   const q = rawQueryOf(db.prisma);
   const mismatches: LedgerMismatch[] = [];
 
@@ -72,7 +74,7 @@ export async function checkLedgers(db: Database, log: Logger, batch = BATCH): Pr
 
   const logged = { wallet: 0, customer_balance: 0 };
   for (const m of mismatches) {
-    if (logged[m.ledger]++ >= 100) continue;
+    if (logged[m.ledger]++ >= logLimit) continue;
     log.error(m, 'ledger invariant violated: a balance differs from the sum of its ledger');
   }
   return { checked: { wallet: walletsChecked, customer_balance: balancesChecked }, mismatches };

@@ -116,13 +116,27 @@ describe('REST and GraphQL say the same for the same bad value', () => {
     expect(rest.error.message).not.toMatch(ZOD_DEFAULT);
   });
 
-  it('REST enum values are listed in the project’s words (GraphQL enums are typed: its own type check refuses them first)', async () => {
+  it('a value outside an enum: REST’s words on GraphQL too, for a variable and a field of an input variable', async () => {
     const rest = (await m.get(`/v1/webhook-endpoints/${endpoint.id}/delivery-attempts?status=paused`)).body;
-    expect(rest.error).toMatchObject({ code: 'parameter_invalid', param: 'status', message: "Invalid status: must be one of 'pending', 'succeeded', 'failed'." });
-    const wallets = (await m.get('/v1/wallets?status=nope')).body;
-    expect(wallets.error.message).toBe("Invalid status: must be one of 'active', 'frozen', 'closed'.");
-    const gql = await m.gql('query($id: ID!, $s: DeliveryAttemptStatus) { webhookEndpoint(id: $id) { deliveryAttempts(status: $s) { edges { cursor } } } }', { id: endpoint.id, s: 'paused' });
-    expect(gql.errors?.[0].extensions).toMatchObject({ code: 'parameter_invalid', param: 's' });
+    expect(rest.error).toMatchObject({ code: 'parameter_invalid', param: 'status', message: "Invalid status: must be one of 'failed', 'pending', 'succeeded'." });
+    expectSame(
+      rest,
+      await queryError('query($id: ID!, $status: DeliveryAttemptStatus) { webhookEndpoint(id: $id) { deliveryAttempts(status: $status) { edges { cursor } } } }', { id: endpoint.id, status: 'paused' }),
+      'status',
+      'status',
+      "must be one of 'failed', 'pending', 'succeeded'.",
+    );
+    expect((await m.get('/v1/wallets?status=nope')).body.error.message).toBe("Invalid status: must be one of 'active', 'closed', 'frozen'.");
+    // In an input object variable the param is the field's path in it (GraphQL's names).
+    const plan = (await m.post('/v1/plans', { name: 'p', amount: 100, currency: 'USD', interval: 'fortnight' })).body;
+    const gql = await queryError('mutation($input: CreatePlanInput!) { createPlan(input: $input) { __typename } }', { input: { name: 'p', amount: 100, currency: 'USD', interval: 'fortnight' } });
+    expect(plan.error).toMatchObject({ code: 'parameter_invalid', param: 'interval', message: "Invalid interval: must be one of 'day', 'month', 'week', 'year'." });
+    expect(gql).toEqual({ code: 'parameter_invalid', param: 'input[interval]', message: "Invalid input[interval]: must be one of 'day', 'month', 'week', 'year'." });
+    const upd = await queryError('mutation($i: UpdateWebhookEndpointInput!) { updateWebhookEndpoint(input: $i) { __typename } }', { i: { id: endpoint.id, status: 'paused' } });
+    expect(upd).toEqual({ code: 'parameter_invalid', param: 'i[status]', message: "Invalid i[status]: must be one of 'active', 'disabled'." });
+    // A literal in the document is a document error: GraphQL's own words.
+    const lit = await queryError('{ webhookEndpoints { edges { node { deliveryAttempts(status: paused) { edges { cursor } } } } } }', {});
+    expect(lit).toMatchObject({ code: 'invalid_query', message: expect.stringMatching(/^Value "paused" does not exist in "DeliveryAttemptStatus" enum/) });
   });
 });
 

@@ -86,7 +86,8 @@ export function issueMessage(issue: z.core.$ZodRawIssue): string | undefined {
     case 'invalid_type':
       return `must be ${TYPES[i.expected] ?? i.expected}`;
     case 'invalid_value':
-      return i.values.length === 1 ? `must be ${quote(i.values[0])}` : `must be one of ${i.values.map(quote).join(', ')}`;
+      // in alphabetical order: GraphQL's enum types are sorted, and a value outside one gets the same words (yoga.ts)
+      return i.values.length === 1 ? `must be ${quote(i.values[0])}` : `must be one of ${i.values.map(quote).sort().join(', ')}`;
     case 'too_big': {
       // a string "must be at most 254 characters", a list "must have at most 8 items", a number "must be at most 100"
       const n = sized(i.maximum, i.origin);

@@ -22,7 +22,7 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
   const hooks = receivers();
   let email: string;
   let otherEmail: string;
-  const seed = {} as { subscription: any; wallet: any; newest: any; customer: any; payment: any; failed: any; invoice: any; endpoint: any; event: any; otherCustomer: any; otherPayment: any };
+  const seed = {} as { subscription: any; wallet: any; newest: any; customer: any; payment: any; failed: any; invoice: any; endpoint: any; rare: any; theirs: any; event: any; otherCustomer: any; otherPayment: any };
 
   beforeAll(async () => {
     app = await startApp();
@@ -34,6 +34,8 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
 
     const url = await hooks.listen((_req, res) => res.writeHead(200).end('ok'));
     seed.endpoint = (await api.post('/v1/webhook-endpoints', { url, description: 'Shop backend' })).body;
+    // Subscribed to payment.failed only: its one attempt is older than the newest page of events.
+    seed.rare = (await api.post('/v1/webhook-endpoints', { url, events: ['payment.failed'], description: 'Dunning' })).body;
     seed.customer = (await api.post('/v1/customers', { email: `amina.${stamp}@example.com`, name: 'Amina Nakato' })).body;
     const si = (await api.post('/v1/setup-intents', { customer_id: seed.customer.id })).body;
     const pm = (await api.post(`/v1/test-helpers/setup-intents/${si.id}/complete`, {})).body.payment_method_id;
@@ -56,6 +58,7 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
 
     seed.otherCustomer = (await other.post('/v1/customers', { email: `secret.${stamp}@other.example`, name: 'Other Customer' })).body;
     seed.otherPayment = (await other.post('/v1/payments', { amount: 999, currency: 'USD', customer: { email: seed.otherCustomer.email } })).body;
+    seed.theirs = (await other.post('/v1/webhook-endpoints', { url: 'https://hooks.other.example/secret-hook' })).body;
     browser = await launchBrowser();
   });
   afterAll(async () => {
@@ -303,8 +306,8 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
 
     await page.goto(`${app.url}/dashboard/webhooks/${seed.endpoint.id}`);
     await settled(page, /^Endpoint /);
-    // A pager without a total says the page alone, not "· page 1".
-    expect(await page.getByRole('navigation', { name: 'Pages of events' }).locator('span').textContent()).toBe('Page 1');
+    // The endpoint's own attempts, with their total.
+    expect(await page.getByRole('navigation', { name: 'Pages of attempts' }).locator('span').textContent()).toMatch(/^\d+ attempts · page 1$/);
     await page.getByRole('button', { name: 'Rotate signing secret' }).click();
     await page.getByText(/^whsec_/).waitFor();
 
@@ -333,6 +336,63 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
     expect(JSON.parse(json!).id).toBe(seed.payment.id);
     await page.getByRole('button', { name: 'Replay to webhook endpoints' }).click();
     await page.getByText('Sent again to 1 endpoint.').waitFor();
+    expect(errors).toEqual([]);
+    await ctx.close();
+  });
+
+  it("an endpoint's page lists its own delivery attempts: however many newer events, paged both ways, filtered by status, replayed from there; never another merchant's", async () => {
+    const errors: string[] = [];
+    const { ctx, page } = await signedIn(1280, errors);
+    // The rare endpoint's one attempt (payment.failed) is not among the newest page of events …
+    const failedEvent = (await api.get(`/v1/events?type=payment.failed&object_id=${seed.failed.id}`)).body.data[0];
+    expect((await api.get('/v1/events?limit=10')).body.data.map((e: any) => e.id)).not.toContain(failedEvent.id);
+    // … and its page shows it, succeeded.
+    await page.goto(`${app.url}/dashboard/webhooks/${seed.rare.id}`);
+    await settled(page, /^Endpoint /);
+    const table = page.getByRole('table', { name: 'Delivery attempts to this endpoint' });
+    await table.getByRole('link', { name: 'payment.failed' }).waitFor();
+    expect(await table.locator('tbody tr').count()).toBe(1);
+    expect(await table.locator('tbody tr').first().textContent()).toContain('succeeded');
+    await page.getByRole('heading', { name: 'Recent deliveries (1)' }).waitFor();
+
+    // Status filter: none failed.
+    await page.getByRole('search', { name: 'Filter delivery attempts' }).getByLabel('Status').selectOption('failed');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.getByText('No failed delivery attempts to this endpoint.').waitFor();
+    expect(page.url()).toContain('status=failed');
+    await page.getByRole('search', { name: 'Filter delivery attempts' }).getByLabel('Status').selectOption('succeeded');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await table.getByRole('link', { name: 'payment.failed' }).waitFor();
+
+    // Replay from the row: a new pending attempt appears at the top.
+    await page.goto(`${app.url}/dashboard/webhooks/${seed.rare.id}`);
+    await settled(page, /^Endpoint /);
+    await page.getByRole('button', { name: `Replay payment.failed ${failedEvent.id}` }).click();
+    await page.getByText(`payment.failed ${failedEvent.id} sent again to 2 endpoints.`).waitFor(); // this one and the one for every event
+    await expect.poll(async () => table.locator('tbody tr').count()).toBe(2);
+    await app.idle(api);
+    expect((await api.get(`/v1/webhook-endpoints/${seed.rare.id}/delivery-attempts`)).body.data).toHaveLength(2);
+
+    // The busy endpoint has more than a page of attempts: next and previous page.
+    const all = (await api.get(`/v1/webhook-endpoints/${seed.endpoint.id}/delivery-attempts?limit=100`)).body.data;
+    expect(all.length).toBeGreaterThan(20);
+    await page.goto(`${app.url}/dashboard/webhooks/${seed.endpoint.id}`);
+    await settled(page, /^Endpoint /);
+    const pager = page.getByRole('navigation', { name: 'Pages of attempts' });
+    await expect.poll(async () => pager.locator('span').textContent()).toBe(`${all.length} attempts · page 1`);
+    const firstEvent = async () => (await table.locator('tbody tr').first().getByRole('link').getAttribute('href'))!;
+    expect(await firstEvent()).toBe(`/dashboard/events/${all[0].event_id}`);
+    await pager.getByRole('button', { name: 'Next page' }).click();
+    await expect.poll(async () => pager.locator('span').textContent()).toBe(`${all.length} attempts · page 2`);
+    await expect.poll(firstEvent).toBe(`/dashboard/events/${all[20].event_id}`);
+    await pager.getByRole('button', { name: 'Previous page' }).click();
+    await expect.poll(firstEvent).toBe(`/dashboard/events/${all[0].event_id}`);
+
+    // Another merchant's endpoint: not found, nothing of it shown.
+    await page.goto(`${app.url}/dashboard/webhooks/${seed.theirs.id}`);
+    await page.getByText(`No webhook endpoint ${seed.theirs.id}.`).waitFor();
+    expect(await page.getByRole('main').textContent()).not.toContain('secret-hook');
+    expect(await page.getByRole('table').count()).toBe(0);
     expect(errors).toEqual([]);
     await ctx.close();
   });

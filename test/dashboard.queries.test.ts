@@ -211,7 +211,7 @@ describe('dashboard pages on 10,000 customers: SQL statements per request and co
     // The customer page's own lists ($id is the customer), a filter's record (node), a subscription's preview.
     for (const field of ['invoiceItems', 'wallets', 'invoices', 'creditNotes', 'node']) DETAIL[field] = DETAIL.customer!;
     DETAIL.upcomingInvoice = DETAIL.subscription!;
-    // A second endpoint with one attempt at each of the 10 newest events (the page shows 10, 5 attempts each).
+    // A second endpoint with one attempt at each of the 10 newest events: its page lists 10 attempts, the first's 20 of 3,000.
     const endpoint2 = await ok(api.post('/v1/webhook-endpoints', { url: 'http://127.0.0.1:9/other', description: 'Few deliveries' }));
     await sql(
       `INSERT INTO delivery_attempts (id, merchant_id, event_id, endpoint_id, status, attempt_number, response_status, scheduled_at, attempted_at, duration_ms, created_at, updated_at)
@@ -273,6 +273,7 @@ describe('dashboard pages on 10,000 customers: SQL statements per request and co
         'DashboardSubscription',
         'DashboardEvents',
         'DashboardWebhookEndpoint',
+        'DashboardWebhookDeliveries',
         'DashboardCoupons',
         'DashboardTaxRates',
         'DashboardCreditNotes',

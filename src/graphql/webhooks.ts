@@ -59,6 +59,17 @@ builder.prismaObjectField('Event', 'deliveryAttempts', (t) =>
   }),
 );
 
+builder.prismaObjectField('WebhookEndpoint', 'deliveryAttempts', (t) =>
+  t.field({
+    type: AttemptConnection,
+    complexity: connectionComplexity,
+    description: 'This endpoint’s delivery attempts (of any event), newest first; `status` keeps one status.',
+    args: { first: t.arg.int({ description: '1 to 100, default 20.' }), after: t.arg.string(), status: t.arg({ type: DeliveryAttemptStatus }) },
+    resolve: (e, a, gctx) =>
+      nestedConnection(gctx, 'WebhookEndpoint.deliveryAttempts', e.id, listArgs(webhooks.endpointAttemptListQuery, a), webhooks.listAttemptsOfEndpoints, webhooks.countAttemptsOfEndpoints),
+  }),
+);
+
 builder.queryFields((t) => ({
   webhookEndpoint: t.field({
     type: WebhookEndpoint,

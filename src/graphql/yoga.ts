@@ -1,11 +1,12 @@
 // GraphQL over HTTP with graphql-yoga. GraphiQL is served from the local bundle (no CDN), so it
 // works offline. Expected errors thrown by queries keep their code; anything else is masked
 // and logged with the request id.
-import { execute, getOperationAST, GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import { execute, getOperationAST, GraphQLError, isEnumType, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import { createYoga, isPromise, processRegularResult, type GraphQLParams, type Plugin } from 'graphql-yoga';
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { toAppError } from '../platform/errors.ts';
+import { issueMessage, paramPath } from '../platform/validation.ts';
 import type { RateLimiter } from '../platform/rate-limit.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { GraphQLContext } from './builder.ts';
@@ -67,8 +68,35 @@ export interface GraphQLLimits {
  */
 const YOGA_CODES = new Set(['GRAPHQL_VALIDATION_FAILED', 'GRAPHQL_PARSE_FAILED', 'BAD_USER_INPUT', 'BAD_REQUEST', 'OPERATION_RESOLUTION_FAILURE']);
 
+/**
+ * A variable's value outside its enum, in the words REST uses for the same value (issueMessage's
+ * "must be one of …"), naming the variable and, inside an input object, the field (GraphQL's
+ * names): `Variable "$input" got invalid value "fortnight" at "input.interval"; Value "fortnight"
+ * does not exist in "PlanInterval" enum.` → `Invalid input[interval]: must be one of 'day', 'week',
+ * 'month', 'year'.`, param `input[interval]`. Null for any other error.
+ */
+function enumVariableError(error: GraphQLError): { message: string; param: string } | null {
+  const m = /^Variable "\$([A-Za-z_][A-Za-z0-9_]*)" got invalid value .*?(?: at "([^"]{1,500})")?; Value .* does not exist in "([A-Za-z_][A-Za-z0-9_]*)" enum\./s.exec(error.message);
+  if (!m) return null;
+  const type = schema.getType(m[3]!);
+  if (!isEnumType(type)) return null;
+  const path = m[2] ? m[2].replace(/\[(\d+)\]/g, '.$1').split('.') : [m[1]!];
+  const param = paramPath(path)!;
+  return { param, message: `Invalid ${param}: ${issueMessage({ code: 'invalid_value', values: type.getValues().map((v) => v.name), input: undefined, path: [] } as never)}.` };
+}
+
 function withCode(error: GraphQLError): GraphQLError {
   if (!(error instanceof GraphQLError) || (error.extensions?.code && !YOGA_CODES.has(String(error.extensions.code)))) return error;
+  const outsideEnum = enumVariableError(error);
+  if (outsideEnum) {
+    return new GraphQLError(outsideEnum.message, {
+      nodes: error.nodes,
+      source: error.source,
+      positions: error.positions,
+      path: error.path,
+      extensions: { ...error.extensions, code: 'parameter_invalid', type: 'invalid_request_error', param: outsideEnum.param },
+    });
+  }
   // A variable that does not fit its type, or a request parameter of the wrong shape, names it.
   const param =
     /^Variable "\$([A-Za-z_][A-Za-z0-9_]*)"/.exec(error.message)?.[1] ??

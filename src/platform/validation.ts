@@ -63,9 +63,67 @@ export function issueToError(issues: z.core.$ZodIssue[], input: unknown, prefix?
   return new ValidationError(code, param ? `Invalid ${param}: ${message}` : message, param);
 }
 
+const quote = (v: unknown) => (typeof v === 'string' ? `'${v}'` : String(v));
+const SIZED: Record<string, [one: string, many: string]> = { string: ['character', 'characters'], array: ['item', 'items'], set: ['item', 'items'], map: ['entry', 'entries'], file: ['byte', 'bytes'] };
+const sized = (n: number | bigint, origin: string) => {
+  const unit = SIZED[origin];
+  return unit ? `${n} ${Number(n) === 1 ? unit[0] : unit[1]}` : String(n);
+};
+const FORMATS: Record<string, string> = { email: 'a valid email address', url: 'a valid URL', uuid: 'a UUID', datetime: 'an ISO 8601 date-time', date: 'an ISO 8601 date', e164: 'an E.164 phone number' };
+const TYPES: Record<string, string> = { string: 'a string', number: 'a number', int: 'an integer', boolean: 'true or false', array: 'an array', object: 'an object', bigint: 'an integer', date: 'a date' };
+
+/**
+ * The project's words for the checks a schema states without its own message (a plain `.max(254)`,
+ * an enum, a type): "must be at most 254 characters", "must be one of 'a', 'b'", not zod's default
+ * English ("Too big: expected string to have <=254 characters"). Every input — REST's path, query
+ * and body, GraphQL arguments and inputs (listArgs, domainInput → the domain's parse) — is parsed
+ * by `parse` below with this map, so both surfaces say the same; a message a schema gives itself
+ * (`{ error: 'must be …' }`) wins over it. issueToError adds "Invalid <param>: ".
+ */
+export function issueMessage(issue: z.core.$ZodRawIssue): string | undefined {
+  const i = issue as z.core.$ZodRawIssue & Record<string, any>;
+  switch (i.code) {
+    case 'invalid_type':
+      return `must be ${TYPES[i.expected] ?? i.expected}`;
+    case 'invalid_value':
+      // in alphabetical order: GraphQL's enum types are sorted, and a value outside one gets the same words (yoga.ts)
+      return i.values.length === 1 ? `must be ${quote(i.values[0])}` : `must be one of ${i.values.map(quote).sort().join(', ')}`;
+    case 'too_big': {
+      // a string "must be at most 254 characters", a list "must have at most 8 items", a number "must be at most 100"
+      const n = sized(i.maximum, i.origin);
+      const verb = i.origin in SIZED && i.origin !== 'string' ? 'must have' : 'must be';
+      if (i.exact) return `${verb} exactly ${n}`;
+      return i.inclusive ? `${verb} at most ${n}` : i.origin in SIZED ? `${verb} fewer than ${n}` : `must be less than ${n}`;
+    }
+    case 'too_small': {
+      const n = sized(i.minimum, i.origin);
+      const verb = i.origin in SIZED && i.origin !== 'string' ? 'must have' : 'must be';
+      if (i.exact) return `${verb} exactly ${n}`;
+      if (i.origin in SIZED && Number(i.minimum) === 1 && i.inclusive) return 'must not be empty';
+      return i.inclusive ? `${verb} at least ${n}` : `${verb} more than ${n}`;
+    }
+    case 'invalid_format':
+      if (i.format === 'starts_with') return `must start with '${i.prefix}'`;
+      if (i.format === 'ends_with') return `must end with '${i.suffix}'`;
+      if (i.format === 'includes') return `must include '${i.includes}'`;
+      if (i.format === 'regex') return 'is not in the expected format';
+      return `must be ${FORMATS[i.format] ?? `a valid ${i.format}`}`;
+    case 'not_multiple_of':
+      return `must be a multiple of ${i.divisor}`;
+    case 'invalid_key':
+      return 'has a key that is not valid';
+    case 'invalid_element':
+      return 'has a value that is not valid';
+    case 'invalid_union':
+      return 'is not one of the accepted forms';
+    default:
+      return undefined; // unrecognized_keys: issueToError words it; custom: its own message
+  }
+}
+
 /** Parses or throws the documented ValidationError. */
 export function parse<S extends z.ZodType>(schema: S, input: unknown, prefix?: string): z.output<S> {
-  const r = schema.safeParse(input);
+  const r = schema.safeParse(input, { error: issueMessage });
   if (r.success) return r.data;
   throw issueToError(r.error.issues, input, prefix);
 }

@@ -3,6 +3,7 @@ import { route, listEnvelope } from './route.ts';
 import { deletedObject, deliveryAttemptObject, idParam, listOf, webhookEndpointObject } from './schemas.ts';
 
 const tag = 'Webhook endpoints';
+const attemptList = listOf(deliveryAttemptObject, 'DeliveryAttemptList');
 
 export const webhookRoutes = [
   route({
@@ -49,11 +50,19 @@ export const webhookRoutes = [
     handler: async (ctx, { params }) => webhooks.endpointToJSON(await webhooks.rotateSecret(ctx, params.id), true),
   }),
   route({
+    method: 'get', path: '/v1/webhook-endpoints/{id}/delivery-attempts', operationId: 'listWebhookEndpointDeliveryAttempts', tag,
+    summary: "The endpoint's delivery attempts, newest first",
+    description: 'Every attempt to send an event to this endpoint (any event), a list envelope paginated like every list, optionally filtered by status. An unknown or deleted endpoint is a 404.',
+    params: idParam, query: webhooks.endpointAttemptListQuery,
+    response: { status: 200, description: 'A page of attempts.', schema: attemptList },
+    handler: async (ctx, { params, query }) => listEnvelope(await webhooks.listAttemptsOfEndpoint(ctx, params.id, query), webhooks.attemptToJSON),
+  }),
+  route({
     method: 'get', path: '/v1/events/{id}/delivery-attempts', operationId: 'listDeliveryAttempts', tag: 'Events',
     summary: "The event's delivery attempts, newest first",
     description: 'A list envelope (paginated like every list), optionally filtered by endpoint_id.',
     params: idParam, query: webhooks.attemptListQuery,
-    response: { status: 200, description: 'A page of attempts.', schema: listOf(deliveryAttemptObject, 'DeliveryAttemptList') },
+    response: { status: 200, description: 'A page of attempts.', schema: attemptList },
     handler: async (ctx, { params, query }) => listEnvelope(await webhooks.listAttempts(ctx, params.id, query), webhooks.attemptToJSON),
   }),
   route({

@@ -1176,6 +1176,26 @@ export interface paths {
         patch: operations["updateWebhookEndpoint"];
         trace?: never;
     };
+    "/v1/webhook-endpoints/{id}/delivery-attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The endpoint's delivery attempts, newest first
+         * @description Every attempt to send an event to this endpoint (any event), a list envelope paginated like every list, optionally filtered by status. An unknown or deleted endpoint is a 404.
+         */
+        get: operations["listWebhookEndpointDeliveryAttempts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhook-endpoints/{id}/rotate-secret": {
         parameters: {
             query?: never;
@@ -22119,6 +22139,180 @@ export interface operations {
                      *         "code": "unsupported_media_type",
                      *         "message": "Request bodies must be JSON (UTF-8), sent with Content-Type: application/json.",
                      *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (internal_error); the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred. The request id identifies it in our logs.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached or no connection came free in time (service_unavailable); nothing was written. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "service_unavailable",
+                     *         "message": "The service is temporarily unavailable (the database cannot be reached or is saturated). Retry shortly.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhookEndpointDeliveryAttempts: {
+        parameters: {
+            query?: {
+                /** @description The next_cursor of the previous page. */
+                after?: string;
+                /** @description Page size, 1 to 100 (default 20). */
+                limit?: number;
+                /** @description Only the attempts with this status. */
+                status?: "pending" | "succeeded" | "failed";
+            };
+            header?: never;
+            path: {
+                /** @example we_OMDRJ9xtF4tDc0dfQnqu7G */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of attempts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "wda_uc5ZRqmlyadhI1DQghYEw8",
+                     *           "object": "delivery_attempt",
+                     *           "event_id": "evt_ulwnxwqTEiEpoWJQfWG5Bf",
+                     *           "endpoint_id": "we_OMDRJ9xtF4tDc0dfQnqu7G",
+                     *           "status": "pending",
+                     *           "attempt_number": 1,
+                     *           "response_status": null,
+                     *           "response_body": null,
+                     *           "scheduled_at": "2026-11-24T12:00:00.000Z",
+                     *           "attempted_at": null,
+                     *           "next_retry_at": null,
+                     *           "duration_ms": null,
+                     *           "created_at": "2026-11-24T12:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "eyJjIjoiMjAyNi0xMS0yNFQxMjowMDowMC4wMDBaIiwiaSI6ImN1c18wMTIzIn0"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DeliveryAttemptList"];
+                };
+            };
+            /** @description Invalid request (parameter_missing, parameter_invalid, parameter_unknown, invalid_json, amount_too_large). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "parameter_invalid",
+                     *         "message": "Invalid limit: must be an integer between 1 and 100.",
+                     *         "param": "limit",
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "unauthorized",
+                     *         "message": "Invalid or missing API credentials. Use HTTP Basic auth with your client id and secret.",
+                     *         "param": null,
+                     *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such record (resource_missing), also for another merchant’s ids. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_missing",
+                     *         "message": "No such webhook endpoint: 'we_OMDRJ9xtF4tDc0dfQnqu7G'.",
+                     *         "param": "id",
                      *         "request_id": "req_e4tkv7HlB8vTz0Cle1RDrH"
                      *       }
                      *     }

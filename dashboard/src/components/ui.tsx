@@ -170,7 +170,8 @@ export function TableSection<T>({
 /**
  * A detail page's list with its own query, paged with cursors (a customer's payments, invoices …):
  * its heading (with the total once known), the loading and error states, the table or the empty
- * line, the pager; `footer` follows the pager, `children` (a form) follows either.
+ * line, the pager; `toolbar` (filters, an action's outcome) comes before the table, `footer`
+ * follows the pager, `children` (a form) follows either.
  */
 export function ConnectionSection<T extends { id: string }>({
   id,
@@ -183,6 +184,7 @@ export function ConnectionSection<T extends { id: string }>({
   emptyText,
   pager,
   note,
+  toolbar,
   footer,
   children,
 }: {
@@ -196,6 +198,7 @@ export function ConnectionSection<T extends { id: string }>({
   emptyText: string;
   pager: ReturnType<typeof usePager>;
   note?: ReactNode;
+  toolbar?: ReactNode;
   footer?: ReactNode;
   children?: ReactNode;
 }) {
@@ -203,6 +206,7 @@ export function ConnectionSection<T extends { id: string }>({
     <section aria-labelledby={id}>
       <h2 id={id}>{conn?.totalCount !== undefined ? `${title} (${conn.totalCount})` : title}</h2>
       {note && <p className="muted small">{note}</p>}
+      {toolbar}
       <QueryState fetching={result.fetching} error={result.error} empty={conn ? conn.edges.length === 0 : undefined} emptyText={emptyText}>
         {conn && (
           <>

@@ -63,7 +63,7 @@ const EventQuery = graphql(`
   }
 `);
 
-const ReplayEvent = graphql(`
+export const ReplayEvent = graphql(`
   mutation DashboardReplayEvent($input: ReplayEventInput!) {
     replayEvent(input: $input) {
       __typename

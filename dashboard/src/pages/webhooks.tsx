@@ -1,9 +1,10 @@
 import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
-import { Link } from 'wouter';
-import { graphql } from '../graphql.ts';
-import { ConnectionTable, DateTime, Details, Field, FormError, PageHeader, Pager, QueryState, Status, Table, idempotencyKey, mutationError, usePager } from '../components/ui.tsx';
+import { Link, useSearchParams } from 'wouter';
+import { graphql, type VariablesOf } from '../graphql.ts';
+import { ConnectionSection, ConnectionTable, DateTime, Details, Field, Filters, FormError, PageHeader, QueryState, Status, StatusFilter, idempotencyKey, mutationError, useOutcome, usePager } from '../components/ui.tsx';
 import { LISTS } from '../client.ts';
+import { ReplayEvent } from './events.tsx';
 
 const EndpointsQuery = graphql(`
   query DashboardWebhookEndpoints($first: Int, $after: String) {
@@ -94,14 +95,27 @@ export function WebhooksPage() {
 }
 
 const EndpointQuery = graphql(`
-  query DashboardWebhookEndpoint($id: ID!, $after: String) {
+  query DashboardWebhookEndpoint($id: ID!) {
     webhookEndpoint(id: $id) { id url description status events createdAt updatedAt }
-    events(first: 10, after: $after) {
-      pageInfo { hasNextPage endCursor }
-      edges { node { id type createdAt deliveryAttempts(endpointId: $id, first: 5) { edges { node { id attemptNumber status responseStatus durationMs scheduledAt attemptedAt } } } } }
+  }
+`);
+
+/** The endpoint's own attempts (of any event), newest first: WebhookEndpoint.deliveryAttempts. */
+const DeliveriesQuery = graphql(`
+  query DashboardWebhookDeliveries($id: ID!, $first: Int, $after: String, $status: DeliveryAttemptStatus) {
+    webhookEndpoint(id: $id) {
+      id
+      deliveryAttempts(first: $first, after: $after, status: $status) {
+        totalCount
+        pageInfo { hasNextPage endCursor }
+        edges { node { id attemptNumber status responseStatus durationMs scheduledAt attemptedAt nextRetryAt event { id type } } }
+      }
     }
   }
 `);
+
+type AttemptStatus = NonNullable<VariablesOf<typeof DeliveriesQuery>['status']>;
+const ATTEMPT_STATUSES: AttemptStatus[] = ['pending', 'succeeded', 'failed'];
 
 const RotateSecret = graphql(`
   mutation DashboardRotateWebhookSecret($input: WebhookEndpointIdInput!) {
@@ -124,14 +138,12 @@ const UpdateEndpoint = graphql(`
 `);
 
 export function WebhookEndpointPage({ id }: { id: string }) {
-  const pager = usePager(id);
-  const [{ data, fetching, error }] = useQuery({ query: EndpointQuery, variables: { id, after: pager.after } });
+  const [{ data, fetching, error }] = useQuery({ query: EndpointQuery, variables: { id } });
   const [rotating, rotate] = useMutation(RotateSecret);
   const [updating, update] = useMutation(UpdateEndpoint);
   const [message, setMessage] = useState<string | null>(null);
   const [secret, setSecret] = useState<string | null>(null);
   const ep = data?.webhookEndpoint;
-  const withAttempts = (data?.events.edges ?? []).filter((e) => e.node.deliveryAttempts.edges.length > 0);
   return (
     <>
       <PageHeader title={ep ? `Endpoint ${ep.url}` : 'Webhook endpoint'} />
@@ -139,7 +151,7 @@ export function WebhookEndpointPage({ id }: { id: string }) {
         <Link href="/webhooks">← All endpoints</Link>
       </p>
       <QueryState fetching={fetching} error={error} empty={data ? !ep : undefined} emptyText={`No webhook endpoint ${id}.`}>
-        {ep && data && (
+        {ep && (
           <>
             <Details
               items={[
@@ -178,36 +190,77 @@ export function WebhookEndpointPage({ id }: { id: string }) {
               <FormError message={message} />
               {secret && <Secret secret={secret} />}
             </div>
-            <section aria-labelledby="deliveries-h">
-              <h2 id="deliveries-h">Recent deliveries</h2>
-              {withAttempts.length === 0 ? (
-                <p className="empty">No deliveries to this endpoint among these events.</p>
-              ) : (
-                <Table
-                  caption="Recent deliveries to this endpoint"
-                  rows={withAttempts.map((e) => e.node)}
-                  rowKey={(n) => n.id}
-                  columns={[
-                    { header: 'Event', cell: (n) => <Link href={`/events/${n.id}`}>{n.type}</Link> },
-                    { header: 'Attempts', className: 'num', cell: (n) => n.deliveryAttempts.edges.length },
-                    { header: 'Latest', cell: (n) => <Status value={n.deliveryAttempts.edges[0]!.node.status} /> },
-                    {
-                      header: 'Response',
-                      cell: (n) => {
-                        const a = n.deliveryAttempts.edges[0]!.node;
-                        return a.responseStatus != null ? `HTTP ${a.responseStatus}` : '—';
-                      },
-                    },
-                    { header: 'When', cell: (n) => <DateTime value={n.deliveryAttempts.edges[0]!.node.attemptedAt ?? n.deliveryAttempts.edges[0]!.node.scheduledAt} /> },
-                  ]}
-                />
-              )}
-              <Pager pager={pager} pageInfo={data.events.pageInfo} noun="events" />
-              <p className="muted small">Open an event to see each attempt and to replay it.</p>
-            </section>
+            <Deliveries endpoint={ep} />
           </>
         )}
       </QueryState>
     </>
+  );
+}
+
+/**
+ * The endpoint's delivery attempts, newest first, 20 a page, filtered by status (?status=); each
+ * row's event can be replayed (to every active endpoint subscribed to its type, as on the event's page).
+ */
+function Deliveries({ endpoint }: { endpoint: { id: string; status: string } }) {
+  const [params] = useSearchParams();
+  const raw = params.get('status');
+  const status = ATTEMPT_STATUSES.find((s) => s === raw) ?? null;
+  const pager = usePager(`${endpoint.id}?${params.toString()}`);
+  const [result, refetch] = useQuery({ query: DeliveriesQuery, variables: { id: endpoint.id, first: 20, after: pager.after, status } });
+  const [replaying, replay] = useMutation(ReplayEvent);
+  const outcome = useOutcome();
+
+  async function replayIt(event: { id: string; type: string }) {
+    outcome.begin();
+    const r = await replay({ input: { id: event.id, idempotencyKey: idempotencyKey() } });
+    if (!outcome.settle(r, 'replayEvent') || r.data?.replayEvent.__typename !== 'ReplayEventSuccess') return;
+    const { attempts, disabledEndpoints } = r.data.replayEvent;
+    const n = attempts.length;
+    const thisOneDisabled = disabledEndpoints.some((d) => d.id === endpoint.id);
+    outcome.succeed(
+      <>
+        {n > 0 ? `${event.type} ${event.id} sent again to ${n} endpoint${n === 1 ? '' : 's'}.` : `Nothing was sent for ${event.type} ${event.id}.`}
+        {thisOneDisabled && ' This endpoint is disabled: enable it, then replay.'}
+      </>,
+    );
+    if (n > 0) refetch({ requestPolicy: 'network-only' });
+  }
+
+  return (
+    <ConnectionSection
+      id="deliveries-h"
+      title="Recent deliveries"
+      caption="Delivery attempts to this endpoint"
+      noun="attempts"
+      result={result}
+      conn={result.data?.webhookEndpoint?.deliveryAttempts}
+      pager={pager}
+      emptyText={status ? `No ${status} delivery attempts to this endpoint.` : 'No delivery attempts to this endpoint yet.'}
+      note="Every attempt to send an event to this endpoint, newest first. Replay sends the event again, now, to every active endpoint subscribed to its type."
+      columns={[
+        { header: 'Event', cell: (a) => <Link href={`/events/${a.event.id}`}>{a.event.type}</Link> },
+        { header: 'Attempt', className: 'num', cell: (a) => a.attemptNumber },
+        { header: 'Status', cell: (a) => <Status value={a.status} /> },
+        { header: 'Response', cell: (a) => (a.responseStatus != null ? `HTTP ${a.responseStatus}${a.durationMs != null ? ` in ${a.durationMs} ms` : ''}` : '—') },
+        { header: 'When', cell: (a) => <DateTime value={a.attemptedAt ?? a.scheduledAt} /> },
+        {
+          header: 'Replay',
+          cell: (a) => (
+            <button type="button" className="secondary" disabled={replaying.fetching} aria-label={`Replay ${a.event.type} ${a.event.id}`} onClick={() => void replayIt(a.event)}>
+              Replay
+            </button>
+          ),
+        },
+      ]}
+      toolbar={
+        <>
+          <Filters label="Filter delivery attempts">
+            <StatusFilter statuses={ATTEMPT_STATUSES} value={status} />
+          </Filters>
+          {outcome.view}
+        </>
+      }
+    />
   );
 }

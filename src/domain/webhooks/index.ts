@@ -25,13 +25,13 @@ import { newSecret, signatureHeader } from './signing.ts';
 import { checkEndpointUrl } from './ssrf.ts';
 import { countWebhookDelivery } from '../../platform/metrics.ts';
 import {
-  countAttemptsOfEvent,
+  countAttempts,
   countLiveEndpoints,
   failPendingAttempt,
   failPendingAttemptsOfEndpoint,
   findAttemptsByIds,
   findAttemptsByIdsNewestFirst,
-  findAttemptsOfEvent,
+  findAttempts,
   findEndpointOrThrow,
   findLiveEndpoint,
   findLiveEndpoints,
@@ -81,7 +81,12 @@ export const endpointListQuery = z.strictObject({ ...listQuery });
 export const attemptListQuery = z.strictObject({ endpoint_id: z.string().max(64).optional(), ...listQuery });
 export type EndpointCreateInput = z.input<typeof endpointCreate>;
 export type EndpointUpdateInput = z.input<typeof endpointUpdate>;
+export const endpointAttemptListQuery = z.strictObject({
+  status: z.enum(ATTEMPT_STATUSES).optional().meta({ description: 'Only the attempts with this status.' }),
+  ...listQuery,
+});
 export type AttemptListQuery = z.output<typeof attemptListQuery>;
+export type EndpointAttemptListQuery = z.output<typeof endpointAttemptListQuery>;
 
 export function endpointToJSON(e: WebhookEndpoint, withSecret = false) {
   return {
@@ -193,14 +198,27 @@ export async function rotateSecret(ctx: Ctx, id: string): Promise<WebhookEndpoin
 
 export async function listAttempts(ctx: Ctx, eventId: string, q: AttemptListQuery): Promise<Page<DeliveryAttempt>> {
   await getEvent(ctx, eventId);
+  const filter = { eventId, endpointId: q.endpoint_id };
   return paginate(
     q,
-    (page) => findAttemptsOfEvent(ctx.db, eventId, q.endpoint_id, page),
-    () => countAttemptsOfEvent(ctx.db, eventId, q.endpoint_id),
+    (page) => findAttempts(ctx.db, filter, page),
+    () => countAttempts(ctx.db, filter),
+  );
+}
+
+/** One page of an endpoint's own attempts, newest first, optionally of one status; 404 for an unknown (or deleted, or other merchant's) endpoint. */
+export async function listAttemptsOfEndpoint(ctx: Ctx, endpointId: string, q: EndpointAttemptListQuery): Promise<Page<DeliveryAttempt>> {
+  await getEndpoint(ctx, endpointId);
+  const filter = { endpointId, status: q.status };
+  return paginate(
+    q,
+    (page) => findAttempts(ctx.db, filter, page),
+    () => countAttempts(ctx.db, filter),
   );
 }
 
 const ATTEMPTS_OF_EVENT = { table: 'delivery_attempts', parent: 'event_id' };
+const ATTEMPTS_OF_ENDPOINT = { table: 'delivery_attempts', parent: 'endpoint_id' };
 
 /** One page of delivery attempts per event, in two queries for all of them. */
 export function listAttemptsOfEvents(ctx: Ctx, eventIds: readonly string[], q: AttemptListQuery) {
@@ -209,6 +227,15 @@ export function listAttemptsOfEvents(ctx: Ctx, eventIds: readonly string[], q: A
 
 export function countAttemptsOfEvents(ctx: Ctx, eventIds: readonly string[], q: Pick<AttemptListQuery, 'endpoint_id'>) {
   return countsByParent(ctx, ATTEMPTS_OF_EVENT, eventIds, { endpoint_id: q.endpoint_id });
+}
+
+/** One page of delivery attempts per endpoint (optionally of one status), in two queries for all of them (GraphQL). */
+export function listAttemptsOfEndpoints(ctx: Ctx, endpointIds: readonly string[], q: EndpointAttemptListQuery) {
+  return pagesByParent(ctx, ATTEMPTS_OF_ENDPOINT, endpointIds, { ...q, filters: { status: q.status } }, (ids) => findAttemptsByIds(ctx.db, ids));
+}
+
+export function countAttemptsOfEndpoints(ctx: Ctx, endpointIds: readonly string[], q: Pick<EndpointAttemptListQuery, 'status'>) {
+  return countsByParent(ctx, ATTEMPTS_OF_ENDPOINT, endpointIds, { status: q.status });
 }
 
 /** What a replay did: the new attempts, and the endpoints subscribed to the event's type that got none because they are disabled. */

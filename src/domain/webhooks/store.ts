@@ -72,17 +72,29 @@ export function markEndpointDisabled(tx: TenantTx, id: string, disabledAt: Date)
 
 // ---------------------------------------------------------------- delivery attempts
 
-/** One page of an event's attempts, to one endpoint when `endpointId` is given. */
-export function findAttemptsOfEvent(db: Db, eventId: string, endpointId: string | undefined, { where, ...page }: PageQuery): Promise<DeliveryAttempt[]> {
-  return db.deliveryAttempt.findMany({ where: { AND: [where, ...attemptFilters(eventId, endpointId)] }, ...page });
+/** Which attempts a list shows: an event's, an endpoint's, or both (an event's to one endpoint), optionally of one status. */
+export interface AttemptFilter {
+  eventId?: string | undefined;
+  endpointId?: string | undefined;
+  status?: string | undefined;
 }
 
-export function countAttemptsOfEvent(db: Db, eventId: string, endpointId: string | undefined): Promise<number> {
-  return db.deliveryAttempt.count({ where: { AND: attemptFilters(eventId, endpointId) } });
+/**
+ * One keyset page of attempts, newest first (created_at DESC, id DESC): an event's
+ * (delivery_attempts_event_id_created_at_id_idx) or an endpoint's
+ * (delivery_attempts_endpoint_id_created_at_id_idx; with a status,
+ * delivery_attempts_endpoint_id_status_created_at_id_idx).
+ */
+export function findAttempts(db: Db, filter: AttemptFilter, { where, ...page }: PageQuery): Promise<DeliveryAttempt[]> {
+  return db.deliveryAttempt.findMany({ where: { AND: [where, attemptWhere(filter)] }, ...page });
 }
 
-function attemptFilters(eventId: string, endpointId: string | undefined) {
-  return [{ eventId }, endpointId ? { endpointId } : {}];
+export function countAttempts(db: Db, filter: AttemptFilter): Promise<number> {
+  return db.deliveryAttempt.count({ where: attemptWhere(filter) });
+}
+
+function attemptWhere({ eventId, endpointId, status }: AttemptFilter) {
+  return { ...(eventId ? { eventId } : {}), ...(endpointId ? { endpointId } : {}), ...(status ? { status } : {}) };
 }
 
 export function findAttemptsByIds(db: Db, ids: string[]): Promise<DeliveryAttempt[]> {

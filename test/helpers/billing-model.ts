@@ -316,7 +316,7 @@ export class BillingModel {
       for (const i of this.items) {
         if (i.amount <= room && (!exclusive || taxedTotal(i.amount) <= BigInt(MAX_AMOUNT))) {
           room -= i.amount;
-          taken.push({ id: null, description: i.description, periodStart: i.createdAt, periodEnd: i.createdAt, amount: i.amount, proration: false, quantity: null, unitAmount: null, taxable: true, createdAt: i.createdAt });
+          taken.push({ id: null, description: i.description, periodStart: i.createdAt, periodEnd: i.createdAt, amount: i.amount, proration: false, quantity: 1, unitAmount: i.amount, taxable: true, createdAt: i.createdAt });
         } else left.push(i);
       }
       this.items = left;

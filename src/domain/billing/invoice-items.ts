@@ -52,8 +52,9 @@ export function itemLine(i: PendingInvoiceItem): ItemLine {
     periodEnd: i.createdAt,
     amount: i.amount,
     proration: false,
-    quantity: null,
-    unitAmount: null,
+    // Its units and the price of one (amount = unit_amount × quantity), as a plan line shows them.
+    quantity: i.quantity,
+    unitAmount: i.unitAmount,
     taxable: true,
     createdAt: i.createdAt,
   };

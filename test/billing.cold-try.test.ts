@@ -1,0 +1,154 @@
+// Four defects found by a cold try of billing depth (issue 25), through HTTP on both surfaces:
+// 1. every invoice line made of units carries quantity and unit_amount (one-off items' lines were
+//    null), and the PDF shows them;
+// 2. control characters and bidi overrides in merchant free text are refused (400 parameter_invalid);
+// 3. an invoice has at most MAX_INVOICE_LINES lines;
+// 4. a PATCH answers with the row as its own transaction left it, never a concurrent change.
+import { extractText } from 'unpdf';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApp, type TestApp } from './helpers/app.ts';
+import { at, cardCustomerMerchant, months } from './helpers/clock-merchant.ts';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startApp();
+});
+afterAll(() => app?.close());
+
+const START = '2029-04-01T00:00:00.000Z';
+
+async function pdfTextOf(m: { api: { auth: string } }, id: string): Promise<string> {
+  const redirect = await fetch(`${app.url}/v1/invoices/${id}/pdf`, { redirect: 'manual', headers: { authorization: m.api.auth } });
+  expect(redirect.status).toBe(302);
+  const pdf = await fetch(redirect.headers.get('location')!);
+  expect(pdf.status).toBe(200);
+  return (await extractText(new Uint8Array(await pdf.arrayBuffer()), { mergePages: true })).text;
+}
+
+function expectError(r: { status: number; body: any }, status: number, code: string, param?: string | null) {
+  expect(r.status, JSON.stringify(r.body)).toBe(status);
+  expect(r.body.error.code).toBe(code);
+  if (param !== undefined) expect(r.body.error.param).toBe(param);
+}
+
+describe('1. lines made of units carry quantity and unit_amount', () => {
+  it('one-off items on a draft and on a renewal; plan lines and prorations; REST, GraphQL, the preview and the PDF', async () => {
+    const m = await cardCustomerMerchant(app, { start: START, name: 'Unit Buyer', emailPrefix: 'u' });
+    const c = m.customer;
+    const seats = await m.created('/v1/invoice-items', { customer_id: c.id, amount: 2500, currency: 'USD', description: 'Seats', quantity: 3 });
+    const setup = await m.created('/v1/invoice-items', { customer_id: c.id, amount: 9900, currency: 'USD', description: 'Setup' });
+    const draft = await m.created('/v1/invoices', { customer_id: c.id, currency: 'USD' });
+    const bySource = (id: string) => draft.lines.find((l: any) => l.id === id);
+    const seatsLine = bySource((await m.api.get(`/v1/invoice-items/${seats.id}`)).body.invoice_line_id);
+    const setupLine = bySource((await m.api.get(`/v1/invoice-items/${setup.id}`)).body.invoice_line_id);
+    expect(seatsLine).toMatchObject({ description: 'Seats (3 × $25.00)', quantity: 3, unit_amount: 2500, amount: 7500, proration: false });
+    expect(setupLine).toMatchObject({ description: 'Setup', quantity: 1, unit_amount: 9900, amount: 9900 });
+    // The same in GraphQL, and on the PDF once (the item's description already names its units).
+    const g = await m.api.gql(`{ invoice(id: "${draft.id}") { lines { id quantity unitAmount amount } } }`);
+    expect(g.errors).toBeUndefined();
+    expect(g.data.invoice.lines).toEqual(
+      expect.arrayContaining([
+        { id: seatsLine.id, quantity: 3, unitAmount: 2500, amount: 7500 },
+        { id: setupLine.id, quantity: 1, unitAmount: 9900, amount: 9900 },
+      ]),
+    );
+    const text = await pdfTextOf(m, draft.id);
+    expect(text).toContain('Seats (3 × $25.00)');
+    expect(text).not.toContain('each');
+
+    // A subscription of 3 seats; a quantity change with proration; an item waiting for the renewal.
+    const plan = await m.plan({ name: 'Team', amount: 1000 });
+    const sub = await m.subscribe(plan.id, { quantity: 3 });
+    const first = await m.invoice(sub.latest_invoice_id);
+    expect(first.lines).toEqual([expect.objectContaining({ quantity: 3, unit_amount: 1000, amount: 3000 })]);
+    await m.advance({ seconds: 15 * 86_400 });
+    const up = await m.api.patch(`/v1/subscriptions/${sub.id}`, { quantity: 5 });
+    expect(up.status, JSON.stringify(up.body)).toBe(200);
+    await m.created('/v1/invoice-items', { customer_id: c.id, amount: 400, currency: 'USD', description: 'Extra storage', quantity: 2 });
+    // The preview lists the item's line with its units, as the renewal will.
+    const preview = await m.api.get(`/v1/invoices/upcoming?subscription_id=${sub.id}`);
+    expect(preview.status, JSON.stringify(preview.body)).toBe(200);
+    await m.advance({ to: at(months(START, 1), 3600) });
+    const renewal = (await m.api.get(`/v1/invoices?subscription_id=${sub.id}&limit=1`)).body.data[0];
+    expect(renewal.billing_reason).toBe('subscription_cycle');
+    const shape = (l: any) => ({ description: l.description, quantity: l.quantity, unit_amount: l.unit_amount, amount: l.amount, proration: l.proration });
+    expect(renewal.lines.map(shape)).toEqual([
+      { description: 'Extra storage (2 × $4.00)', quantity: 2, unit_amount: 400, amount: 800, proration: false },
+      { description: '5 × Team (2029-05-01 – 2029-06-01)', quantity: 5, unit_amount: 1000, amount: 5000, proration: false },
+      { description: 'Unused time on 3 × Team', quantity: 3, unit_amount: null, amount: -1500, proration: true },
+      { description: 'Remaining time on 5 × Team', quantity: 5, unit_amount: null, amount: 2500, proration: true },
+    ]);
+    expect(preview.body.lines.map(shape)).toEqual(renewal.lines.map(shape));
+    const renewalText = await pdfTextOf(m, renewal.id);
+    expect(renewalText).toContain('$10.00 each');
+    expect(renewalText).toContain('Extra storage (2 × $4.00)');
+    expect(renewalText).not.toContain('$4.00 each');
+  });
+});
+
+describe('4. an update answers with the row as its own transaction left it', () => {
+  it('concurrent subscription PATCHes (REST and GraphQL): each answer shows its own write and equals its event', async () => {
+    const m = await cardCustomerMerchant(app, { start: START, name: 'Race Buyer', emailPrefix: 'r' });
+    const plan = await m.plan({ name: 'Race', amount: 1000 });
+    const sub = await m.subscribe(plan.id);
+    await m.events();
+    const N = 8;
+    const rest = Array.from({ length: N }, (_, i) => m.api.patch(`/v1/subscriptions/${sub.id}`, { metadata: { writer: `rest-${i}` } }));
+    const gql = Array.from({ length: N }, (_, i) =>
+      m.api.gql(
+        `mutation($input: UpdateSubscriptionInput!) { updateSubscription(input: $input) { __typename ... on UpdateSubscriptionSuccess { subscription { id metadata updatedAt } } } }`,
+        { input: { id: sub.id, metadata: { writer: `gql-${i}` } } },
+      ),
+    );
+    const [restAnswers, gqlAnswers] = await Promise.all([Promise.all(rest), Promise.all(gql)]);
+    restAnswers.forEach((r, i) => {
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(r.body.metadata.writer).toBe(`rest-${i}`);
+    });
+    gqlAnswers.forEach((r, i) => {
+      expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
+      expect(r.data.updateSubscription.subscription.metadata.writer).toBe(`gql-${i}`);
+    });
+    // Each REST answer is exactly its event's object (the event is recorded in the update's transaction).
+    const events = (await m.eventObjects()).filter((e) => e.type === 'subscription.updated');
+    expect(events).toHaveLength(2 * N);
+    for (const r of restAnswers) {
+      const own = events.find((e) => e.data.object.metadata.writer === r.body.metadata.writer)!;
+      expect(own.data.object).toEqual(r.body);
+    }
+    for (const r of gqlAnswers) {
+      const s = r.data.updateSubscription.subscription;
+      const own = events.find((e) => e.data.object.metadata.writer === s.metadata.writer)!;
+      expect(own.data.object.updated_at).toBe(s.updatedAt);
+    }
+  });
+
+  it('a customer PATCH that retries invoices answers with its own write, not a change made during its charges', async () => {
+    const m = await cardCustomerMerchant(app, { start: START, name: 'Recovering Buyer', emailPrefix: 'rc' });
+    const c = m.customer;
+    const good = (await m.api.get(`/v1/customers/${c.id}`)).body.default_payment_method_id;
+    const si = (await m.api.post('/v1/setup-intents', { customer_id: c.id })).body;
+    const declining = (await m.api.post(`/v1/test-helpers/setup-intents/${si.id}/complete`, { card_number: '4000000000009995' })).body.payment_method_id;
+    const plan = await m.plan({ name: 'Recover', amount: 1500 });
+    const sub = await m.subscribe(plan.id);
+    expect((await m.api.patch(`/v1/customers/${c.id}`, { default_payment_method_id: declining })).status).toBe(200);
+    await m.advance({ to: at(months(START, 1), 3600) });
+    expect((await m.api.get(`/v1/subscriptions/${sub.id}`)).body.status).toBe('past_due');
+    await m.events();
+    // The new default retries the invoice after its transaction commits; another PATCH lands meanwhile.
+    const recovering = m.api.patch(`/v1/customers/${c.id}`, { default_payment_method_id: good, name: 'Own write' });
+    const other = (async () => {
+      await new Promise((r) => setTimeout(r, 5));
+      return m.api.patch(`/v1/customers/${c.id}`, { name: 'Concurrent write' });
+    })();
+    const [a, b] = await Promise.all([recovering, other]);
+    expect(a.status, JSON.stringify(a.body)).toBe(200);
+    expect(b.status).toBe(200);
+    expect(a.body).toMatchObject({ name: 'Own write', default_payment_method_id: good });
+    expect(b.body.name).toBe('Concurrent write');
+    expect((await m.api.get(`/v1/subscriptions/${sub.id}`)).body.status).toBe('active');
+    const updates = (await m.eventObjects()).filter((e) => e.type === 'customer.updated');
+    expect(updates.find((e) => e.data.object.name === 'Own write')!.data.object).toEqual(a.body);
+    expect(updates.find((e) => e.data.object.name === 'Concurrent write')!.data.object).toEqual(b.body);
+  });
+});

@@ -152,3 +152,62 @@ describe('4. an update answers with the row as its own transaction left it', () 
     expect(updates.find((e) => e.data.object.name === 'Concurrent write')!.data.object).toEqual(b.body);
   });
 });
+
+describe('2. control characters and bidi overrides in free text are refused', () => {
+  const BAD = ['\u0007', '\u001b[31m', '\u007f', '\u0085', '\u202e', '\u2066', '\r'];
+  it('REST: every free-text field refuses them with 400 parameter_invalid and its param; tab and line feed are kept', async () => {
+    const m = await cardCustomerMerchant(app, { start: START, name: 'Text Buyer', emailPrefix: 't' });
+    const c = m.customer;
+    const cases: [string, string, (bad: string) => Record<string, unknown>, string][] = [
+      ['post', '/v1/customers', (x) => ({ email: 'x@example.com', name: `Jane${x}Doe` }), 'name'],
+      ['patch', `/v1/customers/${c.id}`, (x) => ({ name: `Ja${x}ne` }), 'name'],
+      ['post', '/v1/invoice-items', (x) => ({ customer_id: c.id, amount: 100, currency: 'USD', description: `Se${x}ats` }), 'description'],
+      ['post', '/v1/credit-notes', (x) => ({ invoice_id: 'in_missing', amount: 100, memo: `Sor${x}ry` }), 'memo'],
+      ['post', '/v1/plans', (x) => ({ name: `P${x}ro`, amount: 100, currency: 'USD', interval: 'month' }), 'name'],
+      ['post', '/v1/coupons', (x) => ({ name: `Sa${x}le`, percent_off: 10, duration: 'once' }), 'name'],
+      ['post', '/v1/tax-rates', (x) => ({ display_name: `V${x}AT`, percentage: 20 }), 'display_name'],
+      ['post', `/v1/customers/${c.id}/balance-transactions`, (x) => ({ amount: 100, currency: 'USD', description: `Good${x}will` }), 'description'],
+      ['patch', '/v1/account', (x) => ({ name: `Ac${x}me` }), 'name'],
+      ['post', '/v1/payments', (x) => ({ amount: 100, currency: 'USD', customer_id: c.id, redirect_url: 'https://shop.example/ok', checkout: { title: `Or${x}der` } }), 'checkout[title]'],
+    ];
+    for (const [method, path, body, param] of cases) {
+      for (const bad of BAD) {
+        const r = await (method === 'post' ? m.api.post(path, body(bad)) : m.api.patch(path, body(bad)));
+        expectError(r, 400, 'parameter_invalid', param);
+        expect(r.body.error.message).toContain('control characters');
+      }
+    }
+    // Nothing was written by the refusals; tab and line feed inside the text are free text.
+    expect((await m.api.get(`/v1/invoice-items?customer_id=${c.id}`)).body.data).toEqual([]);
+    const ok = await m.created('/v1/invoice-items', { customer_id: c.id, amount: 100, currency: 'USD', description: 'Workshop\n2 days\tonsite' });
+    expect(ok.description).toBe('Workshop\n2 days\tonsite');
+    // The OpenAPI document states the rule as a pattern.
+    const doc = (await m.api.get('/openapi.json')).body;
+    const body = doc.paths['/v1/invoice-items'].post.requestBody.content['application/json'].schema;
+    const described = JSON.stringify(body.$ref ? doc.components.schemas[body.$ref.split('/').pop()] : body);
+    expect(described.includes('\\\\u202a-\\\\u202e'), described).toBe(true);
+  });
+
+  it('GraphQL: the same refusals as ValidationError with the GraphQL param', async () => {
+    const m = await cardCustomerMerchant(app, { start: START, name: 'Text Buyer', emailPrefix: 'tg' });
+    const run = async (name: string, input: Record<string, unknown>) => {
+      const Name = name[0]!.toUpperCase() + name.slice(1);
+      const r = await m.api.gql(`mutation($input: ${Name}Input!) { ${name}(input: $input) { __typename ... on Error { code param message } } }`, { input });
+      expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
+      return r.data[name];
+    };
+    const cases: [string, Record<string, unknown>, string][] = [
+      ['createCustomer', { email: 'g@example.com', name: 'Jane\u202eDoe' }, 'name'],
+      ['updateCustomer', { id: m.customer.id, name: 'Jane\u0007' }, 'name'],
+      ['createInvoiceItem', { customerId: m.customer.id, amount: 100, currency: 'USD', description: 'Seats\u2067' }, 'description'],
+      ['createCreditNote', { invoiceId: 'in_missing', amount: 100, memo: 'Sorry\u001b' }, 'memo'],
+      ['createPlan', { name: 'Pro\u007f', amount: 100, currency: 'USD', interval: 'month' }, 'name'],
+      ['createCoupon', { name: 'Sale\u202a', percentOff: 10, duration: 'once' }, 'name'],
+      ['createTaxRate', { displayName: 'VAT\u0000'.replace('\u0000', '\u0001'), percentage: 20 }, 'displayName'],
+      ['updateMerchantSettings', { name: 'Acme\u2069' }, 'name'],
+    ];
+    for (const [name, input, param] of cases) {
+      expect(await run(name, input), name).toMatchObject({ __typename: 'ValidationError', code: 'parameter_invalid', param });
+    }
+  });
+});

@@ -2846,7 +2846,7 @@ export interface components {
             /** @example false */
             proration: boolean;
             /**
-             * @description Units billed (plan lines and prorations); null for a carried credit.
+             * @description Units billed (plan lines, one-off items and prorations); null for a carried credit.
              * @example 1
              */
             quantity: number | null;
@@ -2862,7 +2862,7 @@ export interface components {
                 tax_rate: string;
             }[];
             /**
-             * @description Price of one unit on a plan line (amount = unit_amount × quantity); null on prorations and credits.
+             * @description Price of one unit on a plan line or a one-off item (amount = unit_amount × quantity); null on prorations and credits.
              * @example 2900
              */
             unit_amount: number | null;
@@ -3475,7 +3475,7 @@ export interface components {
             /** @example false */
             proration: boolean;
             /**
-             * @description Units billed (plan lines and prorations); null for a carried credit.
+             * @description Units billed (plan lines, one-off items and prorations); null for a carried credit.
              * @example 1
              */
             quantity: number | null;
@@ -3491,7 +3491,7 @@ export interface components {
                 tax_rate: string;
             }[];
             /**
-             * @description Price of one unit on a plan line (amount = unit_amount × quantity); null on prorations and credits.
+             * @description Price of one unit on a plan line or a one-off item (amount = unit_amount × quantity); null on prorations and credits.
              * @example 2900
              */
             unit_amount: number | null;

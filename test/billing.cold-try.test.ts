@@ -211,3 +211,85 @@ describe('2. control characters and bidi overrides in free text are refused', ()
     }
   });
 });
+
+describe('3. an invoice holds at most 250 lines', () => {
+  /** `n` waiting items of 100 (the amounts tell them apart: 1000 + k), in batches, oldest first. */
+  async function items(m: Awaited<ReturnType<typeof cardCustomerMerchant>>, n: number, from = 0) {
+    for (let k = from; k < from + n; k += 25) {
+      const batch = Array.from({ length: Math.min(25, from + n - k) }, (_, j) =>
+        m.api.post('/v1/invoice-items', { customer_id: m.customer.id, amount: 1000 + k + j, currency: 'USD', description: `Item ${k + j}` }),
+      );
+      for (const r of await Promise.all(batch)) expect(r.status, JSON.stringify(r.body)).toBe(201);
+      await m.advance({ seconds: 1 }); // oldest first by creation time
+    }
+  }
+  const waiting = async (m: Awaited<ReturnType<typeof cardCustomerMerchant>>) =>
+    (await m.api.get(`/v1/invoice-items?customer_id=${m.customer.id}&pending=true&limit=1`)).body;
+
+  it('the 251st waiting item is refused on both surfaces; a draft takes 250; concurrent creates never pass the cap', async () => {
+    const m = await cardCustomerMerchant(app, { start: START, name: 'Many Items', emailPrefix: 'mi' });
+    await items(m, 240);
+    // Twenty at once for the last ten places: ten made, ten refused, never more.
+    const race = await Promise.all(Array.from({ length: 20 }, (_, j) => m.api.post('/v1/invoice-items', { customer_id: m.customer.id, amount: 5000 + j, currency: 'USD', description: `Race ${j}` })));
+    expect(race.filter((r) => r.status === 201)).toHaveLength(10);
+    for (const r of race.filter((r) => r.status !== 201)) expectError(r, 400, 'invoice_too_many_lines', 'customer_id');
+    const count = await m.api.gql(`{ invoiceItems(customerId: "${m.customer.id}", pending: true, first: 1) { totalCount } }`);
+    expect(count.data.invoiceItems.totalCount).toBe(250);
+    const g = await m.api.gql(
+      `mutation($input: CreateInvoiceItemInput!) { createInvoiceItem(input: $input) { __typename ... on Error { code param } } }`,
+      { input: { customerId: m.customer.id, amount: 100, currency: 'USD', description: 'One more' } },
+    );
+    expect(g.data.createInvoiceItem).toEqual({ __typename: 'ValidationError', code: 'invoice_too_many_lines', param: 'customerId' });
+    // Another currency has its own 250.
+    expect((await m.api.post('/v1/invoice-items', { customer_id: m.customer.id, amount: 100, currency: 'EUR', description: 'Euro' })).status).toBe(201);
+    // A draft takes the 250; the customer may add again.
+    const draft = await m.created('/v1/invoices', { customer_id: m.customer.id, currency: 'USD' });
+    expect(draft.lines).toHaveLength(250);
+    expect((await m.api.post('/v1/invoice-items', { customer_id: m.customer.id, amount: 100, currency: 'USD', description: 'Next' })).status).toBe(201);
+  });
+
+  it('a renewal takes the waiting items while its lines stay within 250, the rest wait; the preview says the same', async () => {
+    const m = await cardCustomerMerchant(app, { start: START, name: 'Renewing Many', emailPrefix: 'rm' });
+    const plan = await m.plan({ name: 'Base', amount: 5000 });
+    const sub = await m.subscribe(plan.id);
+    await items(m, 250);
+    expect((await waiting(m)).data).toHaveLength(1);
+    const preview = await m.api.get(`/v1/invoices/upcoming?subscription_id=${sub.id}`);
+    expect(preview.status).toBe(200);
+    expect(preview.body.lines).toHaveLength(250);
+    await m.advance({ to: at(months(START, 1), 3600) });
+    const renewal = (await m.api.get(`/v1/invoices?subscription_id=${sub.id}&limit=1`)).body.data[0];
+    expect(renewal).toMatchObject({ billing_reason: 'subscription_cycle', status: 'paid' });
+    expect(renewal.lines).toHaveLength(250);
+    expect(renewal.lines.map((l: any) => l.amount)).toEqual(preview.body.lines.map((l: any) => l.amount));
+    // The newest item waits for the next invoice.
+    const left = (await m.api.get(`/v1/invoice-items?customer_id=${m.customer.id}&pending=true`)).body.data;
+    expect(left.map((i: any) => i.amount)).toEqual([1249]);
+  });
+
+  it('a change whose prorations would take the next invoice past 250 lines is refused, by the PATCH and the preview', async () => {
+    const m = await cardCustomerMerchant(app, { start: START, name: 'Many Changes', emailPrefix: 'mc' });
+    const plan = await m.plan({ name: 'Seat', amount: 3000 });
+    const sub = await m.subscribe(plan.id);
+    await m.advance({ seconds: 86_400 });
+    // 124 quantity changes: 248 proration lines wait for the renewal (which adds its plan line).
+    for (let k = 0; k < 124; k++) {
+      const r = await m.api.patch(`/v1/subscriptions/${sub.id}`, { quantity: k % 2 === 0 ? 2 : 1 });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+    }
+    const change = { quantity: 3 };
+    expectError(await m.api.patch(`/v1/subscriptions/${sub.id}`, change), 400, 'invoice_too_many_lines', 'quantity');
+    expectError(await m.api.get(`/v1/invoices/upcoming?subscription_id=${sub.id}&quantity=3`), 400, 'invoice_too_many_lines', 'quantity');
+    const g = await m.api.gql(
+      `mutation($input: UpdateSubscriptionInput!) { updateSubscription(input: $input) { __typename ... on Error { code param } } }`,
+      { input: { id: sub.id, quantity: 3 } },
+    );
+    expect(g.data.updateSubscription).toEqual({ __typename: 'ValidationError', code: 'invoice_too_many_lines', param: 'quantity' });
+    // Without prorations it is made; the renewal bills the 248 waiting lines and its plan line.
+    expect((await m.api.patch(`/v1/subscriptions/${sub.id}`, { quantity: 3, proration_behavior: 'none' })).status).toBe(200);
+    await m.advance({ to: at(months(START, 1), 3600) });
+    const renewal = (await m.api.get(`/v1/invoices?subscription_id=${sub.id}&limit=1`)).body.data[0];
+    expect(renewal.billing_reason).toBe('subscription_cycle');
+    expect(renewal.lines).toHaveLength(249);
+  });
+});

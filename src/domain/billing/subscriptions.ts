@@ -885,6 +885,7 @@ export async function updateSubscription(ctx: Ctx, id: string, input: Subscripti
         behavior,
         at,
         waiting: (await store.sumPendingLines(tx, id)) ?? 0n,
+        waitingLines: await store.countPendingLines(tx, id),
         param: planChanges ? 'plan_id' : 'quantity',
       });
       Object.assign(patch, change.patch);

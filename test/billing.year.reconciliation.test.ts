@@ -194,7 +194,9 @@ describe('a year of billing reconciles', () => {
       expect(sub.status, s.id).toBe('active');
       const mine = invoices.filter((i) => i.subscription_id === s.id);
       const planLines = mine
-        .flatMap((i) => (i.lines as any[]).filter((l) => l.unit_amount !== null).map((l) => ({ ...l.period, invoice: i })))
+        // Plan lines: a unit price and a period of their own (an item's line has a unit price too, but
+        // its period is the moment it was added; prorations and carried credits have none).
+        .flatMap((i) => (i.lines as any[]).filter((l) => l.unit_amount !== null && l.period.start !== l.period.end).map((l) => ({ ...l.period, invoice: i })))
         .sort((x, y) => Date.parse(x.start) - Date.parse(y.start));
       expect(planLines[0]!.start, s.id).toBe(s.trial_end ?? s.current_period_start);
       expect(planLines[planLines.length - 1]!.end, s.id).toBe(sub.current_period_end);

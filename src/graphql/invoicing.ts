@@ -169,7 +169,7 @@ const ERRORS = [...COMMON_ERRORS, NotFoundError, StateError];
 builder.mutationFields((t) => ({
   createInvoiceItem: t.field({
     type: InvoiceItem,
-    description: "A one-off charge for the customer's next invoice in its currency.",
+    description: "A one-off charge for the customer's next invoice in its currency (at most 250 waiting per customer and currency, what one invoice holds: else ValidationError invoice_too_many_lines).",
     errors: { types: ERRORS, dataField: { name: 'invoiceItem' }, result: { name: 'CreateInvoiceItemSuccess' }, union: { name: 'CreateInvoiceItemResult' } },
     args: { input: t.arg({ type: CreateInvoiceItemInput, required: true }) },
     resolve: (_, { input }, gctx) => mutate(gctx, 'createInvoiceItem', input, (ctx, fields) => items.createInvoiceItem(ctx, domainInput(schema.invoiceItemCreate, fields))),
@@ -183,7 +183,7 @@ builder.mutationFields((t) => ({
   }),
   createInvoice: t.field({
     type: Invoice,
-    description: "A draft of every item the customer has waiting in the currency (none: ValidationError invoice_no_customer_line_items).",
+    description: "A draft of every item the customer has waiting in the currency, at most 250 (the oldest; the most lines an invoice holds) (none: ValidationError invoice_no_customer_line_items).",
     errors: { types: ERRORS, dataField: { name: 'invoice' }, result: { name: 'CreateInvoiceSuccess' }, union: { name: 'CreateInvoiceResult' } },
     args: { input: t.arg({ type: CreateInvoiceInput, required: true }) },
     resolve: (_, { input }, gctx) => mutate(gctx, 'createInvoice', input, (ctx, fields) => oneOff.createInvoice(ctx, domainInput(schema.invoiceCreate, fields))),

@@ -323,6 +323,39 @@ export const cursor = z.string().min(1).max(200).meta({ description: 'The next_c
 /** Query parameters shared by every list endpoint. */
 export const listQuery = { limit: limit.optional(), after: cursor.optional() };
 
+// ---------------------------------------------------------------- free text shown to people
+
+/**
+ * What merchant free text may not hold — the one rule for every field that reaches a PDF, an e-mail
+ * or a page (names, descriptions, memos): the C0 control characters but tab and line feed (so CR,
+ * ESC, BEL …), DEL and the C1 controls, and the bidirectional embeddings, overrides and isolates
+ * (U+202A–U+202E, U+2066–U+2069), which make text display otherwise than it is stored (an invoice
+ * line reading backwards, a name hiding what follows). NUL and lone surrogates are refused earlier
+ * for every input (checkInputText).
+ */
+const UNSAFE_TEXT = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+/** The same rule as a JSON Schema pattern (the OpenAPI document shows it on every free-text field). */
+const UNSAFE_TEXT_PATTERN = '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f\\u202a-\\u202e\\u2066-\\u2069]*$';
+export const UNSAFE_TEXT_MESSAGE = 'must not contain control characters (other than tab and line feed) or bidirectional override characters';
+
+/** True when the text holds a character free text may not (UNSAFE_TEXT). */
+export function hasUnsafeText(v: string): boolean {
+  return UNSAFE_TEXT.test(v);
+}
+
+/**
+ * A free-text field shown to people (docs/conventions.md, "Free text"): trimmed, at most `max`
+ * characters, not empty unless `allowEmpty`, and without the characters UNSAFE_TEXT names —
+ * refused with 400 parameter_invalid on the field, as any bad value.
+ */
+export function freeText(max: number, opts: { allowEmpty?: boolean } = {}) {
+  const base = z.string().trim();
+  return (opts.allowEmpty ? base : base.min(1, { error: 'must not be empty' }))
+    .max(max, { error: `must be at most ${max} characters` })
+    .refine((v) => !hasUnsafeText(v), { error: UNSAFE_TEXT_MESSAGE })
+    .meta({ pattern: UNSAFE_TEXT_PATTERN });
+}
+
 // ---------------------------------------------------------------- search
 
 /**

@@ -21,7 +21,7 @@ export const invoicingRoutes = [
   route({
     method: 'post', path: '/v1/invoice-items', operationId: 'createInvoiceItem', tag: itemTag, summary: "Add a one-off charge to the customer's next invoice",
     description:
-      "The item waits for the customer's next invoice in its currency: an invoice made with POST /v1/invoices, or the next invoice one of the customer's subscriptions in that currency makes (a renewal). `amount` is the price of one unit; the item bills amount × quantity.",
+      "The item waits for the customer's next invoice in its currency: an invoice made with POST /v1/invoices, or the next invoice one of the customer's subscriptions in that currency makes (a renewal). `amount` is the price of one unit; the item bills amount × quantity. A customer waits with at most 250 items per currency, what one invoice holds (the next: 400 invoice_too_many_lines, param customer_id); a subscription's invoice takes the oldest that fit its 250 lines, the rest wait.",
     example: { customer_id: exampleId('customer'), amount: 50000, currency: 'USD', description: 'Onboarding workshop' },
     body: schema.invoiceItemCreate,
     response: { status: 201, description: 'The waiting item.', schema: invoiceItemObject },
@@ -53,7 +53,7 @@ export const invoicingRoutes = [
   route({
     method: 'post', path: '/v1/invoices', operationId: 'createInvoice', tag: invTag, summary: "A draft invoice of the customer's waiting invoice items",
     description:
-      "Takes every item the customer has waiting in `currency` onto a new `draft` (none waiting: 400 invoice_no_customer_line_items). Nothing is numbered or charged until POST /v1/invoices/{id}/finalize. collection_method `send_invoice` gives the customer days_until_due days (default 30) to pay at the invoice's hosted page.",
+      "Takes every item the customer has waiting in `currency` onto a new `draft` — at most 250, the most lines an invoice holds: the oldest; any more keep waiting — (none waiting: 400 invoice_no_customer_line_items). Nothing is numbered or charged until POST /v1/invoices/{id}/finalize. collection_method `send_invoice` gives the customer days_until_due days (default 30) to pay at the invoice's hosted page.",
     example: { customer_id: exampleId('customer'), currency: 'USD', collection_method: 'send_invoice', days_until_due: 30 },
     body: schema.invoiceCreate,
     response: { status: 201, description: 'The draft invoice with its lines.', schema: invoiceObject },

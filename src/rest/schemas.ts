@@ -376,8 +376,8 @@ export const invoiceLineObject = z
     amount: z.number().int().meta({ example: 2900, description: 'Negative for a credit.' }),
     amount_formatted: example('$29.00'),
     proration: z.boolean().meta({ example: false }),
-    quantity: z.number().int().nullable().meta({ example: 1, description: 'Units billed (plan lines and prorations); null for a carried credit.' }),
-    unit_amount: z.number().int().nullable().meta({ example: 2900, description: 'Price of one unit on a plan line (amount = unit_amount × quantity); null on prorations and credits.' }),
+    quantity: z.number().int().nullable().meta({ example: 1, description: 'Units billed (plan lines, one-off items and prorations); null for a carried credit.' }),
+    unit_amount: z.number().int().nullable().meta({ example: 2900, description: 'Price of one unit on a plan line or a one-off item (amount = unit_amount × quantity); null on prorations and credits.' }),
     discount_amount: z.number().int().meta({ example: 0, description: "This line's share of the invoice's discount." }),
     tax_amounts: z
       .array(

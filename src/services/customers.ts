@@ -121,9 +121,10 @@ async function withRecovery(
     ctx.idempotency?.checkpoint({ customer_id: customerId, recovery_charges: JSON.stringify(retries) });
     return { after, retries };
   });
-  if (r.retries.length === 0) return r.after;
-  await makeCharges(ctx, r.retries);
-  return getCustomer(ctx, customerId);
+  // The customer as this transaction left it: the charges change invoices and subscriptions, not
+  // the customer, and a read after them could show another request's change of it.
+  if (r.retries.length > 0) await makeCharges(ctx, r.retries);
+  return r.after;
 }
 
 /** Locks the live customer (before the change: the change locks it again, a no-op) and returns its default method. */

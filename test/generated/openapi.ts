@@ -308,7 +308,7 @@ export interface paths {
         put?: never;
         /**
          * Add a one-off charge to the customer's next invoice
-         * @description The item waits for the customer's next invoice in its currency: an invoice made with POST /v1/invoices, or the next invoice one of the customer's subscriptions in that currency makes (a renewal). `amount` is the price of one unit; the item bills amount × quantity.
+         * @description The item waits for the customer's next invoice in its currency: an invoice made with POST /v1/invoices, or the next invoice one of the customer's subscriptions in that currency makes (a renewal). `amount` is the price of one unit; the item bills amount × quantity. A customer waits with at most 250 items per currency, what one invoice holds (the next: 400 invoice_too_many_lines, param customer_id); a subscription's invoice takes the oldest that fit its 250 lines, the rest wait.
          */
         post: operations["createInvoiceItem"];
         delete?: never;
@@ -347,7 +347,7 @@ export interface paths {
         put?: never;
         /**
          * A draft invoice of the customer's waiting invoice items
-         * @description Takes every item the customer has waiting in `currency` onto a new `draft` (none waiting: 400 invoice_no_customer_line_items). Nothing is numbered or charged until POST /v1/invoices/{id}/finalize. collection_method `send_invoice` gives the customer days_until_due days (default 30) to pay at the invoice's hosted page.
+         * @description Takes every item the customer has waiting in `currency` onto a new `draft` — at most 250, the most lines an invoice holds: the oldest; any more keep waiting — (none waiting: 400 invoice_no_customer_line_items). Nothing is numbered or charged until POST /v1/invoices/{id}/finalize. collection_method `send_invoice` gives the customer days_until_due days (default 30) to pay at the invoice's hosted page.
          */
         post: operations["createInvoice"];
         delete?: never;
@@ -2866,7 +2866,7 @@ export interface components {
             /** @example false */
             proration: boolean;
             /**
-             * @description Units billed (plan lines and prorations); null for a carried credit.
+             * @description Units billed (plan lines, one-off items and prorations); null for a carried credit.
              * @example 1
              */
             quantity: number | null;
@@ -2882,7 +2882,7 @@ export interface components {
                 tax_rate: string;
             }[];
             /**
-             * @description Price of one unit on a plan line (amount = unit_amount × quantity); null on prorations and credits.
+             * @description Price of one unit on a plan line or a one-off item (amount = unit_amount × quantity); null on prorations and credits.
              * @example 2900
              */
             unit_amount: number | null;
@@ -3495,7 +3495,7 @@ export interface components {
             /** @example false */
             proration: boolean;
             /**
-             * @description Units billed (plan lines and prorations); null for a carried credit.
+             * @description Units billed (plan lines, one-off items and prorations); null for a carried credit.
              * @example 1
              */
             quantity: number | null;
@@ -3511,7 +3511,7 @@ export interface components {
                 tax_rate: string;
             }[];
             /**
-             * @description Price of one unit on a plan line (amount = unit_amount × quantity); null on prorations and credits.
+             * @description Price of one unit on a plan line or a one-off item (amount = unit_amount × quantity); null on prorations and credits.
              * @example 2900
              */
             unit_amount: number | null;

@@ -217,6 +217,8 @@ export interface MInvoice {
   amountDue: bigint;
 }
 
+/** The most lines one invoice holds (docs/billing.md, "Lines per invoice"). */
+const INVOICE_LINES = 250;
 const iso = (d: Date) => d.toISOString().slice(0, 10);
 const named = (p: MPlan, q: number) => (q === 1 ? p.name : `${q} × ${p.name}`);
 const min = (a: bigint, b: bigint) => (a < b ? a : b);
@@ -313,10 +315,12 @@ export class BillingModel {
     const exclusive = this.rates.some((r) => !r.inclusive);
     if (takeWaiting) {
       const left: MItem[] = [];
-      for (const i of this.items) {
-        if (i.amount <= room && (!exclusive || taxedTotal(i.amount) <= BigInt(MAX_AMOUNT))) {
+      // At most 250 lines per invoice: the candidates are the oldest 250 waiting items, taken while
+      // the invoice's lines stay within 250 (docs/billing.md, "Lines per invoice").
+      for (const [k, i] of this.items.entries()) {
+        if (k < INVOICE_LINES && lines.length + waiting.length + taken.length < INVOICE_LINES && i.amount <= room && (!exclusive || taxedTotal(i.amount) <= BigInt(MAX_AMOUNT))) {
           room -= i.amount;
-          taken.push({ id: null, description: i.description, periodStart: i.createdAt, periodEnd: i.createdAt, amount: i.amount, proration: false, quantity: null, unitAmount: null, taxable: true, createdAt: i.createdAt });
+          taken.push({ id: null, description: i.description, periodStart: i.createdAt, periodEnd: i.createdAt, amount: i.amount, proration: false, quantity: 1, unitAmount: i.amount, taxable: true, createdAt: i.createdAt });
         } else left.push(i);
       }
       this.items = left;

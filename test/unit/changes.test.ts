@@ -31,6 +31,7 @@ const args = (over: Partial<PlanChangeArgs>): PlanChangeArgs => ({
   behavior: 'create_prorations',
   at: d('2029-01-20T00:00:00Z'), // 10 of 31 days used, 21 left
   waiting: 0n,
+  waitingLines: 0,
   param: 'plan_id',
   ...over,
 });
@@ -124,6 +125,21 @@ describe('an interval change credits the unused time and invoices the new period
   it('an invoice larger than one payment may charge is refused before anything is made', () => {
     expect(() => planChange(args({ newPlan: plan('big', 99_999_999_999n, 'year'), quantity: 2 }))).toThrow(expect.objectContaining({ code: 'amount_too_large', param: 'plan_id' }));
     expect(() => planChange(args({ newPlan: plan('big', 99_999_999_000n, 'year'), waiting: 5000n }))).toThrow(expect.objectContaining({ code: 'amount_too_large' }));
+  });
+
+  it('an invoice of more than 250 lines is refused before anything is made (MAX_INVOICE_LINES)', () => {
+    // An interval change invoices the credit, the new plan line and everything waiting now.
+    expect(planChange(args({ waitingLines: 248 })).lines).toHaveLength(2);
+    expect(() => planChange(args({ waitingLines: 249 }))).toThrow(expect.objectContaining({ code: 'invoice_too_many_lines', param: 'plan_id' }));
+    // Within the interval: create_prorations adds two lines to the renewal, which adds its plan line.
+    const within = { newPlan: plan('bigger', 6200n), param: 'quantity' };
+    expect(planChange(args({ ...within, waitingLines: 247 })).waitLines).toBe(true);
+    expect(() => planChange(args({ ...within, waitingLines: 248 }))).toThrow(expect.objectContaining({ code: 'invoice_too_many_lines', param: 'quantity' }));
+    // always_invoice: the two lines and what waits, now.
+    expect(planChange(args({ ...within, behavior: 'always_invoice', waitingLines: 248 })).invoiceNow).toBe(true);
+    expect(() => planChange(args({ ...within, behavior: 'always_invoice', waitingLines: 249 }))).toThrow(expect.objectContaining({ code: 'invoice_too_many_lines' }));
+    // none makes no line: never refused for it.
+    expect(planChange(args({ ...within, behavior: 'none', waitingLines: 400 })).lines).toEqual([]);
   });
 });
 

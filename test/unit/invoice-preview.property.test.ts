@@ -63,8 +63,9 @@ function stateOf(m: BillingModel, rates: PricingTaxRate[]): BillingState {
       periodEnd: i.createdAt,
       amount: i.amount,
       proration: false,
-      quantity: null,
-      unitAmount: null,
+      // The model's items are of one unit: their line carries it (invoice-items.ts itemLine).
+      quantity: 1,
+      unitAmount: i.amount,
       taxable: true,
       createdAt: i.createdAt,
     })),

@@ -5,7 +5,7 @@
 // same change with it (docs/billing.md, "Plan changes and proration", "Interval changes").
 import type { Coupon, Plan, Subscription } from '../../generated/prisma/client.ts';
 import { StateError, ValidationError } from '../../platform/errors.ts';
-import { checkInvoiceTotal } from './compose.ts';
+import { checkInvoiceTotal, MAX_INVOICE_LINES, tooManyLines } from './compose.ts';
 import type { NewLine } from './invoices.ts';
 import { addIntervals, periodAt, prorate, type Interval } from './periods.ts';
 import type { ProrationBehavior } from './schema.ts';
@@ -74,6 +74,8 @@ export interface PlanChangeArgs {
   at: Date;
   /** what already waits for the subscription's next invoice (Σ of its waiting lines) */
   waiting: bigint;
+  /** how many lines wait for it */
+  waitingLines: number;
   /** the parameter a refusal names: plan_id, or quantity when only it changes */
   param: string;
 }
@@ -137,6 +139,7 @@ export function planChange(a: PlanChangeArgs): PlanChange {
     const lines = [...(credit && credit.amount !== 0n ? [credit] : []), planLine(newPlan, period.start, period.end, quantity)];
     checkInvoiceTotal(a.waiting + lines.reduce((s, l) => s + l.amount, 0n), a.param);
     checkInvoiceTotal(newPlan.amount * BigInt(quantity), a.param);
+    checkLines(a.waitingLines + lines.length, a.param);
     return {
       interval: true,
       lines,
@@ -162,7 +165,19 @@ export function planChange(a: PlanChangeArgs): PlanChange {
   const changed = lines.reduce((s, l) => s + l.amount, 0n);
   checkInvoiceTotal(a.waiting + changed + (behavior === 'always_invoice' ? 0n : newPlan.amount * BigInt(quantity)), a.param);
   if (lines.length === 0) return none;
+  // And within one invoice's lines: now, or at the renewal with its plan line.
+  checkLines(a.waitingLines + lines.length + (behavior === 'always_invoice' ? 0 : 1), a.param);
   return { ...none, lines, invoiceNow: behavior === 'always_invoice', waitLines: behavior === 'create_prorations' };
+}
+
+/** A change whose invoice would hold more than MAX_INVOICE_LINES lines is refused (400 invoice_too_many_lines). */
+function checkLines(lines: number, param: string): void {
+  if (lines > MAX_INVOICE_LINES) {
+    throw tooManyLines(
+      `This change would put ${lines} lines on one invoice (the prorations waiting for the next invoice and its own); invoice what waits first (proration_behavior always_invoice earlier, or a change without proration: proration_behavior none).`,
+      param,
+    );
+  }
 }
 
 /**

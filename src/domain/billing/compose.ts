@@ -59,6 +59,20 @@ export function checkInvoiceTotal(total: bigint, param: string | null = null): v
   }
 }
 
+/**
+ * The most lines one invoice holds (Stripe's cap of 250 invoice items per invoice, as its API
+ * changelog of 2016-02-22 states it): a customer waits with at most this many one-off items per
+ * currency (POST /v1/invoice-items refuses the next), a draft takes at most this many, and a
+ * subscription's invoice takes the waiting items only while its lines stay within it — the rest
+ * keep waiting, so a renewal never fails for them (docs/billing.md, "Lines per invoice").
+ */
+export const MAX_INVOICE_LINES = 250;
+
+/** The refusal of a line beyond MAX_INVOICE_LINES (400 invoice_too_many_lines). */
+export function tooManyLines(message: string, param: string | null): ValidationError {
+  return new ValidationError('invoice_too_many_lines', `${message} An invoice holds at most ${MAX_INVOICE_LINES} lines.`, param);
+}
+
 /** What a subscription's invoice leaves for the customer's waiting one-off items: what its other lines leave under MAX_AMOUNT. */
 export function itemBudget(billed: bigint): bigint {
   return BigInt(MAX_AMOUNT) - (billed > 0n ? billed : 0n);
@@ -86,8 +100,9 @@ export function checkPlanFits(unitAmount: bigint, quantity: number, taxRates: re
  * The oldest items (in the order given) that fit on an invoice that already bills `billed`, one
  * after the other; the rest keep waiting. An item fits when the lines' amounts stay under the most
  * one invoice may bill (itemBudget) and — with exclusive tax rates, which add to the total — the
- * invoice's undiscounted total with its taxes does too, so waiting items can never make an invoice
- * that cannot be written (docs/billing.md, "Amounts").
+ * invoice's undiscounted total with its taxes does too, and the invoice's lines stay within
+ * MAX_INVOICE_LINES, so waiting items can never make an invoice that cannot be written
+ * (docs/billing.md, "Amounts", "Lines per invoice").
  */
 export function fitItems<T extends { amount: bigint }>(
   items: readonly T[],
@@ -95,11 +110,12 @@ export function fitItems<T extends { amount: bigint }>(
   taxRates: readonly PricingTaxRate[] = [],
 ): { taken: T[]; left: T[] } {
   let room = itemBudget(billed.reduce((s, l) => s + l.amount, 0n));
+  const lineRoom = MAX_INVOICE_LINES - billed.length;
   const taxed = taxRates.some((r) => !r.inclusive);
   const taken: T[] = [];
   const left: T[] = [];
   for (const i of items) {
-    if (i.amount <= room && (!taxed || undiscountedTotal([...billed, ...taken, i], taxRates) <= BigInt(MAX_AMOUNT))) {
+    if (taken.length < lineRoom && i.amount <= room && (!taxed || undiscountedTotal([...billed, ...taken, i], taxRates) <= BigInt(MAX_AMOUNT))) {
       room -= i.amount;
       taken.push(i);
     } else left.push(i);

@@ -14,7 +14,7 @@ import { paginate, type Page } from '../../platform/pagination.ts';
 import { parse } from '../../platform/validation.ts';
 import { clockNow } from '../../platform/clock.ts';
 import * as store from './store.ts';
-import { fitItems, type ItemLine } from './compose.ts';
+import { fitItems, MAX_INVOICE_LINES, tooManyLines, type ItemLine } from './compose.ts';
 import type { PricingLine, PricingTaxRate } from '../pricing/rules.ts';
 import { invoiceItemCreate, type InvoiceItemCreateInput, type InvoiceItemListQuery } from './invoicing-schema.ts';
 
@@ -52,8 +52,9 @@ export function itemLine(i: PendingInvoiceItem): ItemLine {
     periodEnd: i.createdAt,
     amount: i.amount,
     proration: false,
-    quantity: null,
-    unitAmount: null,
+    // Its units and the price of one (amount = unit_amount × quantity), as a plan line shows them.
+    quantity: i.quantity,
+    unitAmount: i.unitAmount,
     taxable: true,
     createdAt: i.createdAt,
   };
@@ -72,6 +73,12 @@ export async function createInvoiceItem(ctx: Ctx, input: InvoiceItemCreateInput)
     await lockRow(tx, 'customers', ctx.merchant.id, data.customer_id);
     const customer = await store.findCustomer(tx, data.customer_id);
     if (!customer || customer.deletedAt) throw new NotFoundError('customer', data.customer_id, 'customer_id');
+    // No more waiting than one invoice can take (counted under the customer's lock, so concurrent
+    // creates cannot pass it): bill them first (POST /v1/invoices), or delete some.
+    const waiting = await store.countPendingItems(tx, { customerId: customer.id, currency: data.currency, invoiceId: null });
+    if (waiting >= MAX_INVOICE_LINES) {
+      throw tooManyLines(`Customer ${customer.id} has ${waiting} invoice items waiting in ${data.currency}, as many as one invoice can take: invoice them first (POST /v1/invoices).`, 'customer_id');
+    }
     const now = await clockNow({ ...ctx, db: tx });
     return store.insertPendingItem(tx, {
       id: newId('invoice_item'),
@@ -133,7 +140,8 @@ export async function collectWaitingItems(
   opts: { fit?: { billed: readonly PricingLine[]; taxRates: readonly PricingTaxRate[] } } = {},
 ): Promise<PendingInvoiceItem[]> {
   const q = rawQuery(tx);
-  let items = await store.takeWaitingItems(q, ctx.merchant.id, inv.customerId, inv.currency, inv.id);
+  // The oldest that one invoice can hold (a draft takes them all; the rest, if any, wait).
+  let items = await store.takeWaitingItems(q, ctx.merchant.id, inv.customerId, inv.currency, inv.id, MAX_INVOICE_LINES);
   if (opts.fit) {
     // The oldest that fit (compose.ts fitItems, the previews' rule); the rest keep waiting.
     const { taken, left } = fitItems(items, opts.fit.billed, opts.fit.taxRates);

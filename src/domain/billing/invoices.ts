@@ -1012,6 +1012,17 @@ async function pdfTaxes(ctx: Ctx, inv: InvoiceWithLines): Promise<{ label: strin
   });
 }
 
+/**
+ * A line as the PDF shows it: its description and, for a line of several units, the price of one —
+ * "3 × Pro (…) at $29.00 each" — unless the description already says it (an item's
+ * "Seats (3 × $25.00)", invoice-items.ts lineDescription). Prorations carry no unit price.
+ */
+export function pdfLineDescription(l: Pick<InvoiceItem, 'description' | 'quantity' | 'unitAmount'>, currency: string): string {
+  if (l.quantity === null || l.quantity <= 1 || l.unitAmount === null) return l.description;
+  const unit = formatMoney(l.unitAmount, currency);
+  return l.description.includes(`${l.quantity} × ${unit}`) ? l.description : `${l.description} at ${unit} each`;
+}
+
 /** What the PDF shows (the merchant's name, the customer, the lines and totals). */
 export async function invoicePdfData(ctx: Ctx, id: string): Promise<InvoicePdfData> {
   const inv = await getInvoice(ctx, id);
@@ -1026,7 +1037,7 @@ export async function invoicePdfData(ctx: Ctx, id: string): Promise<InvoicePdfDa
     customer: { id: inv.customerId, name: customer?.name ?? null, email: customer?.email ?? null },
     currency: inv.currency,
     lines: inv.lines.map((l) => ({
-      description: l.quantity !== null && l.quantity > 1 && l.unitAmount !== null ? `${l.description} at ${formatMoney(l.unitAmount, inv.currency)} each` : l.description,
+      description: pdfLineDescription(l, inv.currency),
       periodStart: l.periodStart,
       periodEnd: l.periodEnd,
       amount: l.amount,

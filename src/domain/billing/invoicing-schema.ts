@@ -1,6 +1,6 @@
 // One-off invoicing and credit notes (issue 25, "Billing depth"): the inputs of invoice items,
 // invoices made by hand and credit notes (REST bodies and queries, the OpenAPI document, GraphQL inputs).
-import { z, amount, currency, idOf, listQuery } from '../../platform/validation.ts';
+import { z, amount, currency, freeText, idOf, listQuery } from '../../platform/validation.ts';
 
 export const COLLECTION_METHODS = ['charge_automatically', 'send_invoice'] as const;
 export type CollectionMethod = (typeof COLLECTION_METHODS)[number];
@@ -15,7 +15,7 @@ export const MAX_QUANTITY = 10_000;
 /** The most days an invoice may give its customer to pay. */
 export const MAX_DAYS_UNTIL_DUE = 730;
 
-const text = (max: number) => z.string().trim().min(1, { error: 'must not be empty' }).max(max, { error: `must be at most ${max} characters` });
+const text = (max: number) => freeText(max);
 
 export const invoiceItemCreate = z.strictObject({
   customer_id: idOf('customer'),

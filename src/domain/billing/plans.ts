@@ -8,7 +8,7 @@ import { NotFoundError, StateError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { formatMoney } from '../../platform/money.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
-import { amount, currency, listQuery, metadata, parse, searchParam, searchWords, z } from '../../platform/validation.ts';
+import { amount, currency, freeText, listQuery, metadata, parse, searchParam, searchWords, z } from '../../platform/validation.ts';
 import { clockNow } from '../../platform/clock.ts';
 import { recordEvent } from '../events/index.ts';
 import { INTERVALS, MAX_INTERVAL_COUNT, type Interval } from './periods.ts';
@@ -18,7 +18,7 @@ export const MAX_TRIAL_DAYS = 730;
 
 export const planCreate = z
   .strictObject({
-    name: z.string().trim().min(1, { error: 'must not be empty' }).max(256, { error: 'must be at most 256 characters' }).meta({ example: 'Pro monthly' }),
+    name: freeText(256).meta({ example: 'Pro monthly' }),
     amount: amount(0).meta({ description: 'Price per period in the smallest currency unit (0 for a free plan).', example: 2900 }),
     currency,
     interval: z.enum(INTERVALS).meta({ description: 'Billing interval.' }),

@@ -203,6 +203,11 @@ export async function sumPendingLines(tx: TenantTx, subscriptionId: string): Pro
   return (await tx.invoiceItem.aggregate({ where: { subscriptionId, invoiceId: null }, _sum: { amount: true } }))._sum.amount;
 }
 
+/** How many lines wait for the subscription's next invoice. */
+export function countPendingLines(tx: TenantTx, subscriptionId: string): Promise<number> {
+  return tx.invoiceItem.count({ where: { subscriptionId, invoiceId: null } });
+}
+
 /** When the subscription's latest prorated change in its period counts from (its proration lines' start), or null. */
 export async function latestProrationStart(db: Db, subscriptionId: string, since: Date): Promise<Date | null> {
   return (await db.invoiceItem.aggregate({ where: { subscriptionId, proration: true, periodStart: { gte: since } }, _max: { periodStart: true } }))._max.periodStart;
@@ -476,11 +481,17 @@ export async function lockPendingItem(q: RawQuery, merchantId: string, id: strin
  * Takes every item of the customer waiting in `currency` for `invoiceId`, oldest first, in one
  * statement: a concurrent taker waits for the row locks and then finds them taken (never invoiced twice).
  */
-export async function takeWaitingItems(q: RawQuery, merchantId: string, customerId: string, currency: string, invoiceId: string): Promise<PendingInvoiceItem[]> {
+export async function takeWaitingItems(q: RawQuery, merchantId: string, customerId: string, currency: string, invoiceId: string, limit: number): Promise<PendingInvoiceItem[]> {
+  // The oldest `limit` (an invoice's most lines; listWaitingItems reads the same ones for the
+  // preview), locked; one taken meanwhile by another invoice is re-checked and left out.
   const rows = await merchantSql(q, merchantId)<PendingInvoiceItem>(
     `UPDATE pending_invoice_items SET invoice_id = $4, updated_at = now()
-     WHERE merchant_id = $1 AND customer_id = $2 AND currency = $3 AND invoice_id IS NULL RETURNING *`,
-    [customerId, currency, invoiceId],
+     WHERE merchant_id = $1 AND invoice_id IS NULL AND id IN (
+       SELECT id FROM pending_invoice_items
+        WHERE merchant_id = $1 AND customer_id = $2 AND currency = $3 AND invoice_id IS NULL
+        ORDER BY created_at, id LIMIT $5 FOR UPDATE)
+     RETURNING *`,
+    [customerId, currency, invoiceId, limit],
   );
   return rows.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1));
 }
@@ -499,9 +510,9 @@ export async function setItemLines(q: RawQuery, merchantId: string, pairs: { id:
   );
 }
 
-/** The customer's items waiting in this currency, oldest first (the upcoming invoice's preview). */
-export function listWaitingItems(db: Db, customerId: string, currency: string): Promise<PendingInvoiceItem[]> {
-  return db.pendingInvoiceItem.findMany({ where: { customerId, currency, invoiceId: null }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+/** The customer's oldest `limit` items waiting in this currency, oldest first (the upcoming invoice's preview: takeWaitingItems' candidates). */
+export function listWaitingItems(db: Db, customerId: string, currency: string, limit: number): Promise<PendingInvoiceItem[]> {
+  return db.pendingInvoiceItem.findMany({ where: { customerId, currency, invoiceId: null }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], take: limit });
 }
 
 /** Whether the customer has items waiting in this currency. */

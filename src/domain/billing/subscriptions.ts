@@ -885,6 +885,7 @@ export async function updateSubscription(ctx: Ctx, id: string, input: Subscripti
         behavior,
         at,
         waiting: (await store.sumPendingLines(tx, id)) ?? 0n,
+        waitingLines: await store.countPendingLines(tx, id),
         param: planChanges ? 'plan_id' : 'quantity',
       });
       Object.assign(patch, change.patch);
@@ -939,6 +940,10 @@ export async function updateSubscription(ctx: Ctx, id: string, input: Subscripti
     });
     return { sub: after, charge, retry };
   });
+  // The answer is the row as this transaction left it (the UPDATE's RETURNING, what its event
+  // carries), never a read after the commit that could show another request's change. Only a
+  // charge made after the commit (its outcome may change the status) is read again, after it.
+  if (!r.charge && !r.retry) return r.sub;
   if (r.charge) await chargeInvoice(ctx, r.charge, 1, { automatic: true });
   if (r.retry) await makeCharges(ctx, [r.retry]);
   return getSubscription(ctx, r.sub.id);

@@ -21,7 +21,7 @@ import { findCouponAny, redeemableCoupon } from '../pricing/coupons.ts';
 import type { PricingTaxRate } from '../pricing/rules.ts';
 import { checkTaxRates, taxRatesForPricing } from '../pricing/tax-rates.ts';
 import { changeTime, discountColumns, NO_DISCOUNT, planChange, planLine, type PlanChange } from './changes.ts';
-import { carriedLine, checkInvoiceTotal, checkPlanFits, compareLines, composeSubscriptionInvoice, pricingAt, type DraftLine, type ItemLine } from './compose.ts';
+import { carriedLine, checkInvoiceTotal, checkPlanFits, compareLines, composeSubscriptionInvoice, MAX_INVOICE_LINES, pricingAt, type DraftLine, type ItemLine } from './compose.ts';
 import { itemLine } from './invoice-items.ts';
 import { invoiceNumber, invoicePreviewToJSON, type InvoicePreviewJSON, type NewLine } from './invoices.ts';
 import { periodAt, type Interval } from './periods.ts';
@@ -195,6 +195,7 @@ function walkChange(state: BillingState, change: UpcomingChange | null, now: Dat
       behavior: change.behavior,
       at: change.at,
       waiting: state.pending.reduce((s, l) => s + l.amount, 0n),
+      waitingLines: state.pending.length,
       param: planChanges ? 'plan_id' : 'quantity',
     });
     sub = { ...sub, ...effect.patch };
@@ -252,7 +253,7 @@ export async function loadBillingState(ctx: Ctx, sub: Subscription, db: Db = ctx
   const plan = (await store.findPlan(db, sub.planId))!;
   const [pending, items, balances, wallet, taxRates, coupon, invoiceSeq] = await Promise.all([
     store.listPendingLines(db, sub.id),
-    store.listWaitingItems(db, sub.customerId, plan.currency),
+    store.listWaitingItems(db, sub.customerId, plan.currency, MAX_INVOICE_LINES),
     creditBalanceOf(ctx, sub.customerId, db),
     store.findActiveWallet(db, sub.customerId, plan.currency),
     taxRatesForPricing(db, sub.defaultTaxRates ?? []),

@@ -1,9 +1,9 @@
 // Customer inputs. REST validates requests with these, the OpenAPI document is generated from
 // them, and the domain functions parse GraphQL input with the same schemas.
-import { z, email, phone, currency, locale, metadata, listQuery, idOf, amount } from '../../platform/validation.ts';
+import { z, email, phone, currency, locale, metadata, listQuery, idOf, amount, freeText } from '../../platform/validation.ts';
 import { MAX_AMOUNT } from '../../platform/money.ts';
 
-const name = z.string().trim().min(1, { error: 'must not be empty' }).max(256, { error: 'must be at most 256 characters' }).meta({ example: 'Jane Doe' });
+const name = freeText(256).meta({ example: 'Jane Doe' });
 
 /** What a customer's `locale` decides (docs/emails.md, "Language"). */
 export const LOCALE_DESCRIPTION =
@@ -58,11 +58,7 @@ export const balanceTransactionCreate = z.strictObject({
       example: 500,
     }),
   currency,
-  description: z
-    .string()
-    .trim()
-    .min(1, { error: 'must not be empty' })
-    .max(500, { error: 'must be at most 500 characters' })
+  description: freeText(500)
     .meta({ example: 'Goodwill credit for the outage of May 3' })
     .optional(),
 });

@@ -3,7 +3,7 @@
 // logo). The change and its account.updated event are made in src/services/account.ts.
 import type { Merchant } from '../../generated/prisma/client.ts';
 import { ValidationError } from '../../platform/errors.ts';
-import { z } from '../../platform/validation.ts';
+import { freeText, z } from '../../platform/validation.ts';
 
 /** The largest logo accepted, decoded. */
 export const MAX_LOGO_BYTES = 128 * 1024;
@@ -12,7 +12,7 @@ export type LogoType = (typeof LOGO_TYPES)[number];
 
 const LOGO_DESCRIPTION = `A data: URL of a PNG or JPEG image (data:image/png;base64,…), at most ${MAX_LOGO_BYTES / 1024} KiB decoded; null removes it. SVG is refused (it can carry script). Shown on the hosted pages and invoice PDFs.`;
 
-export const merchantName = z.string().trim().min(1, { error: 'must not be empty' }).max(200, { error: 'must be at most 200 characters' }).meta({ example: 'Acme Coffee' });
+export const merchantName = freeText(200).meta({ example: 'Acme Coffee' });
 export const accentColor = z
   .string()
   .regex(/^#[0-9a-fA-F]{6}$/, { error: 'must be a colour such as #1A2B3C' })

@@ -4,6 +4,7 @@ import type { PrismaClient } from '../../platform/db/index.ts';
 import { hashSecret, verifySecret } from '../../platform/auth.ts';
 import { findApiKeyWithMerchant } from '../../platform/auth.store.ts';
 import { newId, randomToken } from '../../platform/ids.ts';
+import { hasUnsafeText, UNSAFE_TEXT_MESSAGE } from '../../platform/validation.ts';
 import type { ApiKey } from '../../generated/prisma/client.ts';
 import { NotFoundError, StateError } from '../../platform/errors.ts';
 import { inTransaction, type Db } from '../../platform/db/tenant.ts';
@@ -42,6 +43,8 @@ export async function createMerchant(prisma: PrismaClient, input: { name: string
 async function newMerchant(input: { name: string; mode?: Mode }) {
   const name = input.name.trim();
   if (!name || name.length > 200) throw new Error('merchant name must be 1 to 200 characters');
+  // The one rule for free text shown to people (platform/validation.ts freeText), as PATCH /v1/account applies it.
+  if (hasUnsafeText(name)) throw new Error(`merchant name ${UNSAFE_TEXT_MESSAGE}`);
   const mode = input.mode ?? 'test';
   const clientId = newId('client_id');
   const secret = `sk_${mode}_${randomToken(32)}`;

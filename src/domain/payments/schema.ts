@@ -1,7 +1,7 @@
 import type { Customer, Payment } from '../../generated/prisma/client.ts';
 import { createdBetween } from '../../platform/pagination.ts';
 import { PAYMENT_METHODS } from '../../platform/processor.ts';
-import { z, amount, currency, email, phone, httpUrl, idOf, metadata, listQuery, LOCALES, timestamp } from '../../platform/validation.ts';
+import { z, amount, currency, email, phone, httpUrl, idOf, metadata, listQuery, LOCALES, timestamp, freeText } from '../../platform/validation.ts';
 
 /** A payment with its customer (what most payment operations read). */
 export type PaymentWithCustomer = Payment & { customer: Customer };
@@ -11,8 +11,8 @@ export const CHECKOUT_LOCALES = LOCALES;
 
 export const checkoutOptions = z
   .strictObject({
-    title: z.string().trim().min(1).max(120).optional().meta({ description: 'Heading of the checkout page (default: the merchant name).', example: 'Order #6735' }),
-    description: z.string().trim().max(500).optional().meta({ description: 'What is being paid for, shown under the amount.', example: '2 × coffee beans, 1 kg' }),
+    title: freeText(120).optional().meta({ description: 'Heading of the checkout page (default: the merchant name).', example: 'Order #6735' }),
+    description: freeText(500, { allowEmpty: true }).optional().meta({ description: 'What is being paid for, shown under the amount.', example: '2 × coffee beans, 1 kg' }),
     locale: z.enum(CHECKOUT_LOCALES).optional().meta({ description: 'Language of the checkout page and of the e-mails about this payment (default: the customer’s `locale`, else en).' }),
     payment_methods: z
       .array(z.enum(PAYMENT_METHODS))
@@ -26,7 +26,7 @@ export const checkoutOptions = z
 
 export const inlineCustomer = z.strictObject({
   email,
-  name: z.string().trim().min(1).max(256).optional().meta({ example: 'Jane Doe' }),
+  name: freeText(256).optional().meta({ example: 'Jane Doe' }),
   phone: phone.optional().meta({ description: 'E.164; needed for mobile money (the page asks when absent).' }),
 });
 

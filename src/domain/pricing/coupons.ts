@@ -9,7 +9,7 @@ import { NotFoundError, StateError, ValidationError } from '../../platform/error
 import { newId } from '../../platform/ids.ts';
 import { formatMoney } from '../../platform/money.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
-import { amount, currency, listQuery, metadata, parse, searchParam, searchWords, timestamp, z } from '../../platform/validation.ts';
+import { amount, currency, freeText, listQuery, metadata, parse, searchParam, searchWords, timestamp, z } from '../../platform/validation.ts';
 import { clockNow } from '../../platform/clock.ts';
 import { recordEvent } from '../events/index.ts';
 import type { PricingCoupon } from './rules.ts';
@@ -28,7 +28,7 @@ export const couponCreate = z
       .regex(/^[A-Za-z0-9_-]{1,64}$/, { error: 'must be 1 to 64 letters, digits, _ or -' })
       .optional()
       .meta({ description: 'A code of your choosing (unique among your coupons), e.g. SUMMER25; default: a generated coupon_… id.', example: 'SUMMER25' }),
-    name: z.string().trim().min(1, { error: 'must not be empty' }).max(256, { error: 'must be at most 256 characters' }).meta({ example: 'Summer sale' }),
+    name: freeText(256).meta({ example: 'Summer sale' }),
     percent_off: z
       .number({ error: 'must be a number' })
       .gt(0, { error: 'must be greater than 0' })

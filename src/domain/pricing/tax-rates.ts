@@ -7,7 +7,7 @@ import { inTransaction, type Db } from '../../platform/db/tenant.ts';
 import { NotFoundError, StateError, ValidationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
-import { listQuery, metadata, parse, searchParam, searchWords, z } from '../../platform/validation.ts';
+import { freeText, listQuery, metadata, parse, searchParam, searchWords, z } from '../../platform/validation.ts';
 import { clockNow } from '../../platform/clock.ts';
 import { isCountryCode } from '../../platform/countries.ts';
 import type { PricingTaxRate } from './rules.ts';
@@ -19,7 +19,7 @@ export const MAX_TAX_RATES = 5;
 const fourDecimals = (v: number) => Math.abs(v * 10_000 - Math.round(v * 10_000)) < 1e-6;
 
 export const taxRateCreate = z.strictObject({
-  display_name: z.string().trim().min(1, { error: 'must not be empty' }).max(100, { error: 'must be at most 100 characters' }).meta({ example: 'VAT' }),
+  display_name: freeText(100).meta({ example: 'VAT' }),
   percentage: z
     .number({ error: 'must be a number' })
     .min(0, { error: 'must be at least 0' })
@@ -33,7 +33,7 @@ export const taxRateCreate = z.strictObject({
     .transform((v) => v.toUpperCase())
     .optional()
     .meta({ description: 'An assigned ISO 3166-1 alpha-2 country code, any case; returned upper-case.', example: 'FR' }),
-  jurisdiction: z.string().trim().min(1, { error: 'must not be empty' }).max(100, { error: 'must be at most 100 characters' }).optional().meta({ example: 'FR' }),
+  jurisdiction: freeText(100).optional().meta({ example: 'FR' }),
   metadata: metadata.optional(),
 });
 export type TaxRateCreateInput = z.input<typeof taxRateCreate>;

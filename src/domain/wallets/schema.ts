@@ -1,4 +1,4 @@
-import { z, amount, currency, httpUrl, idOf, metadata, listQuery, timestamp } from '../../platform/validation.ts';
+import { z, amount, currency, httpUrl, idOf, metadata, listQuery, timestamp, freeText } from '../../platform/validation.ts';
 
 export const WALLET_STATUSES = ['active', 'frozen', 'closed'] as const;
 export const TRANSACTION_TYPES = ['topup', 'debit', 'credit', 'expiry', 'refund', 'refund_reversal'] as const;
@@ -13,7 +13,7 @@ const reference = z
   .min(1, { error: 'must not be empty' })
   .max(255, { error: 'must be at most 255 characters' })
   .meta({ description: 'Your unique reference for this movement (per wallet). Repeating it returns the original transaction.', example: 'order_6735' });
-const description = z.string().trim().min(1, { error: 'must not be empty' }).max(500, { error: 'must be at most 500 characters' }).meta({ example: 'API calls, November' });
+const description = freeText(500).meta({ example: 'API calls, November' });
 
 export const walletCreate = z.strictObject({
   customer_id: idOf('customer'),

@@ -12,7 +12,7 @@ import { NotFoundError, ValidationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { countsByParent, pagesByParent } from '../../platform/db/pages-by-parent.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
-import { parse, z, listQuery } from '../../platform/validation.ts';
+import { freeText, parse, z, listQuery } from '../../platform/validation.ts';
 import { cancelJobs, DeferJob, type JobCtx } from '../../platform/jobs.ts';
 import { clockNow } from '../../platform/clock.ts';
 import { eventToJSON, getEvent, recordEvent } from '../events/index.ts';
@@ -65,7 +65,7 @@ const eventTypes = z
   .max(EVENT_TYPES.length)
   .meta({ description: 'Subscribed event types; omitted or empty = all.' });
 const url = z.string().max(2048).meta({ description: 'https:// (http:// to loopback only with BILLING_ALLOW_HTTP_WEBHOOKS=1).', format: 'uri', example: 'https://shop.example.com/webhooks/billing' });
-const description = z.string().trim().max(500).meta({ example: 'Order service' });
+const description = freeText(500, { allowEmpty: true }).meta({ example: 'Order service' });
 
 export const ENDPOINT_STATUSES = ['active', 'disabled'] as const;
 export const ATTEMPT_STATUSES = ['pending', 'succeeded', 'failed'] as const;

@@ -19,7 +19,7 @@ const CreditBalance = builder.objectRef<{ currency: string; amount: bigint }>('C
 });
 
 const BalanceTransactionType = builder.enumType('CustomerBalanceTransactionType', {
-  values: ['adjustment', 'subscription_credit', 'applied_to_invoice', 'unapplied_from_invoice', 'credit_note'] as const,
+  values: balance.BALANCE_TRANSACTION_TYPES,
 });
 
 export const CustomerBalanceTransaction = builder.prismaNode('CustomerBalanceTransaction', {

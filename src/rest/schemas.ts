@@ -409,6 +409,11 @@ export const invoiceObject = z
     total: z.number().int().meta({ example: 2900, description: 'subtotal − discount_amount + exclusive taxes.' }),
     total_formatted: example('$29.00'),
     credit_applied: z.number().int().meta({ example: 0, description: "Drawn from the customer's credit balance in the invoice's currency (before the wallet); given back when the invoice is voided." }),
+    credited_to_balance: z.number().int().meta({
+      example: 0,
+      description:
+        "A total below zero (a downgrade, unused time credited), as a credit: added to the customer's credit balance in the invoice's currency when it was finalised (a ledger entry invoice_credit with this invoice's id); the customer's later invoices draw it. 0 otherwise. On a preview: what the invoice would add.",
+    }),
     amount_from_wallet: z.number().int().meta({ example: 0, description: "Drawn from the customer's wallet (apply_wallet_balance)." }),
     amount_due: z.number().int().meta({ example: 2900 }),
     amount_paid: z.number().int().meta({ example: 2900 }),
@@ -447,7 +452,10 @@ export const balanceTransactionObject = z
     currency: currencyCode,
     amount: z.number().int().meta({ example: 1250, description: 'Smallest currency unit: > 0 added credit, < 0 used it.' }),
     ending_balance: z.number().int().meta({ example: 1250, description: 'The credit balance in this currency after this entry.' }),
-    type: z.enum(['adjustment', 'subscription_credit', 'applied_to_invoice', 'unapplied_from_invoice', 'credit_note']),
+    type: z.enum(['adjustment', 'subscription_credit', 'invoice_credit', 'applied_to_invoice', 'unapplied_from_invoice', 'credit_note']).meta({
+      description:
+        'adjustment: made by the merchant; subscription_credit: a cancelled subscription’s waiting credit; invoice_credit: an invoice’s total below zero (a downgrade, unused time), credited when it was finalised (invoice_id); applied_to_invoice: drawn by an invoice; unapplied_from_invoice: given back when that invoice was voided; credit_note: a paid invoice’s credit note.',
+    }),
     invoice_id: idOf('invoice').nullable(),
     subscription_id: idOf('subscription').nullable(),
     description: example('Goodwill credit').nullable(),

@@ -1,6 +1,7 @@
 // The customer credit balance (API-CONVENTIONS "Billing lifecycle rules" and "Billing depth"):
-// money the merchant owes the customer, per currency — credits from cancelled subscriptions and
-// manual adjustments — that the customer's invoices draw on before charging (`credit_applied`).
+// money the merchant owes the customer, per currency — invoices whose total fell below zero (a
+// downgrade, unused time), credits from cancelled subscriptions, credit notes and manual
+// adjustments — that the customer's invoices draw on before charging (`credit_applied`).
 // Every movement appends a ledger entry carrying the balance after it, and records
 // `customer.balance_changed`, in the caller's transaction; the balance row is its lock, taken
 // last (only a wallet's may follow, when an invoice draws from both).
@@ -20,8 +21,14 @@ import { findBalances, findNonZeroBalancesOf, findBalanceTransactions, findBalan
 
 export type { BalanceTransactionRow };
 
-/** adjustment (by the merchant) | subscription_credit (a cancelled subscription's credit) | applied_to_invoice | unapplied_from_invoice (a voided invoice's) | credit_note (a paid invoice's credit note) */
-export type BalanceTransactionType = 'adjustment' | 'subscription_credit' | 'applied_to_invoice' | 'unapplied_from_invoice' | 'credit_note';
+/**
+ * adjustment (by the merchant) | subscription_credit (a cancelled subscription's waiting credit) |
+ * invoice_credit (an invoice's total below zero, credited when it was finalised) |
+ * applied_to_invoice (drawn by an invoice) | unapplied_from_invoice (a voided invoice's draw given
+ * back) | credit_note (a paid invoice's credit note)
+ */
+export const BALANCE_TRANSACTION_TYPES = ['adjustment', 'subscription_credit', 'invoice_credit', 'applied_to_invoice', 'unapplied_from_invoice', 'credit_note'] as const;
+export type BalanceTransactionType = (typeof BALANCE_TRANSACTION_TYPES)[number];
 
 export function balanceTransactionToJSON(t: BalanceTransactionRow) {
   return {

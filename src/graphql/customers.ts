@@ -50,7 +50,7 @@ export const Customer = builder.prismaNode('Customer', {
     name: t.exposeString('name', { nullable: true }),
     phone: t.exposeString('phone', { nullable: true, description: 'E.164' }),
     currency: t.exposeString('currency', { nullable: true, description: 'Default currency (ISO 4217).' }),
-    locale: t.field({ type: CheckoutLocale, nullable: true, description: customers.LOCALE_DESCRIPTION, resolve: (c) => customers.customerToJSON(c).locale }),
+    locale: t.field({ type: CheckoutLocale, nullable: true, description: customers.LOCALE_DESCRIPTION, resolve: (c) => customers.localeOf(c) }),
     metadata: t.field({ type: 'JSON', resolve: (c) => c.metadata ?? {} }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),

@@ -56,6 +56,15 @@ export const idParam = z.strictObject({ id: z.string().min(1).max(64) });
 
 const ts = z.string().meta({ format: 'date-time', example: '2026-11-24T12:00:00.000Z' });
 
+export const creditBalanceMap = z
+  .record(z.string(), z.number().int().meta({ example: 1250 }))
+  .meta({
+    id: 'CreditBalance',
+    example: { USD: 1250 },
+    description:
+      'Credit owed to the customer per currency (smallest unit; `{}` when none; currencies with no credit are left out), drawn by their invoices before charging: adjustments, invoices whose total fell below zero (a downgrade invoiced at once), a cancelled subscription’s unused time, credit notes. On every customer object — create, update, retrieve, lists and search, the customer.* events — as Stripe’s `balance`; its ledger is GET /v1/customers/{id}/balance-transactions.',
+  });
+
 export const customerObject = z
   .object({
     id: z.string().meta({ example: exampleId('customer') }),
@@ -67,6 +76,7 @@ export const customerObject = z
     locale: z.enum(CHECKOUT_LOCALES).nullable().meta({ description: LOCALE_DESCRIPTION }),
     default_payment_method_id: idOf('payment_method').nullable().meta({ description: 'The saved method charged when none is named.' }),
     metadata: metadataMap,
+    credit_balance: creditBalanceMap,
     created_at: ts,
     updated_at: ts,
   })
@@ -440,10 +450,6 @@ export const invoiceObject = z
 
 export const redirectObject = z.object({ location: z.string() });
 
-export const creditBalanceMap = z
-  .record(z.string(), z.number().int().meta({ example: 1250 }))
-  .meta({ id: 'CreditBalance', example: { USD: 1250 }, description: 'Credit owed to the customer per currency (smallest unit), drawn by their invoices before charging; currencies with no credit are left out.' });
-
 export const balanceTransactionObject = z
   .object({
     id: z.string().meta({ example: exampleId('customer_balance_transaction') }),
@@ -465,7 +471,6 @@ export const balanceTransactionObject = z
 
 export const customerWithEmbedsObject = customerObject
   .extend({
-    credit_balance: creditBalanceMap,
     payment_methods: z.array(paymentMethodObject).meta({ description: 'Attached saved methods, newest first (up to 100).' }),
     subscriptions: z.array(subscriptionObject).meta({ description: 'The customer’s subscriptions, newest first (up to 100), cancelled ones included.' }),
   })

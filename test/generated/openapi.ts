@@ -2182,7 +2182,7 @@ export interface components {
             object: "list";
         };
         /**
-         * @description Credit owed to the customer per currency (smallest unit), drawn by their invoices before charging; currencies with no credit are left out.
+         * @description Credit owed to the customer per currency (smallest unit; `{}` when none; currencies with no credit are left out), drawn by their invoices before charging: adjustments, invoices whose total fell below zero (a downgrade invoiced at once), a cancelled subscription’s unused time, credit notes. On every customer object — create, update, retrieve, lists and search, the customer.* events — as Stripe’s `balance`; its ledger is GET /v1/customers/{id}/balance-transactions.
          * @example {
          *       "USD": 1250
          *     }
@@ -2264,6 +2264,7 @@ export interface components {
              * @example 2026-11-24T12:00:00.000Z
              */
             created_at: string;
+            credit_balance: components["schemas"]["CreditBalance"];
             currency: string | null;
             /** @description The saved method charged when none is named. */
             default_payment_method_id: string | null;
@@ -2321,8 +2322,11 @@ export interface components {
             /** @constant */
             object: "customer_balance_transaction";
             subscription_id: string | null;
-            /** @enum {string} */
-            type: "adjustment" | "subscription_credit" | "applied_to_invoice" | "unapplied_from_invoice" | "credit_note";
+            /**
+             * @description adjustment: made by the merchant; subscription_credit: a cancelled subscription’s waiting credit; invoice_credit: an invoice’s total below zero (a downgrade, unused time), credited when it was finalised (invoice_id); applied_to_invoice: drawn by an invoice; unapplied_from_invoice: given back when that invoice was voided; credit_note: a paid invoice’s credit note.
+             * @enum {string}
+             */
+            type: "adjustment" | "subscription_credit" | "invoice_credit" | "applied_to_invoice" | "unapplied_from_invoice" | "credit_note";
         };
         CustomerBalanceTransactionList: {
             data: components["schemas"]["CustomerBalanceTransaction"][];
@@ -2421,6 +2425,7 @@ export interface components {
              * @example 2026-11-24T12:00:00.000Z
              */
             created_at: string;
+            credit_balance: components["schemas"]["CreditBalance"];
             currency: string | null;
             /** @description The saved method charged when none is named. */
             default_payment_method_id: string | null;
@@ -2679,6 +2684,11 @@ export interface components {
              * @example 0
              */
             credit_applied: number;
+            /**
+             * @description A total below zero (a downgrade, unused time credited), as a credit: added to the customer's credit balance in the invoice's currency when it was finalised (a ledger entry invoice_credit with this invoice's id); the customer's later invoices draw it. 0 otherwise. On a preview: what the invoice would add.
+             * @example 0
+             */
+            credited_to_balance: number;
             /**
              * @description ISO 4217, upper case.
              * @example USD
@@ -3362,6 +3372,11 @@ export interface components {
              */
             credit_applied: number;
             /**
+             * @description A total below zero (a downgrade, unused time credited), as a credit: added to the customer's credit balance in the invoice's currency when it was finalised (a ledger entry invoice_credit with this invoice's id); the customer's later invoices draw it. 0 otherwise. On a preview: what the invoice would add.
+             * @example 0
+             */
+            credited_to_balance: number;
+            /**
              * @description ISO 4217, upper case.
              * @example USD
              */
@@ -3532,6 +3547,11 @@ export interface components {
              * @example 0
              */
             credit_applied: number;
+            /**
+             * @description A total below zero (a downgrade, unused time credited), as a credit: added to the customer's credit balance in the invoice's currency when it was finalised (a ledger entry invoice_credit with this invoice's id); the customer's later invoices draw it. 0 otherwise. On a preview: what the invoice would add.
+             * @example 0
+             */
+            credited_to_balance: number;
             /**
              * @description ISO 4217, upper case.
              * @example USD
@@ -6097,6 +6117,9 @@ export interface operations {
                      *           "metadata": {
                      *             "order_id": "6735"
                      *           },
+                     *           "credit_balance": {
+                     *             "USD": 1250
+                     *           },
                      *           "created_at": "2026-11-24T12:00:00.000Z",
                      *           "updated_at": "2026-11-24T12:00:00.000Z"
                      *         }
@@ -6297,6 +6320,9 @@ export interface operations {
                      *       "default_payment_method_id": null,
                      *       "metadata": {
                      *         "order_id": "6735"
+                     *       },
+                     *       "credit_balance": {
+                     *         "USD": 1250
                      *       },
                      *       "created_at": "2026-11-24T12:00:00.000Z",
                      *       "updated_at": "2026-11-24T12:00:00.000Z"
@@ -6518,11 +6544,11 @@ export interface operations {
                      *       "metadata": {
                      *         "order_id": "6735"
                      *       },
-                     *       "created_at": "2026-11-24T12:00:00.000Z",
-                     *       "updated_at": "2026-11-24T12:00:00.000Z",
                      *       "credit_balance": {
                      *         "USD": 1250
                      *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z",
                      *       "payment_methods": [
                      *         {
                      *           "id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
@@ -6974,6 +7000,9 @@ export interface operations {
                      *       "default_payment_method_id": null,
                      *       "metadata": {
                      *         "order_id": "6735"
+                     *       },
+                     *       "credit_balance": {
+                     *         "USD": 1250
                      *       },
                      *       "created_at": "2026-11-24T12:00:00.000Z",
                      *       "updated_at": "2026-11-24T12:00:00.000Z"
@@ -9550,6 +9579,7 @@ export interface operations {
                      *           "total": 2900,
                      *           "total_formatted": "$29.00",
                      *           "credit_applied": 0,
+                     *           "credited_to_balance": 0,
                      *           "amount_from_wallet": 0,
                      *           "amount_due": 2900,
                      *           "amount_paid": 2900,
@@ -9791,6 +9821,7 @@ export interface operations {
                      *       "total": 2900,
                      *       "total_formatted": "$29.00",
                      *       "credit_applied": 0,
+                     *       "credited_to_balance": 0,
                      *       "amount_from_wallet": 0,
                      *       "amount_due": 2900,
                      *       "amount_paid": 2900,
@@ -10058,6 +10089,7 @@ export interface operations {
                      *       "total": 2900,
                      *       "total_formatted": "$29.00",
                      *       "credit_applied": 0,
+                     *       "credited_to_balance": 0,
                      *       "amount_from_wallet": 0,
                      *       "amount_due": 2900,
                      *       "amount_paid": 2900,
@@ -10273,6 +10305,7 @@ export interface operations {
                      *       "total": 2900,
                      *       "total_formatted": "$29.00",
                      *       "credit_applied": 0,
+                     *       "credited_to_balance": 0,
                      *       "amount_from_wallet": 0,
                      *       "amount_due": 2900,
                      *       "amount_paid": 2900,
@@ -10537,6 +10570,7 @@ export interface operations {
                      *       "total": 2900,
                      *       "total_formatted": "$29.00",
                      *       "credit_applied": 0,
+                     *       "credited_to_balance": 0,
                      *       "amount_from_wallet": 0,
                      *       "amount_due": 2900,
                      *       "amount_paid": 2900,
@@ -10807,6 +10841,7 @@ export interface operations {
                      *       "total": 2900,
                      *       "total_formatted": "$29.00",
                      *       "credit_applied": 0,
+                     *       "credited_to_balance": 0,
                      *       "amount_from_wallet": 0,
                      *       "amount_due": 2900,
                      *       "amount_paid": 2900,
@@ -11239,6 +11274,7 @@ export interface operations {
                      *       "total": 2900,
                      *       "total_formatted": "$29.00",
                      *       "credit_applied": 0,
+                     *       "credited_to_balance": 0,
                      *       "amount_from_wallet": 0,
                      *       "amount_due": 2900,
                      *       "amount_paid": 2900,
@@ -11507,6 +11543,7 @@ export interface operations {
                      *       "total": 2900,
                      *       "total_formatted": "$29.00",
                      *       "credit_applied": 0,
+                     *       "credited_to_balance": 0,
                      *       "amount_from_wallet": 0,
                      *       "amount_due": 2900,
                      *       "amount_paid": 2900,
@@ -22909,6 +22946,9 @@ export interface operations {
                  *           "metadata": {
                  *             "order_id": "6735"
                  *           },
+                 *           "credit_balance": {
+                 *             "USD": 1250
+                 *           },
                  *           "created_at": "2026-11-24T12:00:00.000Z",
                  *           "updated_at": "2026-11-24T12:00:00.000Z"
                  *         }
@@ -22995,6 +23035,9 @@ export interface operations {
                  *           "default_payment_method_id": null,
                  *           "metadata": {
                  *             "order_id": "6735"
+                 *           },
+                 *           "credit_balance": {
+                 *             "USD": 1250
                  *           },
                  *           "created_at": "2026-11-24T12:00:00.000Z",
                  *           "updated_at": "2026-11-24T12:00:00.000Z",
@@ -23083,6 +23126,9 @@ export interface operations {
                  *           "default_payment_method_id": null,
                  *           "metadata": {
                  *             "order_id": "6735"
+                 *           },
+                 *           "credit_balance": {
+                 *             "USD": 1250
                  *           },
                  *           "created_at": "2026-11-24T12:00:00.000Z",
                  *           "updated_at": "2026-11-24T12:00:00.000Z"
@@ -23199,6 +23245,7 @@ export interface operations {
                  *           "total": 2900,
                  *           "total_formatted": "$29.00",
                  *           "credit_applied": 0,
+                 *           "credited_to_balance": 0,
                  *           "amount_from_wallet": 0,
                  *           "amount_due": 2900,
                  *           "amount_paid": 2900,
@@ -23333,6 +23380,7 @@ export interface operations {
                  *           "total": 2900,
                  *           "total_formatted": "$29.00",
                  *           "credit_applied": 0,
+                 *           "credited_to_balance": 0,
                  *           "amount_from_wallet": 0,
                  *           "amount_due": 2900,
                  *           "amount_paid": 2900,
@@ -23467,6 +23515,7 @@ export interface operations {
                  *           "total": 2900,
                  *           "total_formatted": "$29.00",
                  *           "credit_applied": 0,
+                 *           "credited_to_balance": 0,
                  *           "amount_from_wallet": 0,
                  *           "amount_due": 2900,
                  *           "amount_paid": 2900,
@@ -23601,6 +23650,7 @@ export interface operations {
                  *           "total": 2900,
                  *           "total_formatted": "$29.00",
                  *           "credit_applied": 0,
+                 *           "credited_to_balance": 0,
                  *           "amount_from_wallet": 0,
                  *           "amount_due": 2900,
                  *           "amount_paid": 2900,
@@ -23735,6 +23785,7 @@ export interface operations {
                  *           "total": 2900,
                  *           "total_formatted": "$29.00",
                  *           "credit_applied": 0,
+                 *           "credited_to_balance": 0,
                  *           "amount_from_wallet": 0,
                  *           "amount_due": 2900,
                  *           "amount_paid": 2900,
@@ -23869,6 +23920,7 @@ export interface operations {
                  *           "total": 2900,
                  *           "total_formatted": "$29.00",
                  *           "credit_applied": 0,
+                 *           "credited_to_balance": 0,
                  *           "amount_from_wallet": 0,
                  *           "amount_due": 2900,
                  *           "amount_paid": 2900,
@@ -24003,6 +24055,7 @@ export interface operations {
                  *           "total": 2900,
                  *           "total_formatted": "$29.00",
                  *           "credit_applied": 0,
+                 *           "credited_to_balance": 0,
                  *           "amount_from_wallet": 0,
                  *           "amount_due": 2900,
                  *           "amount_paid": 2900,
@@ -24137,6 +24190,7 @@ export interface operations {
                  *           "total": 2900,
                  *           "total_formatted": "$29.00",
                  *           "credit_applied": 0,
+                 *           "credited_to_balance": 0,
                  *           "amount_from_wallet": 0,
                  *           "amount_due": 2900,
                  *           "amount_paid": 2900,

@@ -8,7 +8,7 @@
 import type { Ctx } from '../../platform/context.ts';
 import type { TenantTx, Db } from '../../platform/db/tenant.ts';
 import { inTransaction } from '../../platform/db/tenant.ts';
-import { asRawTx, lockRow, type RawTx } from '../../platform/db/raw.ts';
+import { asRawTx, lockRow, rawQuery, type RawTx } from '../../platform/db/raw.ts';
 import { NotFoundError, ValidationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
@@ -53,6 +53,14 @@ export function creditBalanceJSON(rows: readonly { currency: string; balance: bi
 
 export async function creditBalanceOf(ctx: Ctx, customerId: string, db: Db = ctx.db): Promise<Record<string, number>> {
   return creditBalanceJSON(await findBalances(db, ctx.merchant.id, customerId));
+}
+
+/** The credit balance object of each of these customers (`{}` when none), in one statement for all of them (a page of customers). */
+export async function creditBalancesOf(ctx: Ctx, customerIds: readonly string[], db: Db = ctx.db): Promise<Map<string, Record<string, number>>> {
+  const out = new Map<string, Record<string, number>>(customerIds.map((id) => [id, {}]));
+  if (customerIds.length === 0) return out;
+  for (const r of await findNonZeroBalancesOf(rawQuery(db), ctx.merchant.id, [...customerIds])) out.get(r.customerId)![r.currency] = Number(r.balance);
+  return out;
 }
 
 /** The most a credit balance may hold (as a wallet's, src/domain/wallets MAX_BALANCE): below 2^53. */

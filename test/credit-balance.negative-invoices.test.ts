@@ -179,6 +179,42 @@ describe('a negative invoice of a live subscription credits the customer credit 
   });
 });
 
+describe('a "Credit carried over" line made before (old data) still bills as it did', () => {
+  it('the renewal takes it without discount or tax again, as before; a total it makes negative now goes to the balance', async () => {
+    const m = await clockMerchant(app);
+    const customer = await customerWithCard(m);
+    const pro = await plan(m, 'Pro', 3000);
+    expect((await m.api.post('/v1/coupons', { id: 'HALF', name: 'Half', percent_off: 50, duration: 'forever' })).status).toBe(201);
+    const sub = (await m.api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: pro.id, coupon: 'HALF' })).body;
+    // A line as the engine made them until now: waiting on the subscription, taxable false.
+    const at = new Date(sub.current_period_start);
+    await app.services.db.prisma.invoiceItem.create({
+      data: {
+        id: 'il_legacycarried000000000',
+        merchantId: m.api.creds.merchant_id,
+        subscriptionId: sub.id,
+        invoiceId: null,
+        description: 'Credit carried over from INV-000001',
+        periodStart: at,
+        periodEnd: new Date(sub.current_period_end),
+        amount: -5000n,
+        proration: false,
+        taxable: false,
+        createdAt: at,
+      },
+    });
+    const p = (await m.api.get(`/v1/invoices/upcoming?subscription_id=${sub.id}`)).body;
+    await m.advance({ to: sub.current_period_end });
+    const renewal = (await m.api.get(`/v1/invoices?subscription_id=${sub.id}&limit=1`)).body.data[0];
+    expect(moneyOf(renewal)).toEqual(moneyOf(p));
+    // 3000 − 50 % of 3000 (the old credit gets no share of the discount) − 5000 = −3500: to the balance.
+    expect(renewal.lines.map((l: any) => [l.amount, l.discount_amount])).toEqual([[-5000, 0], [3000, 1500]]);
+    expect(renewal).toMatchObject({ discount_amount: 1500, total: -3500, amount_due: 0, credited_to_balance: 3500 });
+    expect(await balance(m, customer.id)).toEqual({ USD: 3500 });
+    await balanceEqualsLedger(m, customer.id);
+  });
+});
+
 describe('credit_balance on every customer object', () => {
   it('create, update, list, search and the customer.created / updated / deleted events carry it; GraphQL Customer.creditBalance too', async () => {
     const m = await clockMerchant(app);

@@ -386,7 +386,7 @@ export const invoiceLineObject = z
     amount: z.number().int().meta({ example: 2900, description: 'Negative for a credit.' }),
     amount_formatted: example('$29.00'),
     proration: z.boolean().meta({ example: false }),
-    quantity: z.number().int().nullable().meta({ example: 1, description: 'Units billed (plan lines and prorations); null for a carried credit.' }),
+    quantity: z.number().int().nullable().meta({ example: 1, description: 'Units billed (plan lines and prorations); null for a one-off item’s line and a credit carried over (a line made before negative totals went to the credit balance).' }),
     unit_amount: z.number().int().nullable().meta({ example: 2900, description: 'Price of one unit on a plan line (amount = unit_amount × quantity); null on prorations and credits.' }),
     discount_amount: z.number().int().meta({ example: 0, description: "This line's share of the invoice's discount." }),
     tax_amounts: z
@@ -540,7 +540,7 @@ export const upcomingInvoiceObject = invoiceObject
             .string()
             .meta({ example: exampleId('invoice_line') })
             .nullable()
-            .meta({ description: 'Null for a line the invoice will make (the plan line, a change’s prorations, a waiting invoice item’s line); the id of a line already waiting for the invoice (a proration, a carried credit).' }),
+            .meta({ description: 'Null for a line the invoice will make (the plan line, a change’s prorations, a waiting invoice item’s line); the id of a line already waiting for the invoice (a proration; a credit carried over from before negative totals went to the credit balance).' }),
         })
         .meta({ id: 'UpcomingInvoiceLine' }),
     ),
@@ -561,7 +561,7 @@ export const upcomingInvoicePreviewObject = upcomingInvoiceObject
     }),
     next_invoice: upcomingInvoiceObject.nullable().meta({
       description:
-        'When the change is invoiced now (always_invoice with prorations, or an interval change): the renewal that follows it, with what that invoice leaves (a carried credit, the balances, a once discount used up). Null otherwise, and when the subscription will not renew.',
+        'When the change is invoiced now (always_invoice with prorations, or an interval change): the renewal that follows it, with what that invoice leaves (the credit balance with its negative total credited and its draws, the wallet, a once discount used up). Null otherwise, and when the subscription will not renew.',
     }),
   })
   .meta({ id: 'UpcomingInvoicePreview' });

@@ -2856,7 +2856,7 @@ export interface components {
             /** @example false */
             proration: boolean;
             /**
-             * @description Units billed (plan lines and prorations); null for a carried credit.
+             * @description Units billed (plan lines and prorations); null for a one-off item’s line and a credit carried over (a line made before negative totals went to the credit balance).
              * @example 1
              */
             quantity: number | null;
@@ -3471,7 +3471,7 @@ export interface components {
              * @example 0
              */
             discount_amount: number;
-            /** @description Null for a line the invoice will make (the plan line, a change’s prorations, a waiting invoice item’s line); the id of a line already waiting for the invoice (a proration, a carried credit). */
+            /** @description Null for a line the invoice will make (the plan line, a change’s prorations, a waiting invoice item’s line); the id of a line already waiting for the invoice (a proration; a credit carried over from before negative totals went to the credit balance). */
             id: string | null;
             /** @constant */
             object: "invoice_line";
@@ -3490,7 +3490,7 @@ export interface components {
             /** @example false */
             proration: boolean;
             /**
-             * @description Units billed (plan lines and prorations); null for a carried credit.
+             * @description Units billed (plan lines and prorations); null for a one-off item’s line and a credit carried over (a line made before negative totals went to the credit balance).
              * @example 1
              */
             quantity: number | null;
@@ -3581,7 +3581,7 @@ export interface components {
             /** @description Why the last attempt (automatic or manual) failed; null when none failed, and once paid. */
             last_payment_error: components["schemas"]["PaymentError"] | null;
             lines: components["schemas"]["UpcomingInvoiceLine"][];
-            /** @description When the change is invoiced now (always_invoice with prorations, or an interval change): the renewal that follows it, with what that invoice leaves (a carried credit, the balances, a once discount used up). Null otherwise, and when the subscription will not renew. */
+            /** @description When the change is invoiced now (always_invoice with prorations, or an interval change): the renewal that follows it, with what that invoice leaves (the credit balance with its negative total credited and its draws, the wallet, a once discount used up). Null otherwise, and when the subscription will not renew. */
             next_invoice: components["schemas"]["UpcomingInvoice"] | null;
             /** @description The next automatic retry after a failed charge (1, 3 and 5 days after the first failure). */
             next_payment_attempt: string | null;

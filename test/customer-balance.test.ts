@@ -230,8 +230,10 @@ describe('credits owed at a cancel go to the credit balance (never dropped)', ()
     const final = (await m.api.get(`/v1/invoices/${c.body.latest_invoice_id}`)).body;
     expect(final.subtotal).toBeLessThan(0);
     expect(final).toMatchObject({ status: 'paid', amount_due: 0 });
+    expect(final.credited_to_balance).toBe(-final.total);
+    // The final invoice's total below zero went to the balance when it was finalised (invoice_credit).
     const [credit] = await ledger(m, customer.id);
-    expect(credit).toMatchObject({ type: 'subscription_credit', amount: -final.subtotal, subscription_id: sub.id });
+    expect(credit).toMatchObject({ type: 'invoice_credit', amount: -final.subtotal, invoice_id: final.id, subscription_id: sub.id });
     await balanceMatchesLedger(m, customer.id);
   });
 });

@@ -19,6 +19,9 @@ beforeAll(async () => {
   expect((await m.post('/v1/webhook-endpoints', { url: 'https://hooks.example.com/billing' })).status).toBe(201);
   await inBatches(PARENTS, async (i) => {
     const c = (await m.post('/v1/customers', { email: `batch${i}@example.com` })).body;
+    // Every third customer has a credit balance (in two currencies for some).
+    if (i % 3 === 0) await m.post(`/v1/customers/${c.id}/balance-transactions`, { amount: 100 + i, currency: 'USD' });
+    if (i % 6 === 0) await m.post(`/v1/customers/${c.id}/balance-transactions`, { amount: 7, currency: 'EUR' });
     for (let k = 0; k < 3; k++) {
       const p = (await m.post('/v1/payments', { amount: 100 + k, currency: 'USD', customer_id: c.id, redirect_url: 'https://shop.example/r' })).body;
       if (k === 0) await m.post(`/v1/test-helpers/payments/${p.id}/complete`, { outcome: 'succeeded' });
@@ -64,6 +67,18 @@ describe('nested connections cost the same SQL for 5 parents or 50', () => {
     // Filters apply per parent.
     const ok = await m.gql(`query($id: ID!) { customer(id: $id) { payments(status: succeeded) { totalCount edges { node { status } } } } }`, { id: one.id });
     expect(ok.data.customer.payments).toEqual({ totalCount: 1, edges: [{ node: { status: 'succeeded' } }] });
+  });
+
+  it('customers → creditBalance', async () => {
+    const q = `query($n: Int) { customers(first: $n) { edges { node { id email creditBalance { currency amount } } } } }`;
+    await expectConstant(q, (d, n) => {
+      expect(d.customers.edges).toHaveLength(n);
+      for (const e of d.customers.edges) {
+        const i = Number(/batch(\d+)@/.exec(e.node.email)![1]);
+        const want = [...(i % 6 === 0 ? [{ currency: 'EUR', amount: 7 }] : []), ...(i % 3 === 0 ? [{ currency: 'USD', amount: 100 + i }] : [])];
+        expect(e.node.creditBalance, e.node.email).toEqual(want);
+      }
+    });
   });
 
   it('customers → saved payment methods and the default one', async () => {
@@ -158,6 +173,30 @@ describe('GraphQL list arguments are validated as REST validates the query strin
   it('accepts a currency in any case, as REST does', async () => {
     const r = await m.gql('{ payments(currency: "usd", first: 1) { edges { node { currency } } } }');
     expect(r.data.payments.edges[0].node.currency).toBe('USD');
+  });
+});
+
+describe('REST lists of customers carry credit_balance in one statement per page', () => {
+  it('GET /v1/customers and its search: the same statements for 5 customers as for 50, and each credit_balance is the retrieve’s', async () => {
+    const cost = async (path: string) => {
+      app.queries.reset();
+      const r = await m.get(path);
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      return { count: app.queries.count, sql: app.queries.sql, body: r.body };
+    };
+    for (const base of ['/v1/customers?', '/v1/customers?search=batch&']) {
+      const small = await cost(`${base}limit=5`);
+      const large = await cost(`${base}limit=${PARENTS}`);
+      expect(large.body.data).toHaveLength(PARENTS);
+      expect(large.count, `${base}\n${large.sql.join('\n')}\n---\n${small.sql.join('\n')}`).toBe(small.count);
+      expect(large.sql.filter((q) => /FROM customer_balances/.test(q)), base).toHaveLength(1);
+      for (const c of large.body.data) {
+        const i = Number(/batch(\d+)@/.exec(c.email)![1]);
+        expect(c.credit_balance, c.email).toEqual({ ...(i % 6 === 0 ? { EUR: 7 } : {}), ...(i % 3 === 0 ? { USD: 100 + i } : {}) });
+      }
+      const one = large.body.data[3];
+      expect((await m.get(`/v1/customers/${one.id}`)).body.credit_balance).toEqual(one.credit_balance);
+    }
   });
 });
 

@@ -397,7 +397,7 @@ describe('events over GraphQL', () => {
     expect(all.data.events.edges.map((e: any) => e.node.type)).toEqual(['customer.updated', 'customer.created']);
     expect(all.data.events.totalCount).toBe(2);
     expect(all.data.events.edges[0].node.data).toMatchObject({ objectType: 'customer', objectId: c.id, previousAttributes: { name: null } });
-    const { payment_methods: _pm, subscriptions: _s, credit_balance: _b, ...plain } = (await m.get(`/v1/customers/${c.id}`)).body;
+    const { payment_methods: _pm, subscriptions: _s, ...plain } = (await m.get(`/v1/customers/${c.id}`)).body;
     expect(all.data.events.edges[0].node.data.object).toEqual(plain);
     expect(all.data.events.edges[1].node.data.previousAttributes).toBeNull();
     const created = await m.gql(`{ events(type: "customer.created") { edges { node { type } } } }`);

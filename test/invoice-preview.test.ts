@@ -368,30 +368,29 @@ describe('interval changes (monthly ↔ yearly, interval_count)', () => {
     await m.nothingMore();
   });
 
-  it('yearly → monthly: the unused year exceeds the month, so the change invoice is paid with nothing due and the rest is carried to the next invoices', async () => {
+  it('yearly → monthly: the unused year exceeds the month, so the change invoice is paid with nothing due and the rest goes to the credit balance, which the next invoices draw', async () => {
     const m = await setup('2029-06-01T00:00:00.000Z');
     const yearly = await m.plan({ name: 'Yearly', amount: 120000, interval: 'year' });
     const monthly = await m.plan({ name: 'Monthly', amount: 12000 });
     const s = await m.subscribe(yearly.id);
     const t = '2029-07-01T00:00:00.000Z'; // 30 of 365 days used
     await m.advance({ to: t });
-    const p = await m.upcoming({ subscription_id: s.id, plan_id: monthly.id, proration_behavior: 'always_invoice' });
+    const p = await m.upcoming({ subscription_id: s.id, plan_id: monthly.id, proration_behavior: 'always_invoice', proration_date: t });
     const credit = -Math.round((120000 * 335) / 365); // -110137
-    expect(p.total).toBe(12000 + credit);
-    expect(p.amount_due).toBe(0);
-    const carried = p.next_invoice.lines.find((l: any) => l.description.startsWith('Credit carried over from INV-'));
-    expect(carried).toMatchObject({ amount: 12000 + credit, id: null });
-    const after = await m.patch(s.id, { plan_id: monthly.id, proration_behavior: 'always_invoice' });
+    expect(p).toMatchObject({ total: 12000 + credit, amount_due: 0, credited_to_balance: -(12000 + credit) });
+    // The renewal after it draws the balance the change's invoice credits: no carried line any more.
+    expect(p.next_invoice).toMatchObject({ total: 12000, credit_applied: 12000, amount_due: 0, credited_to_balance: 0 });
+    expect(p.next_invoice.lines.map((l: any) => l.amount)).toEqual([12000]);
+    const after = await m.patch(s.id, { plan_id: monthly.id, proration_behavior: 'always_invoice', proration_date: t });
     const inv = await m.invoice(after.latest_invoice_id);
-    expect(inv).toMatchObject({ status: 'paid', amount_due: 0, total: 12000 + credit, period_end: '2029-08-01T00:00:00.000Z' });
-    // Wall-clock seconds passed between the preview and the PATCH (no proration_date): the credit may differ by a cent or so, the shape not.
-    expect(inv.lines.map((l: any) => l.description)).toEqual(p.lines.map((l: any) => l.description));
-    expect(carried.description).toBe(`Credit carried over from ${inv.number}`);
+    expect(inv).toMatchObject({ status: 'paid', amount_due: 0, total: 12000 + credit, credited_to_balance: -(12000 + credit), period_end: '2029-08-01T00:00:00.000Z' });
+    expect(moneyOf(inv)).toEqual(moneyOf(p));
+    const [entry] = (await m.api.get(`/v1/customers/${m.customer.id}/balance-transactions`)).body.data;
+    expect(entry).toMatchObject({ type: 'invoice_credit', amount: -(12000 + credit), invoice_id: inv.id, subscription_id: s.id, ending_balance: -(12000 + credit) });
     await m.advance({ to: '2029-08-01T00:00:00.000Z' });
     const next = await m.invoice((await m.sub(s.id)).latest_invoice_id);
-    // The month's plan line and the carried credit: still a credit, carried on again.
-    expect(next).toMatchObject({ subtotal: 12000 + inv.total, total: 12000 + inv.total, amount_due: 0, status: 'paid' });
-    expect(next.lines.map((l: any) => l.amount)).toEqual([inv.total, 12000]);
+    expect(moneyOf(next)).toEqual(moneyOf(p.next_invoice));
+    expect((await m.api.get(`/v1/customers/${m.customer.id}`)).body.credit_balance).toEqual({ USD: -(12000 + credit) - 12000 });
   });
 
   it('proration_behavior none: no credit, the new period invoiced at once; interval_count 1 → 3 months; cancel_at_period_end moves to the new end', async () => {

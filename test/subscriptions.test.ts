@@ -354,7 +354,7 @@ describe('subscriptions on the test clock', () => {
     await m.nothingMore();
   });
 
-  it('a downgrade credit larger than the invoice is carried to the next one', async () => {
+  it('a downgrade credit larger than the invoice goes to the customer’s credit balance, which the next invoices draw', async () => {
     const m = await merchant();
     const { customer } = await customerWithCard(m);
     const big = await plan(m, { name: 'Big', amount: 9000, interval: 'day', interval_count: 30 });
@@ -363,11 +363,14 @@ describe('subscriptions on the test clock', () => {
     await m.advance({ seconds: 15 * DAY }); // half left
     const r = await m.api.patch(`/v1/subscriptions/${s.id}`, { plan_id: small.id, proration_behavior: 'always_invoice' });
     const inv = (await m.api.get(`/v1/invoices/${r.body.latest_invoice_id}`)).body;
-    expect(inv).toMatchObject({ total: -4500 + 150, amount_due: 0, status: 'paid' });
+    expect(inv).toMatchObject({ total: -4500 + 150, amount_due: 0, status: 'paid', credited_to_balance: 4350 });
+    expect((await m.api.get(`/v1/customers/${customer.id}`)).body.credit_balance).toEqual({ USD: 4350 });
     await m.advance({ to: s.current_period_end });
     const nextInv = (await m.api.get(`/v1/invoices?subscription_id=${s.id}&limit=1`)).body.data[0];
-    // 300 for the period, minus the 4,350 carried: nothing due, the rest carried again.
-    expect(nextInv).toMatchObject({ total: 300 - 4350, amount_due: 0, status: 'paid' });
+    // 300 for the period, drawn from the 4,350 in the balance: nothing due, 4,050 left there.
+    expect(nextInv).toMatchObject({ total: 300, credit_applied: 300, amount_due: 0, status: 'paid', credited_to_balance: 0 });
+    expect(nextInv.lines.map((l: any) => l.amount)).toEqual([300]);
+    expect((await m.api.get(`/v1/customers/${customer.id}`)).body.credit_balance).toEqual({ USD: 4050 });
   });
 
   it('deleting the customer cancels its subscriptions at once', async () => {

@@ -19,7 +19,7 @@ const CreditBalance = builder.objectRef<{ currency: string; amount: bigint }>('C
 });
 
 const BalanceTransactionType = builder.enumType('CustomerBalanceTransactionType', {
-  values: ['adjustment', 'subscription_credit', 'applied_to_invoice', 'unapplied_from_invoice', 'credit_note'] as const,
+  values: balance.BALANCE_TRANSACTION_TYPES,
 });
 
 export const CustomerBalanceTransaction = builder.prismaNode('CustomerBalanceTransaction', {
@@ -50,7 +50,7 @@ export const Customer = builder.prismaNode('Customer', {
     name: t.exposeString('name', { nullable: true }),
     phone: t.exposeString('phone', { nullable: true, description: 'E.164' }),
     currency: t.exposeString('currency', { nullable: true, description: 'Default currency (ISO 4217).' }),
-    locale: t.field({ type: CheckoutLocale, nullable: true, description: customers.LOCALE_DESCRIPTION, resolve: (c) => customers.customerToJSON(c).locale }),
+    locale: t.field({ type: CheckoutLocale, nullable: true, description: customers.LOCALE_DESCRIPTION, resolve: (c) => customers.localeOf(c) }),
     metadata: t.field({ type: 'JSON', resolve: (c) => c.metadata ?? {} }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),

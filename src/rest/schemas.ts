@@ -56,6 +56,15 @@ export const idParam = z.strictObject({ id: z.string().min(1).max(64) });
 
 const ts = z.string().meta({ format: 'date-time', example: '2026-11-24T12:00:00.000Z' });
 
+export const creditBalanceMap = z
+  .record(z.string(), z.number().int().meta({ example: 1250 }))
+  .meta({
+    id: 'CreditBalance',
+    example: { USD: 1250 },
+    description:
+      'Credit owed to the customer per currency (smallest unit; `{}` when none; currencies with no credit are left out), drawn by their invoices before charging: adjustments, invoices whose total fell below zero (a downgrade invoiced at once), a cancelled subscription’s unused time, credit notes. On every customer object — create, update, retrieve, lists and search, the customer.* events — as Stripe’s `balance`; its ledger is GET /v1/customers/{id}/balance-transactions.',
+  });
+
 export const customerObject = z
   .object({
     id: z.string().meta({ example: exampleId('customer') }),
@@ -67,6 +76,7 @@ export const customerObject = z
     locale: z.enum(CHECKOUT_LOCALES).nullable().meta({ description: LOCALE_DESCRIPTION }),
     default_payment_method_id: idOf('payment_method').nullable().meta({ description: 'The saved method charged when none is named.' }),
     metadata: metadataMap,
+    credit_balance: creditBalanceMap,
     created_at: ts,
     updated_at: ts,
   })
@@ -376,7 +386,7 @@ export const invoiceLineObject = z
     amount: z.number().int().meta({ example: 2900, description: 'Negative for a credit.' }),
     amount_formatted: example('$29.00'),
     proration: z.boolean().meta({ example: false }),
-    quantity: z.number().int().nullable().meta({ example: 1, description: 'Units billed (plan lines, one-off items and prorations); null for a carried credit.' }),
+    quantity: z.number().int().nullable().meta({ example: 1, description: 'Units billed (plan lines, one-off items and prorations); null for a credit carried over (a line made before negative totals went to the credit balance).' }),
     unit_amount: z.number().int().nullable().meta({ example: 2900, description: 'Price of one unit on a plan line or a one-off item (amount = unit_amount × quantity); null on prorations and credits.' }),
     discount_amount: z.number().int().meta({ example: 0, description: "This line's share of the invoice's discount." }),
     tax_amounts: z
@@ -409,6 +419,11 @@ export const invoiceObject = z
     total: z.number().int().meta({ example: 2900, description: 'subtotal − discount_amount + exclusive taxes.' }),
     total_formatted: example('$29.00'),
     credit_applied: z.number().int().meta({ example: 0, description: "Drawn from the customer's credit balance in the invoice's currency (before the wallet); given back when the invoice is voided." }),
+    credited_to_balance: z.number().int().meta({
+      example: 0,
+      description:
+        "A total below zero (a downgrade, unused time credited), as a credit: added to the customer's credit balance in the invoice's currency when it was finalised (a ledger entry invoice_credit with this invoice's id); the customer's later invoices draw it. 0 otherwise. On a preview: what the invoice would add.",
+    }),
     amount_from_wallet: z.number().int().meta({ example: 0, description: "Drawn from the customer's wallet (apply_wallet_balance)." }),
     amount_due: z.number().int().meta({ example: 2900 }),
     amount_paid: z.number().int().meta({ example: 2900 }),
@@ -435,10 +450,6 @@ export const invoiceObject = z
 
 export const redirectObject = z.object({ location: z.string() });
 
-export const creditBalanceMap = z
-  .record(z.string(), z.number().int().meta({ example: 1250 }))
-  .meta({ id: 'CreditBalance', example: { USD: 1250 }, description: 'Credit owed to the customer per currency (smallest unit), drawn by their invoices before charging; currencies with no credit are left out.' });
-
 export const balanceTransactionObject = z
   .object({
     id: z.string().meta({ example: exampleId('customer_balance_transaction') }),
@@ -447,7 +458,10 @@ export const balanceTransactionObject = z
     currency: currencyCode,
     amount: z.number().int().meta({ example: 1250, description: 'Smallest currency unit: > 0 added credit, < 0 used it.' }),
     ending_balance: z.number().int().meta({ example: 1250, description: 'The credit balance in this currency after this entry.' }),
-    type: z.enum(['adjustment', 'subscription_credit', 'applied_to_invoice', 'unapplied_from_invoice', 'credit_note']),
+    type: z.enum(['adjustment', 'subscription_credit', 'invoice_credit', 'applied_to_invoice', 'unapplied_from_invoice', 'credit_note']).meta({
+      description:
+        'adjustment: made by the merchant; subscription_credit: a cancelled subscription’s waiting credit; invoice_credit: an invoice’s total below zero (a downgrade, unused time), credited when it was finalised (invoice_id); applied_to_invoice: drawn by an invoice; unapplied_from_invoice: given back when that invoice was voided; credit_note: a paid invoice’s credit note.',
+    }),
     invoice_id: idOf('invoice').nullable(),
     subscription_id: idOf('subscription').nullable(),
     description: example('Goodwill credit').nullable(),
@@ -457,7 +471,6 @@ export const balanceTransactionObject = z
 
 export const customerWithEmbedsObject = customerObject
   .extend({
-    credit_balance: creditBalanceMap,
     payment_methods: z.array(paymentMethodObject).meta({ description: 'Attached saved methods, newest first (up to 100).' }),
     subscriptions: z.array(subscriptionObject).meta({ description: 'The customer’s subscriptions, newest first (up to 100), cancelled ones included.' }),
   })
@@ -527,7 +540,7 @@ export const upcomingInvoiceObject = invoiceObject
             .string()
             .meta({ example: exampleId('invoice_line') })
             .nullable()
-            .meta({ description: 'Null for a line the invoice will make (the plan line, a change’s prorations, a waiting invoice item’s line); the id of a line already waiting for the invoice (a proration, a carried credit).' }),
+            .meta({ description: 'Null for a line the invoice will make (the plan line, a change’s prorations, a waiting invoice item’s line); the id of a line already waiting for the invoice (a proration; a credit carried over from before negative totals went to the credit balance).' }),
         })
         .meta({ id: 'UpcomingInvoiceLine' }),
     ),
@@ -548,7 +561,7 @@ export const upcomingInvoicePreviewObject = upcomingInvoiceObject
     }),
     next_invoice: upcomingInvoiceObject.nullable().meta({
       description:
-        'When the change is invoiced now (always_invoice with prorations, or an interval change): the renewal that follows it, with what that invoice leaves (a carried credit, the balances, a once discount used up). Null otherwise, and when the subscription will not renew.',
+        'When the change is invoiced now (always_invoice with prorations, or an interval change): the renewal that follows it, with what that invoice leaves (the credit balance with its negative total credited and its draws, the wallet, a once discount used up). Null otherwise, and when the subscription will not renew.',
     }),
   })
   .meta({ id: 'UpcomingInvoicePreview' });

@@ -10,7 +10,7 @@ import { inTransaction, type TenantTx } from '../platform/db/tenant.ts';
 import { NotFoundError } from '../platform/errors.ts';
 import { cancelSubscriptionsOfCustomer, makeCharges, resumeCharges, retriesForNewDefault, type Charge } from '../domain/billing/subscriptions.ts';
 import { clockNow } from '../platform/clock.ts';
-import { customerToJSON, getCustomer, updateCustomerIn, type CustomerUpdateInput } from '../domain/customers/index.ts';
+import { customerJSON, getCustomer, updateCustomerIn, type CustomerUpdateInput } from '../domain/customers/index.ts';
 import { updateCustomerRow } from '../domain/customers/store.ts';
 import { recordEvent } from '../domain/events/index.ts';
 import { completeSetup, detachAllOfCustomer, setDefaultPaymentMethodIn, type SetupAttempt, type SetupOutcome } from '../domain/payment-methods/index.ts';
@@ -48,7 +48,7 @@ export async function deleteCustomer(ctx: Ctx, id: string): Promise<Customer> {
     await detachAllOfCustomer(ctx, tx, id);
     const now = await clockNow({ ...ctx, db: tx });
     const c = await updateCustomerRow(tx, id, { deletedAt: now, updatedAt: now });
-    await recordEvent(tx, ctx, 'customer.deleted', { ...customerToJSON(c), deleted: true });
+    await recordEvent(tx, ctx, 'customer.deleted', { ...(await customerJSON(ctx, c, tx)), deleted: true });
     return c;
   });
 }

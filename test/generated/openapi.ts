@@ -2202,7 +2202,7 @@ export interface components {
             object: "list";
         };
         /**
-         * @description Credit owed to the customer per currency (smallest unit), drawn by their invoices before charging; currencies with no credit are left out.
+         * @description Credit owed to the customer per currency (smallest unit; `{}` when none; currencies with no credit are left out), drawn by their invoices before charging: adjustments, invoices whose total fell below zero (a downgrade invoiced at once), a cancelled subscription’s unused time, credit notes. On every customer object — create, update, retrieve, lists and search, the customer.* events — as Stripe’s `balance`; its ledger is GET /v1/customers/{id}/balance-transactions.
          * @example {
          *       "USD": 1250
          *     }
@@ -2284,6 +2284,7 @@ export interface components {
              * @example 2026-11-24T12:00:00.000Z
              */
             created_at: string;
+            credit_balance: components["schemas"]["CreditBalance"];
             currency: string | null;
             /** @description The saved method charged when none is named. */
             default_payment_method_id: string | null;
@@ -2341,8 +2342,11 @@ export interface components {
             /** @constant */
             object: "customer_balance_transaction";
             subscription_id: string | null;
-            /** @enum {string} */
-            type: "adjustment" | "subscription_credit" | "applied_to_invoice" | "unapplied_from_invoice" | "credit_note";
+            /**
+             * @description adjustment: made by the merchant; subscription_credit: a cancelled subscription’s waiting credit; invoice_credit: an invoice’s total below zero (a downgrade, unused time), credited when it was finalised (invoice_id); applied_to_invoice: drawn by an invoice; unapplied_from_invoice: given back when that invoice was voided; credit_note: a paid invoice’s credit note.
+             * @enum {string}
+             */
+            type: "adjustment" | "subscription_credit" | "invoice_credit" | "applied_to_invoice" | "unapplied_from_invoice" | "credit_note";
         };
         CustomerBalanceTransactionList: {
             data: components["schemas"]["CustomerBalanceTransaction"][];
@@ -2441,6 +2445,7 @@ export interface components {
              * @example 2026-11-24T12:00:00.000Z
              */
             created_at: string;
+            credit_balance: components["schemas"]["CreditBalance"];
             currency: string | null;
             /** @description The saved method charged when none is named. */
             default_payment_method_id: string | null;
@@ -2700,6 +2705,11 @@ export interface components {
              */
             credit_applied: number;
             /**
+             * @description A total below zero (a downgrade, unused time credited), as a credit: added to the customer's credit balance in the invoice's currency when it was finalised (a ledger entry invoice_credit with this invoice's id); the customer's later invoices draw it. 0 otherwise. On a preview: what the invoice would add.
+             * @example 0
+             */
+            credited_to_balance: number;
+            /**
              * @description ISO 4217, upper case.
              * @example USD
              */
@@ -2866,7 +2876,7 @@ export interface components {
             /** @example false */
             proration: boolean;
             /**
-             * @description Units billed (plan lines, one-off items and prorations); null for a carried credit.
+             * @description Units billed (plan lines, one-off items and prorations); null for a credit carried over (a line made before negative totals went to the credit balance).
              * @example 1
              */
             quantity: number | null;
@@ -3382,6 +3392,11 @@ export interface components {
              */
             credit_applied: number;
             /**
+             * @description A total below zero (a downgrade, unused time credited), as a credit: added to the customer's credit balance in the invoice's currency when it was finalised (a ledger entry invoice_credit with this invoice's id); the customer's later invoices draw it. 0 otherwise. On a preview: what the invoice would add.
+             * @example 0
+             */
+            credited_to_balance: number;
+            /**
              * @description ISO 4217, upper case.
              * @example USD
              */
@@ -3476,7 +3491,7 @@ export interface components {
              * @example 0
              */
             discount_amount: number;
-            /** @description Null for a line the invoice will make (the plan line, a change’s prorations, a waiting invoice item’s line); the id of a line already waiting for the invoice (a proration, a carried credit). */
+            /** @description Null for a line the invoice will make (the plan line, a change’s prorations, a waiting invoice item’s line); the id of a line already waiting for the invoice (a proration; a credit carried over from before negative totals went to the credit balance). */
             id: string | null;
             /** @constant */
             object: "invoice_line";
@@ -3495,7 +3510,7 @@ export interface components {
             /** @example false */
             proration: boolean;
             /**
-             * @description Units billed (plan lines, one-off items and prorations); null for a carried credit.
+             * @description Units billed (plan lines, one-off items and prorations); null for a credit carried over (a line made before negative totals went to the credit balance).
              * @example 1
              */
             quantity: number | null;
@@ -3553,6 +3568,11 @@ export interface components {
              */
             credit_applied: number;
             /**
+             * @description A total below zero (a downgrade, unused time credited), as a credit: added to the customer's credit balance in the invoice's currency when it was finalised (a ledger entry invoice_credit with this invoice's id); the customer's later invoices draw it. 0 otherwise. On a preview: what the invoice would add.
+             * @example 0
+             */
+            credited_to_balance: number;
+            /**
              * @description ISO 4217, upper case.
              * @example USD
              */
@@ -3581,7 +3601,7 @@ export interface components {
             /** @description Why the last attempt (automatic or manual) failed; null when none failed, and once paid. */
             last_payment_error: components["schemas"]["PaymentError"] | null;
             lines: components["schemas"]["UpcomingInvoiceLine"][];
-            /** @description When the change is invoiced now (always_invoice with prorations, or an interval change): the renewal that follows it, with what that invoice leaves (a carried credit, the balances, a once discount used up). Null otherwise, and when the subscription will not renew. */
+            /** @description When the change is invoiced now (always_invoice with prorations, or an interval change): the renewal that follows it, with what that invoice leaves (the credit balance with its negative total credited and its draws, the wallet, a once discount used up). Null otherwise, and when the subscription will not renew. */
             next_invoice: components["schemas"]["UpcomingInvoice"] | null;
             /** @description The next automatic retry after a failed charge (1, 3 and 5 days after the first failure). */
             next_payment_attempt: string | null;
@@ -6117,6 +6137,9 @@ export interface operations {
                      *           "metadata": {
                      *             "order_id": "6735"
                      *           },
+                     *           "credit_balance": {
+                     *             "USD": 1250
+                     *           },
                      *           "created_at": "2026-11-24T12:00:00.000Z",
                      *           "updated_at": "2026-11-24T12:00:00.000Z"
                      *         }
@@ -6317,6 +6340,9 @@ export interface operations {
                      *       "default_payment_method_id": null,
                      *       "metadata": {
                      *         "order_id": "6735"
+                     *       },
+                     *       "credit_balance": {
+                     *         "USD": 1250
                      *       },
                      *       "created_at": "2026-11-24T12:00:00.000Z",
                      *       "updated_at": "2026-11-24T12:00:00.000Z"
@@ -6538,11 +6564,11 @@ export interface operations {
                      *       "metadata": {
                      *         "order_id": "6735"
                      *       },
-                     *       "created_at": "2026-11-24T12:00:00.000Z",
-                     *       "updated_at": "2026-11-24T12:00:00.000Z",
                      *       "credit_balance": {
                      *         "USD": 1250
                      *       },
+                     *       "created_at": "2026-11-24T12:00:00.000Z",
+                     *       "updated_at": "2026-11-24T12:00:00.000Z",
                      *       "payment_methods": [
                      *         {
                      *           "id": "pm_lxb7ubyfUc6UG4oVvH6GC5",
@@ -6994,6 +7020,9 @@ export interface operations {
                      *       "default_payment_method_id": null,
                      *       "metadata": {
                      *         "order_id": "6735"
+                     *       },
+                     *       "credit_balance": {
+                     *         "USD": 1250
                      *       },
                      *       "created_at": "2026-11-24T12:00:00.000Z",
                      *       "updated_at": "2026-11-24T12:00:00.000Z"
@@ -9570,6 +9599,7 @@ export interface operations {
                      *           "total": 2900,
                      *           "total_formatted": "$29.00",
                      *           "credit_applied": 0,
+                     *           "credited_to_balance": 0,
                      *           "amount_from_wallet": 0,
                      *           "amount_due": 2900,
                      *           "amount_paid": 2900,
@@ -9811,6 +9841,7 @@ export interface operations {
                      *       "total": 2900,
                      *       "total_formatted": "$29.00",
                      *       "credit_applied": 0,
+                     *       "credited_to_balance": 0,
                      *       "amount_from_wallet": 0,
                      *       "amount_due": 2900,
                      *       "amount_paid": 2900,
@@ -10078,6 +10109,7 @@ export interface operations {
                      *       "total": 2900,
                      *       "total_formatted": "$29.00",
                      *       "credit_applied": 0,
+                     *       "credited_to_balance": 0,
                      *       "amount_from_wallet": 0,
                      *       "amount_due": 2900,
                      *       "amount_paid": 2900,
@@ -10293,6 +10325,7 @@ export interface operations {
                      *       "total": 2900,
                      *       "total_formatted": "$29.00",
                      *       "credit_applied": 0,
+                     *       "credited_to_balance": 0,
                      *       "amount_from_wallet": 0,
                      *       "amount_due": 2900,
                      *       "amount_paid": 2900,
@@ -10557,6 +10590,7 @@ export interface operations {
                      *       "total": 2900,
                      *       "total_formatted": "$29.00",
                      *       "credit_applied": 0,
+                     *       "credited_to_balance": 0,
                      *       "amount_from_wallet": 0,
                      *       "amount_due": 2900,
                      *       "amount_paid": 2900,
@@ -10827,6 +10861,7 @@ export interface operations {
                      *       "total": 2900,
                      *       "total_formatted": "$29.00",
                      *       "credit_applied": 0,
+                     *       "credited_to_balance": 0,
                      *       "amount_from_wallet": 0,
                      *       "amount_due": 2900,
                      *       "amount_paid": 2900,
@@ -11259,6 +11294,7 @@ export interface operations {
                      *       "total": 2900,
                      *       "total_formatted": "$29.00",
                      *       "credit_applied": 0,
+                     *       "credited_to_balance": 0,
                      *       "amount_from_wallet": 0,
                      *       "amount_due": 2900,
                      *       "amount_paid": 2900,
@@ -11527,6 +11563,7 @@ export interface operations {
                      *       "total": 2900,
                      *       "total_formatted": "$29.00",
                      *       "credit_applied": 0,
+                     *       "credited_to_balance": 0,
                      *       "amount_from_wallet": 0,
                      *       "amount_due": 2900,
                      *       "amount_paid": 2900,
@@ -23103,6 +23140,9 @@ export interface operations {
                  *           "metadata": {
                  *             "order_id": "6735"
                  *           },
+                 *           "credit_balance": {
+                 *             "USD": 1250
+                 *           },
                  *           "created_at": "2026-11-24T12:00:00.000Z",
                  *           "updated_at": "2026-11-24T12:00:00.000Z"
                  *         }
@@ -23189,6 +23229,9 @@ export interface operations {
                  *           "default_payment_method_id": null,
                  *           "metadata": {
                  *             "order_id": "6735"
+                 *           },
+                 *           "credit_balance": {
+                 *             "USD": 1250
                  *           },
                  *           "created_at": "2026-11-24T12:00:00.000Z",
                  *           "updated_at": "2026-11-24T12:00:00.000Z",
@@ -23277,6 +23320,9 @@ export interface operations {
                  *           "default_payment_method_id": null,
                  *           "metadata": {
                  *             "order_id": "6735"
+                 *           },
+                 *           "credit_balance": {
+                 *             "USD": 1250
                  *           },
                  *           "created_at": "2026-11-24T12:00:00.000Z",
                  *           "updated_at": "2026-11-24T12:00:00.000Z"
@@ -23393,6 +23439,7 @@ export interface operations {
                  *           "total": 2900,
                  *           "total_formatted": "$29.00",
                  *           "credit_applied": 0,
+                 *           "credited_to_balance": 0,
                  *           "amount_from_wallet": 0,
                  *           "amount_due": 2900,
                  *           "amount_paid": 2900,
@@ -23527,6 +23574,7 @@ export interface operations {
                  *           "total": 2900,
                  *           "total_formatted": "$29.00",
                  *           "credit_applied": 0,
+                 *           "credited_to_balance": 0,
                  *           "amount_from_wallet": 0,
                  *           "amount_due": 2900,
                  *           "amount_paid": 2900,
@@ -23661,6 +23709,7 @@ export interface operations {
                  *           "total": 2900,
                  *           "total_formatted": "$29.00",
                  *           "credit_applied": 0,
+                 *           "credited_to_balance": 0,
                  *           "amount_from_wallet": 0,
                  *           "amount_due": 2900,
                  *           "amount_paid": 2900,
@@ -23795,6 +23844,7 @@ export interface operations {
                  *           "total": 2900,
                  *           "total_formatted": "$29.00",
                  *           "credit_applied": 0,
+                 *           "credited_to_balance": 0,
                  *           "amount_from_wallet": 0,
                  *           "amount_due": 2900,
                  *           "amount_paid": 2900,
@@ -23929,6 +23979,7 @@ export interface operations {
                  *           "total": 2900,
                  *           "total_formatted": "$29.00",
                  *           "credit_applied": 0,
+                 *           "credited_to_balance": 0,
                  *           "amount_from_wallet": 0,
                  *           "amount_due": 2900,
                  *           "amount_paid": 2900,
@@ -24063,6 +24114,7 @@ export interface operations {
                  *           "total": 2900,
                  *           "total_formatted": "$29.00",
                  *           "credit_applied": 0,
+                 *           "credited_to_balance": 0,
                  *           "amount_from_wallet": 0,
                  *           "amount_due": 2900,
                  *           "amount_paid": 2900,
@@ -24197,6 +24249,7 @@ export interface operations {
                  *           "total": 2900,
                  *           "total_formatted": "$29.00",
                  *           "credit_applied": 0,
+                 *           "credited_to_balance": 0,
                  *           "amount_from_wallet": 0,
                  *           "amount_due": 2900,
                  *           "amount_paid": 2900,
@@ -24331,6 +24384,7 @@ export interface operations {
                  *           "total": 2900,
                  *           "total_formatted": "$29.00",
                  *           "credit_applied": 0,
+                 *           "credited_to_balance": 0,
                  *           "amount_from_wallet": 0,
                  *           "amount_due": 2900,
                  *           "amount_paid": 2900,

@@ -140,6 +140,14 @@ export function scenario(seed: number, opts: { steps?: [number, number]; wallet?
       if (r.chance(0.5)) change.quantity = r.chance(0.3) ? 1 : r.int(1, 50);
       if (r.chance(0.25)) change.coupon = r.chance(0.3) ? null : r.int(0, coupons.length - 1);
       if (change.plan === undefined && change.quantity === undefined && change.coupon === undefined) change.quantity = r.int(1, 50);
+      // Now and then a downgrade invoiced at once (the cheapest plan, one unit, always_invoice): on
+      // a live subscription its invoice's total is usually below zero, and the credit goes to the
+      // customer's credit balance for the invoices after it (issue 25, item 6).
+      if (r.chance(0.12)) {
+        change.plan = plans.reduce((best, p, k) => (p.amount < plans[best]!.amount ? k : best), 0);
+        change.quantity = 1;
+        change.behavior = 'always_invoice';
+      }
       if (change.plan !== undefined) period = approxSeconds(plans[change.plan]!);
       action = change;
     } else if (roll < 0.6) {
@@ -215,6 +223,8 @@ export interface MInvoice {
   creditApplied: bigint;
   fromWallet: bigint;
   amountDue: bigint;
+  /** a total below zero, as the credit it added to the customer's credit balance (else 0) */
+  creditedToBalance: bigint;
 }
 
 /** The most lines one invoice holds (docs/billing.md, "Lines per invoice"). */
@@ -223,7 +233,7 @@ const iso = (d: Date) => d.toISOString().slice(0, 10);
 const named = (p: MPlan, q: number) => (q === 1 ? p.name : `${q} × ${p.name}`);
 const min = (a: bigint, b: bigint) => (a < b ? a : b);
 
-/** The order an invoice lists its lines in: plan lines, items and carried credits, then prorations; each by creation, amount, then id (a line not made yet last). */
+/** The order an invoice lists its lines in: plan lines and items, then prorations; each by creation, amount, then id (a line not made yet last). */
 function lineOrder(a: MLine, b: MLine): number {
   if (a.proration !== b.proration) return a.proration ? 1 : -1;
   if (a.createdAt.getTime() !== b.createdAt.getTime()) return a.createdAt.getTime() - b.createdAt.getTime();
@@ -333,10 +343,6 @@ export class BillingModel {
     const priced = priceInvoice(all, coupon, this.rates);
     const number = `INV-${String(++this.seq).padStart(6, '0')}`;
     const total = priced.total;
-    // A total below zero waits for the next invoice, counted here (no discount or tax again).
-    if (total < 0n) {
-      this.pending.push(this.stored({ id: null, description: `Credit carried over from ${number}`, periodStart, periodEnd, amount: total, proration: false, quantity: null, unitAmount: null, taxable: false, createdAt: at }));
-    }
     // A once discount is the next invoice's only.
     if (active && d!.coupon.duration === 'once') this.discount = null;
     const due = total > 0n ? total : 0n;
@@ -344,6 +350,10 @@ export class BillingModel {
     this.credit -= creditApplied;
     const fromWallet = this.applyWallet && this.wallet > 0n ? min(this.wallet, due - creditApplied) : 0n;
     this.wallet -= fromWallet;
+    // The issue's rule (item 6, as Stripe's): a total below zero is owed to the customer and lands
+    // in their credit balance, which their next invoices draw before anything else.
+    const creditedToBalance = total < 0n ? -total : 0n;
+    this.credit += creditedToBalance;
     const inv: MInvoice = {
       number,
       reason,
@@ -359,6 +369,7 @@ export class BillingModel {
       creditApplied,
       fromWallet,
       amountDue: due - creditApplied - fromWallet,
+      creditedToBalance,
     };
     this.invoices.push(inv);
     return inv;
@@ -472,6 +483,7 @@ export function moneyOf(x: any) {
     credit_applied: x.credit_applied,
     amount_from_wallet: x.amount_from_wallet,
     amount_due: x.amount_due,
+    credited_to_balance: x.credited_to_balance,
   };
 }
 
@@ -500,6 +512,7 @@ export function modelMoney(inv: MInvoice, currency: string) {
     credit_applied: Number(inv.creditApplied),
     amount_from_wallet: Number(inv.fromWallet),
     amount_due: Number(inv.amountDue),
+    credited_to_balance: Number(inv.creditedToBalance),
   });
 }
 

@@ -443,6 +443,7 @@ const BALANCE_TYPES: Record<string, string> = {
   unapplied_from_invoice: 'Given back by a voided invoice',
   credit_note: 'Credit note',
   subscription_credit: 'Unused subscription time',
+  invoice_credit: 'Credit from an invoice below zero',
 };
 
 /**

@@ -146,7 +146,7 @@ const InvoiceQuery = graphql(`
   query DashboardInvoice($id: ID!, $notesAfter: String) {
     invoice(id: $id) {
       id number status billingReason collectionMethod currency createdAt finalizedAt dueDate paidAt voidedAt periodStart periodEnd
-      subtotal discountAmount couponId taxAmount total totalFormatted creditApplied amountFromWallet amountDue amountPaid amountRemaining
+      subtotal discountAmount couponId taxAmount total totalFormatted creditApplied creditedToBalance amountFromWallet amountDue amountPaid amountRemaining
       prePaymentCreditNotesAmount postPaymentCreditNotesAmount hostedInvoiceUrl pdfUrl
       lastPaymentError { code message }
       customer { id email name }
@@ -274,6 +274,7 @@ export function InvoicePage({ id }: { id: string }) {
 function settled(inv: Invoice, money: (amount: number | null | undefined) => ReactNode): [string, ReactNode][] {
   return [
     ['Credit balance applied', inv.creditApplied ? money(-inv.creditApplied) : null],
+    ['Credited to the balance', inv.creditedToBalance ? money(inv.creditedToBalance) : null],
     ['From the wallet', inv.amountFromWallet ? money(-inv.amountFromWallet) : null],
     ['Credit notes before payment', inv.prePaymentCreditNotesAmount ? money(-inv.prePaymentCreditNotesAmount) : null],
     ['Amount due', money(inv.amountDue)],

@@ -401,7 +401,7 @@ function ChangePlanForm({ sub, plans }: { sub: { id: string; plan: PlanOption };
 const PreviewQuery = graphql(`
   query DashboardSubscriptionPreview($id: ID!, $quantity: Int, $coupon: String, $defaultTaxRates: [ID!], $prorationBehavior: ProrationBehavior) {
     upcomingInvoice(subscriptionId: $id, quantity: $quantity, coupon: $coupon, defaultTaxRates: $defaultTaxRates, prorationBehavior: $prorationBehavior) {
-      billingReason currency subtotal discountAmount couponId taxAmount total creditApplied amountFromWallet amountDue nextPaymentAttempt subscriptionProrationDate
+      billingReason currency subtotal discountAmount couponId taxAmount total creditApplied creditedToBalance amountFromWallet amountDue nextPaymentAttempt subscriptionProrationDate
       lines { description amount proration }
       nextInvoice { currency total amountDue nextPaymentAttempt }
     }
@@ -619,6 +619,7 @@ function PreviewPanel({ invoice: p, busy, onConfirm, onCancel }: { invoice: Prev
           ['Tax', p.taxAmount ? money(p.taxAmount) : null],
           ['Total', money(p.total)],
           ['Credit balance applied', p.creditApplied ? money(-p.creditApplied) : null],
+          ['Credited to the balance', p.creditedToBalance ? money(p.creditedToBalance) : null],
           ['From the wallet', p.amountFromWallet ? money(-p.amountFromWallet) : null],
           ['Amount due', money(p.amountDue)],
         ]}

@@ -1,8 +1,8 @@
 // What an invoice of a subscription bills, decided without a query (issue 25, item 4): the one
 // place that decides, for the real invoice and for every preview of it (GET /v1/invoices/upcoming,
 // the invoice.upcoming notice), which lines it takes, in which order, the discount it gets and
-// when, the discount share and taxes of each line (priceInvoice), the totals, the credit carried to
-// the next invoice, and what the credit balance and the wallet pay. issueInvoice and finalize
+// when, the discount share and taxes of each line (priceInvoice), the totals, what a total below
+// zero credits to the customer's credit balance, and what the credit balance and the wallet pay. issueInvoice and finalize
 // (invoices.ts) make real invoices with these functions; upcoming.ts predicts them with the same.
 import type { Coupon, Subscription } from '../../generated/prisma/client.ts';
 import { ValidationError } from '../../platform/errors.ts';
@@ -168,15 +168,18 @@ export interface Composition {
   total: bigint;
   /** what is left to pay: the total, or 0 when it is below zero */
   due: bigint;
-  /** below zero: the credit carried to the subscription's next invoice (carriedLine) */
-  carried: bigint;
+  /**
+   * A total below zero, as a credit (≥ 0): what finalising the invoice adds to the customer's credit
+   * balance in its currency (Stripe's rule for a negative invoice total; 0 otherwise).
+   */
+  creditedToBalance: bigint;
   /** the subscription's `once` discount ends with this invoice */
   discountEnded: boolean;
 }
 
 /**
  * Prices an invoice's lines (in the order it lists them) and derives its totals: the discount and
- * taxes by priceInvoice, the carried credit of a total below zero, whether a `once` discount ends.
+ * taxes by priceInvoice, the credit a total below zero gives the balance, whether a `once` discount ends.
  * finalize uses it on the stored lines, the previews on the lines they predict.
  */
 export function composeInvoice(lines: readonly DraftLine[], pricing: InvoicePricing, subscriptionCouponId: string | null): Composition {
@@ -190,24 +193,8 @@ export function composeInvoice(lines: readonly DraftLine[], pricing: InvoicePric
     taxAmount: priced.taxAmount,
     total,
     due: total > 0n ? total : 0n,
-    carried: total < 0n ? total : 0n,
+    creditedToBalance: total < 0n ? -total : 0n,
     discountEnded: pricing.once && subscriptionCouponId === pricing.couponId,
-  };
-}
-
-/** The line that carries a total below zero to the subscription's next invoice (no discount or tax again). */
-export function carriedLine(number: string, periodStart: Date, periodEnd: Date, amount: bigint, createdAt: Date): DraftLine {
-  return {
-    id: null,
-    description: `Credit carried over from ${number}`,
-    periodStart,
-    periodEnd,
-    amount,
-    proration: false,
-    quantity: null,
-    unitAmount: null,
-    taxable: false,
-    createdAt,
   };
 }
 
@@ -231,7 +218,8 @@ export interface SubscriptionInvoice extends Composition {
 
 /**
  * A subscription's invoice made of its own new lines (a plan line, a change's lines), the lines
- * waiting for it (prorations, a carried credit) and the customer's waiting items in its currency
+ * waiting for it (prorations; a credit carried over by an invoice made before negative totals went to
+ * the credit balance) and the customer's waiting items in its currency
  * that fit (issueInvoice: the same budget), listed in the invoice's order, priced, and paid by the
  * credit balance and the wallet as finalize draws them.
  */

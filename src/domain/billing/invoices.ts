@@ -34,7 +34,6 @@ import * as store from './store.ts';
 import type { LineTax } from '../pricing/rules.ts';
 import { findCouponAny } from '../pricing/coupons.ts';
 import {
-  carriedLine,
   checkInvoiceTotal,
   composeInvoice,
   discountActive,
@@ -105,6 +104,7 @@ export function invoiceToJSON(inv: InvoiceWithLines, baseUrl: string) {
     total: Number(inv.total),
     total_formatted: formatMoney(inv.total, inv.currency),
     credit_applied: Number(inv.creditApplied),
+    credited_to_balance: Number(inv.creditedToBalance),
     amount_from_wallet: Number(inv.amountFromWallet),
     amount_due: Number(inv.amountDue),
     amount_paid: Number(inv.amountPaid),
@@ -175,6 +175,7 @@ export function invoicePreviewToJSON(p: {
     total: Number(c.total),
     total_formatted: formatMoney(c.total, p.currency),
     credit_applied: Number(c.creditApplied),
+    credited_to_balance: Number(c.creditedToBalance),
     amount_from_wallet: Number(c.fromWallet),
     amount_due: Number(c.amountDue),
     amount_paid: 0,
@@ -429,8 +430,11 @@ export async function issueInvoice(ctx: Ctx, tx: TenantTx, a: IssueArgs): Promis
 }
 
 /**
- * draft → open (or paid when nothing is due): totals, the number, the wallet draw. A total below
- * zero (credits larger than the charges) is carried to the next invoice as a credit line.
+ * draft → open (or paid when nothing is due): totals, the number, the credit balance's and the
+ * wallet's draws. A total below zero (credits larger than the charges) is paid with nothing due and
+ * credited to the customer's credit balance in the invoice's currency (`credited_to_balance`; a
+ * ledger entry `invoice_credit` with the invoice's id), as Stripe does with a negative total: the
+ * customer's later invoices draw it — this subscription's, their other ones', one-off invoices.
  */
 async function finalize(
   ctx: Ctx,
@@ -450,11 +454,6 @@ async function finalize(
   checkInvoiceTotal(total);
   const rows = await store.nextInvoiceSeq(rawQuery(tx), ctx.merchant.id);
   const number = invoiceNumber(Number(rows[0]!.seq));
-  if (composed.carried < 0n) {
-    // Its discount and tax were counted here: the carried credit takes neither again.
-    const { id: _none, ...line } = carriedLine(number, inv.periodStart, inv.periodEnd, composed.carried, now);
-    await store.insertInvoiceLine(tx, { ...line, id: newId('invoice_line'), merchantId: ctx.merchant.id, subscriptionId: sub.id, invoiceId: null });
-  }
   // A once coupon's discount ends with the invoice it applied to.
   const discountEnded = composed.discountEnded;
   if (discountEnded) await store.updateSubscription(tx, sub.id, { couponId: null, discountStart: null, discountEnd: null });
@@ -463,6 +462,20 @@ async function finalize(
   const fromWallet = sub.applyWalletBalance && due - credit > 0n ? await drawFromWallet(ctx, tx, inv, due - credit) : 0n;
   const amountDue = due - credit - fromWallet;
   const paid = amountDue === 0n;
+  // A total below zero: what the customer is owed goes to their credit balance (nothing was drawn
+  // above, since nothing is due), with customer.balance_changed, in this transaction.
+  const creditedToBalance = composed.creditedToBalance;
+  if (creditedToBalance > 0n) {
+    await addCredit(ctx, tx, {
+      customerId: inv.customerId,
+      currency: inv.currency,
+      amount: creditedToBalance,
+      type: 'invoice_credit',
+      invoiceId: inv.id,
+      subscriptionId: sub.id,
+      description: `Credit from invoice ${number}`,
+    });
+  }
   const after = await store.updateInvoice(tx, inv.id, {
     number,
     status: paid ? 'paid' : 'open',
@@ -472,6 +485,7 @@ async function finalize(
     taxAmount: composed.taxAmount,
     total,
     creditApplied: credit,
+    creditedToBalance,
     amountFromWallet: fromWallet,
     amountDue,
     finalizedAt: now,
@@ -1049,6 +1063,7 @@ export async function invoicePdfData(ctx: Ctx, id: string): Promise<InvoicePdfDa
     taxes: await pdfTaxes(ctx, inv),
     total: inv.total,
     creditApplied: inv.creditApplied,
+    creditedToBalance: inv.creditedToBalance,
     amountFromWallet: inv.amountFromWallet,
     amountPaid: inv.amountPaid,
     // What is still to pay (0 on a paid invoice).

@@ -41,6 +41,8 @@ export interface InvoicePdfData {
   creditApplied: bigint;
   /** drawn from the customer's wallet (shown when not 0) */
   amountFromWallet: bigint;
+  /** a total below zero, credited to the customer's credit balance (shown when not 0) */
+  creditedToBalance?: bigint;
   amountPaid: bigint;
   amountDue: bigint;
   periodStart: Date;
@@ -159,6 +161,7 @@ export async function renderInvoicePdf(d: InvoicePdfData): Promise<Buffer> {
     ['Total', money(d.total, currency), true],
     ...(d.creditApplied > 0n ? [['Credit applied', money(-d.creditApplied, currency), false] as [string, string, boolean]] : []),
     ...(d.amountFromWallet > 0n ? [['Paid from wallet', money(-d.amountFromWallet, currency), false] as [string, string, boolean]] : []),
+    ...(d.creditedToBalance && d.creditedToBalance > 0n ? [['Credited to your balance', money(d.creditedToBalance, currency), false] as [string, string, boolean]] : []),
     ['Amount paid', money(d.amountPaid, currency), false],
     ['Amount due', money(d.amountDue, currency), true],
   ];

@@ -79,7 +79,7 @@ export interface DueRenewal {
 
 /** The upcoming invoice of a plain renewal (no discount, tax, waiting line or item, credit or wallet to draw): upcoming.ts's, with nothing else to read. */
 function plainRenewalInvoice(sub: Subscription, plan: Plan, at: Date) {
-  return renewalInvoice({ sub, plan, coupon: null, taxRates: [], pending: [], items: [], creditBalance: 0n, walletBalance: 0n, invoiceSeq: 0 }, at);
+  return renewalInvoice({ sub, plan, coupon: null, taxRates: [], pending: [], items: [], creditBalance: 0n, walletBalance: 0n }, at);
 }
 
 /** One renewal issued by the batch's first transaction, to be charged. */
@@ -205,6 +205,7 @@ async function issue(ctx: Ctx, due: DueRenewal[]): Promise<{ issued: Issued[]; r
         total: l.amount,
         amountFromWallet: 0n,
         creditApplied: 0n,
+        creditedToBalance: 0n,
         amountDue: l.amount,
         amountPaid: 0n,
         attemptCount: 0,

@@ -154,12 +154,6 @@ export function nextInvoiceSeq(q: RawQuery, merchantId: string): Promise<{ seq: 
   return q<{ seq: number }>('UPDATE merchants SET invoice_seq = invoice_seq + 1 WHERE id = $1 RETURNING invoice_seq AS seq', [merchantId]);
 }
 
-/** The merchant's last invoice number, read only (a preview names the invoice it predicts). merchants is the merchants area's table. */
-export async function findInvoiceSeq(q: RawQuery, merchantId: string): Promise<number> {
-  const rows = await merchantSql(q, merchantId)<{ seq: number }>('SELECT invoice_seq AS seq FROM merchants WHERE id = $1');
-  return Number(rows[0]?.seq ?? 0);
-}
-
 /**
  * The merchant of an invoice with its signing key, on the unscoped client (a signed PDF link
  * carries no credentials: the invoice names its merchant). Reads merchants, the merchants area's table.
@@ -172,10 +166,6 @@ export function findInvoiceMerchant(prisma: PrismaClient, invoiceId: string) {
 
 export async function insertInvoiceLines(tx: TenantTx, data: Prisma.InvoiceItemCreateManyInput[]): Promise<void> {
   await tx.invoiceItem.createMany({ data });
-}
-
-export function insertInvoiceLine(tx: TenantTx, data: Prisma.InvoiceItemUncheckedCreateInput): Promise<InvoiceItem> {
-  return tx.invoiceItem.create({ data });
 }
 
 /** A line's share of its invoice's discount and its taxes (set when the invoice is finalised). */

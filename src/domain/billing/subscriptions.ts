@@ -618,7 +618,7 @@ export async function resumeCharges(ctx: Ctx, charges: readonly Charge[]): Promi
  *   is to be charged once at once (returned in `charges`) and then follows the retry schedule;
  * - the prorations waiting for the next invoice: at the period end (`atPeriodEnd`) or with
  *   `invoiceNow` they go on a final invoice (charged like any: it is in `charges` when it is open;
- *   a credit larger than the charges is carried as any invoice's); otherwise, as Stripe's
+ *   a credit larger than the charges goes to the credit balance as any invoice's); otherwise, as Stripe's
  *   immediate cancel, they are dropped when they net to a charge;
  * - a credit still waiting then (owed to the customer) goes to the customer's credit balance.
  */
@@ -656,8 +656,9 @@ async function endSubscription(
     } else if (waiting > 0n) {
       await store.deletePendingLines(tx, sub.id);
     }
-    // What is still waiting is a credit owed to the customer (prorations netting to a credit with
-    // no final invoice, or a final invoice's credits larger than its charges, carried over): it
+    // What is still waiting is a credit owed to the customer (lines netting to a credit with no
+    // final invoice — prorations, or a "Credit carried over" line made before negative totals went
+    // to the balance; a final invoice's own negative total was credited when it was finalised): it
     // goes to the customer's credit balance, which pays their later invoices — never left on a
     // subscription that bills no more.
     const credit = await store.sumPendingLines(tx, sub.id);

@@ -7,13 +7,12 @@
 //
 // previewUpcoming is pure: it takes the subscription's billing state (BillingState, read by
 // loadBillingState) and walks it through the change and the renewal as the engine will — the
-// change's invoice now (always_invoice, an interval change) takes everything waiting, carries a
-// negative total, ends a `once` discount, uses up credit and wallet; the renewal then bills the
-// next period from the anchor with what is left — so the preview of each invoice is that invoice.
+// change's invoice now (always_invoice, an interval change) takes everything waiting, credits a
+// negative total to the credit balance, ends a `once` discount, uses up credit and wallet; the
+// renewal then bills the next period from the anchor with what is left — so the preview of each invoice is that invoice.
 import type { Coupon, Plan, Subscription } from '../../generated/prisma/client.ts';
 import type { Ctx } from '../../platform/context.ts';
 import type { Db } from '../../platform/db/tenant.ts';
-import { rawQuery } from '../../platform/db/raw.ts';
 import { NotFoundError, StateError } from '../../platform/errors.ts';
 import { clockNow } from '../../platform/clock.ts';
 import { creditBalanceOf } from '../customers/balance.ts';
@@ -21,9 +20,9 @@ import { findCouponAny, redeemableCoupon } from '../pricing/coupons.ts';
 import type { PricingTaxRate } from '../pricing/rules.ts';
 import { checkTaxRates, taxRatesForPricing } from '../pricing/tax-rates.ts';
 import { changeTime, discountColumns, NO_DISCOUNT, planChange, planLine, type PlanChange } from './changes.ts';
-import { carriedLine, checkInvoiceTotal, checkPlanFits, compareLines, composeSubscriptionInvoice, MAX_INVOICE_LINES, pricingAt, type DraftLine, type ItemLine } from './compose.ts';
+import { checkInvoiceTotal, checkPlanFits, compareLines, composeSubscriptionInvoice, MAX_INVOICE_LINES, pricingAt, type DraftLine, type ItemLine } from './compose.ts';
 import { itemLine } from './invoice-items.ts';
-import { invoiceNumber, invoicePreviewToJSON, type InvoicePreviewJSON, type NewLine } from './invoices.ts';
+import { invoicePreviewToJSON, type InvoicePreviewJSON, type NewLine } from './invoices.ts';
 import { periodAt, type Interval } from './periods.ts';
 import { subscribablePlan } from './plans.ts';
 import type { InvoiceUpcomingQuery, ProrationBehavior } from './schema.ts';
@@ -38,7 +37,7 @@ export interface BillingState {
   coupon: Coupon | null;
   /** its default tax rates, in order */
   taxRates: PricingTaxRate[];
-  /** its lines waiting for the next invoice (prorations, a carried credit), in the invoice's order */
+  /** its lines waiting for the next invoice (prorations; a credit carried over before negative totals went to the balance), in the invoice's order */
   pending: DraftLine[];
   /** the customer's one-off items waiting in the plan's currency, oldest first */
   items: ItemLine[];
@@ -46,8 +45,6 @@ export interface BillingState {
   creditBalance: bigint;
   /** the customer's active wallet in the plan's currency (drawn only when the subscription applies it) */
   walletBalance: bigint;
-  /** the merchant's last invoice number (the next invoice is this + 1) */
-  invoiceSeq: number;
 }
 
 /** A change to preview (the PATCH it stands for: planChange's arguments). */
@@ -223,18 +220,17 @@ function walkChange(state: BillingState, change: UpcomingChange | null, now: Dat
       at: now,
       createdAt: now,
     });
-    // What the renewal after it finds: the credit it carried, the items it left, the balances it left, its discount ended.
-    const number = invoiceNumber(state.invoiceSeq + 1);
+    // What the renewal after it finds: nothing waiting (it took it all), the items it left, the
+    // balances it left — its negative total credited to the credit balance —, its discount ended.
     const after: BillingState = {
       sub: composed.discountEnded ? { ...sub, ...NO_DISCOUNT } : sub,
       plan,
       coupon: composed.discountEnded ? null : coupon,
       taxRates: state.taxRates,
-      pending: composed.carried < 0n ? [carriedLine(number, effect.periodStart, effect.periodEnd, composed.carried, now)] : [],
+      pending: [],
       items: composed.itemsLeft,
-      creditBalance: state.creditBalance - composed.creditApplied,
+      creditBalance: state.creditBalance - composed.creditApplied + composed.creditedToBalance,
       walletBalance: sub.applyWalletBalance ? state.walletBalance - composed.fromWallet : state.walletBalance,
-      invoiceSeq: state.invoiceSeq + 1,
     };
     fits(composed.total);
     const next = renewsAt(after.sub, after.sub.currentPeriodEnd.getTime()) ? renewalInvoice(after, now) : null;
@@ -251,14 +247,13 @@ function walkChange(state: BillingState, change: UpcomingChange | null, now: Dat
 /** The subscription's billing state as the database holds it now (reads only). */
 export async function loadBillingState(ctx: Ctx, sub: Subscription, db: Db = ctx.db): Promise<BillingState> {
   const plan = (await store.findPlan(db, sub.planId))!;
-  const [pending, items, balances, wallet, taxRates, coupon, invoiceSeq] = await Promise.all([
+  const [pending, items, balances, wallet, taxRates, coupon] = await Promise.all([
     store.listPendingLines(db, sub.id),
     store.listWaitingItems(db, sub.customerId, plan.currency, MAX_INVOICE_LINES),
     creditBalanceOf(ctx, sub.customerId, db),
     store.findActiveWallet(db, sub.customerId, plan.currency),
     taxRatesForPricing(db, sub.defaultTaxRates ?? []),
     sub.couponId ? findCouponAny(ctx, sub.couponId, db).catch(() => null) : null,
-    store.findInvoiceSeq(rawQuery(db), ctx.merchant.id),
   ]);
   return {
     sub,
@@ -269,7 +264,6 @@ export async function loadBillingState(ctx: Ctx, sub: Subscription, db: Db = ctx
     items: items.map(itemLine),
     creditBalance: BigInt(balances[plan.currency] ?? 0),
     walletBalance: wallet?.balance ?? 0n,
-    invoiceSeq,
   };
 }
 

@@ -1,13 +1,14 @@
 // The customer credit balance (API-CONVENTIONS "Billing lifecycle rules" and "Billing depth"):
-// money the merchant owes the customer, per currency — credits from cancelled subscriptions and
-// manual adjustments — that the customer's invoices draw on before charging (`credit_applied`).
+// money the merchant owes the customer, per currency — invoices whose total fell below zero (a
+// downgrade, unused time), credits from cancelled subscriptions, credit notes and manual
+// adjustments — that the customer's invoices draw on before charging (`credit_applied`).
 // Every movement appends a ledger entry carrying the balance after it, and records
 // `customer.balance_changed`, in the caller's transaction; the balance row is its lock, taken
 // last (only a wallet's may follow, when an invoice draws from both).
 import type { Ctx } from '../../platform/context.ts';
 import type { TenantTx, Db } from '../../platform/db/tenant.ts';
 import { inTransaction } from '../../platform/db/tenant.ts';
-import { asRawTx, lockRow, type RawTx } from '../../platform/db/raw.ts';
+import { asRawTx, lockRow, rawQuery, type RawTx } from '../../platform/db/raw.ts';
 import { NotFoundError, ValidationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { paginate, type Page } from '../../platform/pagination.ts';
@@ -20,8 +21,14 @@ import { findBalances, findNonZeroBalancesOf, findBalanceTransactions, findBalan
 
 export type { BalanceTransactionRow };
 
-/** adjustment (by the merchant) | subscription_credit (a cancelled subscription's credit) | applied_to_invoice | unapplied_from_invoice (a voided invoice's) | credit_note (a paid invoice's credit note) */
-export type BalanceTransactionType = 'adjustment' | 'subscription_credit' | 'applied_to_invoice' | 'unapplied_from_invoice' | 'credit_note';
+/**
+ * adjustment (by the merchant) | subscription_credit (a cancelled subscription's waiting credit) |
+ * invoice_credit (an invoice's total below zero, credited when it was finalised) |
+ * applied_to_invoice (drawn by an invoice) | unapplied_from_invoice (a voided invoice's draw given
+ * back) | credit_note (a paid invoice's credit note)
+ */
+export const BALANCE_TRANSACTION_TYPES = ['adjustment', 'subscription_credit', 'invoice_credit', 'applied_to_invoice', 'unapplied_from_invoice', 'credit_note'] as const;
+export type BalanceTransactionType = (typeof BALANCE_TRANSACTION_TYPES)[number];
 
 export function balanceTransactionToJSON(t: BalanceTransactionRow) {
   return {
@@ -46,6 +53,14 @@ export function creditBalanceJSON(rows: readonly { currency: string; balance: bi
 
 export async function creditBalanceOf(ctx: Ctx, customerId: string, db: Db = ctx.db): Promise<Record<string, number>> {
   return creditBalanceJSON(await findBalances(db, ctx.merchant.id, customerId));
+}
+
+/** The credit balance object of each of these customers (`{}` when none), in one statement for all of them (a page of customers). */
+export async function creditBalancesOf(ctx: Ctx, customerIds: readonly string[], db: Db = ctx.db): Promise<Map<string, Record<string, number>>> {
+  const out = new Map<string, Record<string, number>>(customerIds.map((id) => [id, {}]));
+  if (customerIds.length === 0) return out;
+  for (const r of await findNonZeroBalancesOf(rawQuery(db), ctx.merchant.id, [...customerIds])) out.get(r.customerId)![r.currency] = Number(r.balance);
+  return out;
 }
 
 /** The most a credit balance may hold (as a wallet's, src/domain/wallets MAX_BALANCE): below 2^53. */

@@ -11,6 +11,7 @@ import { decodeCursor, paginate, type Page } from '../../platform/pagination.ts'
 import { parse, type Locale } from '../../platform/validation.ts';
 import { clockNow } from '../../platform/clock.ts';
 import { previousAttributes, recordEvent, recordEventAlone } from '../events/index.ts';
+import { creditBalanceOf, creditBalancesOf } from './balance.ts';
 import {
   customerCreate,
   customerUpdate,
@@ -43,11 +44,18 @@ export interface CustomerJSON {
   locale: Locale | null;
   default_payment_method_id: string | null;
   metadata: Record<string, string>;
+  /** `{ "USD": 1250 }`: credit owed to the customer per currency, non-zero only (as Stripe's `balance` on every customer) */
+  credit_balance: Record<string, number>;
   created_at: string;
   updated_at: string;
 }
 
-export function customerToJSON(c: Customer): CustomerJSON {
+/**
+ * The customer object, with its credit balance (`creditBalanceOf`, or `creditBalancesOf` for a page
+ * of them in one statement; `{}` for a customer just made). Every customer object the API shows
+ * carries it: create, update, retrieve, lists and search, and the customer.* events.
+ */
+export function customerToJSON(c: Customer, creditBalance: Record<string, number>): CustomerJSON {
   return {
     id: c.id,
     object: 'customer',
@@ -58,9 +66,26 @@ export function customerToJSON(c: Customer): CustomerJSON {
     locale: (c.locale as Locale | null) ?? null,
     default_payment_method_id: c.defaultPaymentMethodId,
     metadata: (c.metadata ?? {}) as Record<string, string>,
+    credit_balance: creditBalance,
     created_at: c.createdAt.toISOString(),
     updated_at: c.updatedAt.toISOString(),
   };
+}
+
+/** The customer object of one customer, its credit balance read (one statement). */
+export async function customerJSON(ctx: Ctx, c: Customer, db: Db = ctx.db): Promise<CustomerJSON> {
+  return customerToJSON(c, await creditBalanceOf(ctx, c.id, db));
+}
+
+/** The customer objects of a page of customers: their credit balances in one statement for the page (no statement per customer). */
+export async function customersJSON(ctx: Ctx, cs: readonly Customer[], db: Db = ctx.db): Promise<CustomerJSON[]> {
+  const balances = await creditBalancesOf(ctx, cs.map((c) => c.id), db);
+  return cs.map((c) => customerToJSON(c, balances.get(c.id) ?? {}));
+}
+
+/** A customer's locale as the API shows it (null: not set, English). */
+export function localeOf(c: Pick<Customer, 'locale'>): Locale | null {
+  return (c.locale as Locale | null) ?? null;
 }
 
 function dropEmpty(meta: Record<string, string>): Record<string, string> {
@@ -88,7 +113,8 @@ export async function createCustomer(ctx: Ctx, input: CustomerCreateInput): Prom
   // idempotency key's) or when the merchant has more endpoints than one statement schedules,
   // BEGIN, that statement, COMMIT. The times are the statement's billing clock (recordEvent's
   // `clock`): a test merchant's offset is read in that statement, not in one of its own.
-  const json = customerToJSON(c);
+  // A customer just made has no credit balance.
+  const json = customerToJSON(c, {});
   const opts = { with: [insertCustomerStatement(c)], stamp: ['created_at', 'updated_at'] };
   const alone = await recordEventAlone(ctx.db, ctx, 'customer.created', json, opts);
   const event = alone?.event ?? (await inRawTransaction(ctx.db, (tx) => recordEvent(tx, ctx, 'customer.created', json, undefined, opts)));
@@ -145,8 +171,10 @@ export async function updateCustomerIn(ctx: Ctx, tx: TenantTx, id: string, input
     defaultPaymentMethodId: data.default_payment_method_id,
     metadata,
   });
-  const prevJson = customerToJSON(before);
-  const afterJson = customerToJSON(after);
+  // An update does not move the credit balance: one read serves both.
+  const balance = await creditBalanceOf(ctx, id, tx);
+  const prevJson = customerToJSON(before, balance);
+  const afterJson = customerToJSON(after, balance);
   const { updated_at: _u, ...prev } = previousAttributes(prevJson as any, afterJson as any);
   if (Object.keys(prev).length > 0) {
     await recordEvent(tx, ctx, 'customer.updated', afterJson, prev);

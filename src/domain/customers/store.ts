@@ -169,10 +169,14 @@ export async function findBalances(db: Db, merchantId: string, customerId: strin
   );
 }
 
-/** Which of these customers have a non-zero balance, and in which currency (a renewal batch leaves them to the one-by-one path, which draws on it). */
-export function findNonZeroBalancesOf(q: RawQuery, merchantId: string, customerIds: string[]): Promise<{ customerId: string; currency: string }[]> {
-  return merchantSql(q, merchantId)<{ customerId: string; currency: string }>(
-    `SELECT customer_id, currency FROM customer_balances WHERE merchant_id = $1 AND customer_id = ANY($2::text[]) AND balance <> 0`,
+/**
+ * These customers' non-zero balances, by customer and currency, in one statement: the
+ * `credit_balance` of a page of customer objects, and which customers a renewal batch leaves to
+ * the one-by-one path (which draws on it).
+ */
+export function findNonZeroBalancesOf(q: RawQuery, merchantId: string, customerIds: string[]): Promise<{ customerId: string; currency: string; balance: bigint }[]> {
+  return merchantSql(q, merchantId)<{ customerId: string; currency: string; balance: bigint }>(
+    `SELECT customer_id, currency, balance FROM customer_balances WHERE merchant_id = $1 AND customer_id = ANY($2::text[]) AND balance <> 0 ORDER BY customer_id, currency`,
     [customerIds],
   );
 }

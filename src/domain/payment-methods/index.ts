@@ -23,7 +23,7 @@ import { parse } from '../../platform/validation.ts';
 import { enqueueJob } from '../../platform/jobs.ts';
 import { requireTestMode } from '../clock/index.ts';
 import { clockNow } from '../../platform/clock.ts';
-import { customerToJSON, getCustomer } from '../customers/index.ts';
+import { customerJSON, getCustomer } from '../customers/index.ts';
 import { findLiveCustomer, updateCustomerRow } from '../customers/store.ts';
 import { recordEvent } from '../events/index.ts';
 import { cardNumberValid, processorOf, type CardInput, type PaymentMethodType, type SavedDetails } from '../../platform/processor.ts';
@@ -303,7 +303,7 @@ async function lockCustomer(ctx: Ctx, tx: TenantTx, id: string): Promise<Custome
 async function setDefault(ctx: Ctx, tx: TenantTx, before: Customer, paymentMethodId: string | null): Promise<Customer> {
   if (before.defaultPaymentMethodId === paymentMethodId) return before;
   const after = await updateCustomerRow(tx, before.id, { defaultPaymentMethodId: paymentMethodId, updatedAt: await clockNow({ ...ctx, db: tx }) });
-  await recordEvent(tx, ctx, 'customer.updated', customerToJSON(after), { default_payment_method_id: before.defaultPaymentMethodId });
+  await recordEvent(tx, ctx, 'customer.updated', await customerJSON(ctx, after, tx), { default_payment_method_id: before.defaultPaymentMethodId });
   return after;
 }
 

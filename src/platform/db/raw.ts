@@ -235,12 +235,18 @@ export function jsonRows<T>(model: string, rows: unknown): T[] {
 export type LockableTable = 'customers' | 'payments' | 'wallets' | 'setup_intents' | 'payment_methods' | 'plans' | 'subscriptions' | 'invoices';
 
 /**
- * Locks one row of the merchant (`SELECT … FOR UPDATE`) inside the caller's transaction: changes
- * to the same record (and their events) apply one after the other. A row of another merchant, or
- * none, locks nothing.
+ * Locks one row of the merchant (`SELECT … FOR NO KEY UPDATE`) inside the caller's transaction:
+ * changes to the same record (and their events) apply one after the other. A row of another
+ * merchant, or none, locks nothing.
+ *
+ * NO KEY UPDATE, not UPDATE: the lockers still exclude each other, but a row that only another
+ * row's foreign key points at is not waited for (a foreign key check takes FOR KEY SHARE, which FOR
+ * UPDATE blocks). Ids never change and rows are deleted softly, so nothing needs that blocking, and
+ * it deadlocked: a balance adjustment (customer, then the balance) against an invoice drawing the
+ * balance (the balance, then its ledger row's key check on the customer) — 500s on PostgreSQL.
  */
 export async function lockRow(tx: TenantTx, table: LockableTable, merchantId: string, id: string): Promise<void> {
-  await rawQuery(tx)(`SELECT id FROM "${table}" WHERE id = $1 AND merchant_id = $2 FOR UPDATE`, [id, merchantId]);
+  await rawQuery(tx)(`SELECT id FROM "${table}" WHERE id = $1 AND merchant_id = $2 FOR NO KEY UPDATE`, [id, merchantId]);
 }
 
 /**

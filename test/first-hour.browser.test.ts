@@ -6,6 +6,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type Client, type TestApp } from './helpers/app.ts';
 import { launchBrowser, requireChromium } from './helpers/browser.ts';
+import { dashboardBrowser } from './helpers/dashboard-browser.ts';
 
 const available = requireChromium('first-hour.browser.test');
 const ORIGIN = 'https://billing.example.test';
@@ -60,6 +61,17 @@ describe.runIf(available)('the first hour in Chromium', () => {
     expect(seen.errors).toEqual([]);
     expect(seen.outside).toEqual([]);
     await context.close();
+  });
+
+  it('GET / at 1280 and 390 px: no serious or critical axe violation (the example request scrolls sideways on a phone, so it takes the focus)', { timeout: 60_000 }, async () => {
+    const { axe } = dashboardBrowser(() => browser, () => app.url);
+    for (const width of [1280, 390]) {
+      const context = await browser.newContext({ viewport: { width, height: 844 } });
+      const page = await context.newPage();
+      await page.goto(`${app.url}/`);
+      expect(await axe(page), `${width} px`).toEqual([]);
+      await context.close();
+    }
   });
 
   it('/docs: authorise with a test key, Try it out on POST /v1/payments with the prefilled body, 201', { timeout: 120_000 }, async () => {

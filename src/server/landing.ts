@@ -45,7 +45,7 @@ main{max-width:44rem;margin:2rem auto;padding:1.5rem 2rem;background:#fff;border
 h1{font-size:1.5rem;margin:0 0 .25rem}h2{font-size:1.05rem;margin:1.5rem 0 .5rem}p{margin:.25rem 0 .75rem}.muted{color:var(--muted)}
 ul.links{list-style:none;margin:0;padding:0}ul.links li{border:1px solid var(--line);border-radius:8px;padding:.6rem .8rem;margin:0 0 .5rem}
 ul.links a{font-weight:600;color:var(--accent)}ul.links span{display:block;color:var(--muted);font-size:.9rem}
-a:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
+a:focus-visible,pre:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
 pre{background:#f1f3f8;border:1px solid var(--line);border-radius:8px;padding:.75rem;overflow-x:auto;font-size:.85rem}code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 @media (max-width:480px){main{margin:0;border-radius:0;border-left:0;border-right:0;padding:1rem}}`;
 
@@ -76,7 +76,7 @@ ${SERVICE_LINKS.map((l) => html`<li><a href="${l.path}">${l.label}</a> <code>${l
 </nav>
 <h2>Your first request</h2>
 <p>The first start printed a test-mode merchant’s client id and secret in the terminal (never in the logs). Use them as HTTP Basic credentials:</p>
-<pre><code>curl -u ck_…:sk_… ${baseUrl}/v1/customers \\
+<pre tabindex="0" aria-label="Example request"><code>curl -u ck_…:sk_… ${baseUrl}/v1/customers \\
   -H 'Content-Type: application/json' -d '{"email":"jane@example.com"}'</code></pre>
 <p>Lost the secret? Create another key for the merchant: <code>npm run --silent cli -- key create --merchant mer_…</code> (<code>merchant list</code> shows the ids).</p>
 </main>

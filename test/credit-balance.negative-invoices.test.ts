@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { clockMerchant, type ClockMerchant } from './helpers/clock-merchant.ts';
 import { moneyOf } from './helpers/billing-model.ts';
+import { newId } from '../src/platform/ids.ts';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -47,6 +48,56 @@ async function balanceEqualsLedger(m: M, id: string) {
 }
 
 describe('a negative invoice of a live subscription credits the customer credit balance', () => {
+  it('a discounted subscription is credited what it paid, not the list price: 100 % off credits nothing, 20 % + 19 % tax back and forth nets to zero; a once coupon is not used up by a credit', async () => {
+    const m = await clockMerchant(app);
+    const customer = await customerWithCard(m);
+    const pro = await plan(m, 'Pro', 3000);
+    const code = `FREE${Math.random().toString(36).slice(2, 8)}`;
+    expect((await m.api.post('/v1/coupons', { id: code, name: 'Free', percent_off: 100, duration: 'forever' })).status).toBe(201);
+    const free = (await m.api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: pro.id, quantity: 100, coupon: code })).body;
+    expect((await m.api.get(`/v1/invoices/${free.latest_invoice_id}`)).body).toMatchObject({ total: 0, discount_amount: 300000 });
+    const down = await m.api.patch(`/v1/subscriptions/${free.id}`, { quantity: 1, proration_behavior: 'always_invoice' });
+    expect(down.status, JSON.stringify(down.body)).toBe(200);
+    const credit = (await m.api.get(`/v1/invoices/${down.body.latest_invoice_id}`)).body;
+    // −297,000 of unused free time and +2,970 of the new quantity, both 100 % off: nothing owed either way.
+    expect(credit).toMatchObject({ total: 0, credited_to_balance: 0, amount_due: 0 });
+    expect(credit.discount_amount).toBeLessThan(0);
+    expect(await balance(m, customer.id)).toEqual({});
+
+    // 20 % forever with a 19 % exclusive tax: up and straight back down bills and credits the same.
+    const c2 = await customerWithCard(m);
+    const twenty = `TWENTY${Math.random().toString(36).slice(2, 8)}`;
+    expect((await m.api.post('/v1/coupons', { id: twenty, name: 'Twenty', percent_off: 20, duration: 'forever' })).status).toBe(201);
+    const vat = (await m.api.post('/v1/tax-rates', { display_name: 'VAT', percentage: 19, inclusive: false })).body;
+    const sub = (await m.api.post('/v1/subscriptions', { customer_id: c2.id, plan_id: pro.id, coupon: twenty, default_tax_rates: [vat.id] })).body;
+    expect((await m.api.get(`/v1/invoices/${sub.latest_invoice_id}`)).body.total).toBe(2856); // 3000 − 600 + 456
+    await m.advance({ seconds: 10 * DAY });
+    const at = new Date(Date.parse(sub.current_period_start) + 10 * DAY * 1000).toISOString();
+    const up = await m.api.patch(`/v1/subscriptions/${sub.id}`, { quantity: 4, proration_behavior: 'always_invoice', proration_date: at });
+    const upInv = (await m.api.get(`/v1/invoices/${up.body.latest_invoice_id}`)).body;
+    const back = await m.api.patch(`/v1/subscriptions/${sub.id}`, { quantity: 1, proration_behavior: 'always_invoice', proration_date: at });
+    const backInv = (await m.api.get(`/v1/invoices/${back.body.latest_invoice_id}`)).body;
+    expect(upInv.total).toBeGreaterThan(0);
+    expect(backInv.total).toBe(-upInv.total);
+    expect(backInv.discount_amount).toBe(-upInv.discount_amount);
+    expect(backInv.tax_amount).toBe(-upInv.tax_amount);
+    expect(backInv.credited_to_balance).toBe(upInv.total);
+    await balanceEqualsLedger(m, c2.id);
+
+    // A once coupon applied with a downgrade: the credit (a negative invoice) does not take it; the next invoice does.
+    const once = `ONCE${Math.random().toString(36).slice(2, 8)}`;
+    expect((await m.api.post('/v1/coupons', { id: once, name: 'Once', amount_off: 500, currency: 'USD', duration: 'once' })).status).toBe(201);
+    const lite = await plan(m, 'Lite', 300);
+    const c3 = await customerWithCard(m);
+    const s3 = (await m.api.post('/v1/subscriptions', { customer_id: c3.id, plan_id: pro.id })).body;
+    const withOnce = await m.api.patch(`/v1/subscriptions/${s3.id}`, { coupon: once, plan_id: lite.id, proration_behavior: 'always_invoice' });
+    expect(withOnce.status, JSON.stringify(withOnce.body)).toBe(200);
+    const neg = (await m.api.get(`/v1/invoices/${withOnce.body.latest_invoice_id}`)).body;
+    expect(neg.total).toBeLessThan(0);
+    expect(neg).toMatchObject({ discount_amount: 0, coupon_id: null });
+    expect((await m.api.get(`/v1/subscriptions/${s3.id}`)).body.discount).toMatchObject({ coupon: once });
+  });
+
   it('REST: a downgrade with always_invoice → total < 0, amount_due 0, the credit in the balance (ledger + event in the same transaction); the renewal draws it, then a second subscription draws what is left', async () => {
     const m = await clockMerchant(app);
     const customer = await customerWithCard(m);
@@ -190,7 +241,7 @@ describe('a "Credit carried over" line made before (old data) still bills as it 
     const at = new Date(sub.current_period_start);
     await app.services.db.prisma.invoiceItem.create({
       data: {
-        id: 'il_legacycarried000000000',
+        id: newId('invoice_line'),
         merchantId: m.api.creds.merchant_id,
         subscriptionId: sub.id,
         invoiceId: null,

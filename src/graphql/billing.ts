@@ -129,7 +129,7 @@ const InvoiceLine = builder.objectRef<Line>('InvoiceLine').implement({
     proration: t.exposeBoolean('proration'),
     quantity: t.exposeInt('quantity', { nullable: true, description: 'Units billed (plan lines, one-off items and prorations); null for a carried credit.' }),
     unitAmount: t.field({ type: 'Money', nullable: true, description: 'Price of one unit on a plan line or a one-off item (amount = unitAmount × quantity); null on prorations and credits.', resolve: (l) => l.unitAmount }),
-    discountAmount: t.field({ type: 'Money', description: "This line's share of the invoice's discount.", resolve: (l) => l.discountAmount }),
+    discountAmount: t.field({ type: 'Money', description: "This line's share of the invoice's discount (negative on a credit line when the discount is negative).", resolve: (l) => l.discountAmount }),
     taxAmounts: t.field({ type: [InvoiceLineTax], resolve: (l) => (l.taxAmounts ?? []) as unknown as LineTax[] }),
   }),
 });
@@ -165,7 +165,7 @@ export const Invoice = builder.prismaNode('Invoice', {
     currency: t.exposeString('currency'),
     lines: t.field({ type: [InvoiceLine], resolve: (i) => i.lines.map((l) => ({ ...l, currency: i.currency })) }),
     subtotal: t.field({ type: 'Money', description: 'The sum of the line amounts (inclusive taxes within).', resolve: (i) => i.subtotal }),
-    discountAmount: t.field({ type: 'Money', description: "The coupon's discount.", resolve: (i) => i.discountAmount }),
+    discountAmount: t.field({ type: 'Money', description: "The coupon's discount: negative on a negative subtotal with a forever or repeating percent-off coupon (credits at the discounted price).", resolve: (i) => i.discountAmount }),
     couponId: t.exposeString('couponId', { nullable: true, description: 'The coupon whose discount it got.' }),
     taxAmount: t.field({ type: 'Money', description: 'Every tax of its lines, inclusive and exclusive.', resolve: (i) => i.taxAmount }),
     total: t.field({ type: 'Money', description: 'subtotal − discountAmount + exclusive taxes.', resolve: (i) => i.total }),

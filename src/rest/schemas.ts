@@ -388,7 +388,7 @@ export const invoiceLineObject = z
     proration: z.boolean().meta({ example: false }),
     quantity: z.number().int().nullable().meta({ example: 1, description: 'Units billed (plan lines, one-off items and prorations); null for a credit carried over (a line made before negative totals went to the credit balance).' }),
     unit_amount: z.number().int().nullable().meta({ example: 2900, description: 'Price of one unit on a plan line or a one-off item (amount = unit_amount × quantity); null on prorations and credits.' }),
-    discount_amount: z.number().int().meta({ example: 0, description: "This line's share of the invoice's discount." }),
+    discount_amount: z.number().int().meta({ example: 0, description: "This line's share of the invoice's discount (negative on a credit line when the discount is negative)." }),
     tax_amounts: z
       .array(
         z.object({
@@ -413,7 +413,7 @@ export const invoiceObject = z
     currency: currencyCode,
     lines: z.array(invoiceLineObject),
     subtotal: z.number().int().meta({ example: 2900, description: 'The sum of the line amounts (inclusive taxes within).' }),
-    discount_amount: z.number().int().meta({ example: 0, description: "The coupon's discount (percent: rounded half away from zero on the positive subtotal; amount_off: at most the subtotal)." }),
+    discount_amount: z.number().int().meta({ example: 0, description: "The coupon's discount (percent: the discountable subtotal × percent, rounded half away from zero — negative on a negative subtotal with a forever or repeating coupon, so credits are at the discounted price; amount_off: at most the subtotal, 0 on a negative one)." }),
     coupon_id: z.string().nullable().meta({ example: null, description: 'The coupon whose discount it got.' }),
     tax_amount: z.number().int().meta({ example: 0, description: 'Every tax of its lines, inclusive and exclusive.' }),
     total: z.number().int().meta({ example: 2900, description: 'subtotal − discount_amount + exclusive taxes.' }),

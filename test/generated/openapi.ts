@@ -2722,7 +2722,7 @@ export interface components {
              */
             days_until_due: number | null;
             /**
-             * @description The coupon's discount (percent: rounded half away from zero on the positive subtotal; amount_off: at most the subtotal).
+             * @description The coupon's discount (percent: the discountable subtotal × percent, rounded half away from zero — negative on a negative subtotal with a forever or repeating coupon, so credits are at the discounted price; amount_off: at most the subtotal, 0 on a negative one).
              * @example 0
              */
             discount_amount: number;
@@ -2853,7 +2853,7 @@ export interface components {
             /** @example Pro monthly (2027-01-31 – 2027-02-28) */
             description: string;
             /**
-             * @description This line's share of the invoice's discount.
+             * @description This line's share of the invoice's discount (negative on a credit line when the discount is negative).
              * @example 0
              */
             discount_amount: number;
@@ -3409,7 +3409,7 @@ export interface components {
              */
             days_until_due: number | null;
             /**
-             * @description The coupon's discount (percent: rounded half away from zero on the positive subtotal; amount_off: at most the subtotal).
+             * @description The coupon's discount (percent: the discountable subtotal × percent, rounded half away from zero — negative on a negative subtotal with a forever or repeating coupon, so credits are at the discounted price; amount_off: at most the subtotal, 0 on a negative one).
              * @example 0
              */
             discount_amount: number;
@@ -3487,7 +3487,7 @@ export interface components {
             /** @example Pro monthly (2027-01-31 – 2027-02-28) */
             description: string;
             /**
-             * @description This line's share of the invoice's discount.
+             * @description This line's share of the invoice's discount (negative on a credit line when the discount is negative).
              * @example 0
              */
             discount_amount: number;
@@ -3585,7 +3585,7 @@ export interface components {
              */
             days_until_due: number | null;
             /**
-             * @description The coupon's discount (percent: rounded half away from zero on the positive subtotal; amount_off: at most the subtotal).
+             * @description The coupon's discount (percent: the discountable subtotal × percent, rounded half away from zero — negative on a negative subtotal with a forever or repeating coupon, so credits are at the discounted price; amount_off: at most the subtotal, 0 on a negative one).
              * @example 0
              */
             discount_amount: number;

@@ -339,12 +339,13 @@ export class BillingModel {
     const all = [...lines, ...waiting, ...taken].sort(lineOrder);
     const d = this.discount;
     const active = d !== null && d.start.getTime() <= at.getTime() && (d.end === null || at.getTime() < d.end.getTime());
-    const coupon: PricingCoupon | null = active ? { id: d!.coupon.id, percentOffBp: d!.coupon.percentOffBp, amountOff: d!.coupon.amountOff } : null;
+    const coupon: PricingCoupon | null = active ? { id: d!.coupon.id, percentOffBp: d!.coupon.percentOffBp, amountOff: d!.coupon.amountOff, once: d!.coupon.duration === 'once' } : null;
     const priced = priceInvoice(all, coupon, this.rates);
     const number = `INV-${String(++this.seq).padStart(6, '0')}`;
     const total = priced.total;
-    // A once discount is the next invoice's only.
-    if (active && d!.coupon.duration === 'once') this.discount = null;
+    // A once discount is the first invoice's that it discounts (docs/billing.md, Coupons: "removed
+    // once an invoice got it"); an invoice with nothing to discount leaves it.
+    if (active && d!.coupon.duration === 'once' && priced.discountAmount !== 0n) this.discount = null;
     const due = total > 0n ? total : 0n;
     const creditApplied = this.credit > 0n ? min(this.credit, due) : 0n;
     this.credit -= creditApplied;
@@ -363,7 +364,7 @@ export class BillingModel {
       lines: all.map((l, i) => ({ ...l, discountAmount: priced.lines[i]!.discountAmount, taxAmounts: priced.lines[i]!.taxAmounts })),
       subtotal: priced.subtotal,
       discountAmount: priced.discountAmount,
-      couponId: priced.discountAmount > 0n ? coupon!.id : null,
+      couponId: priced.discountAmount !== 0n ? coupon!.id : null,
       taxAmount: priced.taxAmount,
       total,
       creditApplied,

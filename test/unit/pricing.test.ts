@@ -29,9 +29,29 @@ describe('percent discount', () => {
     expect(discountOf(pct(12.5), 4n)).toBe(1n); // 0.5 → 1
     expect(discountOf(pct(100), 2900n)).toBe(2900n);
   });
-  it('is nothing on a subtotal of zero or below', () => {
+  it('is nothing on a subtotal of zero', () => {
     expect(discountOf(pct(50), 0n)).toBe(0n);
-    expect(discountOf(pct(50), -1000n)).toBe(0n);
+  });
+  it('is negative on a negative subtotal (a credit is credited at the discounted price), rounded half away from zero', () => {
+    expect(discountOf(pct(50), -1000n)).toBe(-500n);
+    expect(discountOf(pct(10), -1005n)).toBe(-101n); // −100.5 → −101
+    expect(discountOf(pct(100), -297000n)).toBe(-297000n);
+  });
+  it('is nothing on a negative subtotal for a once coupon (one invoice\'s discount: a credit does not take it)', () => {
+    expect(discountOf({ ...pct(50), once: true }, -1000n)).toBe(0n);
+    expect(discountOf({ ...pct(50), once: true }, 1000n)).toBe(500n);
+  });
+  it('makes a change and its reversal net to zero: the credit keeps the discount the charge had, tax included', () => {
+    // 20 % forever with 19 % exclusive tax: +9000 charged then −9000 credited at once.
+    const up = priceInvoice([{ amount: 9000n }], pct(20), [rate('vat', 19)]);
+    const down = priceInvoice([{ amount: -9000n }], pct(20), [rate('vat', 19)]);
+    expect(up.total).toBe(8568n);
+    expect(down.total).toBe(-8568n);
+    expect(down.discountAmount).toBe(-1800n);
+    expect(down.lines[0]!.discountAmount).toBe(-1800n);
+    expect(down.lines[0]!.taxAmounts[0]!.amount).toBe(-1368);
+    // 100 % off: a credit for free time is worth nothing.
+    expect(priceInvoice([{ amount: -297000n }, { amount: 2970n }], pct(100), []).total).toBe(0n);
   });
 });
 
@@ -53,7 +73,14 @@ describe('sharing the discount across lines', () => {
     // 5 over 1:1:2 → 1.25, 1.25, 2.5 → 1, 1, 2 + 1 to the largest remainder (the third: .5).
     expect(shareDiscount([100n, 100n, 200n], 5n)).toEqual([1n, 1n, 3n]);
   });
-  it('gives credits and ineligible lines nothing, and the shares add up to the discount', () => {
+  it('shares a negative discount across the credits only, with their sign', () => {
+    const shares = shareDiscount([1000n, -3000n, -1000n, -500n], -900n, [true, true, true, false]);
+    expect(shares).toEqual([0n, -675n, -225n, 0n]);
+    // Σ = the discount; never more than a line's amount.
+    expect(shareDiscount([-1n, -1n, -1n], -3n)).toEqual([-1n, -1n, -1n]);
+    expect(shareDiscount([-1000n, -1000n, -1000n], -100n)).toEqual([-34n, -33n, -33n]);
+  });
+  it('gives credits and ineligible lines nothing of a positive discount, and the shares add up to the discount', () => {
     const shares = shareDiscount([2900n, -1450n, 1450n, 700n], 1000n, [true, true, true, false]);
     expect(shares[1]).toBe(0n);
     expect(shares[3]).toBe(0n);

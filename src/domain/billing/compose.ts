@@ -127,7 +127,7 @@ export function fitItems<T extends { amount: bigint }>(
 export interface InvoicePricing {
   coupon: PricingCoupon | null;
   couponId: string | null;
-  /** the discount is a `once` coupon's: the subscription's discount ends with the invoice that gets it */
+  /** the discount is a `once` coupon's: the subscription's discount ends with the invoice it discounts */
   once: boolean;
   taxRates: PricingTaxRate[];
 }
@@ -189,12 +189,14 @@ export function composeInvoice(lines: readonly DraftLine[], pricing: InvoicePric
     lines: lines.map((l, i) => ({ ...l, ...priced.lines[i]! })),
     subtotal: priced.subtotal,
     discountAmount: priced.discountAmount,
-    couponId: priced.discountAmount > 0n ? pricing.couponId : null,
+    couponId: priced.discountAmount !== 0n ? pricing.couponId : null,
     taxAmount: priced.taxAmount,
     total,
     due: total > 0n ? total : 0n,
     creditedToBalance: total < 0n ? -total : 0n,
-    discountEnded: pricing.once && subscriptionCouponId === pricing.couponId,
+    // A once discount ends with the invoice it discounted (one that got none — nothing billed, a
+    // credit — leaves it for the next).
+    discountEnded: pricing.once && subscriptionCouponId === pricing.couponId && priced.discountAmount !== 0n,
   };
 }
 

@@ -104,7 +104,7 @@ export function couponToJSON(c: Coupon, now: Date) {
 export type CouponJSON = ReturnType<typeof couponToJSON>;
 
 export function pricingCoupon(c: Coupon): PricingCoupon {
-  return { id: c.id, percentOffBp: c.percentOffBp, amountOff: c.amountOff };
+  return { id: c.id, percentOffBp: c.percentOffBp, amountOff: c.amountOff, once: c.duration === 'once' };
 }
 
 export async function createCoupon(ctx: Ctx, input: CouponCreateInput): Promise<Coupon> {

@@ -2,13 +2,17 @@
 // Pure: ONE function, priceInvoice, prices the lines of every invoice — the real one when it is
 // finalised and its preview (the upcoming invoice) — so a preview equals the invoice cent for cent.
 //
-// - Discount: computed once per invoice on its positive discountable subtotal (the lines that are
-//   not credits carried over from an earlier invoice): percent_off rounded half away from zero,
-//   amount_off at most that subtotal; nothing when it is zero or negative.
-// - Sharing: the discount is shared across the discountable lines with a positive amount, in
-//   proportion to their amounts: each line first gets floor(discount × amount / Σ positive
-//   amounts); the cents left over go one each to the lines with the largest remainders (ties: the
-//   earlier line first). A line's share never exceeds its amount.
+// - Discount: computed once per invoice on its discountable subtotal (the lines that are not
+//   credits carried over from an earlier invoice): percent_off → subtotal × percent rounded half
+//   away from zero, on a negative subtotal too when the coupon is ongoing (forever, repeating: a
+//   negative discount — time paid at the discounted price is credited at that price, not the list
+//   price); amount_off at most the subtotal; nothing when the subtotal is zero, nor on a negative
+//   one for amount_off and `once` coupons.
+// - Sharing: a positive discount is shared across the discountable lines with a positive amount,
+//   a negative one across those with a negative amount, in proportion to their amounts: each line
+//   first gets floor(|discount| × |amount| / Σ |amounts|); the cents left over go one each to the
+//   lines with the largest remainders (ties: the earlier line first). A line's share never
+//   exceeds its amount, and has its sign.
 // - Tax: per line and per rate, on the line's amount after its share of the discount (negative
 //   for a credit: the tax is credited too), rounded half away from zero per line. With inclusive
 //   rates R (their sum) the base contains them: each tax (inclusive or exclusive) is
@@ -26,6 +30,8 @@ export interface PricingCoupon {
   /** hundredths of a percent: 1–10,000 */
   percentOffBp: number | null;
   amountOff: bigint | null;
+  /** a `once` coupon: one invoice's discount, which a credit (a negative subtotal) does not take */
+  once?: boolean;
 }
 
 export interface PricingTaxRate {
@@ -71,22 +77,28 @@ export function divRound(a: bigint, b: bigint): bigint {
   return neg ? -q : q;
 }
 
-/** The discount of a coupon on a subtotal: percent rounded half away from zero; amount_off capped; 0 on a subtotal ≤ 0. */
+/**
+ * The discount of a coupon on a subtotal: percent rounded half away from zero, negative on a
+ * negative subtotal for an ongoing coupon (credits keep the discount the charges they undo had);
+ * amount_off capped at the subtotal; 0 on a subtotal of 0, and on a negative one for amount_off
+ * and `once` coupons.
+ */
 export function discountOf(coupon: PricingCoupon | null, subtotal: bigint): bigint {
-  if (!coupon || subtotal <= 0n) return 0n;
+  if (!coupon || subtotal === 0n || (subtotal < 0n && (coupon.percentOffBp === null || coupon.once))) return 0n;
   if (coupon.percentOffBp !== null) return divRound(subtotal * BigInt(coupon.percentOffBp), 10_000n);
   const off = coupon.amountOff ?? 0n;
   return off < subtotal ? off : subtotal;
 }
 
 /**
- * Shares `discount` across `amounts` (largest remainder): lines ≤ 0 and those not `eligible` get
- * nothing; the others in proportion to their amounts. Σ shares = discount when discount ≤ Σ
- * eligible positive amounts.
+ * Shares `discount` across `amounts` (largest remainder): a positive discount across the eligible
+ * lines > 0, a negative one across the eligible lines < 0 (negative shares), in proportion to
+ * their amounts; the others get nothing. Σ shares = discount when |discount| ≤ |Σ those amounts|.
  */
 export function shareDiscount(amounts: bigint[], discount: bigint, eligible: boolean[] = amounts.map(() => true)): bigint[] {
+  if (discount < 0n) return shareDiscount(amounts.map((a) => -a), -discount, eligible).map((x) => -x);
   const shares = amounts.map(() => 0n);
-  if (discount <= 0n) return shares;
+  if (discount === 0n) return shares;
   const weights = amounts.map((a, i) => (eligible[i] && a > 0n ? a : 0n));
   const total = weights.reduce((s, w) => s + w, 0n);
   if (total === 0n) return shares;

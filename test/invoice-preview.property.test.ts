@@ -14,7 +14,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { clockMerchant } from './helpers/clock-merchant.ts';
-import { BillingModel, catalogue, describeScenario, modelMoney, moneyOf, scenario, startOf, type MInvoice } from './helpers/billing-model.ts';
+import { BillingModel, catalogue, describeScenario, modelMoney, moneyOf, scenario, startOf, type MInvoice, type MItem } from './helpers/billing-model.ts';
 
 const CASES = Number(process.env.PREVIEW_E2E_CASES ?? 10);
 const ONE = process.env.PREVIEW_E2E_SEED === undefined ? null : Number(process.env.PREVIEW_E2E_SEED);
@@ -60,6 +60,19 @@ async function runCase(seed: number): Promise<Tally> {
   const si = await ok(api.post('/v1/setup-intents', { customer_id: customer.id }), 201);
   await ok(api.post(`/v1/test-helpers/setup-intents/${si.id}/complete`, { card_number: GOOD }));
   if (s.credit > 0) await ok(api.post(`/v1/customers/${customer.id}/balance-transactions`, { amount: s.credit, currency: s.currency }), 201);
+  // Items the customer has waiting before the subscription (its first invoice takes those that
+  // fit), made a minute before it.
+  const itemsBefore: MItem[] = [];
+  if (s.itemsBefore.length) {
+    for (const i of s.itemsBefore) {
+      const item = await ok(api.post('/v1/invoice-items', { customer_id: customer.id, amount: i.amount, currency: s.currency, description: i.description }), 201);
+      itemsBefore.push({ id: item.id, description: i.description, amount: BigInt(i.amount), createdAt: new Date(item.created_at) });
+      now = new Date(now.getTime() + 1000);
+      await m.advance({ to: now.toISOString() });
+    }
+    now = new Date(now.getTime() + 60_000);
+    await m.advance({ to: now.toISOString() });
+  }
 
   const sub = await ok(
     api.post('/v1/subscriptions', {
@@ -84,6 +97,7 @@ async function runCase(seed: number): Promise<Tally> {
     now,
     trialEnd: sub.trial_end ? new Date(sub.trial_end) : null,
     discountStart: sub.discount ? new Date(sub.discount.start) : undefined,
+    items: itemsBefore,
   });
   const tally: Tally = { invoices: 0, changesNow: 0, predicted: 0 };
   const invoice = (id: string) => ok(api.get(`/v1/invoices/${id}`));

@@ -520,7 +520,7 @@ builder.mutationFields((t) => ({
   createSubscription: t.field({
     type: Subscription,
     description:
-      "With a trial: trialing, the first invoice at the trial end. Without: the first invoice is charged at once to paymentMethodId or the customer's default method: active when paid, incomplete otherwise (cancelled after 23 h unless paid).",
+      "With a trial: trialing, the first invoice at the trial end. The first invoice bills the plan and the customer's invoice items waiting in the plan's currency that fit (oldest first). Without a trial it is charged at once to paymentMethodId or the customer's default method: active when paid, incomplete otherwise (cancelled after 23 h unless paid).",
     errors: { types: SUB_ERRORS, dataField: { name: 'subscription' }, result: { name: 'CreateSubscriptionSuccess' }, union: { name: 'CreateSubscriptionResult' } },
     args: { input: t.arg({ type: CreateSubscriptionInput, required: true }) },
     resolve: (_, { input }, gctx) =>

@@ -183,7 +183,7 @@ builder.mutationFields((t) => ({
   }),
   createInvoice: t.field({
     type: Invoice,
-    description: "A draft of every item the customer has waiting in the currency, at most 250 (the oldest; the most lines an invoice holds) (none: ValidationError invoice_no_customer_line_items).",
+    description: "A draft of the customer's oldest items waiting in the currency that fit one invoice (a total of at most 99,999,999,999, at most 250 lines); the rest keep waiting (none: ValidationError invoice_no_customer_line_items).",
     errors: { types: ERRORS, dataField: { name: 'invoice' }, result: { name: 'CreateInvoiceSuccess' }, union: { name: 'CreateInvoiceResult' } },
     args: { input: t.arg({ type: CreateInvoiceInput, required: true }) },
     resolve: (_, { input }, gctx) => mutate(gctx, 'createInvoice', input, (ctx, fields) => oneOff.createInvoice(ctx, domainInput(schema.invoiceCreate, fields))),

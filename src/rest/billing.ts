@@ -44,7 +44,7 @@ export const billingRoutes = [
   route({
     method: 'post', path: '/v1/subscriptions', operationId: 'createSubscription', tag: subTag, summary: 'Subscribe a customer to a plan',
     description:
-      'With a trial (trial_end, trial_period_days or the plan’s default): `trialing`, the first invoice at the trial end. Without: the first invoice is charged at once to payment_method_id or the customer’s default method: `active` when paid, `incomplete` otherwise (cancelled after 23 h unless paid).',
+      'With a trial (trial_end, trial_period_days or the plan’s default): `trialing`, the first invoice at the trial end. The first invoice bills the plan and the customer’s invoice items waiting in the plan’s currency that fit (oldest first). Without a trial it is charged at once to payment_method_id or the customer’s default method: `active` when paid, `incomplete` otherwise (cancelled after 23 h unless paid).',
     body: schema.subscriptionCreate, errors: [409],
     response: { status: 201, description: 'The new subscription.', schema: subscriptionObject },
     phased: true,

@@ -53,7 +53,7 @@ export const invoicingRoutes = [
   route({
     method: 'post', path: '/v1/invoices', operationId: 'createInvoice', tag: invTag, summary: "A draft invoice of the customer's waiting invoice items",
     description:
-      "Takes every item the customer has waiting in `currency` onto a new `draft` — at most 250, the most lines an invoice holds: the oldest; any more keep waiting — (none waiting: 400 invoice_no_customer_line_items). Nothing is numbered or charged until POST /v1/invoices/{id}/finalize. collection_method `send_invoice` gives the customer days_until_due days (default 30) to pay at the invoice's hosted page.",
+      "Takes the items the customer has waiting in `currency` onto a new `draft`: the oldest first, each while the draft's total stays at most 99,999,999,999 (the most one invoice may bill) and its lines at most 250; the rest keep waiting for the next invoice (none waiting: 400 invoice_no_customer_line_items). Nothing is numbered or charged until POST /v1/invoices/{id}/finalize. collection_method `send_invoice` gives the customer days_until_due days (default 30) to pay at the invoice's hosted page.",
     example: { customer_id: exampleId('customer'), currency: 'USD', collection_method: 'send_invoice', days_until_due: 30 },
     body: schema.invoiceCreate,
     response: { status: 201, description: 'The draft invoice with its lines.', schema: invoiceObject },

@@ -347,7 +347,7 @@ export interface paths {
         put?: never;
         /**
          * A draft invoice of the customer's waiting invoice items
-         * @description Takes every item the customer has waiting in `currency` onto a new `draft` — at most 250, the most lines an invoice holds: the oldest; any more keep waiting — (none waiting: 400 invoice_no_customer_line_items). Nothing is numbered or charged until POST /v1/invoices/{id}/finalize. collection_method `send_invoice` gives the customer days_until_due days (default 30) to pay at the invoice's hosted page.
+         * @description Takes the items the customer has waiting in `currency` onto a new `draft`: the oldest first, each while the draft's total stays at most 99,999,999,999 (the most one invoice may bill) and its lines at most 250; the rest keep waiting for the next invoice (none waiting: 400 invoice_no_customer_line_items). Nothing is numbered or charged until POST /v1/invoices/{id}/finalize. collection_method `send_invoice` gives the customer days_until_due days (default 30) to pay at the invoice's hosted page.
          */
         post: operations["createInvoice"];
         delete?: never;
@@ -705,7 +705,7 @@ export interface paths {
         put?: never;
         /**
          * Subscribe a customer to a plan
-         * @description With a trial (trial_end, trial_period_days or the plan’s default): `trialing`, the first invoice at the trial end. Without: the first invoice is charged at once to payment_method_id or the customer’s default method: `active` when paid, `incomplete` otherwise (cancelled after 23 h unless paid).
+         * @description With a trial (trial_end, trial_period_days or the plan’s default): `trialing`, the first invoice at the trial end. The first invoice bills the plan and the customer’s invoice items waiting in the plan’s currency that fit (oldest first). Without a trial it is charged at once to payment_method_id or the customer’s default method: `active` when paid, `incomplete` otherwise (cancelled after 23 h unless paid).
          */
         post: operations["createSubscription"];
         delete?: never;

@@ -87,6 +87,8 @@ export interface Scenario {
   /** credit balance and wallet before the subscription */
   credit: number;
   wallet: number;
+  /** one-off items the customer has waiting before the subscription is made (its first invoice takes those that fit) */
+  itemsBefore: { amount: number; description: string }[];
   steps: Step[];
 }
 
@@ -169,6 +171,14 @@ export function scenario(seed: number, opts: { steps?: [number, number]; wallet?
     sub,
     credit: r.chance(0.3) ? r.int(1, hi) : 0,
     wallet: sub.applyWallet ? r.int(1, hi * 2) : 0,
+    // Drawn last, so the rest of a seed's scenario is what it was before items could wait for a
+    // first invoice; now and then one so large that the first invoice has no room for the next.
+    itemsBefore: r.chance(0.3)
+      ? Array.from({ length: r.int(1, 3) }, (_, k) => ({
+          amount: opts.hugeItems !== false && r.chance(0.25) ? r.int(Math.floor(MAX_AMOUNT * 0.55), Math.floor(MAX_AMOUNT * 0.9)) : r.int(1, Math.floor(hi / 2)),
+          description: `Waiting ${k}`,
+        }))
+      : [],
     steps,
   };
 }
@@ -264,9 +274,12 @@ export class BillingModel {
     public wallet: bigint,
     /** the merchant's last invoice number */
     public seq: number,
-    s: { plan: MPlan; quantity: number; coupon: MCoupon | null; now: Date; trialEnd: Date | null; discountStart?: Date },
+    s: { plan: MPlan; quantity: number; coupon: MCoupon | null; now: Date; trialEnd: Date | null; discountStart?: Date; items?: MItem[] },
   ) {
     this.plan = s.plan;
+    // The customer's one-off items already waiting in the currency (oldest first) wait for the
+    // subscription's first invoice like any later one.
+    this.items = [...(s.items ?? [])];
     this.quantity = s.quantity;
     if (s.coupon) this.applyCoupon(s.coupon, s.discountStart ?? s.now);
     if (s.trialEnd) {
@@ -281,8 +294,9 @@ export class BillingModel {
       this.periodIndex = 0;
       this.periodStart = s.now;
       this.periodEnd = addIntervals(s.now, s.plan.interval, s.plan.intervalCount, 1);
-      // The first invoice: its plan line alone (nothing waits yet; items wait for a renewal).
-      this.invoice('subscription_create', s.now, this.periodStart, this.periodEnd, [this.planLine(this.periodStart, this.periodEnd, s.now)], false);
+      // The first invoice: its plan line, and the items the customer had waiting that fit (no
+      // proration of it waits yet) — docs/billing.md, "One-off invoices": the first invoice takes them.
+      this.invoice('subscription_create', s.now, this.periodStart, this.periodEnd, [this.planLine(this.periodStart, this.periodEnd, s.now)], true);
     }
   }
 

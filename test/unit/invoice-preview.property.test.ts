@@ -102,6 +102,8 @@ function runCase(seed: number): Outcome {
     coupon: s.sub.coupon === null ? null : coupons[s.sub.coupon]!,
     now,
     trialEnd,
+    // Items the customer had waiting, added a minute before the subscription.
+    items: s.itemsBefore.map((i, k) => ({ id: `ii_before_${k}`, description: i.description, amount: BigInt(i.amount), createdAt: new Date(now.getTime() - 60_000 + k * 1000) })),
   });
   const out: Outcome = { invoices: m.invoices.length, predicted: 0, changesNow: 0, intervalChanges: 0, discounted: 0, taxed: 0, negative: 0, drewNegative: 0, credited: 0, fromWallet: 0, itemsDeferred: 0 };
   let sawNegative = false;

@@ -351,7 +351,7 @@ export interface IssueArgs {
   periodStart: Date;
   periodEnd: Date;
   lines: NewLine[];
-  /** also bill the subscription's prorations waiting for the next invoice */
+  /** also bill what waits for the next invoice: the subscription's prorations, the customer's one-off items in `currency` that fit */
   takePending: boolean;
   /**
    * No caller charges it after the transaction: its first attempt's job is due now rather than

@@ -304,7 +304,11 @@ export async function createSubscription(ctx: Ctx, input: SubscriptionCreateInpu
       periodStart: first.start,
       periodEnd: first.end,
       lines: [planLine(plan, first.start, first.end, sub.quantity)],
-      takePending: false,
+      // Nothing of the subscription waits yet, but the customer's one-off items in the plan's
+      // currency do: the first invoice takes them (as Stripe's), by the renewals' rule (the oldest
+      // that fit under the maximum and within 250 lines), in this transaction — under the
+      // customer's lock, so an item created meanwhile waits or is seen.
+      takePending: true,
     });
     const withInvoice = await store.updateSubscription(tx, sub.id, { latestInvoiceId: invoice.id });
     await enqueueJobs(tx, [

@@ -204,7 +204,7 @@ export const eventListQuery = z.strictObject({
     .string()
     .max(100)
     .regex(EVENT_TYPE_FILTER, { error: TYPE_FILTER_RULE })
-    .meta({ description: 'Exact event type, or a prefix ending in `.*` (e.g. `customer.*`).', example: 'customer.created' })
+    .meta({ description: 'Exact event type, or a prefix ending in `.*` (e.g. `customer.*`); a type the catalogue does not have, or a prefix none of its types starts with, is refused (400 `parameter_invalid`).', example: 'customer.created' })
     .optional(),
   object_id: z
     .string()

@@ -102,10 +102,27 @@ describe('event type filter', () => {
     }
     expect((await api.get('/v1/events?type=customer.*')).body.data.length).toBeGreaterThan(0);
     expect((await api.get('/v1/events?type=customer.created')).body.data.length).toBeGreaterThan(0);
-    expect((await api.get('/v1/events?type=custom.*')).body.data).toEqual([]);
-    expect((await api.get('/v1/events?type=_ustomer.created')).body.data).toEqual([]); // _ is no wildcard
+    expect((await api.get('/v1/events?type=webhook_endpoint.*')).body.data).toEqual([]); // a known prefix with no event yet
     const g = await api.gql('{ events(type: "%.*") { edges { node { id } } } }');
     expect(g.errors![0].extensions).toMatchObject({ code: 'parameter_invalid', param: 'type' });
+  });
+
+  it('refuses a type (or a prefix) the catalogue does not have, with the webhook endpoint\'s message, on both surfaces', async () => {
+    const endpoint = await api.post('/v1/webhook-endpoints', { url: 'https://hooks.example.com/x', events: ['nope.nope'] });
+    expectError(endpoint, 'events[0]', 'endpoint events');
+    const rule = endpoint.body.error.message.replace(/^Invalid events\[0\]: /, '');
+    expect(rule).toMatch(/^must be an event type of the catalogue \(\d+ types; see docs\/webhooks.md\)\.$/);
+    // '_' is no wildcard; custom.* is a prefix no type starts with
+    for (const type of ['nope.nope', 'customer.exploded', '_ustomer.created', 'custom.*', 'nope.*']) {
+      const r = await api.get(`/v1/events?type=${encodeURIComponent(type)}`);
+      expectError(r, 'type', type);
+      expect(r.status).toBe(400);
+      expect(r.body.error.message, type).toBe(`Invalid type: ${rule}`);
+      const g = await api.gql(`{ events(type: ${JSON.stringify(type)}) { edges { node { id } } } }`);
+      expect(g.data ?? null, type).toBeNull();
+      expect(g.errors![0].extensions, type).toMatchObject({ code: 'parameter_invalid', param: 'type' });
+      expect(g.errors![0].message, type).toBe(`Invalid type: ${rule}`);
+    }
   });
 });
 

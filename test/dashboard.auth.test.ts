@@ -84,7 +84,7 @@ describe('sign-in', () => {
   it('answers the user and merchant and sets the session cookie (HttpOnly, SameSite=Strict, Path=/, Max-Age = lifetime; not Secure over http)', async () => {
     const r = await signIn(app, emailA.toUpperCase());
     expect(r.status, JSON.stringify(r.body)).toBe(200);
-    expect(r.body).toEqual({ user: { id: expect.stringMatching(/^usr_/), email: emailA }, merchant: { id: a.creds.merchant_id, name: 'Shop A', mode: 'test' } });
+    expect(r.body).toEqual({ signed_in: true, user: { id: expect.stringMatching(/^usr_/), email: emailA }, merchant: { id: a.creds.merchant_id, name: 'Shop A', mode: 'test' } });
     const set = r.headers.get('set-cookie')!;
     expect(set).toMatch(/^billing_session=[A-Za-z0-9]{43};/);
     expect(set).toMatch(/; HttpOnly/);
@@ -172,11 +172,16 @@ describe('sign-in', () => {
     expect(evil.body.error.message).toBe("Dashboard sign-in requests must come from this service's origin, not https://evil.example.");
   });
 
-  it('GET without a cookie, or with an unknown one, is 401', async () => {
-    expect((await call(app, 'GET', SESSION)).status).toBe(401);
+  it('GET without a cookie, or with an unknown one, is 200 {"signed_in": false} (a signed-out visitor is no failed request)', async () => {
+    const none = await call(app, 'GET', SESSION);
+    expect(none.status).toBe(200);
+    expect(none.body).toEqual({ signed_in: false });
+    expect(none.headers.get('cache-control')).toBe('no-store');
     const r = await call(app, 'GET', SESSION, { cookie: 'x'.repeat(43) });
-    expect(r.status).toBe(401);
-    expect(r.body.error.type).toBe('authentication_error');
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ signed_in: false });
+    // The API without a session still answers 401.
+    expect((await gql(app, 'x'.repeat(43), '{ customers(first: 1) { totalCount } }')).status).toBe(401);
   });
 });
 
@@ -269,7 +274,7 @@ describe('sign-out', () => {
       [createHash('sha256').update(cookie).digest('hex')],
     );
     expect(row!.revokedAt).toBeInstanceOf(Date);
-    expect((await call(app, 'GET', SESSION, { cookie })).status).toBe(401);
+    expect((await call(app, 'GET', SESSION, { cookie })).body).toEqual({ signed_in: false });
     const g = await gql(app, cookie, '{ customers(first: 1) { totalCount } }');
     expect(g.status).toBe(401);
     expect(g.body.errors[0].extensions.type).toBe('authentication_error');
@@ -307,11 +312,13 @@ describe('PUBLIC_BASE_URL https, a short session lifetime and tight failure limi
     expect((await gql(app2, cookie, '{ customers(first: 1) { totalCount } }')).status).toBe(403);
   });
 
-  it('a session expires after DASHBOARD_SESSION_HOURS: 401 on the session endpoint and on /graphql', async () => {
+  it('a session expires after DASHBOARD_SESSION_HOURS: signed out on the session endpoint, 401 on /graphql', async () => {
     const cookie = cookieOf(await signIn(app2, email, PASSWORD, h()));
-    expect((await call(app2, 'GET', SESSION, { cookie })).status).toBe(200);
+    expect((await call(app2, 'GET', SESSION, { cookie })).body.signed_in).toBe(true);
     await new Promise((r) => setTimeout(r, 2_000));
-    expect((await call(app2, 'GET', SESSION, { cookie })).status).toBe(401);
+    const after = await call(app2, 'GET', SESSION, { cookie });
+    expect(after.status).toBe(200);
+    expect(after.body).toEqual({ signed_in: false });
     const g = await gql(app2, cookie, '{ customers(first: 1) { totalCount } }', undefined, { origin: base });
     expect(g.status).toBe(401);
     // Housekeeping deletes it a day after it ended.

@@ -98,8 +98,9 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
     expect(a.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
     expect((await fetch(`${app.url}/dashboard/assets/nope.js`)).status).toBe(404);
     const s = await fetch(`${app.url}/dashboard/api/session`);
-    expect(s.status).toBe(401);
+    expect(s.status).toBe(200);
     expect(s.headers.get('content-type')).toMatch(/json/);
+    expect(await s.json()).toEqual({ signed_in: false });
   });
 
   it('signs in (a wrong password is refused on the page), shows the merchant, signs out', async () => {
@@ -322,6 +323,10 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
 
     await page.goto(`${app.url}/dashboard/events`);
     await settled(page, 'Events');
+    // A type the catalogue does not have is refused, as a webhook endpoint's, not an empty list.
+    await page.getByLabel('Event type').fill('nope.nope');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.getByRole('alert').getByText(/Invalid type: must be an event type of the catalogue/).waitFor();
     await page.getByLabel('Event type').fill('customer.*');
     await page.getByRole('button', { name: 'Apply filters' }).click();
     // Only customer events once the filtered page has come (the unfiltered one has payments' too).
@@ -393,6 +398,27 @@ describe.runIf(available)('the merchant dashboard in a browser', () => {
     await page.getByText(`No webhook endpoint ${seed.theirs.id}.`).waitFor();
     expect(await page.getByRole('main').textContent()).not.toContain('secret-hook');
     expect(await page.getByRole('table').count()).toBe(0);
+
+    // A delivery that got no HTTP answer (nothing listens on port 1): the row says why, from the
+    // API's response_body, and when it is tried again — on the endpoint's page and the event's.
+    const down = (await api.post('/v1/webhook-endpoints', { url: 'http://127.0.0.1:1/hooks', events: ['customer.updated'], description: 'Down' })).body;
+    await api.patch(`/v1/customers/${seed.newest.id}`, { metadata: { tier: 'gold' } });
+    const firstAttempt = async () => (await api.get(`/v1/webhook-endpoints/${down.id}/delivery-attempts`)).body.data.at(-1);
+    await expect.poll(async () => (await firstAttempt())?.status, { timeout: 10_000 }).toBe('failed');
+    const refused = await firstAttempt();
+    expect(refused).toMatchObject({ status: 'failed', response_status: null, response_body: expect.stringMatching(/ECONNREFUSED/) });
+    expect(refused.next_retry_at).toBeTruthy();
+    await page.goto(`${app.url}/dashboard/webhooks/${down.id}`);
+    await settled(page, /^Endpoint /);
+    const row = table.locator('tbody tr').last(); // attempt 1 (its retry may have come meanwhile)
+    await row.getByText(/ECONNREFUSED/).waitFor();
+    expect(await row.textContent()).toMatch(/failed.*connect ECONNREFUSED 127\.0\.0\.1:1.*Next try/);
+    expect(await row.locator('.next-retry time').getAttribute('datetime')).toBe(refused.next_retry_at);
+    await page.goto(`${app.url}/dashboard/events/${refused.event_id}`);
+    await settled(page, 'customer.updated');
+    const onEvent = page.getByRole('table', { name: 'Delivery attempts' }).locator('tbody tr', { hasText: down.url }).filter({ hasText: /ECONNREFUSED/ }).first();
+    await onEvent.waitFor();
+    expect(await onEvent.textContent()).toMatch(/connect ECONNREFUSED 127\.0\.0\.1:1.*Next try/);
     expect(errors).toEqual([]);
     await ctx.close();
   });

@@ -4,7 +4,7 @@
 // never the secret. A restart prints the links again, and no secret. The links use the configured
 // origin (PUBLIC_BASE_URL), and the printed credentials work.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -18,7 +18,8 @@ const ORIGIN = 'https://billing.example.test';
 const children: ChildProcess[] = [];
 
 afterAll(async () => {
-  for (const c of children) c.kill('SIGKILL');
+  // `npm start` runs in its own process group (npm, its shell, the server): all of it goes.
+  for (const c of children) (c.spawnargs[0] === 'npm' && c.pid ? process.kill(-c.pid, 'SIGKILL') : c.kill('SIGKILL'));
   rmSync(dir, { recursive: true, force: true });
   await (await database)?.drop();
 });
@@ -30,13 +31,17 @@ interface Started {
   out: { stdout: string; stderr: string };
 }
 
-async function start(): Promise<Started> {
+/** The server as `node --import tsx src/main.ts` (the image's CMD), or through `npm start --silent`. */
+async function start(how: 'node' | 'npm' = 'node'): Promise<Started> {
   const env: Record<string, string | undefined> = { ...process.env, DATA_DIR: join(dir, 'data'), PORT: '0', PUBLIC_BASE_URL: ORIGIN, LOG_LEVEL: 'info' };
   delete env.BILLING_BOOTSTRAP_CLIENT_ID;
   delete env.BILLING_BOOTSTRAP_CLIENT_SECRET;
   delete env.DATABASE_URL;
   if (database) env.DATABASE_URL = (await database).url;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: root, env });
+  const child =
+    how === 'npm'
+      ? spawn('npm', ['start', '--silent'], { cwd: root, env, detached: true })
+      : spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: root, env });
   children.push(child);
   const out = { stdout: '', stderr: '' };
   child.stdout!.on('data', (d: Buffer) => (out.stdout += d));
@@ -61,7 +66,8 @@ async function start(): Promise<Started> {
 
 async function stop(s: Started) {
   const exited = new Promise((r) => s.child.once('exit', r));
-  s.child.kill('SIGTERM');
+  if (s.child.spawnargs[0] === 'npm' && s.child.pid) process.kill(-s.child.pid, 'SIGTERM');
+  else s.child.kill('SIGTERM');
   await exited;
 }
 
@@ -133,6 +139,18 @@ describe('npm start: the banner on stderr, JSON logs on stdout', () => {
     expect(stderr).not.toContain('A test-mode merchant was created');
     expectOnlyJsonLogs(stdout);
     expect(stdout).not.toContain(secret);
+    await stop(s);
+  });
+
+  it('`npm start --silent`, what README says to pipe: stdout is JSON log lines only (plain `npm start` adds npm\'s lines)', { timeout: 120_000 }, async () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    expect(readme).toContain("the server's\nstdout carries only the JSON log lines");
+    expect(readme).toContain('run `npm start --silent`');
+    const s = await start('npm');
+    const { stdout, stderr } = s.out;
+    expectLinks(stderr);
+    expect(stdout).not.toMatch(/^> open-billing@/m);
+    expectOnlyJsonLogs(stdout);
     await stop(s);
   });
 });

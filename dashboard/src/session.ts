@@ -11,7 +11,9 @@ export async function loadSession(): Promise<Session | null> {
   const res = await fetch(SESSION_URL, { credentials: 'same-origin', headers: { accept: 'application/json' } });
   if (res.status === 401 || res.status === 404) return null;
   if (!res.ok) throw new Error(`The session could not be checked (HTTP ${res.status}).`);
-  return (await res.json()) as Session;
+  // Signed out is a 200 with {"signed_in": false}: no failed request in the console.
+  const body = (await res.json()) as Session & { signed_in?: boolean };
+  return body.signed_in === false ? null : body;
 }
 
 export async function signIn(email: string, password: string): Promise<{ session: Session } | { error: string }> {

@@ -46,7 +46,7 @@ builder.queryFields((t) => ({
     args: {
       first: t.arg.int({ description: '1 to 100, default 20.' }),
       after: t.arg.string(),
-      type: t.arg.string({ description: 'Exact type, or a prefix ending in .* (customer.*).' }),
+      type: t.arg.string({ description: 'Exact type, or a prefix ending in .* (customer.*); a type the catalogue does not have, or a prefix of none, is refused (parameter_invalid).' }),
       objectId: t.arg.id({ description: 'Only the events about this record (data.objectId): a customer, a payment, an invoice …' }),
       createdAfter: t.arg({ type: 'DateTime', description: 'Exclusive lower bound on createdAt.' }),
       createdBefore: t.arg({ type: 'DateTime', description: 'Exclusive upper bound on createdAt.' }),

@@ -1,7 +1,9 @@
 // The merchant dashboard's sign-in over HTTP (docs/dashboard.md "Sign-in and sessions"):
 //
-//   POST   /dashboard/api/session  {"email","password"} → 200 {user, merchant} + Set-Cookie billing_session
-//   GET    /dashboard/api/session  → 200 {user, merchant} for a live session, else 401
+//   POST   /dashboard/api/session  {"email","password"} → 200 {signed_in: true, user, merchant} + Set-Cookie billing_session
+//   GET    /dashboard/api/session  → 200 {signed_in: true, user, merchant} for a live session, else
+//                                    200 {signed_in: false} (the app's first question: a signed-out
+//                                    visitor is no failure, so the browser logs no failed request)
 //   DELETE /dashboard/api/session  → 204, the session revoked in the database, the cookie cleared
 //
 // and the cookie's use on /graphql (`dashboardContext`). The cookie is SameSite=Strict and
@@ -83,7 +85,7 @@ function checkJson(c: Context): void {
   }
 }
 
-const body = (s: DashboardSessionView) => ({ user: s.user, merchant: s.merchant });
+const body = (s: DashboardSessionView) => ({ signed_in: true, user: s.user, merchant: s.merchant });
 
 export function mountDashboardSession(app: Hono<AppEnv>, services: Services, limiter: AuthFailureLimiter): void {
   const { config, db } = services;
@@ -119,7 +121,7 @@ export function mountDashboardSession(app: Hono<AppEnv>, services: Services, lim
   app.get(SESSION_PATH, async (c) => {
     c.header('Cache-Control', 'no-store');
     const s = await sessionByToken(db.prisma, getCookie(c, SESSION_COOKIE) ?? '');
-    if (!s) throw signInFailed('Not signed in, or the session has ended. Sign in again.');
+    if (!s) return c.json({ signed_in: false }, 200);
     return c.json(body(s), 200);
   });
 

@@ -8011,7 +8011,7 @@ export interface operations {
                 limit?: number;
                 /** @description Only the events about this record: `data.object.id` equals it (a customer, a payment, an invoice …). */
                 object_id?: string;
-                /** @description Exact event type, or a prefix ending in `.*` (e.g. `customer.*`). */
+                /** @description Exact event type, or a prefix ending in `.*` (e.g. `customer.*`); a type the catalogue does not have, or a prefix none of its types starts with, is refused (400 `parameter_invalid`). */
                 type?: string;
             };
             header?: never;

@@ -57,7 +57,7 @@ const EventQuery = graphql(`
       data { object objectId objectType previousAttributes }
       deliveryAttempts(first: 50) {
         totalCount
-        edges { node { id attemptNumber status responseStatus durationMs scheduledAt attemptedAt nextRetryAt endpoint { id url } } }
+        edges { node { id attemptNumber status responseStatus responseBody durationMs scheduledAt attemptedAt nextRetryAt endpoint { id url } } }
       }
     }
   }
@@ -153,11 +153,46 @@ export function EventPage({ id }: { id: string }) {
   );
 }
 
+/** How much of a receiver's answer (or of the connection error) a row shows; the API has it all. */
+const REASON_CHARS = 120;
+
+interface AttemptOutcome {
+  status: string;
+  responseStatus?: number | null;
+  responseBody?: string | null;
+  durationMs?: number | null;
+  nextRetryAt?: string | null;
+}
+
+/**
+ * A delivery attempt's "Response" cell: the HTTP status and time; for a failed attempt also why
+ * (the receiver's body, or the connection error when there was no HTTP answer, e.g.
+ * "connect ECONNREFUSED …"), cut to REASON_CHARS and shown as text, and when it is tried again.
+ */
+export function AttemptResponse({ a }: { a: AttemptOutcome }) {
+  const http = a.responseStatus != null ? `HTTP ${a.responseStatus}${a.durationMs != null ? ` in ${a.durationMs} ms` : ''}` : null;
+  const body = a.status === 'failed' ? a.responseBody?.trim() : undefined;
+  const reason = body ? (body.length > REASON_CHARS ? `${body.slice(0, REASON_CHARS - 1)}…` : body) : null;
+  if (!http && !reason && !a.nextRetryAt) return <>—</>;
+  return (
+    <span className="attempt-response">
+      {http}
+      {http && reason && ': '}
+      {reason && <span className="reason" title={body !== reason ? body : undefined}>{reason}</span>}
+      {a.nextRetryAt && (
+        <span className="next-retry">
+          Next try <DateTime value={a.nextRetryAt} />
+        </span>
+      )}
+    </span>
+  );
+}
+
 export function DeliveryAttempts({
   attempts,
   showEndpoint = true,
 }: {
-  attempts: { id: string; attemptNumber: number; status: string; responseStatus?: number | null; durationMs?: number | null; scheduledAt: string; attemptedAt?: string | null; endpoint?: { id: string; url: string } }[];
+  attempts: ({ id: string; attemptNumber: number; scheduledAt: string; attemptedAt?: string | null; endpoint?: { id: string; url: string } } & AttemptOutcome)[];
   showEndpoint?: boolean;
 }) {
   if (attempts.length === 0) return <p className="empty">No delivery attempts.</p>;
@@ -170,7 +205,7 @@ export function DeliveryAttempts({
         ...(showEndpoint ? [{ header: 'Endpoint', cell: (a: (typeof attempts)[number]) => (a.endpoint ? <Link href={`/webhooks/${a.endpoint.id}`}>{a.endpoint.url}</Link> : '—') }] : []),
         { header: 'Attempt', className: 'num', cell: (a) => a.attemptNumber },
         { header: 'Status', cell: (a) => <Status value={a.status} /> },
-        { header: 'Response', cell: (a) => (a.responseStatus != null ? `HTTP ${a.responseStatus}${a.durationMs != null ? ` in ${a.durationMs} ms` : ''}` : '—') },
+        { header: 'Response', cell: (a) => <AttemptResponse a={a} /> },
         { header: 'When', cell: (a) => <DateTime value={a.attemptedAt ?? a.scheduledAt} /> },
       ]}
     />

@@ -4,7 +4,7 @@ import { Link, useSearchParams } from 'wouter';
 import { graphql, type VariablesOf } from '../graphql.ts';
 import { ConnectionSection, ConnectionTable, DateTime, Details, Field, Filters, FormError, PageHeader, QueryState, Status, StatusFilter, idempotencyKey, mutationError, useOutcome, usePager } from '../components/ui.tsx';
 import { LISTS } from '../client.ts';
-import { ReplayEvent } from './events.tsx';
+import { AttemptResponse, ReplayEvent } from './events.tsx';
 
 const EndpointsQuery = graphql(`
   query DashboardWebhookEndpoints($first: Int, $after: String) {
@@ -108,7 +108,7 @@ const DeliveriesQuery = graphql(`
       deliveryAttempts(first: $first, after: $after, status: $status) {
         totalCount
         pageInfo { hasNextPage endCursor }
-        edges { node { id attemptNumber status responseStatus durationMs scheduledAt attemptedAt nextRetryAt event { id type } } }
+        edges { node { id attemptNumber status responseStatus responseBody durationMs scheduledAt attemptedAt nextRetryAt event { id type } } }
       }
     }
   }
@@ -242,7 +242,7 @@ function Deliveries({ endpoint }: { endpoint: { id: string; status: string } }) 
         { header: 'Event', cell: (a) => <Link href={`/events/${a.event.id}`}>{a.event.type}</Link> },
         { header: 'Attempt', className: 'num', cell: (a) => a.attemptNumber },
         { header: 'Status', cell: (a) => <Status value={a.status} /> },
-        { header: 'Response', cell: (a) => (a.responseStatus != null ? `HTTP ${a.responseStatus}${a.durationMs != null ? ` in ${a.durationMs} ms` : ''}` : '—') },
+        { header: 'Response', cell: (a) => <AttemptResponse a={a} /> },
         { header: 'When', cell: (a) => <DateTime value={a.attemptedAt ?? a.scheduledAt} /> },
         {
           header: 'Replay',

@@ -8,7 +8,7 @@ import { NotFoundError, ValidationError } from '../../platform/errors.ts';
 import { exampleId, newId } from '../../platform/ids.ts';
 import { createdBetween, paginate, type Page } from '../../platform/pagination.ts';
 import { z, listQuery, timestamp } from '../../platform/validation.ts';
-import { emailsAbout, EVENT_TYPES, type EventType } from './types.ts';
+import { emailsAbout, EVENT_TYPE_RULE, EVENT_TYPES, isEventType, type EventType } from './types.ts';
 import { scheduleDeliveries } from './outbox.ts';
 import { wake } from '../../platform/jobs.ts';
 import { asRawTx, type RawTx } from '../../platform/db/raw.ts';
@@ -188,12 +188,23 @@ export function eventToJSON(e: Event): EventJSON {
 const EVENT_TYPE_FILTER = /^[a-z_]+(\.[a-z_]+)*(\.\*)?$/;
 const TYPE_FILTER_RULE = 'must be an event type such as customer.created, or a prefix ending in .* such as customer.*';
 
+/**
+ * The `type` filter names the catalogue, as a webhook endpoint's `events` must: an unknown exact
+ * type, or a prefix no type of the catalogue starts with, is refused (400 parameter_invalid, with
+ * the endpoint's message) rather than answered with an empty list.
+ */
+function checkTypeFilter(type: string): void {
+  if (!EVENT_TYPE_FILTER.test(type)) throw new ValidationError('parameter_invalid', `Invalid type: ${TYPE_FILTER_RULE}.`, 'type');
+  const known = type.endsWith('.*') ? EVENT_TYPES.some((t) => t.startsWith(type.slice(0, -1))) : isEventType(type);
+  if (!known) throw new ValidationError('parameter_invalid', `Invalid type: ${EVENT_TYPE_RULE}.`, 'type');
+}
+
 export const eventListQuery = z.strictObject({
   type: z
     .string()
     .max(100)
     .regex(EVENT_TYPE_FILTER, { error: TYPE_FILTER_RULE })
-    .meta({ description: 'Exact event type, or a prefix ending in `.*` (e.g. `customer.*`).', example: 'customer.created' })
+    .meta({ description: 'Exact event type, or a prefix ending in `.*` (e.g. `customer.*`); a type the catalogue does not have, or a prefix none of its types starts with, is refused (400 `parameter_invalid`).', example: 'customer.created' })
     .optional(),
   object_id: z
     .string()
@@ -208,7 +219,7 @@ export const eventListQuery = z.strictObject({
 export type EventListQuery = z.output<typeof eventListQuery>;
 
 export async function listEvents(ctx: Ctx, q: EventListQuery): Promise<Page<Event>> {
-  if (q.type !== undefined && !EVENT_TYPE_FILTER.test(q.type)) throw new ValidationError('parameter_invalid', `Invalid type: ${TYPE_FILTER_RULE}.`, 'type');
+  if (q.type !== undefined) checkTypeFilter(q.type);
   // A prefix is a range, not a LIKE pattern: 'customer.' <= type < 'customer/' ('/' follows '.').
   const type = q.type?.endsWith('.*') ? { gte: q.type.slice(0, -1), lt: `${q.type.slice(0, -2)}/` } : q.type;
   const filters = [type ? { type } : {}, q.object_id === undefined ? {} : { objectId: q.object_id }, createdBetween(q.created_after, q.created_before)];

@@ -50,6 +50,9 @@ export const EVENT_TYPES = [
 
 export type EventType = (typeof EVENT_TYPES)[number];
 
+/** The rule an unknown event type breaks: webhook endpoints' `events` and the events list's `type` filter. */
+export const EVENT_TYPE_RULE = `must be an event type of the catalogue (${EVENT_TYPES.length} types; see docs/webhooks.md)`;
+
 export function isEventType(t: string): t is EventType {
   return (EVENT_TYPES as readonly string[]).includes(t);
 }

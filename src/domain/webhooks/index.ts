@@ -16,7 +16,7 @@ import { freeText, parse, z, listQuery } from '../../platform/validation.ts';
 import { cancelJobs, DeferJob, type JobCtx } from '../../platform/jobs.ts';
 import { clockNow } from '../../platform/clock.ts';
 import { eventToJSON, getEvent, recordEvent } from '../events/index.ts';
-import { EVENT_TYPES } from '../events/types.ts';
+import { EVENT_TYPE_RULE, EVENT_TYPES } from '../events/types.ts';
 import { scheduleDeliveries } from '../events/outbox.ts';
 import { rawQuery } from '../../platform/db/raw.ts';
 import { sendWebhook } from './send.ts';
@@ -61,7 +61,7 @@ export const SECRET_OVERLAP_MS = 24 * 3600_000;
 export const PER_ENDPOINT_CONCURRENCY = 8;
 
 const eventTypes = z
-  .array(z.enum(EVENT_TYPES, { error: `must be event types of the catalogue (${EVENT_TYPES.length} types; see docs/webhooks.md)` }))
+  .array(z.enum(EVENT_TYPES, { error: EVENT_TYPE_RULE }))
   .max(EVENT_TYPES.length)
   .meta({ description: 'Subscribed event types; omitted or empty = all.' });
 const url = z.string().max(2048).meta({ description: 'https:// (http:// to loopback only with BILLING_ALLOW_HTTP_WEBHOOKS=1).', format: 'uri', example: 'https://shop.example.com/webhooks/billing' });

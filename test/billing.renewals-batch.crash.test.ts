@@ -3,7 +3,7 @@
 // then restarts and the same advance runs again: every renewal is finished by the recovery jobs
 // (the processor asked again under the same key), paid once, numbers gap-free, nothing doubled.
 import { afterAll, describe, expect, it } from 'vitest';
-import { serverProcesses } from './helpers/server-process.ts';
+import { processClient, serverProcesses } from './helpers/server-process.ts';
 import { testPort } from './helpers/ports.ts';
 
 const servers = serverProcesses('batchkill', {
@@ -23,19 +23,7 @@ describe('kill -9 while a renewal batch is charged', () => {
   it('every renewal issued by the first transaction is paid once after the restart', async () => {
     const port = testPort();
     const base = `http://127.0.0.1:${port}`;
-    const call = async (method: string, path: string, body?: unknown) => {
-      const r = await fetch(base + path, { method, headers: { authorization: servers.auth, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-      return { status: r.status, body: (await r.json()) as any };
-    };
-    const all = async (path: string) => {
-      const out: any[] = [];
-      for (let after: string | null = null; ; ) {
-        const page: any = (await call('GET', `${path}${path.includes('?') ? '&' : '?'}limit=100${after ? `&after=${after}` : ''}`)).body;
-        out.push(...page.data);
-        if (!page.has_more) return out;
-        after = page.next_cursor;
-      }
-    };
+    const { call, all } = processClient(base, servers.auth);
     const first = await servers.start(port);
     const plan = (await call('POST', '/v1/plans', { name: 'Weekly', amount: 700, currency: 'USD', interval: 'week' })).body;
     const N = 10;

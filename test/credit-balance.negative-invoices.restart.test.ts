@@ -6,7 +6,7 @@
 // its id, for its credited_to_balance), every later draw is an invoice's credit_applied, every
 // balance equals its ledger, and every invoice is there once.
 import { afterAll, describe, expect, it } from 'vitest';
-import { serverProcesses } from './helpers/server-process.ts';
+import { processClient, serverProcesses } from './helpers/server-process.ts';
 import { testPort } from './helpers/ports.ts';
 
 const servers = serverProcesses('negcreditkill', {
@@ -25,19 +25,7 @@ describe('negative invoices across a crash', () => {
   it('a renewal run killed part-way is finished after the restart: each negative invoice credits the balance exactly once', async () => {
     const port = testPort();
     const base = `http://127.0.0.1:${port}`;
-    const call = async (method: string, path: string, body?: unknown) => {
-      const r = await fetch(base + path, { method, headers: { authorization: servers.auth, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-      return { status: r.status, body: (await r.json()) as any };
-    };
-    const all = async (path: string) => {
-      const out: any[] = [];
-      for (let after: string | null = null; ; ) {
-        const page: any = (await call('GET', `${path}${path.includes('?') ? '&' : '?'}limit=100${after ? `&after=${after}` : ''}`)).body;
-        out.push(...page.data);
-        if (!page.has_more) return out;
-        after = page.next_cursor;
-      }
-    };
+    const { call, all } = processClient(base, servers.auth);
     const first = await servers.start(port);
     const pro = (await call('POST', '/v1/plans', { name: 'Pro', amount: 7000, currency: 'USD', interval: 'week' })).body;
     const lite = (await call('POST', '/v1/plans', { name: 'Lite', amount: 100, currency: 'USD', interval: 'week' })).body;

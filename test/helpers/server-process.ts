@@ -72,3 +72,21 @@ export function serverProcesses(name: string, env: Record<string, string>): Serv
     },
   };
 }
+
+/** A JSON client of a server process at `base`: one request, and every page of a list. */
+export function processClient(base: string, auth: string) {
+  const call = async (method: string, path: string, body?: unknown) => {
+    const r = await fetch(base + path, { method, headers: { authorization: auth, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    return { status: r.status, body: (await r.json()) as any };
+  };
+  const all = async (path: string) => {
+    const out: any[] = [];
+    for (let after: string | null = null; ; ) {
+      const page: any = (await call('GET', `${path}${path.includes('?') ? '&' : '?'}limit=100${after ? `&after=${after}` : ''}`)).body;
+      out.push(...page.data);
+      if (!page.has_more) return out;
+      after = page.next_cursor;
+    }
+  };
+  return { call, all };
+}

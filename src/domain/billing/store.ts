@@ -193,9 +193,10 @@ export async function sumPendingLines(tx: TenantTx, subscriptionId: string): Pro
   return (await tx.invoiceItem.aggregate({ where: { subscriptionId, invoiceId: null }, _sum: { amount: true } }))._sum.amount;
 }
 
-/** How many lines wait for the subscription's next invoice. */
-export function countPendingLines(tx: TenantTx, subscriptionId: string): Promise<number> {
-  return tx.invoiceItem.count({ where: { subscriptionId, invoiceId: null } });
+/** What waits for the subscription's next invoice: the sum of its lines (0 when none) and how many, in one statement. */
+export async function pendingLinesTotal(tx: TenantTx, subscriptionId: string): Promise<{ amount: bigint; lines: number }> {
+  const r = await tx.invoiceItem.aggregate({ where: { subscriptionId, invoiceId: null }, _sum: { amount: true }, _count: { _all: true } });
+  return { amount: r._sum.amount ?? 0n, lines: r._count._all };
 }
 
 /** When the subscription's latest prorated change in its period counts from (its proration lines' start), or null. */

@@ -882,6 +882,7 @@ export async function updateSubscription(ctx: Ctx, id: string, input: Subscripti
       const oldPlan = (await store.findPlan(tx, sub.planId))!;
       const newPlan = changedPlan ?? oldPlan;
       // What the change bills and how the subscription moves: changes.ts, the preview's function too.
+      const waiting = await store.pendingLinesTotal(tx, id);
       const change = planChange({
         sub,
         oldPlan,
@@ -889,8 +890,8 @@ export async function updateSubscription(ctx: Ctx, id: string, input: Subscripti
         quantity: data.quantity ?? sub.quantity,
         behavior,
         at,
-        waiting: (await store.sumPendingLines(tx, id)) ?? 0n,
-        waitingLines: await store.countPendingLines(tx, id),
+        waiting: waiting.amount,
+        waitingLines: waiting.lines,
         param: planChanges ? 'plan_id' : 'quantity',
       });
       Object.assign(patch, change.patch);

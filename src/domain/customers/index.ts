@@ -63,7 +63,7 @@ export function customerToJSON(c: Customer, creditBalance: Record<string, number
     name: c.name,
     phone: c.phone,
     currency: c.currency,
-    locale: (c.locale as Locale | null) ?? null,
+    locale: localeOf(c),
     default_payment_method_id: c.defaultPaymentMethodId,
     metadata: (c.metadata ?? {}) as Record<string, string>,
     credit_balance: creditBalance,

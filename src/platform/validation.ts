@@ -124,8 +124,9 @@ export function issueMessage(issue: z.core.$ZodRawIssue): string | undefined {
 /** Parses or throws the documented ValidationError. */
 export function parse<S extends z.ZodType>(schema: S, input: unknown, prefix?: string): z.output<S> {
   // Parsed without the error map first: passing one to safeParse costs ~1 µs a parse even when the
-  // input is valid (zod then builds its context differently; measured ~10× an id's parse), so the
-  // map's words are asked for only when there is an error to word (parsing is pure: same issues).
+  // input is valid (measured with zod 4.6: an id's object 0.10 → 1.50 µs, a customer body 0.27 →
+  // 1.58), so the map's words are asked for only when there is an error to word (parsing is pure:
+  // the second parse finds the same issues).
   const r = schema.safeParse(input);
   if (r.success) return r.data;
   const worded = schema.safeParse(input, { error: issueMessage });

@@ -126,3 +126,15 @@ describe('idempotency fingerprints', () => {
     expect(fingerprint('x', { a: 1n })).not.toBe(fingerprint('x', { a: 1 }));
   });
 });
+
+describe('loggableEndpoint (the OTLP endpoint in the "tracing on" line)', () => {
+  it('keeps scheme, host, port and path; drops user name, password and query string', async () => {
+    const { loggableEndpoint } = await import('../../src/platform/tracing.ts');
+    const logged = loggableEndpoint('http://tenant:OtlpPw5ecret@127.0.0.1:4318/otlp?api_key=QueryKey123');
+    expect(logged).toBe('http://127.0.0.1:4318/otlp');
+    expect(logged).not.toMatch(/tenant|OtlpPw5ecret|QueryKey123/);
+    expect(loggableEndpoint('https://collector.example.com')).toBe('https://collector.example.com/');
+    expect(loggableEndpoint('not a url with secret')).toBe('(not a URL)');
+    expect(loggableEndpoint(undefined)).toBeUndefined();
+  });
+});

@@ -149,6 +149,19 @@ describe.runIf(!!process.env.TEST_DATABASE_URL)('cli db export', () => {
     const again = cli(['db', 'export', '--to', target.url], { DATA_DIR: dataDir });
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/not empty \(table \w+ has rows\)/);
+    // A database with a table of something else (empty, named like one of ours) is refused before
+    // anything is written: no migrations table left behind.
+    const foreign = await ownDatabase(process.env.TEST_DATABASE_URL!, 'export-foreign');
+    cleanups.push(() => foreign.drop());
+    const fc = new pg.Client({ connectionString: foreign.url });
+    await fc.connect();
+    await fc.query('CREATE TABLE customers (x int)');
+    const intoForeign = cli(['db', 'export', '--to', foreign.url], { DATA_DIR: dataDir });
+    expect(intoForeign.code).toBe(1);
+    expect(intoForeign.stderr).toMatch(/not empty \(table customers was not made by this service\)/);
+    const [left] = (await fc.query(`SELECT to_regclass('_app_migrations') IS NOT NULL AS migrations, to_regclass('merchants') IS NOT NULL AS merchants`)).rows;
+    await fc.end();
+    expect(left).toEqual({ migrations: false, merchants: false });
     const missingTo = cli(['db', 'export'], { DATA_DIR: dataDir });
     expect(missingTo.code).toBe(2);
     expect(missingTo.stderr).toMatch(/--to postgresql:/);

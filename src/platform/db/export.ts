@@ -77,9 +77,17 @@ export function describeTarget(url: string): string {
 export async function exportDatabase(source: Database, target: Database): Promise<ExportResult> {
   if (target.kind !== 'postgres') throw new ExportRefused('the target must be a PostgreSQL database (postgresql://…)');
   // 1. The target must be empty: no row in any table (tables without rows, e.g. of an earlier
-  //    export that failed, are fine). Checked before anything is written to it.
+  //    export that failed, are fine; tables of anything else are not). Checked before anything is
+  //    written to it.
   await target.withConnection(async (q) => {
-    for (const { name } of await q<{ name: string }>(TABLES)) {
+    const names = (await q<{ name: string }>(TABLES)).map((r) => r.name);
+    // Tables without this service's migrations table are something else's (a migration would fail
+    // on them half-way, after writing its own bookkeeping): refused as well.
+    const foreign = names.find((n) => n !== MIGRATIONS_TABLE);
+    if (foreign !== undefined && !names.includes(MIGRATIONS_TABLE)) {
+      throw new ExportRefused(`the target database is not empty (table ${foreign} was not made by this service): export only into a new, empty database`);
+    }
+    for (const name of names) {
       if (name === MIGRATIONS_TABLE) continue;
       const [row] = await q<{ any: boolean }>(`SELECT EXISTS (SELECT 1 FROM ${ident(name)}) AS any`);
       if (row?.any) throw new ExportRefused(`the target database is not empty (table ${name} has rows): export only into a new, empty database`);

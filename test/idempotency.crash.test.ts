@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { serverProcesses } from './helpers/server-process.ts';
+import { allPages, serverProcesses } from './helpers/server-process.ts';
 import { testPort } from './helpers/ports.ts';
 
 const LEASE_MS = 3000;
@@ -88,15 +88,7 @@ async function fireAndKill(child: ChildProcess, reqs: { method: string; path: st
   return answers;
 }
 
-async function listAll(path: string): Promise<any[]> {
-  const rows: any[] = [];
-  for (let after: string | null = null; ; ) {
-    const page: any = (await call('GET', `${path}${path.includes('?') ? '&' : '?'}limit=100${after ? `&after=${after}` : ''}`)).body;
-    rows.push(...page.data);
-    if (!page.has_more) return rows;
-    after = page.next_cursor;
-  }
-}
+const listAll = (path: string) => allPages(call, path);
 
 async function savedCard(email: string) {
   const c = (await call('POST', '/v1/customers', { email })).body;

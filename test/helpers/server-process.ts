@@ -79,14 +79,16 @@ export function processClient(base: string, auth: string) {
     const r = await fetch(base + path, { method, headers: { authorization: auth, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
     return { status: r.status, body: (await r.json()) as any };
   };
-  const all = async (path: string) => {
-    const out: any[] = [];
-    for (let after: string | null = null; ; ) {
-      const page: any = (await call('GET', `${path}${path.includes('?') ? '&' : '?'}limit=100${after ? `&after=${after}` : ''}`)).body;
-      out.push(...page.data);
-      if (!page.has_more) return out;
-      after = page.next_cursor;
-    }
-  };
-  return { call, all };
+  return { call, all: (path: string) => allPages(call, path) };
+}
+
+/** Every row of a list endpoint, a page of 100 at a time, through a client's `call`. */
+export async function allPages(call: (method: string, path: string) => Promise<{ body: any }>, path: string): Promise<any[]> {
+  const out: any[] = [];
+  for (let after: string | null = null; ; ) {
+    const page: any = (await call('GET', `${path}${path.includes('?') ? '&' : '?'}limit=100${after ? `&after=${after}` : ''}`)).body;
+    out.push(...page.data);
+    if (!page.has_more) return out;
+    after = page.next_cursor;
+  }
 }

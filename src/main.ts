@@ -12,12 +12,12 @@ import { startWorker, workerOptions } from './jobs/worker.ts';
 import { bootstrapMerchant } from './domain/merchants/index.ts';
 import { ConfigError, loadConfig } from './platform/config.ts';
 import { lockDataDir } from './platform/db/data-dir-lock.ts';
-import { createLogger } from './platform/logger.ts';
+import { createLogger, urlWithoutSecrets } from './platform/logger.ts';
 import { createApp } from './server/app.ts';
 import { createMetricsApp } from './server/metrics.ts';
 import { firstStartLines, printLines, startLines } from './server/banner.ts';
 import { openServices } from './server/services.ts';
-import { loggableEndpoint, startTracing } from './platform/tracing.ts';
+import { startTracing } from './platform/tracing.ts';
 import { dashboardLogin, serveCli } from './server/first-start.ts';
 
 type Config = ReturnType<typeof loadConfig>;
@@ -83,7 +83,7 @@ async function main() {
   // Traces, when OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set (src/platform/tracing.ts); before the
   // services open, so that their connections and the GraphQL server are made traced.
   const stopTracing = await startTracing(process.env);
-  if (stopTracing) root.info({ endpoint: loggableEndpoint(process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_ENDPOINT) }, 'tracing on (OTLP)');
+  if (stopTracing) root.info({ endpoint: urlWithoutSecrets(process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_ENDPOINT || '') ?? '(not a URL)' }, 'tracing on (OTLP)');
   if (config.WEB_CONCURRENCY > 1 && cluster.isPrimary) return primary(config, root);
   // With several processes, every log line says which one wrote it.
   const log = cluster.isWorker ? root.child({ process: cluster.worker!.id }) : root;

@@ -66,3 +66,17 @@ export function childLogger(log: Logger, bindings: Record<string, unknown>): Log
   const chindings = (log as unknown as Record<symbol, string>)[CHINDINGS] ?? '';
   return log.child(chindings.length > 0 ? withoutBound(chindings, bindings) : bindings);
 }
+
+/**
+ * A URL as it may be logged or shown: its host, port and path, after its scheme unless
+ * `scheme: false` — never the user name, password, query string or fragment a URL can carry (a
+ * database password, a collector's `?api_key=`); null when the text is not a URL.
+ */
+export function urlWithoutSecrets(url: string, opts: { scheme?: boolean } = {}): string | null {
+  try {
+    const u = new URL(url);
+    return `${opts.scheme === false ? '' : `${u.protocol}//`}${u.host}${u.pathname}`;
+  } catch {
+    return null;
+  }
+}

@@ -22,21 +22,6 @@ export function tracingEnabled(): boolean {
   return enabled;
 }
 
-/**
- * The OTLP endpoint as it may be logged: scheme, host, port and path only — never the user name,
- * password or query string a collector URL can carry (an API key in `?api_key=` …); a value that is
- * not a URL is not echoed at all.
- */
-export function loggableEndpoint(endpoint: string | undefined): string | undefined {
-  if (!endpoint) return undefined;
-  try {
-    const u = new URL(endpoint);
-    return `${u.protocol}//${u.host}${u.pathname}`;
-  } catch {
-    return '(not a URL)';
-  }
-}
-
 export interface TracingOptions {
   serviceName?: string;
   /** a test's exporter (spans exported one by one, as they end); default: OTLP over HTTP */

@@ -127,14 +127,14 @@ describe('idempotency fingerprints', () => {
   });
 });
 
-describe('loggableEndpoint (the OTLP endpoint in the "tracing on" line)', () => {
+describe('urlWithoutSecrets (the OTLP endpoint in the "tracing on" line, the export target)', () => {
   it('keeps scheme, host, port and path; drops user name, password and query string', async () => {
-    const { loggableEndpoint } = await import('../../src/platform/tracing.ts');
-    const logged = loggableEndpoint('http://tenant:OtlpPw5ecret@127.0.0.1:4318/otlp?api_key=QueryKey123');
+    const { urlWithoutSecrets } = await import('../../src/platform/logger.ts');
+    const logged = urlWithoutSecrets('http://tenant:OtlpPw5ecret@127.0.0.1:4318/otlp?api_key=QueryKey123');
     expect(logged).toBe('http://127.0.0.1:4318/otlp');
     expect(logged).not.toMatch(/tenant|OtlpPw5ecret|QueryKey123/);
-    expect(loggableEndpoint('https://collector.example.com')).toBe('https://collector.example.com/');
-    expect(loggableEndpoint('not a url with secret')).toBe('(not a URL)');
-    expect(loggableEndpoint(undefined)).toBeUndefined();
+    expect(urlWithoutSecrets('https://collector.example.com')).toBe('https://collector.example.com/');
+    expect(urlWithoutSecrets('postgresql://u:pw@db.example.com:5433/billing', { scheme: false })).toBe('db.example.com:5433/billing');
+    expect(urlWithoutSecrets('not a url with secret')).toBeNull();
   });
 });

@@ -12,6 +12,7 @@
 // counted again on the target, table by table, and must match.
 import type { Database } from './index.ts';
 import { migrate } from './migrate.ts';
+import { urlWithoutSecrets } from '../logger.ts';
 
 export class ExportRefused extends Error {}
 
@@ -61,12 +62,7 @@ export function foreignKeyOrder(tables: string[], edges: { child: string; parent
 
 /** What a PostgreSQL URL names, without its password (for messages). */
 export function describeTarget(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.hostname}${u.port ? `:${u.port}` : ''}${u.pathname}`;
-  } catch {
-    return 'the target database';
-  }
+  return urlWithoutSecrets(url, { scheme: false }) ?? 'the target database';
 }
 
 /**
